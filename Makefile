@@ -1,0 +1,30 @@
+# prefixgate: two commands. `make run` and `make test` each set everything up from nothing.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8080
+HOST ?= 127.0.0.1
+PYTEST_ARGS ?=
+
+.PHONY: run test install lint clean
+
+# The virtualenv with the package (editable), the local engine (torch CPU build) and the
+# test tools. Re-made when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,local]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# The proxy at http://$(HOST):$(PORT), in front of a local upstream; no API keys needed.
+run: install
+	$(VENV)/bin/prefixgate demo --host $(HOST) --port $(PORT)
+
+# All tests. Starts a throwaway redis-server when none answers at 127.0.0.1:6379.
+test: install
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,69 @@
+"""Chained hashes over request segments: ``h[i] = xxh3_128(h[i-1] || segment_i)``.
+
+The chain entry ``h[i]`` names the exact prefix made of segments ``0..i``: two requests
+share ``h[i]`` if and only if (up to hash collisions, 2⁻¹²⁸) their first ``i+1`` segments
+are byte-identical. The longest chain entry seen before is a request's repeated prefix.
+Same design as vLLM's block hashes and nano-vllm's ``BlockManager``, over request segments
+instead of token blocks.
+
+The root ``h[-1]`` is the hash of the provider and model: a cache never crosses models.
+This module does not store anything (see ``proxy.store``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import xxhash
+
+from analyzer.segments import Segment
+from analyzer.tokens import estimate_tokens
+
+
+def root_hash(provider: str, model: str) -> bytes:
+    return xxhash.xxh3_128_digest(f"{provider}\x00{model}".encode("utf-8", "replace"))
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """Hashes and cumulative sizes of a request's prefixes, one entry per segment."""
+
+    hashes: tuple[bytes, ...]  # 16-byte digests; hashes[i] covers segments 0..i
+    ends: tuple[int, ...]  # ends[i]: bytes in segments 0..i
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def bytes_at(self, n_segments: int) -> int:
+        """Bytes in the first ``n_segments`` segments."""
+        return self.ends[n_segments - 1] if n_segments > 0 else 0
+
+    def tokens_at(self, n_segments: int) -> int:
+        return estimate_tokens(self.bytes_at(n_segments))
+
+    @property
+    def hex(self) -> list[str]:
+        return [h.hex() for h in self.hashes]
+
+
+def chain(segments: Sequence[Segment], root: bytes = b"") -> Chain:
+    hashes: list[bytes] = []
+    ends: list[int] = []
+    prev, total = root, 0
+    for seg in segments:
+        prev = xxhash.xxh3_128_digest(prev + seg.data)
+        total += len(seg.data)
+        hashes.append(prev)
+        ends.append(total)
+    return Chain(tuple(hashes), tuple(ends))
+
+
+def common_prefix(a: Chain, b: Chain) -> int:
+    """Number of leading segments two chains share."""
+    n = 0
+    for x, y in zip(a.hashes, b.hashes):
+        if x != y:
+            break
+        n += 1
+    return n

@@ -1,0 +1,238 @@
+"""A provider request body → its cache-relevant segments, in the provider's cache order.
+
+Providers cache exact prompt *prefixes*. The prompt is rendered from the request body in a
+fixed order, so the body is cut here into the pieces that render in that order, each one
+as canonical bytes:
+
+- Anthropic Messages: each tool → each system block → each content block of each
+  message (``tools → system → messages``). A ``cache_control`` marker on a tool, system
+  block or content block is recorded as a breakpoint at the end of that segment.
+- OpenAI Chat Completions: each tool → the structured-output schema → each message.
+- OpenAI Responses: each tool → the ``text.format`` schema → instructions → each input item.
+- OpenAI Completions: the prompt.
+
+Canonical bytes: compact JSON, key order kept where it reaches the prompt (tool schemas,
+content blocks), ``cache_control`` markers dropped (they do not change the cached bytes),
+and equivalent spellings made equal (``"content": "hi"`` ≡ ``[{"type":"text","text":"hi"}]``).
+Each segment's bytes start with a short tag (kind and role) so that the same text as a
+system block and as a user message never hash alike.
+
+This module does not hash (see :mod:`analyzer.prefix`) and never raises on odd bodies:
+fields of the wrong type are skipped; a body that is not a JSON object gives no segments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+ANTHROPIC = "anthropic"
+OPENAI = "openai"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    kind: str  # "tool", "schema", "system", "instructions", "message", "prompt"
+    path: str  # field path in the body, e.g. "messages[2].content[0]"
+    data: bytes  # canonical bytes (what is hashed)
+    cache_control: str | None = None  # "5m" / "1h" when a breakpoint ends this segment
+    role: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # numbers out of range and the like: fall back to repr, never raise
+        return repr(value).encode("utf-8", "replace")
+
+
+def _strip_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != "cache_control"}
+    return value
+
+
+def _ttl(block: Any) -> str | None:
+    if not isinstance(block, dict):
+        return None
+    cc = block.get("cache_control")
+    if not isinstance(cc, dict):
+        return None
+    ttl = cc.get("ttl")
+    return "1h" if ttl == "1h" else "5m"
+
+
+def _seg(kind: str, path: str, value: Any, *, tag: str = "", cache_control: str | None = None, role: str | None = None) -> Segment:
+    head = f"{kind}:{tag}\x1f".encode()
+    return Segment(kind, path, head + _dumps(value), cache_control, role)
+
+
+def _text_blocks(content: Any) -> list[Any]:
+    """Normalise a string-or-blocks content field into a list of blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return content
+    if content is None:
+        return []
+    return [content]
+
+
+# -- Anthropic ---------------------------------------------------------------------------
+
+
+def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
+    out: list[Segment] = []
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        for i, tool in enumerate(tools):
+            out.append(_seg("tool", f"tools[{i}]", _strip_cache_control(tool), cache_control=_ttl(tool)))
+    system = body.get("system")
+    if system is not None:
+        blocks = _text_blocks(system)
+        for j, block in enumerate(blocks):
+            path = "system" if isinstance(system, str) else f"system[{j}]"
+            out.append(_seg("system", path, _strip_cache_control(block), cache_control=_ttl(block), role="system"))
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for i, msg in enumerate(messages):
+            if not isinstance(msg, dict):
+                out.append(_seg("message", f"messages[{i}]", msg))
+                continue
+            role = msg.get("role") if isinstance(msg.get("role"), str) else "?"
+            content = msg.get("content")
+            blocks = _text_blocks(content)
+            for j, block in enumerate(blocks):
+                path = f"messages[{i}].content" if isinstance(content, str) else f"messages[{i}].content[{j}]"
+                tag = f"{role}:{j}"  # the block index keeps message boundaries in the hash
+                out.append(_seg("message", path, _strip_cache_control(block), tag=tag, cache_control=_ttl(block), role=role))
+    return out
+
+
+# -- OpenAI ------------------------------------------------------------------------------
+
+
+def _openai_message(msg: Any) -> Any:
+    if not isinstance(msg, dict):
+        return msg
+    canon: dict[str, Any] = {"role": msg.get("role")}
+    if "content" in msg:
+        canon["content"] = _text_blocks(msg["content"])
+    for key in sorted(k for k in msg if k not in ("role", "content")):
+        canon[key] = msg[key]
+    return canon
+
+
+def _schema_segment(body: dict[str, Any], out: list[Segment]) -> None:
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        out.append(_seg("schema", "response_format", fmt))
+    text = body.get("text")
+    if isinstance(text, dict) and isinstance(text.get("format"), dict) and text["format"].get("type") == "json_schema":
+        out.append(_seg("schema", "text.format", text["format"]))
+
+
+def _tool_segments(body: dict[str, Any], out: list[Segment]) -> None:
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        for i, tool in enumerate(tools):
+            out.append(_seg("tool", f"tools[{i}]", tool))
+    functions = body.get("functions")  # the deprecated spelling
+    if isinstance(functions, list):
+        for i, fn in enumerate(functions):
+            out.append(_seg("tool", f"functions[{i}]", fn))
+
+
+def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
+    out: list[Segment] = []
+    _tool_segments(body, out)
+    _schema_segment(body, out)
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for i, msg in enumerate(messages):
+            role = msg.get("role") if isinstance(msg, dict) and isinstance(msg.get("role"), str) else None
+            out.append(_seg("message", f"messages[{i}]", _openai_message(msg), tag=role or "?", role=role))
+    return out
+
+
+def openai_responses_segments(body: dict[str, Any]) -> list[Segment]:
+    out: list[Segment] = []
+    _tool_segments(body, out)
+    _schema_segment(body, out)
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        out.append(_seg("instructions", "instructions", instructions, role="system"))
+    items = body.get("input")
+    if isinstance(items, str):
+        out.append(_seg("message", "input", _openai_message({"role": "user", "content": items}), tag="user", role="user"))
+    elif isinstance(items, list):
+        for i, item in enumerate(items):
+            role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
+            out.append(_seg("message", f"input[{i}]", _openai_message(item), tag=role or "item", role=role))
+    return out
+
+
+def openai_completions_segments(body: dict[str, Any]) -> list[Segment]:
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return [_seg("prompt", "prompt", prompt)]
+    if isinstance(prompt, list) and prompt:
+        return [_seg("prompt", "prompt[0]", prompt[0])]
+    return []
+
+
+def segments_for(provider: str, route: str, body: Any) -> list[Segment]:
+    """Segments of ``body`` sent to ``route`` (a path such as ``/v1/chat/completions``).
+
+    Routes without prompt caching (embeddings, models, …) give ``[]``.
+    """
+    if not isinstance(body, dict):
+        return []
+    route = route.rstrip("/")
+    if provider == ANTHROPIC:
+        return anthropic_segments(body) if route.endswith("/messages") or route.endswith("/count_tokens") else []
+    if route.endswith("/chat/completions"):
+        return openai_chat_segments(body)
+    if route.endswith("/responses"):
+        return openai_responses_segments(body)
+    if route.endswith("/completions"):
+        return openai_completions_segments(body)
+    return []
+
+
+def guess_shape(body: Any) -> tuple[str, str] | None:
+    """(provider, route) for a bare body in a log, or None when it is no known request."""
+    if not isinstance(body, dict):
+        return None
+    if "messages" in body:
+        if "system" in body or "max_tokens" in body and "anthropic_version" in body or _has_anthropic_blocks(body):
+            return ANTHROPIC, "/v1/messages"
+        return OPENAI, "/v1/chat/completions"
+    if "input" in body or "instructions" in body:
+        return OPENAI, "/v1/responses"
+    if "prompt" in body:
+        return OPENAI, "/v1/completions"
+    return None
+
+
+def _has_anthropic_blocks(body: dict[str, Any]) -> bool:
+    def blocks() -> Iterator[Any]:
+        for msg in body.get("messages") or []:
+            if isinstance(msg, dict) and isinstance(msg.get("content"), list):
+                yield from msg["content"]
+        for tool in body.get("tools") or []:
+            yield tool
+
+    for block in blocks():
+        if isinstance(block, dict) and ("cache_control" in block or block.get("type") in ("tool_use", "tool_result") or "input_schema" in block):
+            return True
+    return False
+
+
+def total_bytes(segments: Iterable[Segment]) -> int:
+    return sum(len(s.data) for s in segments)

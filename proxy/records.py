@@ -1,0 +1,45 @@
+"""One finished request, as every sink (stats, ledger, metrics) sees it.
+
+The proxy builds a :class:`RequestRecord` when a response has been fully relayed (or has
+failed) and hands it to :class:`proxy.recorder.Recorder`, which fans it out. Records
+never hold an API key or auth header; prompt content only when ``--log-bodies`` is on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analyzer.usage import Usage
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    request_id: str
+    ts: float  # unix seconds when the request arrived
+    tenant: str  # keyed hash of the API key (hex); "anonymous" when there was none
+    provider: str  # "openai" | "anthropic"
+    route: str  # path, e.g. "/v1/chat/completions"
+    method: str = "POST"
+    model: str | None = None
+    stream: bool = False
+    status: int = 0  # upstream status, or the proxy's own (413, 502, 504, 499 client gone)
+    latency_s: float = 0.0  # arrival → last byte relayed
+    ttfb_s: float | None = None  # arrival → first byte relayed
+    analysed: bool = False  # body parsed and segmented
+    usage: Usage | None = None  # None when the upstream reported none
+    prefix_segments: int = 0  # leading segments seen before for this tenant
+    prefix_bytes: int = 0
+    total_segments: int = 0
+    total_bytes: int = 0
+    error: str | None = None  # the proxy's own error kind ("upstream_timeout", …)
+    # Filled by the money layer (issue 5) when prices are known:
+    cost_usd: float | None = None
+    saved_usd: float | None = None
+    missed_usd: float | None = None
+    miss_reason: str | None = None
+    rewrites: list[str] = field(default_factory=list)
+    body: bytes | None = None  # only with --log-bodies
+
+    @property
+    def prefix_hit(self) -> bool:
+        return self.prefix_segments > 0
