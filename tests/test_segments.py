@@ -1,0 +1,84 @@
+from analyzer.segments import (
+    anthropic_segments,
+    guess_shape,
+    openai_chat_segments,
+    openai_responses_segments,
+    segments_for,
+)
+
+
+def test_anthropic_cache_order_is_tools_system_messages():
+    body = {
+        "model": "claude-sonnet-4-5",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "text", "text": "r"}]}],
+        "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "tools": [{"name": "a", "input_schema": {"type": "object"}}, {"name": "b", "input_schema": {}}],
+    }
+    segs = anthropic_segments(body)
+    assert [s.path for s in segs] == ["tools[0]", "tools[1]", "system[0]", "messages[0].content[0]", "messages[0].content[1]"]
+    assert segs[2].cache_control == "1h"
+    assert segs[0].cache_control is None
+
+
+def test_cache_control_marker_does_not_change_bytes():
+    plain = {"system": [{"type": "text", "text": "sys"}], "messages": []}
+    marked = {"system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}], "messages": []}
+    assert anthropic_segments(plain)[0].data == anthropic_segments(marked)[0].data
+    assert anthropic_segments(marked)[0].cache_control == "5m"
+
+
+def test_string_content_equals_single_text_block():
+    a = anthropic_segments({"system": "be brief", "messages": [{"role": "user", "content": "hi"}]})
+    b = anthropic_segments(
+        {"system": [{"type": "text", "text": "be brief"}], "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    )
+    assert [s.data for s in a] == [s.data for s in b]
+
+
+def test_same_text_in_different_roles_differs():
+    a = openai_chat_segments({"messages": [{"role": "system", "content": "x"}]})
+    b = openai_chat_segments({"messages": [{"role": "user", "content": "x"}]})
+    assert a[0].data != b[0].data
+
+
+def test_openai_message_key_order_does_not_matter_but_tool_key_order_does():
+    a = openai_chat_segments({"messages": [{"role": "user", "content": "x", "name": "n"}]})
+    b = openai_chat_segments({"messages": [{"name": "n", "content": "x", "role": "user"}]})
+    assert a[0].data == b[0].data
+    t1 = openai_chat_segments({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]})
+    t2 = openai_chat_segments({"tools": [{"function": {"parameters": {}, "name": "f"}, "type": "function"}]})
+    assert t1[0].data != t2[0].data
+
+
+def test_openai_chat_order_tools_schema_messages():
+    body = {
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}},
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+    }
+    assert [s.kind for s in openai_chat_segments(body)] == ["tool", "schema", "message", "message"]
+
+
+def test_responses_segments():
+    body = {"instructions": "be kind", "input": [{"role": "user", "content": "hi"}], "tools": [{"type": "web_search"}]}
+    assert [s.path for s in openai_responses_segments(body)] == ["tools[0]", "instructions", "input[0]"]
+    assert [s.path for s in openai_responses_segments({"input": "hi"})] == ["input"]
+
+
+def test_segments_for_routes_and_odd_bodies():
+    assert segments_for("openai", "/v1/embeddings", {"input": "x"}) == []
+    assert segments_for("openai", "/v1/chat/completions", ["not", "a", "dict"]) == []
+    assert segments_for("openai", "/v1/completions", {"prompt": "abc"})[0].kind == "prompt"
+    # wrong types are skipped, never raised on
+    assert segments_for("anthropic", "/v1/messages", {"messages": "oops", "tools": 3, "system": 5}) != None  # noqa: E711
+    odd = segments_for("openai", "/v1/chat/completions", {"messages": [1, None, {"role": 3}]})
+    assert len(odd) == 3
+
+
+def test_guess_shape():
+    assert guess_shape({"messages": [], "system": "x"}) == ("anthropic", "/v1/messages")
+    assert guess_shape({"messages": [{"role": "user", "content": "x"}]}) == ("openai", "/v1/chat/completions")
+    assert guess_shape({"input": "x"}) == ("openai", "/v1/responses")
+    assert guess_shape({"prompt": "x"}) == ("openai", "/v1/completions")
+    assert guess_shape({"foo": 1}) is None
+    assert guess_shape([1]) is None

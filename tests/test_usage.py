@@ -1,0 +1,80 @@
+import pytest
+
+from analyzer.usage import (
+    Usage,
+    from_anthropic,
+    from_any,
+    from_gemini,
+    from_openai_chat,
+    from_openai_responses,
+    merge_anthropic_stream,
+)
+
+
+def test_openai_chat_counts_cached_inside_prompt_total():
+    u = from_openai_chat({"prompt_tokens": 2006, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 1920}})
+    assert (u.input_tokens, u.cached_tokens, u.output_tokens) == (2006, 1920, 300)
+    assert u.uncached_input_tokens == 86
+
+
+def test_deepseek_hit_and_miss_fields():
+    u = from_openai_chat({"prompt_tokens": 0, "prompt_cache_hit_tokens": 700, "prompt_cache_miss_tokens": 300, "completion_tokens": 5})
+    assert (u.input_tokens, u.cached_tokens) == (1000, 700)
+
+
+def test_responses_usage():
+    u = from_openai_responses({"input_tokens": 1500, "input_tokens_details": {"cached_tokens": 1280}, "output_tokens": 12})
+    assert (u.input_tokens, u.cached_tokens, u.output_tokens) == (1500, 1280, 12)
+
+
+def test_anthropic_adds_cache_reads_and_writes_to_input():
+    u = from_anthropic(
+        {
+            "input_tokens": 50,
+            "cache_read_input_tokens": 1000,
+            "cache_creation_input_tokens": 3000,
+            "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000},
+            "output_tokens": 7,
+        }
+    )
+    assert u.input_tokens == 4050
+    assert (u.cached_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.cache_write_5m_tokens) == (1000, 3000, 2000, 1000)
+    assert u.uncached_input_tokens == 50
+
+
+def test_anthropic_stream_merge_takes_output_from_delta():
+    start = {"input_tokens": 10, "cache_read_input_tokens": 2048, "output_tokens": 1}
+    delta = {"output_tokens": 42}
+    u = merge_anthropic_stream(start, delta)
+    assert (u.input_tokens, u.cached_tokens, u.output_tokens) == (2058, 2048, 42)
+
+
+def test_gemini_counts_cached_inside_prompt():
+    u = from_gemini({"promptTokenCount": 5000, "cachedContentTokenCount": 4096, "candidatesTokenCount": 10})
+    assert (u.input_tokens, u.cached_tokens, u.output_tokens) == (5000, 4096, 10)
+
+
+def test_from_any_recognises_each_shape():
+    assert from_any({"prompt_tokens": 3, "completion_tokens": 1}).input_tokens == 3
+    assert from_any({"input_tokens": 3, "cache_read_input_tokens": 4}).input_tokens == 7
+    assert from_any({"promptTokenCount": 9}).input_tokens == 9
+    assert from_any({"input_tokens": 9, "input_tokens_details": {"cached_tokens": 0}}).input_tokens == 9
+    assert from_any({"nothing": 1}) is None
+    assert from_any("nope") is None
+
+
+def test_garbage_numbers_become_zero_never_raise():
+    u = from_openai_chat({"prompt_tokens": "12", "completion_tokens": None, "prompt_tokens_details": "x"})
+    assert u == Usage()
+
+
+def test_usage_rejects_negative_and_inconsistent():
+    with pytest.raises(ValueError):
+        Usage(input_tokens=-1)
+    with pytest.raises(ValueError):
+        Usage(cache_write_tokens=1, cache_write_1h_tokens=2)
+
+
+def test_usage_adds():
+    total = Usage(10, 5, 2, 1, 3) + Usage(1, 1, 0, 0, 1)
+    assert total == Usage(11, 6, 2, 1, 4)
