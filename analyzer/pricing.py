@@ -1,0 +1,172 @@
+"""Per-model prices: a versioned data file, loaded and checked, looked up by model name.
+
+The bundled file is ``analyzer/prices.json``::
+
+    {"version": "...", "updated": "YYYY-MM-DD",
+     "models": [{"provider", "model", "aliases": [...], "input", "output", "cache_read",
+                 "cache_write_5m", "cache_write_1h", "source", "date"}, ...]}
+
+Prices are USD per 1M tokens. ``cache_read`` null means the provider gives no cached-read
+discount (reads bill as input); ``cache_write_*`` null means writes bill as plain input
+(OpenAI-style automatic caching). ``--prices FILE`` names a file of the same shape whose
+rows are merged over the bundled ones (same model name → the override wins).
+
+Lookup: the exact name, then an alias, then the name without a provider prefix
+(``anthropic/…``), a dated snapshot suffix (``-2025-04-14``, ``-20250514``) or
+``-latest``. Prefixes of names never match (``gpt-4o-mini`` is not ``gpt-4o``).
+
+A bad row raises :class:`PriceFileError` naming the file, the row (index and model) and
+the field. This module does no arithmetic on usage (see :mod:`analyzer.cost`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BUNDLED = Path(__file__).with_name("prices.json")
+_SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+_REQUIRED_NUMBERS = ("input", "output")
+_OPTIONAL_NUMBERS = ("cache_read", "cache_write_5m", "cache_write_1h")
+
+
+class PriceFileError(ValueError):
+    """A price file that cannot be used: unreadable, not JSON, or a bad row."""
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    model: str
+    provider: str
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write_5m: float | None = None
+    cache_write_1h: float | None = None
+    source: str = ""
+    date: str = ""
+
+    @property
+    def read_rate(self) -> float:
+        """USD per 1M cached-read tokens (plain input when there is no discount)."""
+        return self.input if self.cache_read is None else self.cache_read
+
+    @property
+    def write_5m_rate(self) -> float:
+        return self.input if self.cache_write_5m is None else self.cache_write_5m
+
+    @property
+    def write_1h_rate(self) -> float:
+        return self.input if self.cache_write_1h is None else self.cache_write_1h
+
+
+def _number(row: dict[str, Any], name: str, where: str, *, required: bool) -> float | None:
+    value = row.get(name)
+    if value is None:
+        if required:
+            raise PriceFileError(f"{where}: field {name!r} is missing")
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise PriceFileError(f"{where}: field {name!r} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _text(row: dict[str, Any], name: str, where: str) -> str:
+    value = row.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise PriceFileError(f"{where}: field {name!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def parse_row(row: Any, index: int, origin: str) -> tuple[Price, list[str]]:
+    """One checked row → (Price, aliases); raises PriceFileError naming row and field."""
+    label = row.get("model") if isinstance(row, dict) else None
+    where = f"{origin}: models[{index}]" + (f" ({label})" if isinstance(label, str) else "")
+    if not isinstance(row, dict):
+        raise PriceFileError(f"{where}: must be an object, got {type(row).__name__}")
+    model = _text(row, "model", where)
+    provider = _text(row, "provider", where)
+    aliases = row.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a for a in aliases):
+        raise PriceFileError(f"{where}: field 'aliases' must be a list of names")
+    numbers = {n: _number(row, n, where, required=True) for n in _REQUIRED_NUMBERS}
+    numbers.update({n: _number(row, n, where, required=False) for n in _OPTIONAL_NUMBERS})
+    source = row.get("source", "")
+    date = row.get("date", "")
+    if not isinstance(source, str) or not isinstance(date, str):
+        raise PriceFileError(f"{where}: fields 'source' and 'date' must be strings")
+    price = Price(model=model, provider=provider, source=source, date=date, **numbers)  # type: ignore[arg-type]
+    return price, aliases
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[tuple[Price, list[str]]]]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PriceFileError(f"{path}: cannot read price file: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PriceFileError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("models"), list):
+        raise PriceFileError(f"{path}: expected an object with a 'models' list")
+    return doc, [parse_row(row, i, str(path)) for i, row in enumerate(doc["models"])]
+
+
+class PriceTable:
+    def __init__(self, rows: list[tuple[Price, list[str]]] | None = None, version: str = "") -> None:
+        self.version = version
+        self._by_name: dict[str, Price] = {}
+        self._models: dict[str, Price] = {}
+        for price, aliases in rows or []:
+            self.add(price, aliases)
+
+    def add(self, price: Price, aliases: list[str] = ()) -> None:  # type: ignore[assignment]
+        old = self._models.get(price.model.lower())
+        if old is not None:  # an override replaces the row and the names pointing at it
+            self._by_name = {k: v for k, v in self._by_name.items() if v is not old}
+        self._models[price.model.lower()] = price
+        self._by_name[price.model.lower()] = price
+        for alias in aliases:
+            self._by_name[alias.lower()] = price
+
+    @classmethod
+    def load(cls, path: str | None = None) -> "PriceTable":
+        """The bundled prices, with the rows of ``path`` (if given) merged over them."""
+        doc, rows = _read(BUNDLED)
+        table = cls(rows, version=str(doc.get("version", "")))
+        if path:
+            extra_doc, extra = _read(Path(path))
+            for price, aliases in extra:
+                table.add(price, aliases)
+            table.version = f"{table.version}+{extra_doc.get('version', Path(path).name)}"
+        return table
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def __iter__(self):
+        return iter(self._models.values())
+
+    def lookup(self, model: str | None) -> Price | None:
+        if not model or not isinstance(model, str):
+            return None
+        name = model.strip().lower()
+        for candidate in _candidates(name):
+            price = self._by_name.get(candidate)
+            if price is not None:
+                return price
+        return None
+
+
+def _candidates(name: str) -> list[str]:
+    names = [name]
+    if "/" in name:  # "anthropic/claude-…", "openai/gpt-4o"
+        names.append(name.rsplit("/", 1)[1])
+    for n in list(names):
+        stripped = _SNAPSHOT.sub("", n)
+        if stripped != n:
+            names.append(stripped)
+    return names

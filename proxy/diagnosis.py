@@ -1,0 +1,131 @@
+"""A bounded per-tenant memory of recent requests, for naming why a request missed the cache.
+
+For each tenant it keeps the last ``per_tenant`` analysed requests (provider, model, time
+and segments). Segment bytes are interned by content hash, so a system prompt repeated by
+a thousand requests is held once. Bounds: ``per_tenant`` requests per tenant, ``max_tenants``
+tenants (least recently seen evicted first) and ``max_bytes`` of interned segment bytes in
+total (whole tenants evicted, oldest first, until it fits).
+
+:meth:`DiagnosisMemory.observe` finds the tenant's closest earlier request — the one sharing
+the longest run of leading segments, the most recent on ties — asks
+:func:`analyzer.diagnose.diagnose` and then remembers the current request. It lives in
+one process and is lost on restart; it never leaves the machine (no store, no ledger).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Sequence
+
+import xxhash
+
+from analyzer.diagnose import Diagnosis, Seen, diagnose
+from analyzer.segments import Segment
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    provider: str
+    model: str
+    ts: float
+    keys: tuple[int, ...]  # content hash per segment
+    meta: tuple[tuple[str, str, str | None, str | None], ...]  # (kind, path, cache_control, role)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    diagnosis: Diagnosis | None
+    earlier: Seen | None  # the closest earlier request, if any
+    common: int  # leading segments shared with it
+
+
+class DiagnosisMemory:
+    def __init__(self, per_tenant: int = 16, max_tenants: int = 10_000, max_bytes: int = 64 * 1024 * 1024) -> None:
+        if per_tenant < 1 or max_tenants < 1 or max_bytes < 1:
+            raise ValueError("DiagnosisMemory bounds must be positive")
+        self.per_tenant = per_tenant
+        self.max_tenants = max_tenants
+        self.max_bytes = max_bytes
+        self._tenants: OrderedDict[str, deque[_Entry]] = OrderedDict()
+        self._data: dict[int, bytes] = {}
+        self._refs: dict[int, int] = {}
+        self.bytes_held = 0
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self._tenants.values())
+
+    # -- public -----------------------------------------------------------------------
+
+    def observe(self, tenant: str, cur: Seen, *, cached_tokens: int = 0) -> Observation:
+        keys = tuple(xxhash.xxh3_64_intdigest(s.data) for s in cur.segments)
+        best, common = self._closest(tenant, cur.provider, keys)
+        earlier = self._seen(best) if best is not None else None
+        found = diagnose(cur, earlier, cached_tokens=cached_tokens) if earlier is not None else None
+        self._remember(tenant, cur, keys)
+        return Observation(found, earlier, common)
+
+    # -- internals --------------------------------------------------------------------
+
+    def _closest(self, tenant: str, provider: str, keys: tuple[int, ...]) -> tuple[_Entry | None, int]:
+        entries = self._tenants.get(tenant)
+        best: _Entry | None = None
+        best_common = -1
+        for entry in reversed(entries or ()):  # newest first: ties keep the most recent
+            if entry.provider != provider:
+                continue
+            n = 0
+            for x, y in zip(keys, entry.keys):
+                if x != y:
+                    break
+                n += 1
+            if n > best_common:
+                best, best_common = entry, n
+        return best, max(best_common, 0)
+
+    def _seen(self, entry: _Entry) -> Seen:
+        segments = [
+            Segment(kind, path, self._data[key], cache_control, role)
+            for key, (kind, path, cache_control, role) in zip(entry.keys, entry.meta)
+        ]
+        return Seen(entry.provider, entry.model, entry.ts, segments)
+
+    def _remember(self, tenant: str, cur: Seen, keys: tuple[int, ...]) -> None:
+        meta = tuple((s.kind, s.path, s.cache_control, s.role) for s in cur.segments)
+        entry = _Entry(cur.provider, cur.model, cur.ts, keys, meta)
+        for key, seg in zip(keys, cur.segments):
+            self._ref(key, seg.data)
+        entries = self._tenants.get(tenant)
+        if entries is None:
+            entries = self._tenants[tenant] = deque()
+        self._tenants.move_to_end(tenant)
+        entries.append(entry)
+        while len(entries) > self.per_tenant:
+            self._release(entries.popleft())
+        while len(self._tenants) > self.max_tenants or (self.bytes_held > self.max_bytes and len(self._tenants) > 1):
+            _, evicted = self._tenants.popitem(last=False)
+            for old in evicted:
+                self._release(old)
+        while self.bytes_held > self.max_bytes and len(entries) > 1:  # one huge tenant
+            self._release(entries.popleft())
+
+    def _ref(self, key: int, data: bytes) -> None:
+        if key in self._refs:
+            self._refs[key] += 1
+            return
+        self._refs[key] = 1
+        self._data[key] = data
+        self.bytes_held += len(data)
+
+    def _release(self, entry: _Entry) -> None:
+        for key in entry.keys:
+            left = self._refs[key] - 1
+            if left:
+                self._refs[key] = left
+            else:
+                del self._refs[key]
+                self.bytes_held -= len(self._data.pop(key))
+
+
+def seen_from(provider: str, model: str | None, ts: float, segments: Sequence[Segment]) -> Seen:
+    return Seen(provider, model or "", ts, tuple(segments))

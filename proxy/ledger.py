@@ -1,0 +1,191 @@
+"""The request ledger: one SQLite (WAL) row per finished request, written off the request path.
+
+:class:`Ledger` is a recorder sink. ``handle(record)`` only turns the record into a row
+tuple and puts it on a queue (no I/O on the event loop); a background thread writes rows
+in batches (one transaction per batch) and ``aclose()`` flushes what is queued before the
+process exits.
+
+What a row holds: time, tenant hash, provider, model, route, status, latency, time to first
+byte, usage, cost / saved / missed, repeated-prefix length, miss reason, rewrites and the
+chain of prefix hashes (first 8 bytes of each, hex). Prompt content only with
+``--log-bodies`` (``record.body``, which never carries headers, so never an API key).
+
+Failure policy (chosen, documented, tested):
+
+- **At start** a ledger that is not a SQLite database, cannot be created, or stays locked
+  by another writer past ``busy_timeout_s`` raises :class:`LedgerError` with the path and
+  the reason: ``prefixgate serve`` exits with that message and does not start.
+- **While serving** a failed write never fails a request: the proxy keeps forwarding, the
+  batch stays queued and is retried on the next flush, and ``failures`` counts each failed
+  attempt (exported as ``prefixgate_ledger_failures_total``). Rows beyond ``max_pending``
+  are dropped and counted in ``dropped``, so memory stays bounded if the disk is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import sqlite3
+import threading
+from typing import Any, Callable, Iterable, TypeVar
+
+from analyzer.pricing import PriceTable
+from proxy.ledger_schema import COLUMNS, INSERT, LedgerError, connect, open_ledger, row_for
+from proxy.records import RequestRecord
+
+__all__ = ["COLUMNS", "Ledger", "LedgerError", "connect", "open_ledger", "row_for"]
+
+T = TypeVar("T")
+
+
+class _Job:
+    """A read to run on the writer's own connection (``:memory:`` ledgers)."""
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
+        self.fn = fn
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self, conn: sqlite3.Connection) -> None:
+        try:
+            self.result = self.fn(conn)
+        except BaseException as exc:  # handed back to the awaiting caller
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+_STOP = object()
+
+
+class Ledger:
+    """Recorder sink (``handle`` / ``aclose``) writing rows in batches on its own thread."""
+
+    def __init__(self, path: str, *, prices: PriceTable | None = None, log_bodies: bool = False,
+                 batch_size: int = 256, flush_interval_s: float = 0.2, max_pending: int = 100_000,
+                 busy_timeout_s: float = 5.0) -> None:
+        self.path = path
+        self.prices = prices
+        self.log_bodies = log_bodies
+        self.batch_size = batch_size
+        self.flush_interval_s = flush_interval_s
+        self.max_pending = max_pending
+        self.written = 0
+        self.failures = 0
+        self.dropped = 0
+        self._chains: dict[str, list[str]] = {}
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._conn = open_ledger(path, busy_timeout_s=busy_timeout_s)  # LedgerError at start
+        self._pending: list[tuple[Any, ...]] = []
+        self._thread = threading.Thread(target=self._run, name="prefixgate-ledger", daemon=True)
+        self._thread.start()
+
+    # -- the recorder's side (event loop) ----------------------------------------------
+
+    def note_chain(self, request_id: str, chain_hex: Iterable[str]) -> None:
+        """Remember a request's chain (first 8 bytes per entry) until its record arrives."""
+        if len(self._chains) < 10_000:
+            self._chains[request_id] = [h[:16] for h in chain_hex]
+
+    def enrich(self, record: RequestRecord, ctx: Any) -> None:
+        """As a recorder enricher: pick up the request's prefix chain from its context."""
+        chain = getattr(ctx, "chain", None)
+        if chain is not None:
+            self.note_chain(record.request_id, chain.hex)
+
+    def handle(self, record: RequestRecord) -> None:
+        chain = self._chains.pop(record.request_id, None)
+        if self._queue.qsize() >= self.max_pending:
+            self.dropped += 1
+            return
+        self._queue.put_nowait(row_for(record, self.prices, chain, self.log_bodies))
+
+    async def flush(self, timeout_s: float = 10.0) -> bool:
+        """Wait until every row queued before this call has been written; False when some
+        could not be (they stay queued for the next try) or the writer did not answer."""
+        done = threading.Event()
+        self._queue.put_nowait(done)
+        if not await asyncio.to_thread(done.wait, timeout_s):
+            return False
+        return not self._pending
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T], timeout_s: float = 30.0) -> T:
+        """``fn(connection)`` on what has been written so far (queued rows flushed first).
+
+        A file ledger is read on a fresh read-only connection in a worker thread (WAL lets
+        readers run beside the writer); a ``:memory:`` ledger on the writer thread itself.
+        """
+        await self.flush()
+        if self.path != ":memory:":
+            def run() -> T:
+                conn = connect(self.path, readonly=True)
+                try:
+                    return fn(conn)
+                finally:
+                    conn.close()
+            return await asyncio.to_thread(run)
+        job = _Job(fn)
+        self._queue.put_nowait(job)
+        if not await asyncio.to_thread(job.done.wait, timeout_s):
+            raise LedgerError(f"ledger {self.path}: the writer did not answer within {timeout_s}s")
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    async def aclose(self) -> None:
+        self._queue.put_nowait(_STOP)
+        await asyncio.to_thread(self._thread.join, 30.0)
+
+    def close_sync(self) -> None:
+        self._queue.put_nowait(_STOP)
+        self._thread.join(30.0)
+
+    # -- the writer thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            try:
+                # idle: sleep until a row comes; rows left over from a failed write: retry soon
+                item = self._queue.get(timeout=self.flush_interval_s if self._pending else None)
+            except queue.Empty:
+                item = None
+            waiters: list[threading.Event] = []
+            while True:
+                if item is _STOP:
+                    stop = True
+                elif isinstance(item, threading.Event):
+                    waiters.append(item)
+                elif isinstance(item, _Job):
+                    self._write_pending()
+                    item.run(self._conn)
+                elif item is not None:
+                    if len(self._pending) >= self.max_pending:
+                        self.dropped += 1
+                    else:
+                        self._pending.append(item)
+                if stop or waiters or len(self._pending) >= self.batch_size:
+                    break
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            self._write_pending()
+            for waiter in waiters:
+                waiter.set()
+        self.dropped += len(self._pending)  # could not be written before exit
+        self._pending.clear()
+        self._conn.close()
+
+    def _write_pending(self) -> None:
+        while self._pending:
+            batch = self._pending[: self.batch_size]
+            try:
+                with self._conn:
+                    self._conn.executemany(INSERT, batch)
+            except sqlite3.Error:
+                self.failures += 1  # keep the rows; the next flush tries again
+                return
+            del self._pending[: len(batch)]
+            self.written += len(batch)

@@ -1,0 +1,186 @@
+// prefixgate dashboard: fetches /prefixgate/api/summary and draws cards, SVG charts and tables.
+// No libraries, nothing from the internet. The admin token (?token=) is sent as a Bearer header.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const SERIES = [
+  ["input_usd", "paid input", "--input"],
+  ["cache_read_usd", "cached read", "--read"],
+  ["cache_write_usd", "cache write", "--write"],
+  ["output_usd", "output", "--output"],
+];
+const params = new URLSearchParams(location.search);
+const token = params.get("token");
+let since = params.get("since") || "24h";
+
+function usd(v) {
+  if (v === null || v === undefined) return "—";
+  const a = Math.abs(v);
+  const digits = a === 0 ? 2 : a < 0.01 ? 6 : a < 1 ? 4 : 2;
+  return (v < 0 ? "-$" : "$") + a.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+const pct = (v) => (100 * v).toFixed(1) + "%";
+const int = (v) => Number(v).toLocaleString("en-US");
+const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+
+function el(tag, attrs, ...children) {
+  const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "style") Object.assign(node.style, v); // CSSOM: allowed by the page's CSP, unlike style=""
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function setCard(id, value, text) {
+  const node = document.getElementById(id);
+  node.dataset.value = String(value);
+  node.textContent = text;
+  node.classList.toggle("negative", typeof value === "number" && value < 0);
+}
+
+function timeLabel(t, step) {
+  const d = new Date(t * 1000);
+  if (step >= 86400) return d.toISOString().slice(5, 10);
+  return d.toISOString().slice(11, 16);
+}
+
+function axes(svg, w, h, pad, max, fmt, points, step) {
+  for (let i = 0; i <= 4; i++) {
+    const y = pad.t + (h - pad.t - pad.b) * (1 - i / 4);
+    svg.append(el("svg:line", { x1: pad.l, x2: w - pad.r, y1: y, y2: y, class: "grid" }));
+    svg.append(el("svg:text", { x: pad.l - 6, y: y + 3, "text-anchor": "end" }, fmt((max * i) / 4)));
+  }
+  const n = points.length;
+  for (let i = 0; i < n; i += Math.max(1, Math.ceil(n / 6))) {
+    const x = pad.l + ((w - pad.l - pad.r) * (i + 0.5)) / n;
+    svg.append(el("svg:text", { x, y: h - 6, "text-anchor": "middle" }, timeLabel(points[i].t, step)));
+  }
+}
+
+function drawCost(series) {
+  const box = document.getElementById("chart-cost");
+  box.replaceChildren();
+  const w = Math.max(320, box.clientWidth || 640), h = 220, pad = { l: 64, r: 10, t: 10, b: 22 };
+  const svg = el("svg:svg", { viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": "cost over time" });
+  const pts = series.points;
+  const totals = pts.map((p) => SERIES.reduce((s, [k]) => s + p[k], 0));
+  const max = Math.max(...totals, 1e-9);
+  axes(svg, w, h, pad, max, usd, pts, series.step);
+  const bw = (w - pad.l - pad.r) / Math.max(pts.length, 1);
+  pts.forEach((p, i) => {
+    let y = h - pad.b;
+    for (const [key, label, color] of SERIES) {
+      const bh = ((h - pad.t - pad.b) * p[key]) / max;
+      if (bh <= 0) continue;
+      y -= bh;
+      const rect = el("svg:rect", { x: pad.l + i * bw + bw * 0.12, y, width: bw * 0.76, height: bh, fill: css(color),
+        class: "bar", "data-series": key, "data-value": p[key] });
+      rect.append(el("svg:title", {}, `${timeLabel(p.t, series.step)} ${label}: ${usd(p[key])}`));
+      svg.append(rect);
+    }
+  });
+  box.append(svg);
+  const legend = document.getElementById("legend-cost");
+  legend.replaceChildren(...SERIES.map(([, label, color]) => el("span", {}, el("i", { style: { background: css(color) } }), label)));
+}
+
+function drawHit(series) {
+  const box = document.getElementById("chart-hit");
+  box.replaceChildren();
+  const w = Math.max(240, box.clientWidth || 420), h = 220, pad = { l: 44, r: 10, t: 10, b: 22 };
+  const svg = el("svg:svg", { viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": "hit rate over time" });
+  const pts = series.points;
+  axes(svg, w, h, pad, 1, pct, pts, series.step);
+  const x = (i) => pad.l + ((w - pad.l - pad.r) * (i + 0.5)) / pts.length;
+  const y = (v) => pad.t + (h - pad.t - pad.b) * (1 - v);
+  const used = pts.map((p, i) => [p, i]).filter(([p]) => p.input_tokens > 0);
+  if (used.length) {
+    const d = used.map(([p, i], k) => `${k ? "L" : "M"}${x(i).toFixed(1)},${y(p.hit_rate).toFixed(1)}`).join(" ");
+    svg.append(el("svg:path", { d, fill: "none", stroke: css("--read"), "stroke-width": 2, class: "hit-line" }));
+    for (const [p, i] of used) {
+      const dot = el("svg:circle", { cx: x(i), cy: y(p.hit_rate), r: 3, fill: css("--read"), class: "hit-point", "data-value": p.hit_rate });
+      dot.append(el("svg:title", {}, `${timeLabel(p.t, series.step)}: ${pct(p.hit_rate)} of ${int(p.input_tokens)} input tokens`));
+      svg.append(dot);
+    }
+  }
+  box.append(svg);
+}
+
+function fillPrefixes(rows, bodies) {
+  const body = document.querySelector("#prefixes tbody");
+  body.replaceChildren();
+  if (!rows.length) body.append(el("tr", {}, el("td", { colspan: 5, class: "empty" }, "no repeated prefixes in this range")));
+  for (const r of rows) {
+    const cell = el("td", {}, el("code", {}, r.fingerprint), ` ${r.segments} seg`);
+    if (r.preview) cell.append(el("span", { class: "preview" }, r.preview));
+    else if (!bodies) cell.title = "content redacted (start the proxy with --log-bodies to see it)";
+    body.append(el("tr", { "data-fingerprint": r.fingerprint }, cell, el("td", {}, r.model || ""),
+      el("td", { class: "n" }, int(r.count)), el("td", { class: "n" }, int(r.tokens)), el("td", { class: "n" }, int(r.repeated_tokens))));
+  }
+}
+
+function fillReasons(rows) {
+  const box = document.getElementById("reasons");
+  box.replaceChildren();
+  if (!rows.length) { box.append(el("p", { class: "empty" }, "no diagnosed misses in this range")); return; }
+  const max = Math.max(...rows.map((r) => r.count));
+  for (const r of rows) {
+    box.append(el("div", { class: "reason", "data-reason": r.reason, "data-count": r.count },
+      el("div", { class: "label" }, el("code", {}, r.reason), el("span", {}, `${int(r.count)} · missed ${usd(r.missed_usd)}`)),
+      el("div", { class: "bar", style: { width: `${Math.max(2, (100 * r.count) / max)}%` } })));
+  }
+}
+
+function fillModels(rows) {
+  const body = document.querySelector("#models tbody");
+  body.replaceChildren();
+  for (const m of rows) {
+    const num = (v, text) => el("td", { class: "n", "data-value": v === null ? "" : v }, text);
+    body.append(el("tr", { "data-provider": m.provider, "data-model": m.model || "" },
+      el("td", {}, m.provider), el("td", {}, m.model || "(none)"), num(m.requests, int(m.requests)),
+      num(m.input_tokens, int(m.input_tokens)), num(m.cached_tokens, int(m.cached_tokens)), num(m.token_hit_rate, pct(m.token_hit_rate)),
+      num(m.cost_usd, usd(m.cost_usd)), num(m.saved_usd, usd(m.saved_usd)), num(m.missed_usd, usd(m.missed_usd)), num(m.unpriced, int(m.unpriced))));
+  }
+}
+
+function render(s) {
+  setCard("card-spent", s.cost_usd, usd(s.cost_usd));
+  document.getElementById("card-spent-sub").textContent =
+    `${int(s.requests)} requests` + (s.unpriced ? ` · ${int(s.unpriced)} unpriced` : "");
+  setCard("card-saved", s.saved_usd, usd(s.saved_usd));
+  setCard("card-missed", s.missed_usd, usd(s.missed_usd));
+  setCard("card-hit", s.token_hit_rate, pct(s.token_hit_rate));
+  document.getElementById("card-hit-sub").textContent =
+    `${int(s.cached_tokens)} of ${int(s.input_tokens)} input tokens cached · ${int(s.prefix_hits)} requests repeated a prefix`;
+  drawCost(s.series);
+  drawHit(s.series);
+  fillPrefixes(s.top_prefixes, s.bodies_logged);
+  fillReasons(s.miss_reasons);
+  fillModels(s.models);
+  document.getElementById("footer").textContent =
+    `requests ${int(s.requests)} · errors ${int(s.errors)} · unanalysed ${int(s.unanalysed)} · ledger rows written ${int(s.ledger.written)}` +
+    (s.ledger.failures ? ` · ledger write failures ${int(s.ledger.failures)}` : "");
+}
+
+async function load() {
+  document.body.dataset.state = "loading";
+  for (const b of document.querySelectorAll("#range button")) b.classList.toggle("active", b.dataset.since === since);
+  const headers = token ? { Authorization: "Bearer " + token } : {};
+  try {
+    const resp = await fetch(`api/summary?since=${encodeURIComponent(since)}&buckets=36`, { headers, cache: "no-store" });
+    if (!resp.ok) throw new Error(`summary: HTTP ${resp.status}`);
+    render(await resp.json());
+    document.getElementById("error").hidden = true;
+    document.body.dataset.state = "ready";
+  } catch (err) {
+    const box = document.getElementById("error");
+    box.textContent = String(err.message || err);
+    box.hidden = false;
+    document.body.dataset.state = "error";
+  }
+}
+
+document.querySelectorAll("#range button").forEach((b) => b.addEventListener("click", () => { since = b.dataset.since; load(); }));
+load();

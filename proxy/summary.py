@@ -1,0 +1,179 @@
+"""The cost summary of a time range, computed from the ledger (dashboard API and `report`).
+
+:func:`summarize` reads the ``requests`` table of a ledger and returns plain JSON-ready
+data: totals (the same keys and definitions as ``/prefixgate/stats``, so the two agree for
+the same requests), hit rates, a time series (cost stacked by paid input, cached read,
+cache write and output; token hit rate), the top repeated prefixes, miss reasons, and a
+per-model table. :func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
+
+Repeated prefixes are shown as a short fingerprint (the first 8 bytes of the chain hash,
+hex); a preview of their text only when bodies were logged (``--log-bodies``). This module
+only reads; the ledger writes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+
+from analyzer.segments import segments_for
+from analyzer.tokens import estimate_tokens
+
+COUNT_KEYS = ("requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "unanalysed", "errors", "unpriced")
+MONEY_KEYS = ("cost_usd", "saved_usd", "missed_usd")
+_AGG = """
+    COUNT(*),
+    COALESCE(SUM(prefix_segments > 0), 0),
+    COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cached_tokens), 0),
+    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
+    COALESCE(SUM(analysed = 0), 0),
+    COALESCE(SUM(status >= 400 OR error IS NOT NULL), 0),
+    COALESCE(SUM(input_tokens IS NOT NULL AND cost_usd IS NULL), 0),
+    COALESCE(SUM(cost_usd), 0.0), COALESCE(SUM(saved_usd), 0.0), COALESCE(SUM(missed_usd), 0.0)
+"""
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(text: str | None, now: float | None = None) -> float | None:
+    """``24h`` → now − 24 h; ISO 8601 → that instant (UTC when no zone); ``all``/None → None."""
+    if text is None or text.strip().lower() in ("", "all"):
+        return None
+    now = time.time() if now is None else now
+    m = _RELATIVE.match(text.lower())
+    if m:
+        return now - float(m.group(1)) * _UNIT_S[m.group(2)]
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"--since: expected like 24h, 7d, 30m or an ISO time, got {text!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
+
+
+def _totals(row: tuple[Any, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = dict(zip(COUNT_KEYS, (int(v) for v in row[:9])))
+    out.update({k: round(float(v), 9) for k, v in zip(MONEY_KEYS, row[9:12])})
+    out["token_hit_rate"] = out["cached_tokens"] / out["input_tokens"] if out["input_tokens"] else 0.0
+    out["request_hit_rate"] = out["prefix_hits"] / out["requests"] if out["requests"] else 0.0
+    return out
+
+
+def _where(since: float | None, until: float | None) -> tuple[str, list[float]]:
+    clauses, args = [], []
+    if since is not None:
+        clauses.append("ts >= ?")
+        args.append(since)
+    if until is not None:
+        clauses.append("ts < ?")
+        args.append(until)
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def summarize(conn: sqlite3.Connection, since: float | None = None, until: float | None = None,
+              buckets: int = 48, top: int = 10) -> dict[str, Any]:
+    where, args = _where(since, until)
+    totals = _totals(conn.execute(f"SELECT {_AGG} FROM requests{where}", args).fetchone())
+    providers = {
+        row[0]: _totals(row[1:])
+        for row in conn.execute(f"SELECT provider, {_AGG} FROM requests{where} GROUP BY provider ORDER BY provider", args)
+    }
+    models = [
+        {"provider": row[0], "model": row[1], **_totals(row[2:])}
+        for row in conn.execute(f"SELECT provider, model, {_AGG} FROM requests{where} GROUP BY provider, model", args)
+    ]
+    models.sort(key=lambda m: (-m["requests"], m["provider"] or "", m["model"] or ""))
+    span = conn.execute(f"SELECT MIN(ts), MAX(ts) FROM requests{where}", args).fetchone()
+    return {
+        "since": since,
+        "until": until,
+        "first_ts": span[0],
+        "last_ts": span[1],
+        **totals,
+        "providers": providers,
+        "models": models,
+        "series": _series(conn, where, args, since, until, span, buckets),
+        "top_prefixes": _top_prefixes(conn, where, args, top),
+        "miss_reasons": _miss_reasons(conn, where, args),
+    }
+
+
+def _series(conn, where, args, since, until, span, buckets: int) -> dict[str, Any]:
+    start = since if since is not None else span[0]
+    end = until if until is not None else (max(span[1], time.time()) if span[1] is not None else None)
+    if start is None or end is None or buckets < 1:
+        return {"start": start, "step": 0, "points": []}
+    step = max((end - start) / buckets, 1e-3)
+    points = [
+        {"t": start + i * step, "requests": 0, "input_usd": 0.0, "cache_read_usd": 0.0, "cache_write_usd": 0.0,
+         "output_usd": 0.0, "cost_usd": 0.0, "input_tokens": 0, "cached_tokens": 0, "hit_rate": 0.0}
+        for i in range(buckets)
+    ]
+    sql = (f"SELECT ts, cost_input_usd, cost_cache_read_usd, cost_cache_write_usd, cost_output_usd, cost_usd, "
+           f"input_tokens, cached_tokens FROM requests{where}")
+    for ts, p_in, p_read, p_write, p_out, cost, tin, tcached in conn.execute(sql, args):
+        i = min(buckets - 1, max(0, math.floor((ts - start) / step)))
+        pt = points[i]
+        pt["requests"] += 1
+        pt["input_usd"] += p_in or 0.0
+        pt["cache_read_usd"] += p_read or 0.0
+        pt["cache_write_usd"] += p_write or 0.0
+        pt["output_usd"] += p_out or 0.0
+        pt["cost_usd"] += cost or 0.0
+        pt["input_tokens"] += tin or 0
+        pt["cached_tokens"] += tcached or 0
+    for pt in points:
+        pt["hit_rate"] = pt["cached_tokens"] / pt["input_tokens"] if pt["input_tokens"] else 0.0
+    return {"start": start, "step": step, "points": points}
+
+
+def _top_prefixes(conn, where, args, top: int) -> list[dict[str, Any]]:
+    cond = (where + " AND" if where else " WHERE") + " prefix_segments > 0 AND chain IS NOT NULL"
+    groups: dict[str, dict[str, Any]] = {}
+    sql = f"SELECT chain, prefix_segments, prefix_bytes, provider, model, route, body FROM requests{cond} ORDER BY ts DESC"
+    for chain, n, nbytes, provider, model, route, body in conn.execute(sql, args):
+        hashes = chain.split(",")
+        if n > len(hashes):
+            continue
+        key = hashes[n - 1]
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {"fingerprint": key, "provider": provider, "model": model, "segments": n,
+                                   "tokens": estimate_tokens(nbytes or 0), "count": 0, "preview": None}
+        group["count"] += 1
+        if group["preview"] is None and body is not None:
+            group["preview"] = _preview(provider, route, body, n)
+    ranked = sorted(groups.values(), key=lambda g: (-g["count"] * g["tokens"], g["fingerprint"]))[:top]
+    for g in ranked:
+        g["repeated_tokens"] = g["count"] * g["tokens"]
+    return ranked
+
+
+def _preview(provider: str, route: str, body: bytes, n: int, limit: int = 160) -> str | None:
+    try:
+        segments = segments_for(provider, route, orjson.loads(body))
+    except orjson.JSONDecodeError:
+        return None
+    text = " | ".join(s.data.partition(b"\x1f")[2].decode("utf-8", "replace") for s in segments[:n])
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def _miss_reasons(conn, where, args) -> list[dict[str, Any]]:
+    cond = (where + " AND" if where else " WHERE") + " miss_reason IS NOT NULL"
+    reasons: dict[str, dict[str, Any]] = {}
+    for reason, missed in conn.execute(f"SELECT miss_reason, missed_usd FROM requests{cond}", args):
+        code = reason.split(";", 1)[0].strip()
+        entry = reasons.setdefault(code, {"reason": code, "count": 0, "missed_usd": 0.0})
+        entry["count"] += 1
+        entry["missed_usd"] += missed or 0.0
+    return sorted(reasons.values(), key=lambda r: (-r["count"], r["reason"]))

@@ -1,0 +1,101 @@
+"""Hand-worked examples; every figure below is computed by hand in the comment beside it."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.cost import breakdown, cost_of, missed_usd
+from analyzer.pricing import Price, PriceTable
+from analyzer.usage import from_anthropic, from_openai_chat
+
+TOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def table() -> PriceTable:
+    return PriceTable.load()
+
+
+def test_anthropic_mixed_5m_and_1h_writes(table):
+    # Sonnet 4.5: $3 in, $3.75 5m write, $6 1h write, $0.30 read, $15 out (per 1M).
+    usage = from_anthropic({
+        "input_tokens": 50,
+        "cache_read_input_tokens": 100_000,
+        "cache_creation_input_tokens": 10_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 2_000, "ephemeral_1h_input_tokens": 8_000},
+        "output_tokens": 500,
+    })
+    cost = cost_of(usage, table.lookup("claude-sonnet-4-5-20250929"))
+    # 50*3 + 100000*0.30 + 2000*3.75 + 8000*6 + 500*15 = 150 + 30000 + 7500 + 48000 + 7500 = 93150 → $0.09315
+    assert abs(cost.cost_usd - 0.09315) < TOL
+    # uncached: (50 + 100000 + 10000) * 3 + 500 * 15 = 330150 + 7500 = 337650 → $0.33765
+    assert abs(cost.uncached_usd - 0.33765) < TOL
+    assert abs(cost.saved_usd - 0.2445) < TOL
+
+
+def test_write_only_request_saves_a_negative_amount(table):
+    # Sonnet 4.5, first request: 10 plain tokens + 10000 written with the 5m TTL, no output.
+    usage = from_anthropic({"input_tokens": 10, "cache_creation_input_tokens": 10_000, "output_tokens": 0})
+    cost = cost_of(usage, table.lookup("claude-sonnet-4-5"))
+    # cost: 10*3 + 10000*3.75 = 37530 → $0.03753; uncached: 10010*3 = 30030 → $0.03003
+    assert abs(cost.cost_usd - 0.03753) < TOL
+    assert abs(cost.saved_usd - (-0.0075)) < TOL
+
+
+def test_one_hour_write_costs_twice_input(table):
+    # Haiku 4.5: $1 in, $2 1h write. 4000 tokens written for 1h: $0.008 vs $0.004 uncached.
+    usage = from_anthropic({"input_tokens": 0, "cache_creation": {"ephemeral_1h_input_tokens": 4000}, "output_tokens": 0})
+    cost = cost_of(usage, table.lookup("claude-haiku-4-5"))
+    assert abs(cost.cost_usd - 0.008) < TOL
+    assert abs(cost.saved_usd - (-0.004)) < TOL
+
+
+def test_openai_prompt_total_includes_cached(table):
+    # OpenAI's prompt-caching guide example: prompt_tokens 2006 of which 1920 cached.
+    usage = from_openai_chat({"prompt_tokens": 2006, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 1920}})
+    cost = cost_of(usage, table.lookup("gpt-4o-mini"))
+    # gpt-4o-mini $0.15 in / $0.075 cached / $0.60 out:
+    # 86*0.15 + 1920*0.075 + 300*0.60 = 12.9 + 144 + 180 = 336.9 → $0.0003369
+    assert abs(cost.cost_usd - 0.0003369) < TOL
+    # uncached: 2006*0.15 + 180 = 480.9 → $0.0004809; saved 1920*(0.15-0.075) = 144 → $0.000144
+    assert abs(cost.uncached_usd - 0.0004809) < TOL
+    assert abs(cost.saved_usd - 0.000144) < TOL
+
+
+def test_breakdown_parts_sum_to_cost(table):
+    usage = from_openai_chat({"prompt_tokens": 5000, "completion_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 4096}})
+    price = table.lookup("gpt-4.1")
+    parts = breakdown(usage, price)
+    # 904*2 = 1808; 4096*0.5 = 2048; 0 writes; 1000*8 = 8000
+    assert abs(parts.input_usd - 0.001808) < TOL
+    assert abs(parts.cache_read_usd - 0.002048) < TOL
+    assert parts.cache_write_usd == 0
+    assert abs(parts.output_usd - 0.008) < TOL
+    assert abs(parts.total - cost_of(usage, price).cost_usd) < TOL
+
+
+def test_missed_savings(table):
+    # 1024 tokens on gpt-4.1 that could have been read: 1024 * (2.00 - 0.50) = 1536 → $0.001536
+    assert abs(missed_usd(1024, table.lookup("gpt-4.1")) - 0.001536) < TOL
+    # Opus 4.1: 3000 * (15 - 1.5) = 40500 → $0.0405
+    assert abs(missed_usd(3000, table.lookup("claude-opus-4-1")) - 0.0405) < TOL
+    assert missed_usd(0, table.lookup("gpt-4.1")) == 0
+    assert missed_usd(-5, table.lookup("gpt-4.1")) == 0
+
+
+def test_unknown_model_is_none_never_zero(table):
+    usage = from_openai_chat({"prompt_tokens": 100, "completion_tokens": 10})
+    cost = cost_of(usage, table.lookup("some-private-model"))
+    assert cost.cost_usd is None and cost.saved_usd is None and not cost.priced
+    assert missed_usd(100, None) is None
+    assert cost_of(None, table.lookup("gpt-4o")).cost_usd is None
+
+
+def test_price_without_cache_rates_bills_reads_and_writes_as_input():
+    price = Price(model="m", provider="p", input=2.0, output=4.0)
+    usage = from_anthropic({"input_tokens": 100, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 600, "output_tokens": 10})
+    cost = cost_of(usage, price)
+    # (100+300+600)*2 + 10*4 = 2040 → $0.00204, saved exactly 0
+    assert abs(cost.cost_usd - 0.00204) < TOL
+    assert abs(cost.saved_usd) < TOL
+    assert missed_usd(1000, price) == 0
