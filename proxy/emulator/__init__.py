@@ -1,0 +1,14 @@
+"""An upstream emulator for tests, benchmarks and ``make run``: OpenAI + Anthropic on one app.
+
+``create_app(EmulatorConfig(...))`` gives a Starlette app that answers the providers' routes
+(plain and SSE streaming, any model name) with deterministic replies and reports cached
+tokens by each provider's prompt-caching rules, with tokens estimated from bytes.
+It never calls a real provider and never stores API keys (only digests).
+"""
+
+from __future__ import annotations
+
+from proxy.emulator.app import create_app
+from proxy.emulator.config import EmulatorConfig
+
+__all__ = ["EmulatorConfig", "create_app"]

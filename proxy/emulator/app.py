@@ -1,0 +1,142 @@
+"""The emulator's Starlette app: one server answering both OpenAI and Anthropic routes.
+
+OpenAI under ``/v1/{chat/completions,responses,completions,embeddings,models}``;
+Anthropic at ``/v1/messages`` and ``/v1/messages/count_tokens`` (``/v1/models`` answers
+in Anthropic's shape when the request carries ``anthropic-version`` or ``x-api-key``).
+So an OpenAI SDK takes ``base_url=f"{url}/v1"`` and an Anthropic SDK ``base_url=url``.
+
+Every ``/v1`` request goes through one pipeline: count it, read the test controls
+(``proxy.emulator.controls``), sleep, fail on demand, parse the JSON body (a body that
+is not a JSON object is a 400 in the provider's shape), then the route handler. Test
+endpoints: ``GET /_emulator/requests``, ``POST /_emulator/release/{token}``,
+``POST /_emulator/reset``. API keys are hashed on arrival and never echoed or stored.
+
+This module does not implement any caching rule or wire format itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from proxy.emulator.anthropic_messages import anthropic_models, handle_count_tokens, handle_messages
+from proxy.emulator.config import EmulatorConfig
+from proxy.emulator.controls import ControlError, parse_controls
+from proxy.emulator.errors import provider_error
+from proxy.emulator.openai_chat import handle_chat, handle_completions
+from proxy.emulator.openai_misc import handle_embeddings, openai_models
+from proxy.emulator.openai_responses import handle_responses
+from proxy.emulator.state import Call, EmulatorState
+from proxy.emulator.store import key_id
+
+Handler = Callable[[EmulatorState, Call], Response]
+
+
+def api_key(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
+        return auth[7:].strip()
+    return request.headers.get("x-api-key") or None
+
+
+def is_anthropic(request: Request) -> bool:
+    return "anthropic-version" in request.headers or "x-api-key" in request.headers
+
+
+async def _prelude(state: EmulatorState, request: Request, provider: str) -> Response | None:
+    """Counting, controls, delay, forced status, auth: a Response when the request ends here."""
+    state.requests += 1
+    state.by_route[request.url.path] += 1
+    try:
+        controls = parse_controls(request.headers)
+    except ControlError as exc:
+        return provider_error(provider, 400, str(exc))
+    request.state.controls = controls
+    if controls.delay_ms:
+        await asyncio.sleep(controls.delay_ms / 1000)
+    if controls.status is not None:
+        return provider_error(provider, controls.status, f"emulated HTTP {controls.status} (x-emulator-status)")
+    if state.config.require_api_key and not api_key(request):
+        return provider_error(provider, 401, "missing API key (Authorization: Bearer … or x-api-key)")
+    return None
+
+
+def _endpoint(provider: str, handler: Handler):
+    async def endpoint(request: Request) -> Response:
+        state: EmulatorState = request.app.state.emulator
+        early = await _prelude(state, request, provider)
+        if early is not None:
+            return early
+        raw = await request.body()
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            return provider_error(provider, 400, f"request body is not valid JSON: {exc}")
+        if not isinstance(body, dict):
+            return provider_error(provider, 400, "request body must be a JSON object")
+        call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls)
+        return handler(state, call)
+
+    return endpoint
+
+
+async def models(request: Request) -> Response:
+    state: EmulatorState = request.app.state.emulator
+    provider = "anthropic" if is_anthropic(request) else "openai"
+    early = await _prelude(state, request, provider)
+    if early is not None:
+        return early
+    model_id = request.path_params.get("model_id")
+    return anthropic_models(model_id) if provider == "anthropic" else openai_models(state, model_id)
+
+
+async def unknown(request: Request) -> Response:
+    state: EmulatorState = request.app.state.emulator
+    provider = "anthropic" if is_anthropic(request) else "openai"
+    early = await _prelude(state, request, provider)
+    return early or provider_error(provider, 404, f"Unknown request URL: {request.method} {request.url.path}")
+
+
+async def seen(request: Request) -> Response:
+    return JSONResponse(request.app.state.emulator.snapshot())
+
+
+async def release(request: Request) -> Response:
+    token = request.path_params["token"]
+    request.app.state.emulator.holds.release(token)
+    return JSONResponse({"released": token})
+
+
+async def reset(request: Request) -> Response:
+    state: EmulatorState = request.app.state.emulator
+    state.store.clear()
+    state.requests = 0
+    state.by_route.clear()
+    return JSONResponse({"reset": True})
+
+
+def create_app(config: EmulatorConfig | None = None) -> Starlette:
+    state = EmulatorState(config or EmulatorConfig())
+    routes = [
+        Route("/v1/chat/completions", _endpoint("openai", handle_chat), methods=["POST"]),
+        Route("/v1/completions", _endpoint("openai", handle_completions), methods=["POST"]),
+        Route("/v1/responses", _endpoint("openai", handle_responses), methods=["POST"]),
+        Route("/v1/embeddings", _endpoint("openai", handle_embeddings), methods=["POST"]),
+        Route("/v1/messages", _endpoint("anthropic", handle_messages), methods=["POST"]),
+        Route("/v1/messages/count_tokens", _endpoint("anthropic", handle_count_tokens), methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model_id:path}", models, methods=["GET"]),
+        Route("/_emulator/requests", seen, methods=["GET"]),
+        Route("/_emulator/release/{token}", release, methods=["POST"]),
+        Route("/_emulator/reset", reset, methods=["POST"]),
+        Route("/v1/{rest:path}", unknown, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.emulator = state
+    return app

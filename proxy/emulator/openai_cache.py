@@ -1,0 +1,71 @@
+"""OpenAI's automatic prompt caching, applied to an estimated token stream.
+
+Rules emulated (as OpenAI documents them): every prompt of at least 1024 tokens is cached
+automatically; a later request with the same leading tokens reads the longest cached
+prefix, counted in 128-token steps (1024, 1152, 1280, …); an unused prefix expires after
+the TTL (5–10 minutes; ``prompt_cache_retention: "24h"`` extends it). Cached tokens are
+reported INSIDE ``prompt_tokens``.
+
+The prompt is the concatenation of the request's segments (``analyzer.segments``) and
+token ``i`` is bytes ``[4i, 4i+4)`` of it (``analyzer.tokens``), so one 128-token block is
+512 bytes. Blocks are hashed in a chain rooted at (API key, model), like vLLM's block
+hashes, and looked up in a :class:`~proxy.emulator.store.PrefixStore`.
+
+This module does not render replies or report usage in any wire format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import xxhash
+
+from analyzer.segments import segments_for
+from analyzer.tokens import BYTES_PER_TOKEN, estimate_tokens
+from proxy.emulator.store import PrefixStore
+
+MIN_CACHED_TOKENS = 1024
+BLOCK_TOKENS = 128
+BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCacheResult:
+    prompt_tokens: int
+    cached_tokens: int
+
+
+def rendered_prompt(route: str, body: dict[str, Any]) -> bytes:
+    return b"".join(seg.data for seg in segments_for("openai", route, body))
+
+
+def block_hashes(prompt: bytes, root: bytes, prompt_tokens: int) -> list[bytes]:
+    """Chained hashes of the full 128-token blocks before the prompt's last token."""
+    n_blocks = max(0, prompt_tokens - 1) // BLOCK_TOKENS
+    hashes: list[bytes] = []
+    prev = root
+    for i in range(n_blocks):
+        prev = xxhash.xxh3_128_digest(prev + prompt[i * BLOCK_BYTES : (i + 1) * BLOCK_BYTES])
+        hashes.append(prev)
+    return hashes
+
+
+def apply_openai_cache(
+    store: PrefixStore, key: bytes, model: str, prompt: bytes, ttl_s: float
+) -> PromptCacheResult:
+    """Read the longest cached prefix of ``prompt``, then cache the prompt's blocks."""
+    prompt_tokens = estimate_tokens(len(prompt))
+    if prompt_tokens < MIN_CACHED_TOKENS:
+        return PromptCacheResult(prompt_tokens, 0)
+    root = key + b"\x00openai\x00" + model.encode("utf-8", "replace")
+    hashes = block_hashes(prompt, root, prompt_tokens)
+    hit = 0
+    for h in hashes:
+        if store.get(h) is None:
+            break
+        hit += 1
+    cached = hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= MIN_CACHED_TOKENS else 0
+    for h in hashes:
+        store.put(h, ttl_s)
+    return PromptCacheResult(prompt_tokens, cached)

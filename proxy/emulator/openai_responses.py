@@ -1,0 +1,94 @@
+"""OpenAI Responses API (``POST /v1/responses``), plain and streaming.
+
+Usage is ``{input_tokens, input_tokens_details.cached_tokens, output_tokens, ...}`` with
+cached tokens counted inside ``input_tokens``. Streams send the documented event sequence
+with ``event:`` lines and increasing ``sequence_number``: response.created,
+response.in_progress, response.output_item.added, response.content_part.added,
+response.output_text.delta × N, response.output_text.done, response.content_part.done,
+response.output_item.done, response.completed (which carries the usage).
+
+This module does not emulate tools, reasoning items or stored responses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from starlette.responses import JSONResponse, Response
+
+from proxy.emulator.errors import openai_error
+from proxy.emulator.openai_cache import PromptCacheResult, apply_openai_cache, rendered_prompt
+from proxy.emulator.openai_chat import openai_ttl
+from proxy.emulator.reply import output_tokens, reply_text, split_pieces
+from proxy.emulator.sse import named_event, sse_response
+from proxy.emulator.state import Call, EmulatorState
+
+
+def responses_usage(cache: PromptCacheResult, completion: int) -> dict[str, Any]:
+    return {
+        "input_tokens": cache.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": cache.cached_tokens},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": cache.prompt_tokens + completion,
+    }
+
+
+def _response(rid: str, created: int, body: dict, status: str, output: list, usage: dict | None) -> dict[str, Any]:
+    return {
+        "id": rid, "object": "response", "created_at": created, "status": status, "error": None,
+        "incomplete_details": None, "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"), "model": body["model"], "output": output,
+        "parallel_tool_calls": True, "previous_response_id": body.get("previous_response_id"),
+        "reasoning": {"effort": None, "summary": None}, "store": bool(body.get("store", True)),
+        "temperature": body.get("temperature", 1.0), "text": {"format": {"type": "text"}},
+        "tool_choice": "auto", "tools": [], "top_p": body.get("top_p", 1.0), "truncation": "disabled",
+        "usage": usage, "user": None, "metadata": body.get("metadata") or {},
+    }
+
+
+def _message(mid: str, text: str, status: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if status == "completed" else []
+    return {"id": mid, "type": "message", "status": status, "role": "assistant", "content": content}
+
+
+def handle_responses(state: EmulatorState, call: Call) -> Response:
+    body = call.body
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return openai_error(400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter")
+    cache = apply_openai_cache(state.store, call.key, body["model"], rendered_prompt(call.route, body), openai_ttl(state, body))
+    n_out = output_tokens(body, state.config)
+    text = reply_text(body, n_out)
+    rid, mid = state.new_id("resp_"), state.new_id("msg_")
+    usage = responses_usage(cache, n_out)
+    headers = {"x-request-id": rid}
+    if body.get("stream") is True:
+        pieces = split_pieces(text, call.controls.chunks or state.config.default_chunks)
+        return sse_response(state, call, _events(rid, mid, state.now(), body, text, pieces, usage), headers)
+    payload = _response(rid, state.now(), body, "completed", [_message(mid, text, "completed")], usage)
+    payload["output_text"] = text
+    return JSONResponse(payload, headers=headers)
+
+
+def _events(rid: str, mid: str, created: int, body: dict, text: str, pieces: list[str], usage: dict) -> Iterator[bytes]:
+    seq = 0
+
+    def event(kind: str, **fields: Any) -> bytes:
+        nonlocal seq
+        payload = {"type": kind, "sequence_number": seq, **fields}
+        seq += 1
+        return named_event(kind, payload)
+
+    part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    where = {"item_id": mid, "output_index": 0, "content_index": 0}
+    yield event("response.created", response=_response(rid, created, body, "in_progress", [], None))
+    yield event("response.in_progress", response=_response(rid, created, body, "in_progress", [], None))
+    yield event("response.output_item.added", output_index=0, item=_message(mid, "", "in_progress"))
+    yield event("response.content_part.added", **where, part=part)
+    for piece in pieces:
+        yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
+    yield event("response.output_text.done", **where, text=text, logprobs=[])
+    yield event("response.content_part.done", **where, part={**part, "text": text})
+    done = _message(mid, text, "completed")
+    yield event("response.output_item.done", output_index=0, item=done)
+    yield event("response.completed", response=_response(rid, created, body, "completed", [done], usage))
