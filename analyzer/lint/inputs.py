@@ -1,0 +1,160 @@
+"""Command-line paths → source files and requests, with every unreadable thing reported.
+
+Paths may be files, directories (searched recursively for prompt, JSON and JSONL files;
+hidden folders, ``node_modules`` and virtualenvs skipped) and globs (``prompts/**/*.md``).
+Suffixes decide the reading: ``.json`` a body (or a list of bodies), ``.jsonl``/``.ndjson``
+a log with one record per line, anything else prompt text.
+
+Nothing here raises on bad input: a file that cannot be read, invalid UTF-8, invalid JSON
+or a bad JSONL line becomes an :class:`~analyzer.lint.model.InputError` naming the file and
+line, and the rest is still read. JSON found by a directory scan that is no request body
+(``package.json``) is skipped; one named on the command line is an error.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.lint.documents import BOM, Request, SourceFile, request_from
+from analyzer.lint.model import InputError
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".prompt", ".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".mustache", ".hbs", ".liquid"}
+JSON_SUFFIXES = {".json"}
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "site-packages"}
+
+
+@dataclass
+class Loaded:
+    files: list[SourceFile] = field(default_factory=list)
+    requests: dict[str, list[Request]] = field(default_factory=dict)  # by file path
+    errors: list[InputError] = field(default_factory=list)
+
+
+def _kind(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in JSON_SUFFIXES:
+        return "json"
+    if suffix in JSONL_SUFFIXES:
+        return "jsonl"
+    return "text"
+
+
+def discover(paths: list[str], exclude: list[str] | None = None) -> tuple[list[tuple[str, bool]], list[InputError]]:
+    """(path, named_explicitly) for each file to lint, in a stable order, and path errors."""
+    exclude = exclude or []
+    found: list[tuple[str, bool]] = []
+    errors: list[InputError] = []
+    seen: set[str] = set()
+
+    def add(p: str, explicit: bool) -> None:
+        norm = os.path.normpath(p)
+        if norm in seen or any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in exclude):
+            return
+        seen.add(norm)
+        found.append((norm, explicit))
+
+    for raw in paths:
+        if os.path.isdir(raw):
+            for root, dirs, files in os.walk(raw):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+                for name in sorted(files):
+                    if Path(name).suffix.lower() in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES:
+                        add(os.path.join(root, name), False)
+        elif os.path.exists(raw) or os.path.islink(raw):
+            add(raw, True)
+        elif any(ch in raw for ch in "*?["):
+            matches = sorted(glob.glob(raw, recursive=True))
+            if not matches:
+                errors.append(InputError(raw, "no file matches this pattern"))
+            for m in matches:
+                if os.path.isfile(m):
+                    add(m, True)
+        else:
+            errors.append(InputError(raw, "no such file or directory"))
+    return found, errors
+
+
+def read_source(path: str) -> SourceFile:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    has_bom = data.startswith(BOM.encode())
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, f"not UTF-8 text (byte {exc.start})", line) from None
+    return SourceFile(path, data, text[1:] if has_bom else text, has_bom, _kind(path))
+
+
+def _json_error(src: SourceFile, exc: json.JSONDecodeError, line_base: int = 0, what: str = "invalid JSON") -> InputError:
+    return InputError(src.path, f"{what}: {exc.msg}", line_base + exc.lineno, exc.colno)
+
+
+def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> list[Request] | None:
+    """Requests in a JSON/JSONL file; None when a scanned JSON file is not a request at all."""
+    out: list[Request] = []
+    if src.kind == "json":
+        try:
+            value = json.loads(src.text)
+        except json.JSONDecodeError as exc:
+            errors.append(_json_error(src, exc))
+            return []
+        except RecursionError:
+            errors.append(InputError(src.path, "JSON nested too deeply to read", 1))
+            return []
+        items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+        for i, item in items:
+            req = request_from(src, item, line=1, raw=src.text, raw_base=0, base_path="" if i is None else f"[{i}]", index=len(out))
+            if req is not None:
+                out.append(req)
+        if not out:
+            if not explicit:
+                return None
+            errors.append(InputError(src.path, "no request body here (expected messages, input or prompt)", 1))
+        return out
+    base = 0
+    for lineno, line in enumerate(src.text.splitlines(keepends=True), start=1):
+        stripped = line.strip()
+        if stripped:
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                errors.append(InputError(src.path, f"line is not JSON: {exc.msg}", lineno, exc.colno))
+            except RecursionError:
+                errors.append(InputError(src.path, "line is JSON nested too deeply to read", lineno))
+            else:
+                req = request_from(src, value, line=lineno, raw=line, raw_base=base, base_path="", index=len(out))
+                if req is None:
+                    errors.append(InputError(src.path, "line is no request body (expected messages, input or prompt)", lineno))
+                else:
+                    out.append(req)
+        base += len(line)
+    return out
+
+
+def load(paths: list[str], exclude: list[str] | None = None) -> Loaded:
+    files, errors = discover(paths, exclude)
+    loaded = Loaded(errors=errors)
+    for path, explicit in files:
+        try:
+            src = read_source(path)
+        except InputError as exc:
+            loaded.errors.append(exc)
+            continue
+        if src.kind == "text":
+            loaded.files.append(src)
+            continue
+        reqs = read_requests(src, explicit, loaded.errors)
+        if reqs is None:
+            continue
+        loaded.files.append(src)
+        loaded.requests[src.path] = reqs
+    return loaded

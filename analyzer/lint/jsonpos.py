@@ -1,0 +1,111 @@
+"""Where each JSON value sits in the raw text: field path → (start, end) character offsets.
+
+The ``json`` module gives values, not positions; lint findings need both the field path
+(``messages[0].content``) and a line and column in the file. This is a small scanner over
+already-valid JSON (parse it with ``json.loads`` first): it records the span of every
+value, and :func:`string_offset` maps an index into a decoded string back to the raw text
+(escapes such as ``\\n`` and ``\\u00e9`` take several raw characters for one decoded one).
+
+It does not validate JSON and does not build values.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+
+_WS = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+
+
+def _key(path: str, key: str) -> str:
+    simple = key.replace("_", "a").replace("-", "a").isalnum()
+    part = key if simple else '"' + key.replace('"', '\\"') + '"'
+    return f"{path}.{part}" if path else part
+
+
+def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
+    """Spans of every value in the JSON text ``raw`` (root path is ``""``)."""
+    spans: dict[str, tuple[int, int]] = {}
+
+    def skip(i: int) -> int:
+        return _WS.match(raw, i).end()
+
+    def value(i: int, path: str) -> int:
+        i = skip(i)
+        ch = raw[i]
+        begin = i
+        if ch == "{":
+            i = skip(i + 1)
+            if raw[i] == "}":
+                i += 1
+            else:
+                while True:
+                    m = _STRING.match(raw, skip(i))
+                    key = json.loads(m.group(0))
+                    i = skip(m.end())  # at ':'
+                    i = value(i + 1, _key(path, key))
+                    i = skip(i)
+                    if raw[i] == ",":
+                        i += 1
+                        continue
+                    i += 1  # '}'
+                    break
+        elif ch == "[":
+            i = skip(i + 1)
+            if raw[i] == "]":
+                i += 1
+            else:
+                n = 0
+                while True:
+                    i = value(i, f"{path}[{n}]")
+                    n += 1
+                    i = skip(i)
+                    if raw[i] == ",":
+                        i += 1
+                        continue
+                    i += 1  # ']'
+                    break
+        elif ch == '"':
+            i = _STRING.match(raw, i).end()
+        else:
+            i = _SCALAR.match(raw, i).end()
+        spans[path] = (begin, i)
+        return i
+
+    value(start, "")
+    return spans
+
+
+def string_offset(raw: str, start: int, index: int) -> int:
+    """Raw offset of decoded character ``index`` of the JSON string token at ``start``."""
+    i, n = start + 1, 0
+    while n < index and i < len(raw) and raw[i] != '"':
+        if raw[i] == "\\":
+            if raw[i + 1] == "u":
+                code = int(raw[i + 2 : i + 6], 16)
+                i += 6
+                if 0xD800 <= code < 0xDC00 and raw.startswith("\\u", i):  # surrogate pair: one char
+                    i += 6
+            else:
+                i += 2
+        else:
+            i += 1
+        n += 1
+    return i
+
+
+def line_col(text: str, offset: int, line_starts: list[int] | None = None) -> tuple[int, int]:
+    """1-based (line, column) of ``offset`` in ``text``."""
+    starts = line_starts if line_starts is not None else line_starts_of(text)
+    line = bisect.bisect_right(starts, offset) - 1
+    return line + 1, offset - starts[line] + 1
+
+
+def line_starts_of(text: str) -> list[int]:
+    starts = [0]
+    for m in re.finditer(r"\r\n|\n|\r(?!\n)", text):
+        starts.append(m.end())
+    return starts

@@ -1,0 +1,48 @@
+"""PG301 tool-order-differs: across a log, the same tools sent in different orders."""
+
+from __future__ import annotations
+
+from analyzer.lint.documents import Request
+from analyzer.lint.model import Finding, Rule
+from analyzer.lint.rules.pg204_unsorted_tools import tool_name
+
+RULE = Rule(
+    code="PG301",
+    name="tool-order-differs",
+    summary="The same tools in a different order across requests",
+    message="tools arrive in a different order than at line {first_line} ({order} vs {first_order}) in {count} request(s); the prefix forks at tools[{at}]",
+    why="Tools open the prompt. The same set in another order is different bytes from the first token on, so those "
+        "requests never share a cached prefix with the others.",
+    example="line 1: [search, browse]; line 2: [browse, search]",
+    fix="Sort tools by name (or keep one fixed order) wherever requests are built.",
+    severity="high",
+    scope="log",
+)
+
+
+def check(requests: list[Request]):
+    first: dict[tuple, tuple[tuple[str, ...], Request]] = {}
+    seen: dict[tuple, list] = {}
+    for req in requests:
+        tools = req.body.get("tools")
+        if not isinstance(tools, list) or len(tools) < 2:
+            continue
+        names = tuple(tool_name(t) for t in tools)
+        group = (req.provider, req.model, frozenset(names))
+        if group not in first:
+            first[group] = (names, req)
+            continue
+        base, base_req = first[group]
+        if names == base:
+            continue
+        key = (group, names)
+        if key in seen:
+            seen[key][1] += 1
+            continue
+        at = next(i for i, (a, b) in enumerate(zip(names, base)) if a != b)
+        line, col = req.position("tools")
+        fmt = dict(first_line=base_req.line, order=", ".join(names[:4]), first_order=", ".join(base[:4]), at=at)
+        seen[key] = [Finding(RULE, "", req.file.path, line, col, field="tools", key=",".join(names), group="order"), 1, fmt]
+    for finding, count, fmt in seen.values():
+        finding.message = RULE.message.format(count=count, **fmt)
+        yield finding

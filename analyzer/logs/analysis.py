@@ -1,0 +1,226 @@
+"""One streaming pass over request records: prefixes, allowed vs realised hit rate, money, forks.
+
+- **Allowed** cached tokens per request: the longest prefix seen before *within the
+  provider's TTL* (same provider and model), rounded down by the provider's rules
+  (:mod:`.cache_rules`: 1,024-token minimum and 128-token steps on OpenAI; per-model
+  minimums on Anthropic, assuming breakpoints placed at the repeated prefix; a request
+  that asks for ``ttl: "1h"`` gets an hour). Logs without timestamps are taken as one
+  burst (every repeat within TTL).
+- **Realised**: the cached tokens in the usage the provider reported.
+- **Money** (:mod:`analyzer.cost`): spent and saved from usage; potential extra savings are
+  the allowed-but-not-cached tokens priced at input − cache read.
+- **Forks**: for a request that leaves a known prefix before its last message, the
+  previous request through the same prefix is diffed (:mod:`.forks`) and the cause
+  (a timestamp, an id, changed content) is counted per field.
+
+Token counts for prefixes are estimates from bytes (:mod:`analyzer.tokens`). Memory is
+bounded: the tree caps its nodes and only the last ``recent_bodies`` bodies are kept.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.cost import cost_of, missed_usd
+from analyzer.logs.cache_rules import cacheable_tokens, rules_for
+from analyzer.logs.forks import explain_fork
+from analyzer.logs.reader import LogRecord
+from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
+from analyzer.prefix import chain, root_hash
+from analyzer.segments import segments_for
+from analyzer.tokens import estimate_tokens
+
+MIN_SIMILARITY = 0.5  # at segment 0: the two strings must be one template with a changed value
+
+
+@dataclass
+class AnalyzeConfig:
+    ttl_openai: float = 300.0
+    ttl_anthropic: float = 300.0
+    top: int = 10
+    max_nodes: int = 1_500_000
+    recent_bodies: int = 512
+    prices: Any = None  # analyzer.pricing.PriceTable, or None for no money figures
+
+    def __post_init__(self) -> None:
+        if self.ttl_openai <= 0 or self.ttl_anthropic <= 0:
+            raise ValueError("TTLs must be > 0 seconds")
+        if self.top < 1:
+            raise ValueError("top must be >= 1")
+        if self.recent_bodies < 1:
+            raise ValueError("recent_bodies must be >= 1")
+
+
+@dataclass
+class Totals:
+    requests: int = 0
+    input_tokens: int = 0
+    allowed_tokens: int = 0
+    with_usage: int = 0
+    usage_input_tokens: int = 0
+    cached_tokens: int = 0
+    allowed_with_usage: int = 0
+
+
+@dataclass
+class ForkStat:
+    field: str
+    kind: str
+    where: str
+    count: int = 0
+    offsets: Counter = field(default_factory=Counter)
+    example: str = ""
+
+
+def _tail_start(segs) -> int:
+    last, head = len(segs), None
+    for i, s in enumerate(segs):
+        if s.kind in ("message", "prompt"):
+            h = s.path.split(".")[0]
+            if h != head:
+                last, head = i, h
+    return last
+
+
+class Analysis:
+    def __init__(self, config: AnalyzeConfig | None = None):
+        self.cfg = config or AnalyzeConfig()
+        self.tree = PrefixTree(self.cfg.max_nodes)
+        self.total = Totals()
+        self.by_provider: dict[str, Totals] = {}
+        self.unanalysed = 0
+        self.estimated_input = 0
+        self.spent = self.saved = self.potential_extra = 0.0
+        self.unpriced: Counter = Counter()
+        self.forks: dict[tuple[str, str], ForkStat] = {}
+        self.forked_requests = 0
+        self.unexplained_forks = 0
+        self.expired = 0
+        self.below_minimum = 0
+        self.no_breakpoint = 0
+        self._recent: OrderedDict[int, tuple] = OrderedDict()
+        self._prices: dict[str, Any] = {}
+        self._index = 0
+
+    def _price(self, model: str):
+        if self.cfg.prices is None:
+            return None
+        if model not in self._prices:
+            self._prices[model] = self.cfg.prices.lookup(model)
+        return self._prices[model]
+
+    def add(self, rec: LogRecord) -> None:
+        self._index += 1
+        idx = self._index
+        segs = None
+        if rec.body is not None:
+            segs = segments_for(rec.provider, rec.route, rec.body)
+            if not segs:
+                self.unanalysed += 1
+                return
+            root = root_hash(rec.provider, rec.model)
+            ch = chain(segs, root)
+            keys = [h[:8] for h in ch.hashes]
+            ends = list(ch.ends)
+            paths = [s.path for s in segs]
+        elif rec.chain_hex:
+            root = root_hash(rec.provider, rec.model)
+            keys = [bytes.fromhex(h) for h in rec.chain_hex]
+            per = (rec.total_bytes or 0) / len(keys)
+            ends = [int(per * (i + 1)) for i in range(len(keys))]
+            paths = [f"segment[{i}]" for i in range(len(keys))]
+        else:
+            self.unanalysed += 1
+            return
+        rules = rules_for(rec.provider, rec.model)
+        ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
+        if segs is not None and any(s.cache_control == "1h" for s in segs):
+            ttl = max(ttl, 3600.0)  # the request asked for Anthropic's 1-hour cache
+        seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}")
+
+        est_total = estimate_tokens(ends[-1])
+        input_tokens = rec.usage.input_tokens if rec.usage else est_total
+        if rec.usage is None:
+            self.estimated_input += 1
+        live_bytes = ends[seen.live - 1] if seen.live else 0
+        allowed = cacheable_tokens(rules, live_bytes) if seen.live else 0
+        allowed = min(allowed, input_tokens)
+        if seen.shared > seen.live:
+            self.expired += 1
+        if seen.live and allowed == 0 and estimate_tokens(live_bytes) > 0:
+            self.below_minimum += 1
+        if rec.provider == "anthropic" and allowed and segs is not None and not any(s.cache_control for s in segs):
+            self.no_breakpoint += 1
+
+        for t in (self.total, self.by_provider.setdefault(rec.provider, Totals())):
+            t.requests += 1
+            t.input_tokens += input_tokens
+            t.allowed_tokens += allowed
+            if rec.usage:
+                t.with_usage += 1
+                t.usage_input_tokens += rec.usage.input_tokens
+                t.cached_tokens += rec.usage.cached_tokens
+                t.allowed_with_usage += allowed
+
+        price = self._price(rec.model)
+        if self.cfg.prices is not None and price is None:
+            self.unpriced[rec.model or "?"] += 1
+        cached = rec.usage.cached_tokens if rec.usage else 0
+        if rec.usage is not None:
+            cost = cost_of(rec.usage, price)
+            if cost.cost_usd is not None:
+                self.spent += cost.cost_usd
+                self.saved += cost.saved_usd
+        extra = missed_usd(max(0, allowed - cached), price)
+        if extra is not None:
+            self.potential_extra += extra
+
+        if segs is not None:
+            self._fork(rec, segs, seen, idx)
+            self._recent[idx] = (rec.body, segs)
+            if len(self._recent) > self.cfg.recent_bodies:
+                self._recent.popitem(last=False)
+
+    def _fork(self, rec: LogRecord, segs, seen, idx: int) -> None:
+        n = seen.shared
+        if n >= len(segs) or not seen.previous or not seen.branched:
+            return  # a new prefix, or an extension of one (a conversation's next turn)
+        if n >= _tail_start(segs):
+            return  # the new turn itself: where requests should differ
+        seg = segs[n]
+        where = "head" if seg.kind in ("tool", "schema", "system", "instructions") or seg.role in ("system", "developer") else "history"
+        best = None
+        for prev_idx in seen.previous:
+            prev = self._recent.get(prev_idx)
+            if prev is None:
+                continue
+            fork = explain_fork(prev[0], prev[1], rec.body, segs, n)
+            if fork is not None and (best is None or fork.similarity > best.similarity):
+                best = fork
+        if best is None:
+            self.forked_requests += 1
+            self.unexplained_forks += 1
+            return
+        if n == 0 and best.similarity < MIN_SIMILARITY:
+            return  # another app or template sharing the model, not a fork of one prefix
+        self.forked_requests += 1
+        fork = best
+        kind = fork.volatile.kind if fork.volatile else "content"
+        stat = self.forks.get((fork.field, kind))
+        if stat is None:
+            example = fork.volatile.value if fork.volatile else fork.text[fork.offset : fork.offset + 40]
+            stat = self.forks[(fork.field, kind)] = ForkStat(fork.field, kind, where, example=example)
+        stat.count += 1
+        stat.offsets[fork.volatile.start if fork.volatile else fork.offset] += 1
+
+    def top_prefixes(self) -> list[dict[str, Any]]:
+        total_input = max(1, self.total.input_tokens)
+        rows = []
+        for node in self.tree.branch_points():
+            tokens = estimate_tokens(node[END])
+            rows.append((node[COUNT] * tokens, node, tokens))
+        rows.sort(key=lambda r: -r[0])
+        return [{"count": node[COUNT], "segments": node[DEPTH], "tokens": tokens, "share_of_input": node[COUNT] * tokens / total_input,
+                 "ends_at": node[PATH], "model": node[MODEL], "first_line": node[FIRST_LINE]} for _, node, tokens in rows[: self.cfg.top]]

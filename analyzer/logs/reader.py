@@ -1,0 +1,178 @@
+"""Stream request records from JSONL logs and from the proxy's SQLite ledger.
+
+A JSONL line is a bare request body, or a record ``{"request"|"body": body, "response":
+{…"usage"…} | "usage": {…}, "ts"|"timestamp": epoch seconds or ISO 8601, "provider",
+"route", "model", "session_id"}``. Provider and route come from the record or from
+:func:`analyzer.segments.guess_shape`. A ledger row gives usage, timing and the chain of
+segment hashes (``chain``), and the body when the proxy ran with ``--log-bodies``.
+
+Records are yielded one at a time (memory does not grow with the log). A line or row that
+cannot be read is reported through ``on_error(file, line, message)`` and skipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+
+from analyzer.segments import guess_shape
+from analyzer.usage import Usage, from_any
+
+OnError = Callable[[str, int | None, str], None]
+LEDGER_SUFFIXES = {".sqlite", ".sqlite3", ".db"}
+
+
+@dataclass(slots=True)
+class LogRecord:
+    source: str
+    line: int
+    provider: str
+    route: str
+    model: str
+    ts: float | None
+    body: dict[str, Any] | None
+    usage: Usage | None
+    session: str | None = None
+    chain_hex: list[str] | None = None  # ledger rows without a body: 8-byte hex per segment
+    total_bytes: int | None = None
+
+
+def _ts(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _session(record: dict[str, Any], body: dict[str, Any]) -> str | None:
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    for v in (record.get("session_id"), record.get("session"), body.get("prompt_cache_key"), body.get("user"), meta.get("user_id")):
+        if isinstance(v, (str, int)) and v != "":
+            return str(v)
+    return None
+
+
+def record_from(value: Any, source: str, line: int) -> LogRecord | str:
+    """A :class:`LogRecord` for one parsed JSONL value, or a message saying why not."""
+    if not isinstance(value, dict):
+        return "not a JSON object"
+    record: dict[str, Any] = {}
+    body = value
+    for key in ("request", "body"):
+        if isinstance(value.get(key), dict):
+            record, body = value, value[key]
+            break
+    shape = guess_shape(body)
+    if shape is None:
+        return "no request body (expected messages, input or prompt)"
+    provider, route = shape
+    if record.get("provider") in ("openai", "anthropic"):
+        provider = record["provider"]
+        route = record["route"] if isinstance(record.get("route"), str) else route
+    usage_block = None
+    response = record.get("response")
+    if isinstance(response, dict) and isinstance(response.get("usage"), dict):
+        usage_block = response["usage"]
+    elif isinstance(record.get("usage"), dict):
+        usage_block = record["usage"]
+    usage = from_any(usage_block) if usage_block is not None else None
+    model = body.get("model") or record.get("model") or ""
+    ts = _ts(record.get("ts", record.get("timestamp", record.get("created_at"))))
+    return LogRecord(source, line, provider, route, model if isinstance(model, str) else "", ts, body, usage, _session(record, body))
+
+
+def read_jsonl(path: str, on_error: OnError, on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        on_error(path, None, f"cannot read: {exc.strerror or exc}")
+        return
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if on_bytes:
+                on_bytes(len(raw))
+            if not raw.strip():
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                on_error(path, lineno, f"line is not JSON: {exc.msg} (column {exc.colno})")
+                continue
+            rec = record_from(value, path, lineno)
+            if isinstance(rec, str):
+                on_error(path, lineno, rec)
+            else:
+                yield rec
+
+
+LEDGER_COLUMNS = ("id", "ts", "provider", "model", "route", "input_tokens", "cached_tokens", "cache_write_tokens",
+                  "cache_write_1h_tokens", "output_tokens", "total_bytes", "chain", "tenant", "analysed")
+
+
+def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        cols = {row[1] for row in conn.execute("PRAGMA table_info(requests)")}
+    except sqlite3.Error as exc:
+        on_error(path, None, f"not a readable SQLite ledger: {exc}")
+        return
+    if not cols:
+        on_error(path, None, "no `requests` table: not a prefixgate ledger")
+        conn.close()
+        return
+    wanted = [c for c in LEDGER_COLUMNS if c in cols] + (["body"] if "body" in cols else [])
+    try:
+        for row in conn.execute(f"SELECT {', '.join(wanted)} FROM requests ORDER BY id"):
+            r = dict(zip(wanted, row))
+            body = None
+            if r.get("body"):
+                try:
+                    parsed = orjson.loads(r["body"])
+                    body = parsed if isinstance(parsed, dict) else None
+                except orjson.JSONDecodeError:
+                    on_error(path, r.get("id"), "row body is not JSON; using its chain column")
+            usage = None
+            if r.get("input_tokens") is not None:
+                try:
+                    usage = Usage(r["input_tokens"] or 0, r.get("cached_tokens") or 0, r.get("cache_write_tokens") or 0,
+                                  min(r.get("cache_write_1h_tokens") or 0, r.get("cache_write_tokens") or 0), r.get("output_tokens") or 0)
+                except ValueError as exc:
+                    on_error(path, r.get("id"), f"row usage is inconsistent: {exc}")
+            chain = [h for h in (r.get("chain") or "").split(",") if h]
+            if body is None and not chain:
+                continue  # unanalysed request (no body kept, no segments): nothing to place in the tree
+            yield LogRecord(path, r.get("id") or 0, r.get("provider") or "", r.get("route") or "", r.get("model") or "",
+                            r.get("ts"), body, usage, r.get("tenant"), chain or None, r.get("total_bytes"))
+    except sqlite3.Error as exc:
+        on_error(path, None, f"ledger read failed: {exc}")
+    finally:
+        conn.close()
+
+
+def is_ledger(path: str) -> bool:
+    """A .sqlite/.sqlite3/.db name, or any file that starts with SQLite's magic header."""
+    if Path(path).suffix.lower() in LEDGER_SUFFIXES:
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def read_any(path: str, on_error: OnError, on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+    if is_ledger(path):
+        yield from read_ledger(path, on_error)
+    else:
+        yield from read_jsonl(path, on_error, on_bytes)

@@ -1,0 +1,113 @@
+"""An :class:`~analyzer.logs.analysis.Analysis` → a JSON-ready summary, advice and a text report.
+
+Advice sentences name the field, the offset and the share of requests, e.g. "the time of
+day at messages[0].content offset 1,204 forks 93% of requests". Percentages are of the
+analysed requests. This module computes nothing new from the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzer.lint.rules._volatile import LABELS
+from analyzer.logs.analysis import Analysis
+
+LABELS_ALL = {**LABELS, "content": "changed content"}
+
+
+def _rate(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def forks(a: Analysis) -> list[dict[str, Any]]:
+    analysed = max(1, a.total.requests)
+    rows = sorted(a.forks.values(), key=lambda s: -s.count)
+    return [{"field": s.field, "kind": s.kind, "where": s.where, "count": s.count, "share": s.count / analysed,
+             "offset": s.offsets.most_common(1)[0][0], "example": s.example} for s in rows[:20]]
+
+
+def advice(a: Analysis, summary: dict[str, Any]) -> list[str]:
+    out = []
+    for f in summary["forks"][:5]:
+        if f["share"] < 0.01:
+            continue
+        what = f"the {LABELS_ALL[f['kind']]}" + (f" `{f['example'][:32]}`" if f["kind"] != "content" and f["example"] else "")
+        out.append(f"{what[0].upper()}{what[1:]} at {f['field']} offset {f['offset']:,} forks {f['share']:.0%} of requests "
+                   f"({f['count']:,}); move it after the stable prefix (into the last message).")
+    hr = summary["hit_rate"]
+    if hr["realized"] is not None and hr["allowed_with_usage"] is not None and hr["allowed_with_usage"] - hr["realized"] >= 0.05:
+        money = summary["money"]
+        extra = f": about ${money['potential_extra_usd']:,.2f} more could be saved" if money["priced"] else ""
+        out.append(f"The providers' caching rules allow {hr['allowed_with_usage']:.0%} of input tokens from cache; "
+                   f"the usage reports {hr['realized']:.0%}{extra}.")
+    if a.no_breakpoint:
+        out.append(f"{a.no_breakpoint:,} Anthropic request(s) repeat a cacheable prefix but set no cache_control breakpoint; "
+                   "add one at the end of the stable prefix (Anthropic caches nothing without it).")
+    if a.expired:
+        out.append(f"{a.expired:,} request(s) repeated a prefix only after the cache TTL had passed; "
+                   "a 1-hour TTL (Anthropic) or steadier traffic would keep it warm.")
+    if a.below_minimum:
+        out.append(f"{a.below_minimum:,} request(s) repeat a prefix shorter than the provider's minimum "
+                   "(1,024 tokens on OpenAI and most Claude models), so nothing of it is cached.")
+    return out
+
+
+def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, Any]:
+    t = a.total
+    by_provider = {p: {"requests": v.requests, "input_tokens": v.input_tokens, "allowed_tokens": v.allowed_tokens,
+                       "cached_tokens": v.cached_tokens, "allowed": _rate(v.allowed_tokens, v.input_tokens),
+                       "realized": _rate(v.cached_tokens, v.usage_input_tokens)} for p, v in sorted(a.by_provider.items())}
+    priced = a.cfg.prices is not None
+    summary: dict[str, Any] = {
+        "sources": sources,
+        "requests": t.requests + a.unanalysed,
+        "analysed": t.requests,
+        "unanalysed": a.unanalysed,
+        "input_errors": len(errors),
+        "input_tokens": t.input_tokens,
+        "requests_with_usage": t.with_usage,
+        "tree_nodes": len(a.tree),
+        "distinct_prefixes": sum(1 for _ in a.tree.branch_points()),
+        "top_prefixes": a.top_prefixes(),
+        "hit_rate": {"allowed": _rate(t.allowed_tokens, t.input_tokens), "realized": _rate(t.cached_tokens, t.usage_input_tokens),
+                     "allowed_with_usage": _rate(t.allowed_with_usage, t.usage_input_tokens), "by_provider": by_provider},
+        "money": {"priced": priced, "spent_usd": a.spent if priced else None, "saved_usd": a.saved if priced else None,
+                  "potential_extra_usd": a.potential_extra if priced else None,
+                  "unpriced_requests": sum(a.unpriced.values()), "unpriced_models": sorted(a.unpriced)},
+        "forks": forks(a),
+        "forked_requests": a.forked_requests,
+        "unexplained_forks": a.unexplained_forks,
+        "expired_repeats": a.expired,
+        "below_minimum": a.below_minimum,
+        "errors": errors[:50],
+    }
+    summary["advice"] = advice(a, summary)
+    return summary
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def render(s: dict[str, Any]) -> str:
+    lines = [f"requests {s['requests']:,} (analysed {s['analysed']:,}, unanalysed {s['unanalysed']:,}, with usage {s['requests_with_usage']:,})",
+             f"input tokens {s['input_tokens']:,}; prefix tree {s['tree_nodes']:,} nodes, {s['distinct_prefixes']:,} distinct repeated prefixes", ""]
+    hr = s["hit_rate"]
+    lines.append(f"cache hit rate (share of input tokens): allowed by the providers' rules {_pct(hr['allowed'])}, realised {_pct(hr['realized'])}")
+    for p, v in hr["by_provider"].items():
+        lines.append(f"  {p:<10} requests {v['requests']:>9,}  allowed {_pct(v['allowed']):>7}  realised {_pct(v['realized']):>7}")
+    m = s["money"]
+    if m["priced"]:
+        lines += ["", f"spent ${m['spent_usd']:,.2f}, saved by caching ${m['saved_usd']:,.2f}, could still save ${m['potential_extra_usd']:,.2f}"
+                  + (f" ({m['unpriced_requests']:,} requests of unpriced models: {', '.join(m['unpriced_models'][:5])})" if m["unpriced_requests"] else "")]
+    if s["top_prefixes"]:
+        lines += ["", "top repeated prefixes          count   tokens  share of input  model                        first seen"]
+        for p in s["top_prefixes"]:
+            lines.append(f"  ends at {p['ends_at']:<22} {p['count']:>6,} {p['tokens']:>8,}  {p['share_of_input']:>13.1%}  {p['model'][:28]:<28} line {p['first_line']:,}")
+    if s["forks"]:
+        lines += ["", "where prefixes fork (before the last message)"]
+        for f in s["forks"][:10]:
+            lines.append(f"  {f['where']:<7} {f['field']:<28} offset {f['offset']:>7,}  {LABELS_ALL[f['kind']]:<26} {f['count']:>7,} ({f['share']:.0%})")
+    if s["advice"]:
+        lines += ["", "advice"] + [f"  - {a}" for a in s["advice"]]
+    return "\n".join(lines)

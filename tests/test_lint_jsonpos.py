@@ -1,0 +1,31 @@
+"""The JSON position mapper: field paths → spans, decoded index → raw offset."""
+
+from __future__ import annotations
+
+import json
+
+from analyzer.lint.jsonpos import line_col, locate, string_offset
+
+
+def test_spans_cover_every_value_with_paths():
+    raw = '{\n  "a": [1, {"b-c": "x"}],\n  "d": {"e": null, "f": true}, "g": -1.5e3\n}'
+    spans = locate(raw)
+    for path, expected in {"a[0]": 1, 'a[1].b-c': "x", "d.e": None, "d.f": True, "g": -1500.0}.items():
+        start, end = spans[path]
+        assert json.loads(raw[start:end]) == expected
+    assert spans[""] == (0, len(raw))
+
+
+def test_string_offset_steps_over_escapes_and_surrogate_pairs():
+    raw = '{"s": "a\\n\\u00e9\\ud83d\\ude00 12:30"}'
+    start, _ = locate(raw)["s"]
+    decoded = json.loads(raw)["s"]
+    i = decoded.index("12:30")
+    assert raw[string_offset(raw, start, i) : string_offset(raw, start, i) + 5] == "12:30"
+
+
+def test_line_col_is_one_based_and_handles_crlf():
+    text = "ab\r\ncd\nef"
+    assert line_col(text, 0) == (1, 1)
+    assert line_col(text, 5) == (2, 2)
+    assert line_col(text, 8) == (3, 2)
