@@ -1,0 +1,64 @@
+"""The interface every KV cache implements, as the model's attention layers see it.
+
+One cache serves one sequence. The model calls ``begin(token_ids)`` once per forward pass (the cache
+answers with the absolute positions of those tokens), ``update(layer, k, v)`` once per layer (the cache
+stores the new keys/values and returns every key/value the new queries may attend to, with their
+positions), then ``advance()``. Keys and values are laid out ``[kv_heads, tokens, head_dim]``: only the
+KV heads are stored, never copies repeated per query head. This module holds no storage itself.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kvcache.config import ModelConfig
+from kvcache.errors import ContextLengthError
+
+
+class KVCache:
+    """Base class: position bookkeeping and the size report; subclasses own the storage."""
+
+    bytes_per_value: int = 0
+
+    def __init__(self, config: ModelConfig, capacity: int):
+        self.config = config
+        self.capacity = capacity
+        self.length = 0
+        self._pending = 0
+
+    def match_prefix(self, token_ids: list[int]) -> int:
+        """How many leading tokens of the prompt are already cached (only paged caches share)."""
+        return 0
+
+    def begin(self, token_ids: list[int]) -> torch.Tensor:
+        count = len(token_ids)
+        if self.length + count > self.capacity:
+            raise ContextLengthError(
+                f"{self.length + count} tokens do not fit into this cache ({self.capacity} tokens)"
+            )
+        self._pending = count
+        return torch.arange(self.length, self.length + count)
+
+    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def advance(self) -> None:
+        self.length += self._pending
+        self._pending = 0
+
+    def release(self) -> None:
+        """Give storage back (paged caches return their blocks to the shared pool)."""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of key/value storage actually allocated (without side tables such as int8 scales)."""
+        raise NotImplementedError
+
+    @property
+    def extra_nbytes(self) -> int:
+        """Bytes of side tables (int8 scales); 0 for plain caches."""
+        return 0
+
+    def formula_bytes(self, tokens: int) -> int:
+        """The seeds' formula 2 · L · H_kv · d · n · bytes for ``tokens`` tokens in this cache's precision."""
+        return self.config.kv_bytes_per_token(self.bytes_per_value) * tokens

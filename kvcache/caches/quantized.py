@@ -1,0 +1,56 @@
+"""An int8 KV cache: every key and value vector is stored as int8 with one scale per token and KV head.
+
+``x ≈ q · scale`` with ``scale = max|x| / 127`` over the head dimension, so the stored K/V data is exactly
+2 · L · H_kv · d · n · 1 byte (half of fp16), plus one fp16 scale per token, head, and K or V (reported
+separately as ``extra_nbytes``). Reads dequantize into the compute dtype. Unlike the other caches this
+one changes the output slightly; it does not bound that error itself (the tests measure it).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kvcache.caches.base import KVCache
+from kvcache.config import ModelConfig
+
+
+def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x: [..., d] → (int8 [..., d], fp16 scale [..., 1]) with per-vector absmax scaling."""
+    scale = x.abs().amax(dim=-1, keepdim=True).float().clamp(min=1e-8) / 127.0
+    q = torch.round(x.float() / scale).clamp(-127, 127).to(torch.int8)
+    return q, scale.to(torch.float16)
+
+
+def dequantize(q: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return (q.float() * scale.float()).to(dtype)
+
+
+class Int8Cache(KVCache):
+    bytes_per_value = 1
+
+    def __init__(self, config: ModelConfig, capacity: int, dtype: torch.dtype = torch.float32):
+        super().__init__(config, capacity)
+        self.dtype = dtype
+        shape = (config.num_layers, config.num_kv_heads, capacity, config.head_dim)
+        scale_shape = shape[:-1] + (1,)
+        self.k = torch.empty(shape, dtype=torch.int8)
+        self.v = torch.empty(shape, dtype=torch.int8)
+        self.k_scale = torch.empty(scale_shape, dtype=torch.float16)
+        self.v_scale = torch.empty(scale_shape, dtype=torch.float16)
+        self.positions = torch.arange(capacity)
+
+    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        start, end = self.length, self.length + k.shape[1]
+        self.k[layer, :, start:end], self.k_scale[layer, :, start:end] = quantize(k)
+        self.v[layer, :, start:end], self.v_scale[layer, :, start:end] = quantize(v)
+        keys = dequantize(self.k[layer, :, :end], self.k_scale[layer, :, :end], self.dtype)
+        values = dequantize(self.v[layer, :, :end], self.v_scale[layer, :, :end], self.dtype)
+        return keys, values, self.positions[:end]
+
+    @property
+    def nbytes(self) -> int:
+        return self.k.nbytes + self.v.nbytes
+
+    @property
+    def extra_nbytes(self) -> int:
+        return self.k_scale.nbytes + self.v_scale.nbytes

@@ -1,0 +1,74 @@
+"""``prefixgate local``: serve a local checkpoint (or the random demo model) over an OpenAI-style API.
+
+Flags: --model PATH (a Hugging Face folder; default: the demo model, built offline on first use),
+--host, --port (8000), --dtype (auto/fp32/bf16/fp16), --threads, --max-context, --block-size, --kv-blocks.
+Bad input (missing files, unsupported architecture, a dtype the machine cannot run) ends with one clear
+line and exit code 1, never a traceback. It does not daemonize or reload.
+"""
+
+from __future__ import annotations
+
+import click
+
+from kvcache.errors import EngineError
+
+
+@click.command("local")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(),
+    default=None,
+    help="Hugging Face checkpoint folder (config.json, *.safetensors, tokenizer.json). Default: the random demo model.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--dtype", default="auto", show_default=True, help="auto (the checkpoint's), fp32, bf16 or fp16.")
+@click.option(
+    "--threads", type=click.IntRange(min=1), default=None, help="torch threads (default: CPU cores, at most 8)."
+)
+@click.option(
+    "--max-context", type=click.IntRange(min=2), default=None, help="Cap the context (tokens); default: the model's."
+)
+@click.option("--block-size", type=click.IntRange(min=1), default=16, show_default=True, help="Tokens per KV block.")
+@click.option(
+    "--kv-blocks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Blocks in the shared KV pool (default: 4 contexts, at most 2 GiB).",
+)
+def local_command(
+    model_path: str | None,
+    host: str,
+    port: int,
+    dtype: str,
+    threads: int | None,
+    max_context: int | None,
+    block_size: int,
+    kv_blocks: int | None,
+) -> None:
+    """Serve a local Llama/Mistral/Qwen2 model with a paged, prefix-shared KV cache (OpenAI-compatible API)."""
+    import uvicorn
+
+    from kvcache.engine import Engine, EngineConfig
+    from kvcache.server import create_app
+
+    try:
+        config = EngineConfig(
+            model_path=model_path,
+            dtype=dtype,
+            threads=threads,
+            max_context=max_context,
+            block_size=block_size,
+            kv_blocks=kv_blocks,
+        )
+        if model_path is None:
+            click.echo("no --model given: using the demo model (building it offline on first use)", err=True)
+        engine = Engine(config)
+    except (EngineError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if engine.notice:
+        click.echo(f"NOTE: {engine.notice}", err=True)
+    click.echo(f"loaded {engine.describe()}", err=True)
+    click.echo(f"serving on http://{host}:{port}/v1 (chat/completions, completions, models)", err=True)
+    uvicorn.run(create_app(engine), host=host, port=port, log_level="warning")

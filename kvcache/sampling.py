@@ -1,0 +1,50 @@
+"""Choosing the next token from logits: greedy (temperature 0), or temperature + top-p with a seed.
+
+A seeded ``torch.Generator`` per request makes sampled output reproducible. It does not apply
+repetition penalties, top-k or logit biases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.temperature <= 100.0:
+            raise ValueError(f"temperature must be between 0 and 100, got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+
+class Sampler:
+    def __init__(self, params: SamplingParams):
+        self.params = params
+        self.generator = torch.Generator()
+        if params.seed is not None:
+            self.generator.manual_seed(params.seed)
+        else:
+            self.generator.seed()
+
+    def __call__(self, logits: torch.Tensor) -> int:
+        """logits: [vocab] (fp32)."""
+        if self.params.greedy:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits.float() / self.params.temperature, dim=-1)
+        if self.params.top_p < 1.0:
+            sorted_probs, order = torch.sort(probs, descending=True)
+            cumulative = torch.cumsum(sorted_probs, dim=-1)
+            sorted_probs[(cumulative - sorted_probs) > self.params.top_p] = 0.0  # always keeps the top token
+            probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+        return int(torch.multinomial(probs / probs.sum(), 1, generator=self.generator))

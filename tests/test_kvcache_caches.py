@@ -1,0 +1,157 @@
+"""Each cache kind: measured bytes equal 2·L·H_kv·d·n·bytes; int8 error bounded and memory halved; the
+paged cache shares prefix blocks across requests and gives the same logits as no sharing."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kvcache.caches import BlockPool, ContiguousCache, Int8Cache, SlidingWindowCache  # noqa: E402
+from kvcache.caches.blocks import BlockManager  # noqa: E402
+from kvcache.caches.quantized import dequantize, quantize  # noqa: E402
+from kvcache.config import ModelConfig  # noqa: E402
+from kvcache.errors import EngineError  # noqa: E402
+from kvcache.generate import Generation, GenerationParams  # noqa: E402
+from kvcache.loader import load_model  # noqa: E402
+from tests.kvcache_checkpoints import checkpoint, prompt_ids  # noqa: E402
+
+pytestmark = pytest.mark.local
+# Llama 3 8B's shape, few layers: L=2, H_kv=8, d=128.
+CONFIG = ModelConfig(
+    model_type="llama",
+    vocab_size=10,
+    hidden_size=4096,
+    num_layers=2,
+    num_heads=32,
+    num_kv_heads=8,
+    head_dim=128,
+    intermediate_size=16,
+    max_position_embeddings=8192,
+)
+
+
+def seeds_formula(layers: int, kv_heads: int, head_dim: int, tokens: int, bytes_per_value: int) -> int:
+    return 2 * layers * kv_heads * head_dim * tokens * bytes_per_value
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize("dtype, size", [(torch.float32, 4), (torch.float16, 2), (torch.bfloat16, 2)])
+def test_contiguous_cache_bytes_equal_the_formula(dtype, size):
+    cache = ContiguousCache(CONFIG, 1000, dtype)
+    assert cache.nbytes == seeds_formula(2, 8, 128, 1000, size) == cache.formula_bytes(1000)
+
+
+def test_sliding_cache_bytes_are_the_formula_at_the_window_whatever_the_length():
+    cache = SlidingWindowCache(CONFIG, capacity=8192, dtype=torch.float16, window=256)
+    assert cache.nbytes == seeds_formula(2, 8, 128, 256, 2)
+
+
+def test_int8_cache_bytes_are_the_formula_at_one_byte_and_half_of_fp16():
+    int8, fp16 = Int8Cache(CONFIG, 1000, torch.float16), ContiguousCache(CONFIG, 1000, torch.float16)
+    assert int8.nbytes == seeds_formula(2, 8, 128, 1000, 1) == fp16.nbytes // 2
+    # The per-token, per-head fp16 scales are the only overhead: 2 bytes per 128 values.
+    assert int8.extra_nbytes == 2 * 2 * 8 * 1000 * 2
+    assert (int8.nbytes + int8.extra_nbytes) / fp16.nbytes < 0.52
+
+
+def test_paged_pool_bytes_are_the_formula_for_its_blocks():
+    pool = BlockPool(CONFIG, num_blocks=10, block_size=16, dtype=torch.float16)
+    assert pool.nbytes == seeds_formula(2, 8, 128, 160, 2)
+    seq = pool.sequence(160)
+    seq.begin(list(range(20)))
+    assert seq.nbytes == seeds_formula(2, 8, 128, 32, 2)  # two blocks held
+
+
+def test_quantize_roundtrip_error_is_within_half_a_step():
+    x = torch.randn(4, 50, 64)
+    q, scale = quantize(x)
+    assert q.dtype == torch.int8 and scale.shape == (4, 50, 1)
+    err = (dequantize(q, scale, torch.float32) - x).abs()
+    assert (err <= scale.float() * 0.5 + 1e-3).all()
+
+
+def test_int8_cache_logit_error_is_bounded_and_reported(record_property):
+    model = load_model(checkpoint("llama3"), "fp32")
+    ids = prompt_ids(40, seed=21)
+    exact, quantized = ContiguousCache(model.config, 64), Int8Cache(model.config, 64)
+    exact_rows = [model.forward(ids[:20], exact, all_logits=True)]
+    int8_rows = [model.forward(ids[:20], quantized, all_logits=True)]
+    for token in ids[20:]:  # decode steps read the dequantized cache
+        exact_rows.append(model.forward([token], exact))
+        int8_rows.append(model.forward([token], quantized))
+    reference, approx = torch.cat(exact_rows), torch.cat(int8_rows)
+    worst = float((reference - approx).abs().max())
+    relative = worst / float(reference.std())
+    agreement = float((reference.argmax(-1) == approx.argmax(-1)).float().mean())
+    record_property("int8_max_logit_error", worst)
+    print(
+        f"int8 KV cache: max |logit error| {worst:.4f} ({relative:.1%} of the logits' std), "
+        f"top-1 agreement {agreement:.0%} over 40 positions"
+    )
+    assert 0 < relative < 0.15
+    assert agreement >= 0.9
+
+
+def test_paged_prefix_sharing_reuses_blocks_and_matches_unshared_logits():
+    model = load_model(checkpoint("qwen2"), "fp32")
+    pool = BlockPool(model.config, num_blocks=32, block_size=4)
+    system = prompt_ids(18, seed=31)
+    first_prompt, second_prompt = system + prompt_ids(5, seed=32), system + prompt_ids(7, seed=33)
+    params = GenerationParams(max_new_tokens=6)
+    first = Generation(model, first_prompt, params, pool.sequence(64))
+    first.run()
+    first.cache.release()
+    assert first.timings.cached_tokens == 0
+    second_cache = pool.sequence(64)
+    second = Generation(model, second_prompt, params, second_cache)
+    tokens = second.run()
+    assert second.timings.cached_tokens == 16  # four full blocks of the shared 18-token prefix
+    assert pool.manager.hits == 4
+    unshared = Generation(model, second_prompt, params, ContiguousCache(model.config, 64)).run()
+    assert tokens == unshared
+    # Logits too, not just tokens: the shared blocks hold exactly what a fresh prefill computes.
+    shared_logits = model.forward([tokens[-1]], second_cache)
+    fresh = ContiguousCache(model.config, 64)
+    model.forward(second_prompt + tokens[:-1], fresh)
+    assert (shared_logits - model.forward([tokens[-1]], fresh)).abs().max() <= 1e-5
+
+
+def test_identical_prompt_still_computes_its_last_token():
+    model = load_model(checkpoint("llama3"), "fp32")
+    pool = BlockPool(model.config, num_blocks=16, block_size=4)
+    prompt = prompt_ids(12, seed=41)  # exactly three blocks
+    runs = []
+    for _ in range(2):
+        generation = Generation(model, prompt, GenerationParams(max_new_tokens=3), pool.sequence(64))
+        runs.append((generation.run(), generation.timings.cached_tokens))
+        generation.cache.release()
+    assert runs[0][0] == runs[1][0]
+    assert runs[1][1] == 8  # the last block is recomputed so the first new token has logits
+
+
+def test_block_manager_recycles_least_recently_freed_and_forgets_its_hash():
+    manager = BlockManager(num_blocks=2, block_size=2)
+    a = manager.allocate()
+    _, h = manager.lookup(b"", [1, 2])
+    manager.register(a, h, [1, 2])
+    manager.release(a)
+    assert manager.lookup(b"", [1, 2])[0] == a  # freed but still cached
+    b = manager.allocate()
+    c = manager.allocate()  # recycles `a`: its hash is gone
+    assert {b, c} == {0, 1}
+    assert manager.lookup(b"", [1, 2])[0] is None
+    with pytest.raises(EngineError, match="pool is full"):
+        manager.allocate()
+
+
+def test_blocks_are_not_shared_on_hash_match_with_different_tokens():
+    manager = BlockManager(num_blocks=2, block_size=2)
+    a = manager.allocate()
+    _, h = manager.lookup(b"", [1, 2])
+    manager.register(a, h, [9, 9])  # forged: same hash, other tokens
+    assert manager.lookup(b"", [1, 2])[0] is None
