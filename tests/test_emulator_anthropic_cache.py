@@ -6,7 +6,8 @@ import pytest
 
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
-from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache, min_cacheable_tokens
+from analyzer.cache_rules import anthropic_min_tokens as min_cacheable_tokens
+from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.store import PrefixStore, key_id
 

@@ -9,7 +9,8 @@ Rules emulated (as Anthropic documents them):
   ``ttl: "1h"``. A 1h breakpoint may not come after a 5m one.
 - A breakpoint reads the prefix cached at its own block or at one of the 20 block
   boundaries before it (the lookback); the longest hit wins and refreshes its TTL.
-- A prefix shorter than the model's minimum is neither read nor written.
+- A prefix shorter than the model's minimum (:mod:`analyzer.cache_rules`) is neither read
+  nor written.
 - Usage: ``input_tokens`` EXCLUDES ``cache_read_input_tokens`` and
   ``cache_creation_input_tokens``; ``cache_creation`` splits the writes by TTL.
 
@@ -21,34 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from analyzer.cache_rules import anthropic_min_tokens
 from analyzer.prefix import chain
 from analyzer.segments import Segment, segments_for
 from analyzer.tokens import estimate_tokens
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.store import PrefixStore
-
-# Minimum cacheable prompt length per model family, in tokens, from Anthropic's
-# prompt-caching docs as mirrored by LiteLLM's docs (2026-10). Longest matching prefix wins.
-MIN_CACHEABLE_TOKENS: dict[str, int] = {
-    "claude-opus-5": 512,
-    "claude-fable-5": 512,
-    "claude-mythos-5": 512,
-    "claude-opus-4-7": 4096,
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-haiku-4-5": 4096,
-    "claude-3-5-haiku": 2048,
-    "claude-3-haiku": 2048,
-}
-DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # Sonnet 3.7/4.x/5, Opus 4/4.1/4.8 and unknown models
-
-
-def min_cacheable_tokens(model: str) -> int:
-    best = ""
-    for prefix in MIN_CACHEABLE_TOKENS:
-        if model.startswith(prefix) and len(prefix) > len(best):
-            best = prefix
-    return MIN_CACHEABLE_TOKENS[best] if best else DEFAULT_MIN_CACHEABLE_TOKENS
 
 
 class CacheRuleError(ValueError):
@@ -101,7 +80,7 @@ def apply_anthropic_cache(
     points = breakpoints(segments, body, config.max_breakpoints)
     ch = chain(segments, key + b"\x00anthropic\x00" + model.encode("utf-8", "replace"))
     total = estimate_tokens(ch.bytes_at(len(segments)))
-    minimum = min_cacheable_tokens(model)
+    minimum = anthropic_min_tokens(model)
 
     def tokens_through(i: int) -> int:  # prompt tokens in segments 0..i
         return ch.tokens_at(i + 1)

@@ -10,24 +10,29 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-MINUTE = 60.0
-HOUR = 3600.0
+from analyzer.cache_rules import (
+    ANTHROPIC_LOOKBACK_BLOCKS,
+    ANTHROPIC_MAX_BREAKPOINTS,
+    ANTHROPIC_TTL_S,
+    OPENAI_EXTENDED_TTL_S,
+    OPENAI_TTL_S,
+)
 
 
 @dataclass(frozen=True)
 class EmulatorConfig:
-    openai_ttl_s: float = 10 * MINUTE  # OpenAI: an unused prefix is evicted after 5–10 minutes
-    openai_extended_ttl_s: float = 24 * HOUR  # prompt_cache_retention: "24h"
-    anthropic_ttl_5m_s: float = 5 * MINUTE
-    anthropic_ttl_1h_s: float = HOUR
+    openai_ttl_s: float = OPENAI_TTL_S  # OpenAI: an unused prefix is evicted after 5–10 minutes
+    openai_extended_ttl_s: float = OPENAI_EXTENDED_TTL_S  # prompt_cache_retention: "24h"
+    anthropic_ttl_5m_s: float = ANTHROPIC_TTL_S["5m"]
+    anthropic_ttl_1h_s: float = ANTHROPIC_TTL_S["1h"]
     max_cache_entries: int = 500_000  # LRU bound over all keys and models
     default_output_tokens: int = 16  # reply length when the request sets no limit
     max_output_tokens: int = 8192  # cap on any reply, whatever the request asks
     default_chunks: int = 4  # streamed content pieces unless x-emulator-chunks says otherwise
     embedding_dimensions: int = 16
     hold_timeout_s: float = 10.0  # x-emulator-hold waits at most this long for a release
-    lookback_blocks: int = 20  # Anthropic: earlier block boundaries a breakpoint also checks
-    max_breakpoints: int = 4
+    lookback_blocks: int = ANTHROPIC_LOOKBACK_BLOCKS  # Anthropic: earlier block boundaries a breakpoint also checks
+    max_breakpoints: int = ANTHROPIC_MAX_BREAKPOINTS
     require_api_key: bool = False  # True: 401 without Authorization / x-api-key
     clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 

@@ -1,6 +1,6 @@
 """OpenAI's automatic prompt caching, applied to an estimated token stream.
 
-Rules emulated (as OpenAI documents them): every prompt of at least 1024 tokens is cached
+Rules emulated (as OpenAI documents them; the numbers live in :mod:`analyzer.cache_rules`): every prompt of at least 1024 tokens is cached
 automatically; a later request with the same leading tokens reads the longest cached
 prefix, counted in 128-token steps (1024, 1152, 1280, …); an unused prefix expires after
 the TTL (5–10 minutes; ``prompt_cache_retention: "24h"`` extends it). Cached tokens are
@@ -21,12 +21,12 @@ from typing import Any
 
 import xxhash
 
+from analyzer.cache_rules import OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS
 from analyzer.segments import segments_for
 from analyzer.tokens import BYTES_PER_TOKEN, estimate_tokens
 from proxy.emulator.store import PrefixStore
 
-MIN_CACHED_TOKENS = 1024
-BLOCK_TOKENS = 128
+BLOCK_TOKENS = OPENAI_STEP_TOKENS  # one cached block is one 128-token step
 BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
 
 
@@ -56,7 +56,7 @@ def apply_openai_cache(
 ) -> PromptCacheResult:
     """Read the longest cached prefix of ``prompt``, then cache the prompt's blocks."""
     prompt_tokens = estimate_tokens(len(prompt))
-    if prompt_tokens < MIN_CACHED_TOKENS:
+    if prompt_tokens < OPENAI_MIN_TOKENS:
         return PromptCacheResult(prompt_tokens, 0)
     root = key + b"\x00openai\x00" + model.encode("utf-8", "replace")
     hashes = block_hashes(prompt, root, prompt_tokens)
@@ -65,7 +65,7 @@ def apply_openai_cache(
         if store.get(h) is None:
             break
         hit += 1
-    cached = hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= MIN_CACHED_TOKENS else 0
+    cached = hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= OPENAI_MIN_TOKENS else 0
     for h in hashes:
         store.put(h, ttl_s)
     return PromptCacheResult(prompt_tokens, cached)

@@ -1,0 +1,168 @@
+"""The proxy as a Starlette app: ``create_app(config) -> Starlette``.
+
+Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`);
+``GET /prefixgate/stats`` (JSON totals, per provider and per model),
+``GET /prefixgate/health``, and the money layer's ``/prefixgate/{metrics,dashboard,
+api/summary,static/*}`` (:mod:`proxy.money_app`). With ``admin_token`` set, ``/prefixgate/*``
+(health and static files aside) wants ``Authorization: Bearer <token>``,
+``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
+
+Built eagerly (so callers can add sinks and enrichers before start): the router, the
+tenant hasher (creates the install secret), the store object, the recorder with the
+in-memory :class:`~proxy.stats.Stats` sink and the access-log sink. Opened in the lifespan:
+the shared upstream client. Closed in the lifespan: client, store, recorder sinks.
+``app.state``: ``gate``, ``config``, ``recorder``, ``stats``, ``store``, ``client`` (after
+start).
+
+This module does not parse bodies or relay responses.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+import orjson
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from proxy.access import AdminAccess, token_from
+from proxy.config import ProxyConfig
+from proxy.handler import handle
+from proxy.money_app import MoneyLayer
+from proxy.records import RequestRecord
+from proxy.recorder import Enricher, Recorder, RecordContext, Sink
+from proxy.routing import Router
+from proxy.stats import Stats
+from proxy.store import PrefixStore, open_store
+from proxy.tenant import TenantHasher
+from proxy.upstream import Upstream
+
+log = logging.getLogger("prefixgate.access")
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+class AccessLogSink:
+    """One INFO line per request: id, provider, route, model, status, timing, prefix.
+    Never the query string, headers or body (they can hold keys)."""
+
+    def handle(self, r: RequestRecord) -> None:
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "%s %s %s %s model=%s status=%d %.1fms prefix=%d/%d%s",
+                r.request_id, r.provider, r.method, r.route, r.model, r.status, r.latency_s * 1000,
+                r.prefix_segments, r.total_segments, f" error={r.error}" if r.error else "",
+            )
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass
+class Gate:
+    """Everything the handler needs, in one place."""
+
+    config: ProxyConfig
+    router: Router
+    tenants: TenantHasher
+    store: PrefixStore
+    recorder: Recorder
+    stats: Stats
+    upstream: Upstream | None = None
+    money: MoneyLayer | None = None
+
+    def finish(self, record: RequestRecord, ctx: RecordContext) -> None:
+        self.recorder.record(record, ctx)
+
+
+def _json(data: object, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+
+
+def admin_allowed(request: Request) -> bool:
+    token = request.app.state.config.admin_token
+    if not token:
+        return True
+    given = token_from(request.scope) or ""
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+async def stats_endpoint(request: Request) -> Response:
+    if not admin_allowed(request):
+        return _json({"error": "admin token required"}, 401)
+    return _json(request.app.state.stats.to_json())
+
+
+async def health_endpoint(request: Request) -> Response:
+    gate: Gate = request.app.state.gate
+    body = {"status": "ok", "store": "memory" if gate.config.store == "memory" else "redis", "uptime_s": round(time.monotonic() - request.app.state.started, 3)}
+    ping = getattr(gate.store, "ping", None)
+    if ping is not None:
+        try:
+            await ping()
+        except Exception as exc:
+            body.update(status="degraded", store_error=type(exc).__name__)
+            return _json(body, 503)
+    return _json(body)
+
+
+def create_app(
+    config: ProxyConfig,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    store: PrefixStore | None = None,
+    sinks: list[Sink] | None = None,
+    enrichers: list[Enricher] | None = None,
+) -> Starlette:
+    """The proxy app. ``transport`` replaces the network (unit tests pass an
+    ``httpx.MockTransport``); ``store`` replaces the one ``config.store`` names."""
+    stats = Stats()
+    money = MoneyLayer.build(config)  # PriceFileError / LedgerError here, before serving
+    recorder = Recorder([stats, AccessLogSink(), *money.sinks, *(sinks or [])], [*money.enrichers, *(enrichers or [])])
+    gate = Gate(
+        config=config,
+        router=Router(config.openai_base, config.anthropic_base),
+        tenants=TenantHasher.for_state_dir(config.state_dir),
+        store=store if store is not None else open_store(config),
+        recorder=recorder,
+        stats=stats,
+        money=money,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        gate.upstream = Upstream(config, transport)
+        app.state.client = gate.upstream.client
+        app.state.started = time.monotonic()
+        try:
+            yield
+        finally:
+            await gate.upstream.aclose()
+            await gate.store.aclose()
+            await gate.recorder.aclose()
+
+    routes = [
+        Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
+        Route("/prefixgate/health", health_endpoint, methods=["GET"]),
+        *money.routes(),
+        Route("/v1/{path:path}", handle, methods=ALL_METHODS),
+    ]
+    middleware = [Middleware(AdminAccess, token=config.admin_token)]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
+    app.state.gate = gate
+    app.state.config = config
+    app.state.recorder = recorder
+    app.state.stats = stats
+    app.state.store = gate.store
+    app.state.money = money
+    app.state.ledger = money.ledger
+    app.state.metrics = money.metrics
+    app.state.started = time.monotonic()
+    return app

@@ -1,0 +1,163 @@
+"""The ``/v1/*`` endpoint: one request from arrival to a :class:`~proxy.relay.Relay`.
+
+Order of work: route (only the configured bases) → tenant → read the body (bounded by
+``max_body``) → analyse → store look-up-and-record → maybe ask an OpenAI stream for usage →
+a :class:`~proxy.relay.Relay` that sends it upstream and relays the answer with the
+``x-prefixgate-*`` headers. Every outcome (400, 404, 413 and 499 made here; 502, 504 and
+499 made by the relay) ends in exactly one :class:`~proxy.records.RequestRecord`.
+
+This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`) and
+never logs headers or bodies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import time
+from functools import partial
+from typing import TYPE_CHECKING
+
+import anyio
+import httpx
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from proxy import errors
+from proxy.analysis import analyse, needs_stream_usage, with_stream_usage
+from proxy.headers import request_headers
+from proxy.records import RequestRecord
+from proxy.recorder import RecordContext
+from proxy.relay import Relay
+from proxy.routing import ANTHROPIC, OPENAI, BadPath, is_anthropic
+from proxy.usage_tap import JSONTap, SSETap, usage_kind
+
+if TYPE_CHECKING:
+    from proxy.app import Gate
+
+log = logging.getLogger("prefixgate.handler")
+
+
+BIG_BODY = 1024 * 1024
+
+# Routes whose responses carry billable usage (counted once, when generated).
+USAGE_ROUTES = ("/chat/completions", "/responses", "/completions", "/messages", "/embeddings")
+
+# Request ids: a per-process random prefix and a counter (uuid4 per request costs an
+# os.urandom call, measurably slow on busy VMs).
+_ID_PREFIX = os.urandom(6).hex()
+_ID_COUNTER = itertools.count(1)
+
+
+def new_request_id() -> str:
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):010x}"
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole request body, refusing more than ``limit`` bytes without reading them all."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def handle(request: Request) -> Response:
+    gate: Gate = request.app.state.gate
+    started = time.perf_counter()
+    scope = request.scope
+    raw_headers = scope["headers"]
+    request_id = new_request_id()
+    extra = {"x-prefixgate-request-id": request_id, "x-prefixgate-prefix-segments": "0", "x-prefixgate-prefix-bytes": "0"}
+    raw_path = scope.get("raw_path") or scope["path"].encode()
+    raw_path = raw_path.split(b"?", 1)[0]
+    tenant = gate.tenants.tenant_of(raw_headers)
+    try:
+        target = gate.router.resolve(raw_path, scope.get("query_string", b""), request.headers)
+    except BadPath as exc:
+        provider = ANTHROPIC if is_anthropic(scope["path"], request.headers) else OPENAI
+        record = RequestRecord(request_id, time.time(), tenant, provider, scope["path"][:200], method=request.method)
+        error = errors.NOT_FOUND if exc.status == 404 else errors.BAD_PATH
+        return _fail(gate, record, RecordContext(), started, error, str(exc), extra)
+
+    record = RequestRecord(request_id, time.time(), tenant, target.provider, target.route, method=request.method)
+    try:
+        raw = await read_body(request, gate.config.max_body)
+    except BodyTooLarge:
+        message = f"request body over the proxy's limit of {gate.config.max_body} bytes (--max-body)"
+        return _fail(gate, record, RecordContext(), started, errors.BODY_TOO_LARGE, message, extra)
+    except ClientDisconnect:  # gone while uploading: nothing to forward, still one record
+        return _fail(gate, record, RecordContext(), started, errors.CLIENT_GONE, "client disconnected while sending the body", extra)
+
+    if len(raw) > BIG_BODY:  # parse big bodies off the loop so other requests keep flowing
+        analysis = await anyio.to_thread.run_sync(analyse, target.provider, target.route, raw)
+    else:
+        analysis = analyse(target.provider, target.route, raw)
+    record.analysed = analysis.analysed
+    record.model = analysis.model
+    record.stream = analysis.stream
+    record.total_segments = len(analysis.segments)
+    record.total_bytes = analysis.total_bytes
+    if analysis.caches and analysis.chain is not None:
+        try:
+            seen = await gate.store.seen(tenant, target.provider, analysis.chain.hashes)
+        except Exception as exc:  # the store is advice; never fail a request on it
+            log.warning("prefix store failed on request %s: %s", request_id, type(exc).__name__)
+            seen = 0
+        record.prefix_segments = seen
+        record.prefix_bytes = analysis.chain.bytes_at(seen)
+    extra["x-prefixgate-prefix-segments"] = str(record.prefix_segments)
+    extra["x-prefixgate-prefix-bytes"] = str(record.prefix_bytes)
+    if gate.money is not None and analysis.caches:
+        try:
+            missed = gate.money.before(request_id, tenant, target.provider, analysis.model, analysis.segments)
+        except Exception:  # diagnosis is advice too: the request and its record go on
+            log.exception("miss diagnosis failed on request %s", request_id)
+            missed = None
+        if missed is not None:
+            extra["x-prefixgate-miss-reason"] = missed.header()
+
+    ctx = RecordContext(analysis.body, analysis.segments, analysis.chain, raw if gate.config.log_bodies else None)
+    if gate.config.log_bodies:
+        record.body = raw
+    edit = analysis.analysed and needs_stream_usage(target.provider, target.route, analysis)
+    body = with_stream_usage(raw, analysis) if edit else raw
+    headers_out = request_headers(raw_headers, force_identity=edit)
+
+    def open_upstream():
+        return gate.upstream.send(request.method, target.url, headers_out, body)
+
+    choose = partial(choose_tap, request.method, target.provider, target.route, edit)
+    return Relay(open_upstream, choose, record, lambda rec: gate.finish(rec, ctx), extra, started)
+
+
+def choose_tap(method: str, provider: str, route: str, edit: bool, upstream: httpx.Response) -> tuple[JSONTap | SSETap, bool]:
+    """The usage tap for this response, and whether the relay edits the stream."""
+    kind = usage_kind(provider, route)
+    encoding = upstream.headers.get("content-encoding", "").encode() or None
+    content_type = upstream.headers.get("content-type", "")
+    if not (method == "POST" and route.rstrip("/").endswith(USAGE_ROUTES)):
+        return JSONTap(kind, encoding, enabled=False), False  # retrievals would count usage twice
+    if "text/event-stream" in content_type:
+        edit = edit and encoding in (None, b"identity")
+        return SSETap(kind, encoding, strip_usage_chunk=edit), edit
+    return JSONTap(kind, encoding, enabled="json" in content_type), False
+
+
+def _fail(gate: Gate, record: RequestRecord, ctx: RecordContext, started: float, error: errors.ProxyError, message: str, extra: dict[str, str]) -> Response:
+    record.status = error.status
+    record.error = error.kind
+    record.latency_s = time.perf_counter() - started
+    gate.finish(record, ctx)
+    return errors.error_response(record.provider, error, message, extra)

@@ -1,0 +1,75 @@
+"""Which headers cross the proxy, in each direction.
+
+Requests: everything the client sent goes upstream untouched (auth headers included),
+except hop-by-hop headers (RFC 9110 §7.6.1, plus any named in ``Connection``), ``Host``
+(rewritten to the upstream's by httpx) and ``Content-Length`` (recomputed for the body
+actually sent). ``x-prefixgate-*`` headers never cross in either direction (the proxy sets its own).
+Responses: the upstream's headers minus hop-by-hop ones; the body is
+relayed byte for byte, so ``Content-Encoding`` and ``Content-Length`` stay, unless the
+relay edits the stream (then ``Content-Length`` goes).
+
+This module does not read or log header values; API keys pass through as opaque bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+RawHeaders = list[tuple[bytes, bytes]]
+
+HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"trailers",
+        b"transfer-encoding",
+        b"upgrade",
+    }
+)
+OWN_PREFIX = b"x-prefixgate-"
+_REQUEST_DROP = HOP_BY_HOP | {b"host", b"content-length", b"expect"}
+
+
+def _connection_tokens(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
+    names: set[bytes] = set()
+    for name, value in headers:
+        if name.lower() == b"connection":
+            names.update(tok.strip().lower() for tok in value.split(b",") if tok.strip())
+    return names
+
+
+def request_headers(headers: RawHeaders, *, force_identity: bool = False) -> RawHeaders:
+    """Headers to send upstream. ``force_identity`` asks for an uncompressed body (used
+    when the relay must edit the stream). ``x-prefixgate-*`` headers (the admin token, for
+    one) are the proxy's own and never leave it."""
+    drop = _REQUEST_DROP | _connection_tokens(headers)
+    if force_identity:
+        drop = drop | {b"accept-encoding"}
+    out = [(name, value) for name, value in headers if name.lower() not in drop and not name.lower().startswith(OWN_PREFIX)]
+    if force_identity:
+        out.append((b"accept-encoding", b"identity"))
+    return out
+
+
+def response_headers(headers: RawHeaders, *, keep_length: bool = True) -> RawHeaders:
+    drop = HOP_BY_HOP | _connection_tokens(headers)
+    if not keep_length:
+        drop = drop | {b"content-length"}
+    out = []
+    for name, value in headers:
+        name = name.lower()
+        if name not in drop and not name.startswith(OWN_PREFIX):  # ours are added by the relay
+            out.append((name, value))
+    return out
+
+
+def get(headers: RawHeaders, name: bytes) -> bytes | None:
+    for key, value in headers:
+        if key.lower() == name:
+            return value
+    return None

@@ -1,0 +1,150 @@
+"""Sends one request upstream, relays the answer chunk by chunk, and closes the books on it.
+
+:class:`Relay` is an ASGI response. It opens the upstream exchange (a 502/504 there becomes
+the proxy's own error in the provider's shape), then sends the upstream's status and
+headers (plus the ``x-prefixgate-*`` ones, all known before the first byte), then each raw
+chunk as soon as it arrives (never buffered), feeding a copy to a usage tap
+(:mod:`proxy.usage_tap`) after the client has it. In *edit* mode (the proxy asked an OpenAI stream for usage the
+client did not want) it forwards whole SSE events instead and drops the extra usage
+chunk; every other byte is unchanged.
+
+From the moment the request is sent upstream it listens for the client going away
+(while the upstream is still thinking, too); then it stops, closes the upstream
+connection (so the upstream sees its request abandoned) and records status 499. The
+upstream response is closed and the record handed to the recorder exactly once, whatever
+happens. This module does not choose what to send upstream.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Awaitable, Callable
+
+import anyio
+import httpx
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from proxy import errors
+from proxy.headers import response_headers
+from proxy.records import RequestRecord
+from proxy.upstream import UpstreamError
+from proxy.usage_tap import JSONTap, SSETap
+
+Tap = JSONTap | SSETap
+
+log = logging.getLogger("prefixgate.relay")
+CLIENT_CLOSED = 499
+
+
+class Relay(Response):
+    def __init__(
+        self,
+        open_upstream: Callable[[], Awaitable[httpx.Response]],
+        choose_tap: Callable[[httpx.Response], tuple[Tap, bool]],
+        record: RequestRecord,
+        finish: Callable[[RequestRecord], None],
+        extra_headers: dict[str, str],
+        started: float,
+    ) -> None:
+        self.open_upstream = open_upstream
+        self.choose_tap = choose_tap
+        self.record = record
+        self.finish = finish
+        self.extra_headers = extra_headers
+        self.started = started
+        self.upstream: httpx.Response | None = None
+        self.tap: Tap | None = None
+        self.edit = False
+        self.status_code = 0
+        self.background = None
+        self._complete = False
+
+    def _first_byte(self) -> None:
+        if self.record.ttfb_s is None:
+            self.record.ttfb_s = time.perf_counter() - self.started
+
+    async def _pump(self, send: Send) -> None:
+        upstream, tap = self.upstream, self.tap
+        assert upstream is not None and tap is not None
+        if self.edit:
+            assert isinstance(tap, SSETap)
+            async for chunk in upstream.stream:  # type: ignore[union-attr]  # raw bytes, as sent
+                out = b"".join(event.raw for event in tap.events(chunk) if tap.keep(event))
+                if out:
+                    self._first_byte()
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
+            rest = tap.flush()
+            if rest:
+                self._first_byte()
+                await send({"type": "http.response.body", "body": rest, "more_body": True})
+        else:
+            async for chunk in upstream.stream:  # type: ignore[union-attr]  # raw bytes, as sent
+                self._first_byte()
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                tap.feed(chunk)
+        self._first_byte()
+        self._complete = True  # a disconnect from here on is the normal end, not a client gone
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _relay(self, send: Send) -> Response | None:
+        """Opens the exchange and relays it; returns the proxy's error reply instead when
+        the upstream could not be reached."""
+        record = self.record
+        try:
+            self.upstream = await self.open_upstream()
+        except UpstreamError as exc:
+            record.status, record.error = exc.error.status, exc.error.kind
+            return errors.error_response(record.provider, exc.error, exc.message, self.extra_headers)
+        self.tap, self.edit = self.choose_tap(self.upstream)
+        self.status_code = record.status = self.upstream.status_code
+        extra = [(k.encode(), v.encode()) for k, v in self.extra_headers.items()]
+        headers = response_headers(self.upstream.headers.raw, keep_length=not self.edit) + extra
+        await send({"type": "http.response.start", "status": self.status_code, "headers": headers})
+        await self._pump(send)
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        record = self.record
+        client_gone = False
+        failure: BaseException | None = None
+        error_reply: Response | None = None
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def watch_disconnect() -> None:
+                    nonlocal client_gone
+                    while True:
+                        message = await receive()
+                        if message["type"] == "http.disconnect":
+                            client_gone = not self._complete
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(watch_disconnect)
+                try:
+                    error_reply = await self._relay(send)
+                except (httpx.TransportError, OSError) as exc:
+                    failure = exc
+                    record.error = "upstream_timeout" if isinstance(exc, httpx.TimeoutException) else "upstream_read_error"
+                group.cancel_scope.cancel()
+            if error_reply is not None and not client_gone:
+                await error_reply(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self.upstream is not None:
+                    await self.upstream.aclose()
+                if client_gone and error_reply is None:
+                    record.status = CLIENT_CLOSED
+                    record.error = record.error or "client_disconnected"
+                record.latency_s = time.perf_counter() - self.started
+                try:
+                    record.usage = self.tap.usage() if self.tap is not None else None
+                except Exception:  # a tap must never lose the record
+                    log.exception("usage tap failed on request %s", record.request_id)
+                self.finish(record)
+        if failure is not None:
+            # Headers are gone already: abort the connection so the client sees a truncated
+            # body, not a complete-looking one.
+            raise RuntimeError(f"upstream failed mid-response on request {record.request_id}: {type(failure).__name__}")

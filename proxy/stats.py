@@ -1,0 +1,80 @@
+"""In-memory totals behind ``GET /prefixgate/stats``: a recorder sink.
+
+Counts per process since start: totals, per provider, per (provider, model). Keys:
+``requests``, ``prefix_hits`` (requests with a repeated prefix), ``input_tokens``,
+``cached_tokens``, ``cache_write_tokens``, ``output_tokens`` (from the usage the upstream
+reported), ``unanalysed`` (bodies that did not parse), ``errors`` (status ≥ 400 or a
+proxy-side error), and the money the money layer put on records: ``cost_usd``,
+``saved_usd``, ``missed_usd``, ``unpriced`` (requests with usage but no price).
+
+This module does not persist anything (the ledger does) and never sees API keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from proxy.records import RequestRecord
+
+
+@dataclass(slots=True)
+class Counters:
+    requests: int = 0
+    prefix_hits: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    unanalysed: int = 0
+    errors: int = 0
+    cost_usd: float = 0.0
+    saved_usd: float = 0.0
+    missed_usd: float = 0.0
+    unpriced: int = 0
+
+    def add(self, r: RequestRecord) -> None:
+        self.requests += 1
+        self.prefix_hits += r.prefix_segments > 0
+        self.unanalysed += not r.analysed
+        self.errors += r.status >= 400 or r.error is not None
+        if r.usage is not None:
+            self.input_tokens += r.usage.input_tokens
+            self.cached_tokens += r.usage.cached_tokens
+            self.cache_write_tokens += r.usage.cache_write_tokens
+            self.output_tokens += r.usage.output_tokens
+            if r.cost_usd is None:
+                self.unpriced += 1
+        self.cost_usd += r.cost_usd or 0.0
+        self.saved_usd += r.saved_usd or 0.0
+        self.missed_usd += r.missed_usd or 0.0
+
+    def to_dict(self) -> dict[str, int | float]:
+        out: dict[str, int | float] = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key in ("cost_usd", "saved_usd", "missed_usd"):
+            out[key] = round(float(out[key]), 9) + 0.0  # never "-0.0"
+        return out
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.total = Counters()
+        self.providers: dict[str, Counters] = {}
+        self.models: dict[tuple[str, str], Counters] = {}
+
+    def handle(self, record: RequestRecord) -> None:
+        self.total.add(record)
+        self.providers.setdefault(record.provider, Counters()).add(record)
+        key = (record.provider, record.model or "")
+        self.models.setdefault(key, Counters()).add(record)
+
+    async def aclose(self) -> None:
+        return None
+
+    def to_json(self) -> dict:
+        out: dict = self.total.to_dict()
+        out["providers"] = {name: c.to_dict() for name, c in sorted(self.providers.items())}
+        out["models"] = [
+            {"provider": provider, "model": model or None, **c.to_dict()}
+            for (provider, model), c in sorted(self.models.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+        ]
+        return out

@@ -1,0 +1,81 @@
+"""The one connection pool to the upstreams, and how a failed send becomes 502/504.
+
+:class:`Upstream` owns one shared ``httpx.AsyncClient`` (opened in the app's lifespan)
+whose transport (:class:`proxy.h1.H1Transport`; httpcore's with
+``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``, kept as the benchmark reference) keeps HTTP/1.1
+connections alive (pool sized by ``max_connections``) and writes head and body in one send,
+so no request waits on Nagle + delayed ACK. The hot
+path hands a ready :class:`httpx.Request` straight to that transport: no default headers,
+no cookie jar shared between tenants, no redirects followed, no environment proxies; the
+response is streamed (raw bytes, content-encoding untouched).
+
+Exception tree raised by :meth:`Upstream.send`::
+
+    UpstreamError            (carries a proxy.errors.ProxyError)
+      ├─ 502 upstream_unreachable     connection refused / DNS / TLS / reset
+      ├─ 502 upstream_protocol_error  the upstream spoke broken HTTP
+      └─ 504 upstream_timeout         connect, write, read or pool timeout
+
+This module does not pick the upstream (see :mod:`proxy.routing`) or read bodies.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import httpx
+
+from proxy.errors import UPSTREAM_PROTOCOL, UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE, ProxyError
+from proxy.h1 import H1Transport
+
+NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+class UpstreamError(Exception):
+    def __init__(self, error: ProxyError, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def _describe(url: httpx.URL) -> str:
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+class Upstream:
+    def __init__(self, config, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        limits = httpx.Limits(
+            max_connections=config.max_connections,
+            max_keepalive_connections=config.max_connections,
+            keepalive_expiry=60.0,
+        )
+        if transport is None:
+            if os.environ.get("PREFIXGATE_UPSTREAM_TRANSPORT") == "httpcore":  # the reference, for benchmarks
+                transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=NODELAY, retries=0, trust_env=False)
+            else:
+                transport = H1Transport(config.max_connections, keepalive_expiry=60.0)
+        self.transport = transport
+        timeout = httpx.Timeout(
+            connect=config.connect_timeout, read=config.read_timeout, write=config.write_timeout, pool=config.pool_timeout
+        )
+        self.client = httpx.AsyncClient(transport=self.transport, timeout=timeout, trust_env=False, follow_redirects=False)
+        self._timeout_ext = timeout.as_dict()
+
+    async def send(self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes) -> httpx.Response:
+        """Sends the request (body in one piece) and returns once the response headers are in."""
+        request = httpx.Request(method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext})
+        try:
+            response = await self.transport.handle_async_request(request)
+        except httpx.TimeoutException as exc:
+            raise UpstreamError(UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})") from None
+        except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
+            raise UpstreamError(UPSTREAM_PROTOCOL, f"upstream {_describe(url)} broke the HTTP protocol ({type(exc).__name__})") from None
+        except (httpx.TransportError, OSError) as exc:
+            raise UpstreamError(UPSTREAM_UNREACHABLE, f"could not reach upstream {_describe(url)} ({type(exc).__name__})") from None
+        response.request = request
+        return response
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,166 @@
+"""Usage numbers from a response as it is relayed (a tee, never in the client's path).
+
+- :class:`JSONTap` (plain responses): keeps a decoded copy (gzip/deflate undone) up to a
+  bound and parses the ``usage`` block at the end.
+- :class:`SSETap` (event streams): reads each complete event as it passes: OpenAI's final
+  chunk with ``usage``; the Responses API's ``response.completed`` (or ``.incomplete`` /
+  ``.failed``) event; Anthropic's ``message_start`` + ``message_delta``
+  (:func:`analyzer.usage.merge_anthropic_stream`). With ``strip_usage_chunk`` it also says
+  which event to drop: the ``choices: []`` usage chunk the proxy asked for on the client's
+  behalf.
+
+Taps never raise into the relay: a body they cannot read gives ``usage = None``. They do
+not decide what the client sees beyond that one keep/drop answer.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import orjson
+
+from analyzer.usage import Usage, from_anthropic, from_openai_chat, from_openai_responses, merge_anthropic_stream
+from proxy.routing import ANTHROPIC
+from proxy.sse import Event, SSEParser
+
+MAX_JSON_COPY = 64 * 1024 * 1024
+_RESPONSES_DONE = ("response.completed", "response.incomplete", "response.failed")
+
+
+def usage_kind(provider: str, route: str) -> str:
+    if provider == ANTHROPIC:
+        return "anthropic"
+    return "responses" if route.rstrip("/").endswith("/responses") else "chat"
+
+
+def usage_from_body(kind: str, body: Any) -> Usage | None:
+    if not isinstance(body, dict):
+        return None
+    block = body.get("usage")
+    if not isinstance(block, dict):
+        return None
+    if kind == "anthropic":
+        return from_anthropic(block)
+    if kind == "responses":
+        return from_openai_responses(block)
+    return from_openai_chat(block)
+
+
+class Decoder:
+    """Undoes gzip/deflate for the tee's copy; ``ok`` is False for encodings it cannot read."""
+
+    def __init__(self, encoding: bytes | None) -> None:
+        enc = (encoding or b"identity").strip().lower()
+        self.ok = True
+        self._z = None
+        if enc in (b"gzip", b"x-gzip"):
+            self._z = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        elif enc == b"deflate":
+            self._z = zlib.decompressobj()
+        elif enc != b"identity":
+            self.ok = False
+
+    def decode(self, chunk: bytes) -> bytes:
+        if not self.ok:
+            return b""
+        if self._z is None:
+            return chunk
+        try:
+            return self._z.decompress(chunk)
+        except zlib.error:
+            self.ok = False
+            return b""
+
+
+class JSONTap:
+    """``enabled=False`` (a body that is not JSON: files, audio) keeps no copy at all."""
+
+    def __init__(self, kind: str, encoding: bytes | None = None, enabled: bool = True) -> None:
+        self.kind = kind
+        self._decoder = Decoder(encoding)
+        self._decoder.ok = self._decoder.ok and enabled
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def feed(self, chunk: bytes) -> None:
+        if self._size > MAX_JSON_COPY or not self._decoder.ok:
+            return
+        data = self._decoder.decode(chunk)
+        self._size += len(data)
+        self._parts.append(data)
+
+    def usage(self) -> Usage | None:
+        if not self._decoder.ok or self._size > MAX_JSON_COPY:
+            return None
+        try:
+            return usage_from_body(self.kind, orjson.loads(b"".join(self._parts)))
+        except (orjson.JSONDecodeError, ValueError):
+            return None
+
+
+class SSETap:
+    def __init__(self, kind: str, encoding: bytes | None = None, strip_usage_chunk: bool = False) -> None:
+        self.kind = kind
+        self.strip_usage_chunk = strip_usage_chunk
+        self._decoder = Decoder(encoding)
+        self._parser = SSEParser()
+        self._usage: Usage | None = None
+        self._anthropic_start: dict | None = None
+        self._anthropic_delta: dict | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        """Tee mode: look at the bytes, forward nothing."""
+        for event in self._parser.feed(self._decoder.decode(chunk)):
+            self.keep(event)
+
+    def events(self, chunk: bytes) -> list[Event]:
+        """Edit mode (identity encoding only): the complete events in ``chunk``."""
+        return self._parser.feed(chunk)
+
+    def flush(self) -> bytes:
+        return self._parser.flush()
+
+    def keep(self, event: Event) -> bool:
+        """Reads usage from ``event``; False when the client must not see it."""
+        try:
+            return self._read(event)
+        except (orjson.JSONDecodeError, ValueError, TypeError, AttributeError):
+            return True
+
+    def _read(self, event: Event) -> bool:
+        data = event.data
+        if self.kind == "chat":
+            if '"usage"' not in data or '"usage":null' in data:
+                return True
+            obj = orjson.loads(data)
+            block = obj.get("usage") if isinstance(obj, dict) else None
+            if not isinstance(block, dict):
+                return True
+            self._usage = from_openai_chat(block)
+            return not (self.strip_usage_chunk and obj.get("choices") == [])
+        if self.kind == "responses":
+            if event.event in _RESPONSES_DONE or any(f'"{t}"' in data for t in _RESPONSES_DONE):
+                obj = orjson.loads(data)
+                response = obj.get("response") if isinstance(obj, dict) else None
+                usage = usage_from_body("responses", response)
+                if usage is not None:
+                    self._usage = usage
+            return True
+        if event.event == "message_start" or '"message_start"' in data[:40]:
+            obj = orjson.loads(data)
+            message = obj.get("message") or {}
+            if isinstance(message.get("usage"), dict):
+                self._anthropic_start = message["usage"]
+        elif event.event == "message_delta" or '"message_delta"' in data[:40]:
+            obj = orjson.loads(data)
+            if isinstance(obj.get("usage"), dict):
+                self._anthropic_delta = obj["usage"]
+        return True
+
+    def usage(self) -> Usage | None:
+        if self.kind == "anthropic":
+            if self._anthropic_start is None and self._anthropic_delta is None:
+                return None
+            return merge_anthropic_stream(self._anthropic_start, self._anthropic_delta)
+        return self._usage

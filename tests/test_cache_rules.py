@@ -1,0 +1,61 @@
+"""Provider caching rules as data: minimums per model, OpenAI's 128-token steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.cache_rules import (
+    OPENAI_RULES,
+    OPENAI_TTL_S,
+    anthropic_min_tokens,
+    cacheable_tokens,
+    min_cacheable_tokens,
+    provider_ttl_s,
+    rules_for,
+)
+from analyzer.segments import Segment
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [("claude-opus-4-5-20251101", 4096), ("claude-opus-4-6", 4096), ("claude-opus-5", 512), ("claude-opus-4-1", 1024),
+     ("claude-sonnet-4-5", 1024), ("claude-sonnet-4-6", 1024), ("claude-3-7-sonnet-20250219", 1024),
+     ("claude-haiku-4-5", 4096), ("claude-3-5-haiku-20241022", 2048), ("claude-3-haiku-20240307", 2048), ("", 1024)],
+)
+def test_anthropic_minimums(model, minimum):
+    assert anthropic_min_tokens(model) == minimum
+    assert rules_for("anthropic", model).min_tokens == minimum
+
+
+def test_openai_minimum_and_128_token_steps():
+    assert rules_for("openai", "gpt-4o") is OPENAI_RULES
+    assert cacheable_tokens(OPENAI_RULES, 4 * 1023) == 0
+    assert cacheable_tokens(OPENAI_RULES, 4 * 1024) == 1024
+    assert cacheable_tokens(OPENAI_RULES, 4 * 1151) == 1024
+    assert cacheable_tokens(OPENAI_RULES, 4 * 1152) == 1152
+    assert cacheable_tokens(OPENAI_RULES, 4 * 5000) == 1024 + (5000 - 1024) // 128 * 128
+
+
+def test_anthropic_counts_every_token_past_the_minimum():
+    rules = rules_for("anthropic", "claude-sonnet-4-5")
+    assert cacheable_tokens(rules, 4 * 1023) == 0 and cacheable_tokens(rules, 4 * 1500) == 1500
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [("claude-opus-4-8", 1024), ("claude-opus-5-5", 512), ("claude-fable-5-1", 512), ("anthropic/Claude-Haiku-4-5", 4096),
+     ("claude-sonnet-5", 1024)],
+)
+def test_later_models_snapshots_and_vendor_prefixes(model, minimum):
+    assert min_cacheable_tokens("anthropic", model) == minimum
+
+
+def test_providers_differ_in_breakpoints_and_ttl():
+    anthropic = rules_for("anthropic", "claude-sonnet-4-5")
+    assert (anthropic.max_breakpoints, anthropic.explicit, anthropic.step_tokens) == (4, True, 1)
+    assert (OPENAI_RULES.max_breakpoints, OPENAI_RULES.explicit) == (None, False)
+    assert min_cacheable_tokens("openai", "claude-opus-5") == 1024  # the provider decides, not the name
+    one_hour = [Segment("system", "system[0]", b"x", "1h", "system"), Segment("system", "system[1]", b"y", "5m", "system")]
+    assert provider_ttl_s("anthropic", one_hour) == 3600.0
+    assert provider_ttl_s("anthropic", []) == 300.0
+    assert provider_ttl_s("openai", one_hour) == OPENAI_TTL_S

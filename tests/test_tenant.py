@@ -1,0 +1,46 @@
+"""proxy.tenant: a per-install keyed hash of the API key."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from proxy.tenant import ANONYMOUS, SECRET_FILE, TenantHasher, api_key_of, load_or_create_secret
+
+
+def test_secret_is_created_once_with_mode_0600(tmp_path):
+    first = load_or_create_secret(tmp_path / "state")
+    second = load_or_create_secret(tmp_path / "state")
+    assert first == second and len(first) == 32
+    mode = stat.S_IMODE((tmp_path / "state" / SECRET_FILE).stat().st_mode)
+    assert mode == 0o600
+
+
+def test_tenants_differ_per_key_and_per_install(tmp_path):
+    a = TenantHasher.for_state_dir(tmp_path / "a")
+    b = TenantHasher.for_state_dir(tmp_path / "b")
+    key = b"sk-live-one"
+    assert a.tenant_of_key(key) == a.tenant_of_key(key)
+    assert a.tenant_of_key(key) != a.tenant_of_key(b"sk-live-two")
+    assert a.tenant_of_key(key) != b.tenant_of_key(key)  # another install cannot link tenants
+    assert key.decode() not in a.tenant_of_key(key)
+    assert len(a.tenant_of_key(key)) == 32
+
+
+def test_key_comes_from_bearer_x_api_key_or_api_key():
+    assert api_key_of([(b"authorization", b"Bearer sk-1")]) == b"sk-1"
+    assert api_key_of([(b"x-api-key", b"ant-1")]) == b"ant-1"
+    assert api_key_of([(b"api-key", b"az-1")]) == b"az-1"
+    assert api_key_of([(b"content-type", b"x")]) is None
+
+
+def test_same_key_through_either_header_is_one_tenant(tmp_path):
+    hasher = TenantHasher.for_state_dir(tmp_path)
+    assert hasher.tenant_of([(b"authorization", b"Bearer k1")]) == hasher.tenant_of([(b"x-api-key", b"k1")])
+    assert hasher.tenant_of([]) == ANONYMOUS
+
+
+def test_short_secret_refused():
+    with pytest.raises(ValueError):
+        TenantHasher(b"short")

@@ -1,0 +1,101 @@
+"""proxy.usage_tap: usage from plain and streamed responses of every provider."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from analyzer.usage import Usage
+from proxy.usage_tap import JSONTap, SSETap, usage_kind
+
+
+def sse(*objs, events=None) -> bytes:
+    out = b""
+    for i, obj in enumerate(objs):
+        if events:
+            out += f"event: {events[i]}\n".encode()
+        out += b"data: " + (obj if isinstance(obj, bytes) else json.dumps(obj, separators=(",", ":")).encode()) + b"\n\n"
+    return out
+
+
+def test_kinds():
+    assert usage_kind("anthropic", "/v1/messages") == "anthropic"
+    assert usage_kind("openai", "/v1/responses") == "responses"
+    assert usage_kind("openai", "/v1/chat/completions") == "chat"
+
+
+def test_json_tap_gzip_and_chunks():
+    body = json.dumps({"usage": {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1536}}}).encode()
+    packed = gzip.compress(body)
+    tap = JSONTap("chat", b"gzip")
+    for i in range(0, len(packed), 7):
+        tap.feed(packed[i : i + 7])
+    assert tap.usage() == Usage(input_tokens=2000, cached_tokens=1536, output_tokens=5)
+
+
+def test_json_tap_unreadable_bodies_give_none():
+    for encoding, data in ((None, b"not json"), (b"br", b"\x00\x01"), (None, b'{"no":"usage"}'), (b"gzip", b"garbage")):
+        tap = JSONTap("chat", encoding)
+        tap.feed(data)
+        assert tap.usage() is None
+
+
+def test_anthropic_plain_sums_cache_tokens():
+    tap = JSONTap("anthropic")
+    tap.feed(json.dumps({"usage": {"input_tokens": 10, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 200, "output_tokens": 7}}).encode())
+    assert tap.usage() == Usage(input_tokens=1210, cached_tokens=1000, cache_write_tokens=200, output_tokens=7)
+
+
+def test_openai_stream_usage_chunk_kept_or_stripped():
+    chunks = [
+        {"choices": [{"delta": {"content": "hi"}}], "usage": None},
+        {"choices": [], "usage": {"prompt_tokens": 1100, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 1024}}},
+    ]
+    stream = sse(*chunks) + b"data: [DONE]\n\n"
+    tee = SSETap("chat")
+    for i in range(0, len(stream), 5):
+        tee.feed(stream[i : i + 5])
+    assert tee.usage() == Usage(input_tokens=1100, cached_tokens=1024, output_tokens=3)
+
+    edit = SSETap("chat", strip_usage_chunk=True)
+    kept = b"".join(e.raw for e in edit.events(stream) if edit.keep(e)) + edit.flush()
+    assert kept == sse(chunks[0]) + b"data: [DONE]\n\n"
+    assert edit.usage() == tee.usage()
+
+
+def test_responses_stream_completed_event():
+    stream = sse(
+        {"type": "response.created", "response": {"usage": None}},
+        {"type": "response.output_text.delta", "delta": "x"},
+        {"type": "response.completed", "response": {"usage": {"input_tokens": 3000, "input_tokens_details": {"cached_tokens": 2048}, "output_tokens": 9}}},
+        events=["response.created", "response.output_text.delta", "response.completed"],
+    )
+    tap = SSETap("responses")
+    tap.feed(stream)
+    assert tap.usage() == Usage(input_tokens=3000, cached_tokens=2048, output_tokens=9)
+
+
+def test_anthropic_stream_merges_start_and_delta():
+    stream = sse(
+        {"type": "message_start", "message": {"usage": {"input_tokens": 5, "cache_read_input_tokens": 2048, "cache_creation_input_tokens": 100, "output_tokens": 1}}},
+        {"type": "content_block_delta", "delta": {"text": "x"}},
+        {"type": "message_delta", "usage": {"output_tokens": 42}},
+        events=["message_start", "content_block_delta", "message_delta"],
+    )
+    tap = SSETap("anthropic")
+    for i in range(0, len(stream), 11):
+        tap.feed(stream[i : i + 11])
+    assert tap.usage() == Usage(input_tokens=2153, cached_tokens=2048, cache_write_tokens=100, output_tokens=42)
+
+
+def test_stream_without_usage_and_garbage_is_none():
+    tap = SSETap("chat")
+    tap.feed(b'data: {"usage": {broken\n\ndata: [DONE]\n\n')
+    assert tap.usage() is None
+    assert SSETap("anthropic").usage() is None
+
+
+def test_disabled_json_tap_keeps_nothing():
+    tap = JSONTap("chat", None, enabled=False)
+    tap.feed(json.dumps({"usage": {"prompt_tokens": 1}}).encode())
+    assert tap.usage() is None and tap._parts == []
