@@ -1,17 +1,40 @@
-"""The providers' prompt-caching rules the money layer reasons with.
+"""The providers' prompt-caching rules, as data and small pure functions: the one copy.
 
-- OpenAI: prompts of at least 1024 tokens are cached automatically, read in 128-token
-  steps, and an unused prefix lives 5–10 minutes (600 s is taken).
-- Anthropic: only up to ``cache_control`` breakpoints; a per-model minimum prefix length;
-  a 5-minute TTL, or 1 hour with ``ttl: "1h"``.
+Every part that reasons about what a provider caches reads it here: the upstream
+emulator (:mod:`proxy.emulator`), ``prefixgate analyze`` (:mod:`analyzer.logs`), the lint
+rules (:mod:`analyzer.lint.rules`) and the money layer (:mod:`analyzer.diagnose`,
+``proxy.money``).
 
-:func:`missed_tokens` applies them to say how many tokens of a repeated prefix the
-provider could have read from its cache but did not. Token counts are the byte-based
-estimate of :mod:`analyzer.tokens`. This module knows no prices (see :mod:`analyzer.cost`).
+- OpenAI: prompts of at least 1,024 tokens are cached automatically and read in
+  128-token steps (1024, 1152, …); an unused prefix is evicted after 5–10 minutes of
+  inactivity (up to an hour off-peak), 24 h with ``prompt_cache_retention: "24h"``.
+  No breakpoints. (OpenAI, "Prompt caching" guide,
+  https://developers.openai.com/docs/guides/prompt-caching.)
+- Anthropic: only prefixes ending at a ``cache_control`` breakpoint are cached, at most
+  4 per request; a breakpoint also looks back over the 20 block boundaries before it;
+  TTL 5 minutes (refreshed on each hit) or 1 hour with ``ttl: "1h"``. The prefix must
+  reach the model's minimum cacheable prompt length (Anthropic, "Prompt caching",
+  https://platform.claude.com/docs/en/build-with-claude/prompt-caching, limitations;
+  "What's new in Claude Opus 4.8" and "What's new in Claude Opus 5" for the later
+  models; checked 2026-11):
+
+  - 4,096 tokens: Opus 4.5, Opus 4.6, Opus 4.7, Haiku 4.5 (Opus 4.7 not in the excerpt
+    read; 4,096 as in write-ups that quote the docs table of 2026-06, one other says 2,048);
+  - 2,048 tokens: Haiku 3.5, Haiku 3;
+  - 1,024 tokens: Opus 4.8, Sonnet 4.6, Sonnet 4.5, Opus 4.1, Opus 4, Sonnet 4,
+    Sonnet 3.7, and every model not listed;
+  - 512 tokens: Opus 5 (lowered from Opus 4.8's 1,024), Fable 5, Mythos 5.
+
+  The longest matching model-name prefix wins, so dated snapshots and point releases
+  (``claude-opus-5-5``) inherit their family's figure.
+
+Token counts are the byte-based estimate of :mod:`analyzer.tokens`. This module knows no
+prices (see :mod:`analyzer.cost`), formats nothing and keeps no state.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from analyzer.segments import ANTHROPIC, Segment
@@ -22,30 +45,64 @@ if TYPE_CHECKING:
 
 OPENAI_MIN_TOKENS = 1024
 OPENAI_STEP_TOKENS = 128
-OPENAI_TTL_S = 600.0  # "5 to 10 minutes of inactivity" (up to an hour off-peak)
+OPENAI_TTL_RANGE_S = (300.0, 600.0)  # "5 to 10 minutes of inactivity"
+OPENAI_TTL_S = OPENAI_TTL_RANGE_S[1]  # eviction at the latest (emulator, missed-savings check)
+OPENAI_EXTENDED_TTL_S = 24 * 3600.0  # prompt_cache_retention: "24h"
+
 ANTHROPIC_TTL_S = {"5m": 300.0, "1h": 3600.0}
-
-
-# Anthropic's minimum cacheable prefix per model family (tokens; longest matching name
-# prefix wins), the same table the upstream emulator applies; 1024 for the rest.
+ANTHROPIC_MAX_BREAKPOINTS = 4
+ANTHROPIC_LOOKBACK_BLOCKS = 20
+ANTHROPIC_DEFAULT_MIN_TOKENS = 1024
 ANTHROPIC_MIN_TOKENS: dict[str, int] = {
     "claude-opus-5": 512, "claude-fable-5": 512, "claude-mythos-5": 512,
     "claude-opus-4-7": 4096, "claude-opus-4-6": 4096, "claude-opus-4-5": 4096, "claude-haiku-4-5": 4096,
     "claude-3-5-haiku": 2048, "claude-3-haiku": 2048,
 }
-ANTHROPIC_DEFAULT_MIN_TOKENS = 1024
 
 
-def min_cacheable_tokens(provider: str, model: str) -> int:
-    """The shortest prompt prefix the provider caches (Anthropic: per model family)."""
-    if provider != ANTHROPIC:
-        return OPENAI_MIN_TOKENS
-    name = model.lower().rsplit("/", 1)[-1]
+@dataclass(frozen=True)
+class CacheRules:
+    """One provider's rules for one model."""
+
+    provider: str
+    min_tokens: int
+    step_tokens: int  # cached length is rounded down to min + k·step
+    max_breakpoints: int | None  # None: caching is automatic, there are no breakpoints
+    ttl_s: float  # default time an unused prefix stays cached
+    explicit: bool  # needs cache_control breakpoints
+
+
+OPENAI_RULES = CacheRules("openai", OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS, None, OPENAI_TTL_S, False)
+
+
+def anthropic_min_tokens(model: str) -> int:
+    """Anthropic's minimum cacheable prefix for ``model`` (``vendor/`` prefixes and case ignored)."""
+    name = (model or "").lower().rsplit("/", 1)[-1]
     best = max((p for p in ANTHROPIC_MIN_TOKENS if name.startswith(p)), key=len, default="")
     return ANTHROPIC_MIN_TOKENS[best] if best else ANTHROPIC_DEFAULT_MIN_TOKENS
 
 
+def rules_for(provider: str, model: str) -> CacheRules:
+    if provider == ANTHROPIC:
+        return CacheRules(ANTHROPIC, anthropic_min_tokens(model), 1, ANTHROPIC_MAX_BREAKPOINTS, ANTHROPIC_TTL_S["5m"], True)
+    return OPENAI_RULES
+
+
+def min_cacheable_tokens(provider: str, model: str) -> int:
+    """The shortest prompt prefix the provider caches (Anthropic: per model family)."""
+    return rules_for(provider, model).min_tokens
+
+
+def cacheable_tokens(rules: CacheRules, prefix_bytes: int) -> int:
+    """Tokens of a ``prefix_bytes`` prefix the provider could serve from cache (0 below the minimum)."""
+    tokens = estimate_tokens(prefix_bytes)
+    if tokens < rules.min_tokens:
+        return 0
+    return rules.min_tokens + (tokens - rules.min_tokens) // rules.step_tokens * rules.step_tokens
+
+
 def provider_ttl_s(provider: str, segments: Sequence[Segment]) -> float:
+    """How long the provider keeps a prefix these segments cache (Anthropic: the longest breakpoint TTL)."""
     if provider != ANTHROPIC:
         return OPENAI_TTL_S
     ttls = [ANTHROPIC_TTL_S[s.cache_control] for s in segments if s.cache_control in ANTHROPIC_TTL_S]
@@ -61,14 +118,11 @@ def missed_tokens(cur: Seen, repeated_segments: int, cached_tokens: int, elapsed
     """
     if repeated_segments <= 0:
         return 0
-    ttl = provider_ttl_s(cur.provider, cur.segments)
-    if elapsed_s is not None and elapsed_s > ttl:
+    if elapsed_s is not None and elapsed_s > provider_ttl_s(cur.provider, cur.segments):
         return 0
-    repeated = estimate_tokens(sum(len(s.data) for s in cur.segments[:repeated_segments]))
-    minimum = min_cacheable_tokens(cur.provider, cur.model)
-    if repeated < minimum:
+    repeated_bytes = sum(len(s.data) for s in cur.segments[:repeated_segments])
+    repeated = cacheable_tokens(rules_for(cur.provider, cur.model), repeated_bytes)
+    if repeated == 0:
         return 0
-    if cur.provider != ANTHROPIC:
-        repeated = minimum + (repeated - minimum) // OPENAI_STEP_TOKENS * OPENAI_STEP_TOKENS
     shortfall = repeated - cached_tokens
     return shortfall if shortfall >= OPENAI_STEP_TOKENS else 0

@@ -24,7 +24,7 @@ fields of the wrong type are skipped; a body that is not a JSON object gives no 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 
@@ -148,15 +148,20 @@ def _tool_segments(body: dict[str, Any], out: list[Segment]) -> None:
             out.append(_seg("tool", f"functions[{i}]", fn))
 
 
+def _message_segments(items: list[Any], field: str, default_tag: str, out: list[Segment]) -> None:
+    """One segment per OpenAI message / input item, tagged with its role."""
+    for i, item in enumerate(items):
+        role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
+        out.append(_seg("message", f"{field}[{i}]", _openai_message(item), tag=role or default_tag, role=role))
+
+
 def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
     out: list[Segment] = []
     _tool_segments(body, out)
     _schema_segment(body, out)
     messages = body.get("messages")
     if isinstance(messages, list):
-        for i, msg in enumerate(messages):
-            role = msg.get("role") if isinstance(msg, dict) and isinstance(msg.get("role"), str) else None
-            out.append(_seg("message", f"messages[{i}]", _openai_message(msg), tag=role or "?", role=role))
+        _message_segments(messages, "messages", "?", out)
     return out
 
 
@@ -171,9 +176,7 @@ def openai_responses_segments(body: dict[str, Any]) -> list[Segment]:
     if isinstance(items, str):
         out.append(_seg("message", "input", _openai_message({"role": "user", "content": items}), tag="user", role="user"))
     elif isinstance(items, list):
-        for i, item in enumerate(items):
-            role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
-            out.append(_seg("message", f"input[{i}]", _openai_message(item), tag=role or "item", role=role))
+        _message_segments(items, "input", "item", out)
     return out
 
 
@@ -236,3 +239,14 @@ def _has_anthropic_blocks(body: dict[str, Any]) -> bool:
 
 def total_bytes(segments: Iterable[Segment]) -> int:
     return sum(len(s.data) for s in segments)
+
+
+def last_message_start(segments: Sequence[Segment]) -> int:
+    """Index of the first segment of the last message (or prompt); ``len(segments)`` when there is none."""
+    last, head = len(segments), None
+    for i, s in enumerate(segments):
+        if s.kind in ("message", "prompt"):
+            h = s.path.split(".")[0]  # "messages[2].content[0]" -> "messages[2]"
+            if h != head:
+                last, head = i, h
+    return last

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterator
 
 from analyzer.lint import jsonpos
-from analyzer.segments import Segment, guess_shape, segments_for
+from analyzer.segments import Segment, guess_shape, last_message_start, segments_for
 
 SKIP_KEYS = frozenset({"id", "tool_call_id", "tool_use_id", "call_id", "signature", "encrypted_content", "data",
                        "image_url", "file_id", "cache_control", "type", "role", "name", "model"})
@@ -134,13 +134,7 @@ class Request:
         marks = [i for i, s in enumerate(segs) if s.cache_control]
         if marks:
             return marks[-1] + 1
-        last, prev_head = None, None
-        for i, s in enumerate(segs):
-            if s.kind in ("message", "prompt"):
-                head = s.path.split(".")[0]
-                if head != prev_head:
-                    last, prev_head = i, head
-        return last if last is not None else len(segs)
+        return last_message_start(segs)
 
     def units(self) -> list[TextUnit]:
         out: list[TextUnit] = []

@@ -2,7 +2,7 @@
 
 - **Allowed** cached tokens per request: the longest prefix seen before *within the
   provider's TTL* (same provider and model), rounded down by the provider's rules
-  (:mod:`.cache_rules`: 1,024-token minimum and 128-token steps on OpenAI; per-model
+  (:mod:`analyzer.cache_rules`: 1,024-token minimum and 128-token steps on OpenAI; per-model
   minimums on Anthropic, assuming breakpoints placed at the repeated prefix; a request
   that asks for ``ttl: "1h"`` gets an hour). Logs without timestamps are taken as one
   burst (every repeat within TTL).
@@ -23,13 +23,13 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_TTL_RANGE_S, cacheable_tokens, rules_for
 from analyzer.cost import cost_of, missed_usd
-from analyzer.logs.cache_rules import cacheable_tokens, rules_for
 from analyzer.logs.forks import explain_fork
 from analyzer.logs.reader import LogRecord
 from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
 from analyzer.prefix import chain, root_hash
-from analyzer.segments import segments_for
+from analyzer.segments import last_message_start, segments_for
 from analyzer.tokens import estimate_tokens
 
 MIN_SIMILARITY = 0.5  # at segment 0: the two strings must be one template with a changed value
@@ -37,8 +37,8 @@ MIN_SIMILARITY = 0.5  # at segment 0: the two strings must be one template with 
 
 @dataclass
 class AnalyzeConfig:
-    ttl_openai: float = 300.0
-    ttl_anthropic: float = 300.0
+    ttl_openai: float = OPENAI_TTL_RANGE_S[0]  # the early end of "5-10 minutes": allowed hits stay conservative
+    ttl_anthropic: float = ANTHROPIC_TTL_S["5m"]
     top: int = 10
     max_nodes: int = 1_500_000
     recent_bodies: int = 512
@@ -72,16 +72,6 @@ class ForkStat:
     count: int = 0
     offsets: Counter = field(default_factory=Counter)
     example: str = ""
-
-
-def _tail_start(segs) -> int:
-    last, head = len(segs), None
-    for i, s in enumerate(segs):
-        if s.kind in ("message", "prompt"):
-            h = s.path.split(".")[0]
-            if h != head:
-                last, head = i, h
-    return last
 
 
 class Analysis:
@@ -137,7 +127,7 @@ class Analysis:
         rules = rules_for(rec.provider, rec.model)
         ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
         if segs is not None and any(s.cache_control == "1h" for s in segs):
-            ttl = max(ttl, 3600.0)  # the request asked for Anthropic's 1-hour cache
+            ttl = max(ttl, ANTHROPIC_TTL_S["1h"])  # the request asked for Anthropic's 1-hour cache
         seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}")
 
         est_total = estimate_tokens(ends[-1])
@@ -187,7 +177,7 @@ class Analysis:
         n = seen.shared
         if n >= len(segs) or not seen.previous or not seen.branched:
             return  # a new prefix, or an extension of one (a conversation's next turn)
-        if n >= _tail_start(segs):
+        if n >= last_message_start(segs):
             return  # the new turn itself: where requests should differ
         seg = segs[n]
         where = "head" if seg.kind in ("tool", "schema", "system", "instructions") or seg.role in ("system", "developer") else "history"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from analyzer.cache_rules import OPENAI_MIN_TOKENS
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
 from analyzer.lint.rules._volatile import LABELS, short, where
 from analyzer.tokens import estimate_tokens
 
-STATIC_TOKENS = 1024  # OpenAI's minimum cacheable prefix; Anthropic's for Sonnet/Opus
+STATIC_TOKENS = OPENAI_MIN_TOKENS  # "large": OpenAI's minimum cacheable prefix, Anthropic's default one
 
 RULE = Rule(
     code="PG101",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
-from analyzer.logs.cache_rules import ANTHROPIC_BREAKPOINTS
+from analyzer.cache_rules import ANTHROPIC_MAX_BREAKPOINTS
 
 RULE = Rule(
     code="PG102",
@@ -26,9 +26,9 @@ def check(doc: Doc):
     if req is None:
         return
     marks = [s for s in req.segments if s.cache_control]
-    if len(marks) > ANTHROPIC_BREAKPOINTS:
-        extra = marks[ANTHROPIC_BREAKPOINTS]
+    if len(marks) > ANTHROPIC_MAX_BREAKPOINTS:
+        extra = marks[ANTHROPIC_MAX_BREAKPOINTS]
         field = f"{extra.path}.cache_control"
         line, col = req.position(field)
-        msg = RULE.message.format(count=len(marks), limit=ANTHROPIC_BREAKPOINTS, field=field)
+        msg = RULE.message.format(count=len(marks), limit=ANTHROPIC_MAX_BREAKPOINTS, field=field)
         yield Finding(RULE, msg, doc.file.path, line, col, field=field, key=str(len(marks)), group="count")

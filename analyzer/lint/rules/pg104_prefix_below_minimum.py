@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
-from analyzer.logs.cache_rules import OPENAI_RULES, anthropic_min_tokens
+from analyzer.cache_rules import OPENAI_RULES, anthropic_min_tokens
 from analyzer.tokens import estimate_tokens
 
 NEAR = 0.75  # automatic caching: report near misses, from three quarters of the minimum up
@@ -15,8 +15,9 @@ RULE = Rule(
     summary="Cacheable prefix below the provider's minimum",
     message="{what} is ≈{tokens:,} tokens, {short:,} short of {provider}'s {minimum:,}-token minimum{model}: nothing is cached",
     why="Providers only cache prefixes from a minimum length: OpenAI 1,024 tokens (then in 128-token steps), Anthropic "
-        "4,096 for Opus 4.5+ and Haiku 4.5+, 2,048 for Sonnet 4.6+ and Haiku 3.x, 1,024 for older Sonnet/Opus. A prefix one "
-        "token short is billed in full on every request, and an Anthropic breakpoint on it is silently ignored.",
+        "per model: 4,096 for Opus 4.5–4.7 and Haiku 4.5, 2,048 for Haiku 3.x, 512 for Opus 5, Fable 5 and Mythos 5, "
+        "1,024 for the others (Sonnet, Opus 4.8 and older Opus). A prefix one token short is billed in full on every "
+        "request, and an Anthropic breakpoint on it is silently ignored.",
     example="a 900-token system prompt sent to gpt-4o on every request",
     fix="Grow the stable prefix past the minimum (move stable examples or reference text into it) or accept no caching; "
         "token counts here are estimates (4 bytes per token).",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.lint.documents import Request
 from analyzer.lint.model import Finding, Rule
+from analyzer.lint.rules._variants import Variants
 from analyzer.lint.rules.pg204_unsorted_tools import tool_name
 
 RULE = Rule(
@@ -21,28 +22,20 @@ RULE = Rule(
 
 
 def check(requests: list[Request]):
-    first: dict[tuple, tuple[tuple[str, ...], Request]] = {}
-    seen: dict[tuple, list] = {}
+    variants = Variants()
     for req in requests:
         tools = req.body.get("tools")
         if not isinstance(tools, list) or len(tools) < 2:
             continue
         names = tuple(tool_name(t) for t in tools)
         group = (req.provider, req.model, frozenset(names))
-        if group not in first:
-            first[group] = (names, req)
+        base = variants.new_variant(group, names, req)
+        if base is None:
             continue
-        base, base_req = first[group]
-        if names == base:
-            continue
-        key = (group, names)
-        if key in seen:
-            seen[key][1] += 1
-            continue
-        at = next(i for i, (a, b) in enumerate(zip(names, base)) if a != b)
+        base_names, base_req = base
+        at = next(i for i, (a, b) in enumerate(zip(names, base_names)) if a != b)
         line, col = req.position("tools")
-        fmt = dict(first_line=base_req.line, order=", ".join(names[:4]), first_order=", ".join(base[:4]), at=at)
-        seen[key] = [Finding(RULE, "", req.file.path, line, col, field="tools", key=",".join(names), group="order"), 1, fmt]
-    for finding, count, fmt in seen.values():
-        finding.message = RULE.message.format(count=count, **fmt)
-        yield finding
+        finding = Finding(RULE, "", req.file.path, line, col, field="tools", key=",".join(names), group="order")
+        variants.report(group, names, finding, first_line=base_req.line, order=", ".join(names[:4]),
+                        first_order=", ".join(base_names[:4]), at=at)
+    yield from variants.findings(RULE)

@@ -6,6 +6,7 @@ import json
 
 from analyzer.lint.documents import Request, get_path
 from analyzer.lint.model import Finding, Rule
+from analyzer.lint.rules._variants import Variants
 from analyzer.lint.rules.pg204_unsorted_tools import tool_name
 
 RULE = Rule(
@@ -23,8 +24,7 @@ RULE = Rule(
 
 
 def check(requests: list[Request]):
-    first: dict[tuple, tuple[str, Request]] = {}
-    seen: dict[tuple, list] = {}
+    variants = Variants()
     for req in requests:
         for seg in req.segments:
             if seg.kind not in ("tool", "schema"):
@@ -34,19 +34,11 @@ def check(requests: list[Request]):
             canon = json.dumps(value, ensure_ascii=False, sort_keys=True)
             name = tool_name(value) if seg.kind == "tool" else seg.path
             group = (req.provider, req.model, seg.kind, name, canon)
-            if group not in first:
-                first[group] = (raw, req)
-                continue
-            base_raw, base_req = first[group]
-            if raw == base_raw:
-                continue
-            key = (group, raw)
-            if key in seen:
-                seen[key][1] += 1
+            base = variants.new_variant(group, raw, req)
+            if base is None:
                 continue
             what = f"tool `{name}` ({seg.path})" if seg.kind == "tool" else f"the schema at {seg.path}"
             line, col = req.position(seg.path)
-            seen[key] = [Finding(RULE, "", req.file.path, line, col, field=seg.path, key=f"{name}:{raw[:200]}", group="keys"), 1, what, base_req.line]
-    for finding, count, what, first_line in seen.values():
-        finding.message = RULE.message.format(what=what, first_line=first_line, count=count)
-        yield finding
+            finding = Finding(RULE, "", req.file.path, line, col, field=seg.path, key=f"{name}:{raw[:200]}", group="keys")
+            variants.report(group, raw, finding, what=what, first_line=base[1].line)
+    yield from variants.findings(RULE)
