@@ -7,7 +7,8 @@ tenants (least recently seen evicted first) and ``max_bytes`` of interned segmen
 total (whole tenants evicted, oldest first, until it fits).
 
 :meth:`DiagnosisMemory.observe` finds the tenant's closest earlier request — the one sharing
-the longest run of leading segments, the most recent on ties — asks
+the longest run of leading segments, then the longest byte prefix of the next segment,
+then the most recent — asks
 :func:`analyzer.diagnose.diagnose` and then remembers the current request. It lives in
 one process and is lost on restart; it never leaves the machine (no store, no ledger).
 """
@@ -59,7 +60,7 @@ class DiagnosisMemory:
 
     def observe(self, tenant: str, cur: Seen, *, cached_tokens: int = 0) -> Observation:
         keys = tuple(xxhash.xxh3_64_intdigest(s.data) for s in cur.segments)
-        best, common = self._closest(tenant, cur.provider, keys)
+        best, common = self._closest(tenant, cur, keys)
         earlier = self._seen(best) if best is not None else None
         found = diagnose(cur, earlier, cached_tokens=cached_tokens) if earlier is not None else None
         self._remember(tenant, cur, keys)
@@ -67,21 +68,41 @@ class DiagnosisMemory:
 
     # -- internals --------------------------------------------------------------------
 
-    def _closest(self, tenant: str, provider: str, keys: tuple[int, ...]) -> tuple[_Entry | None, int]:
+    def _closest(self, tenant: str, cur: Seen, keys: tuple[int, ...]) -> tuple[_Entry | None, int]:
+        """The earlier request sharing the most leading segments; on a tie, the one whose
+        next segment shares the longest byte prefix with ours (so a timestamp is compared
+        with the previous timestamp, not with a request that had none); then the newest."""
         entries = self._tenants.get(tenant)
         best: _Entry | None = None
-        best_common = -1
+        best_rank = (-1, -1)
         for entry in reversed(entries or ()):  # newest first: ties keep the most recent
-            if entry.provider != provider:
+            if entry.provider != cur.provider:
                 continue
             n = 0
             for x, y in zip(keys, entry.keys):
                 if x != y:
                     break
                 n += 1
-            if n > best_common:
-                best, best_common = entry, n
-        return best, max(best_common, 0)
+            rank = (n, self._bytes_in_common(cur, entry, n))
+            if rank > best_rank:
+                best, best_rank = entry, rank
+        return best, max(best_rank[0], 0)
+
+    def _bytes_in_common(self, cur: Seen, entry: _Entry, n: int) -> int:
+        if n >= len(cur.segments) or n >= len(entry.keys):
+            return 0
+        a, b = cur.segments[n].data, self._data[entry.keys[n]]
+        m = min(len(a), len(b))
+        if a[:m] == b[:m]:
+            return m
+        lo, hi = 0, m  # binary search on the first differing byte: O(log m) slice compares
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if a[:mid] == b[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
 
     def _seen(self, entry: _Entry) -> Seen:
         segments = [

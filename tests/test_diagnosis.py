@@ -66,3 +66,16 @@ def test_observe_returns_diagnosis():
     mem = DiagnosisMemory()
     mem.observe("t", req("a", model="m1"))
     assert mem.observe("t", req("a", model="m2")).diagnosis.reason == "model-changed"
+
+
+def test_tie_prefers_the_request_whose_next_segment_shares_more_bytes():
+    # A timestamp opening the system prompt: compare it with the previous timestamped
+    # request, not with the newest request (which had no timestamp at all).
+    mem = DiagnosisMemory()
+    policy = "Refunds within 30 days. " * 20
+    mem.observe("t", req(f"Now: 2026-11-30 14:05:07. {policy}", "q1"))
+    mem.observe("t", req(policy, "q2"))
+    obs = mem.observe("t", req(f"Now: 2026-11-30 14:09:41. {policy}", "q3"))
+    assert obs.common == 0
+    assert obs.earlier.segments[0].data.startswith(b"message:user\x1fNow: 2026-11-30 14:05:07")
+    assert obs.diagnosis.reason.startswith("volatile-")
