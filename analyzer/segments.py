@@ -52,19 +52,29 @@ def _dumps(value: Any) -> bytes:
 
 
 def _strip_cache_control(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: v for k, v in value.items() if k != "cache_control"}
-    return value
+    """Drop ``cache_control`` from a block and from the blocks nested in its ``content``
+    (a ``tool_result`` may carry markers on its inner text blocks)."""
+    if not isinstance(value, dict):
+        return value
+    out = {k: v for k, v in value.items() if k != "cache_control"}
+    inner = out.get("content")
+    if isinstance(inner, list) and any(isinstance(b, dict) and "cache_control" in b for b in inner):
+        out["content"] = [_strip_cache_control(b) for b in inner]
+    return out
 
 
 def _ttl(block: Any) -> str | None:
+    """The breakpoint a block carries: its own marker, else one on a nested content block."""
     if not isinstance(block, dict):
         return None
     cc = block.get("cache_control")
     if not isinstance(cc, dict):
+        inner = block.get("content")
+        if isinstance(inner, list):
+            marks = [_ttl(b) for b in inner if isinstance(b, dict) and "content" not in b]
+            return next((m for m in reversed(marks) if m), None)
         return None
-    ttl = cc.get("ttl")
-    return "1h" if ttl == "1h" else "5m"
+    return "1h" if cc.get("ttl") == "1h" else "5m"
 
 
 def _seg(kind: str, path: str, value: Any, *, tag: str = "", cache_control: str | None = None, role: str | None = None) -> Segment:

@@ -82,3 +82,13 @@ def test_guess_shape():
     assert guess_shape({"prompt": "x"}) == ("openai", "/v1/completions")
     assert guess_shape({"foo": 1}) is None
     assert guess_shape([1]) is None
+
+
+def test_nested_tool_result_markers_do_not_change_bytes_but_mark_the_segment():
+    inner = [{"type": "text", "text": "result"}]
+    marked = [{"type": "text", "text": "result", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    def body(content):
+        return {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": content}]}]}
+    plain_seg, marked_seg = anthropic_segments(body(inner))[0], anthropic_segments(body(marked))[0]
+    assert plain_seg.data == marked_seg.data
+    assert (plain_seg.cache_control, marked_seg.cache_control) == (None, "1h")

@@ -1,0 +1,184 @@
+"""Opt-in request rewriting (``prefixgate serve --rewrite``): cache breakpoints in the right places.
+
+Two rewrites, each with a kebab-case id the proxy writes to the ledger's ``rewrites`` column:
+
+- ``add-breakpoints`` (Anthropic Messages): a request with no ``cache_control`` anywhere gets
+  ``{"type": "ephemeral"}`` breakpoints where Anthropic's docs recommend them: the last tool,
+  the last system block, and the last block of the last message before the final user turn
+  (the conversation so far, which the next turn repeats; the final user turn itself is left
+  out, so a one-off question is never written to the cache at the 1.25× write price). Each
+  is placed only where the prefix up to it reaches the model's minimum cacheable length
+  (:mod:`analyzer.cache_rules`, tokens estimated by :mod:`analyzer.tokens`), so at most 3.
+  String ``system`` / ``content`` becomes one text block only where a breakpoint lands.
+- ``cap-breakpoints`` (Anthropic Messages): more than 4 breakpoints (a top-level automatic
+  ``cache_control`` counts as one on the last block; markers on blocks nested in a
+  ``tool_result`` count too) is a 400 at Anthropic. Kept: the first
+  (the shortest, most shared prefix, usually tools/system, that other conversations read)
+  and the latest ones up to 4 in all (the last covers the longest prefix the user asked
+  for; with the ones just before it, each looking back 20 blocks, it still reads what the
+  earlier turns wrote). Dropped: the older middle ones, whose prefixes lie inside the kept
+  later ones. Dropping keeps the remaining TTL order, so a valid 1h-before-5m order stays valid.
+
+What it does NOT do: it never changes, reorders or strips prompt content (no tool sorting,
+no removal of timestamps or other volatile values), never moves an existing breakpoint, and
+never touches a request that already has one (except to cap more than 4). The rewritten
+body's canonical segment bytes (:func:`analyzer.segments.anthropic_segments`) equal the
+original's: only markers differ, so the model's output cannot change. OpenAI has no
+breakpoints, so OpenAI requests are never rewritten. Bodies of an unexpected shape are left
+alone; nothing here raises, does I/O, or mutates its input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from analyzer.cache_rules import ANTHROPIC_MAX_BREAKPOINTS, anthropic_min_tokens
+from analyzer.segments import ANTHROPIC, anthropic_segments
+from analyzer.tokens import estimate_tokens
+
+ADD_BREAKPOINTS = "add-breakpoints"
+CAP_BREAKPOINTS = "cap-breakpoints"
+REWRITES = {
+    ADD_BREAKPOINTS: "add cache_control breakpoints after tools, system and the conversation so far",
+    CAP_BREAKPOINTS: "drop the oldest middle breakpoints of a request with more than 4",
+}
+EPHEMERAL = {"type": "ephemeral"}
+_UNCACHEABLE = ("thinking", "redacted_thinking")  # Anthropic refuses cache_control on these
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    body: dict[str, Any] | None  # None: nothing changed, forward the original bytes
+    applied: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    path: Path  # where the block sits in the body; a string field's path ends at the field
+    value: Any  # the block dict, or the string it stands for
+    end: int  # canonical prompt bytes up to and including this block
+    role: str | None = None
+
+
+def rewrite_request(provider: str, route: str, body: dict[str, Any], *, model: str | None) -> Rewrite:
+    """The rewrites that apply to ``body`` (never mutated) sent to ``route``."""
+    try:
+        if provider != ANTHROPIC or not isinstance(route, str) or not route.rstrip("/").endswith("/messages"):
+            return Rewrite(None)
+        if not isinstance(body, dict) or (blocks := _blocks(body)) is None:
+            return Rewrite(None)
+        markers = _markers(blocks)
+        if not markers and "cache_control" not in body:  # any marker, even a null one, is the user's choice
+            name = model if isinstance(model, str) else body.get("model")
+            return _add_breakpoints(body, blocks, anthropic_min_tokens(name if isinstance(name, str) else ""))
+        return _cap_breakpoints(body, blocks, [path for path, value in markers if isinstance(value, dict)])
+    except Exception:  # a body shape this module did not foresee: forward it untouched
+        return Rewrite(None)
+
+
+def _add_breakpoints(body: dict[str, Any], blocks: list[_Block], min_tokens: int) -> Rewrite:
+    users = [b.path[1] for b in blocks if b.path[0] == "messages" and b.role == "user"]
+    before = users[-1] - 1 if users else -1  # the message before the final user turn
+    candidates = [
+        _last(blocks, lambda b: b.path[0] == "tools"),
+        _last(blocks, lambda b: b.path[0] == "system" and _cacheable(b.value)),
+        _last(blocks, lambda b: b.path[0] == "messages" and b.path[1] == before and _cacheable(b.value)),
+    ]
+    places = [b for b in candidates if b is not None and _cacheable(b.value) and estimate_tokens(b.end) >= min_tokens]
+    if not places:
+        return Rewrite(None)
+    for b in places:
+        body = _with_marker(body, b.path, EPHEMERAL)
+    return Rewrite(body, [ADD_BREAKPOINTS])
+
+
+def _cap_breakpoints(body: dict[str, Any], blocks: list[_Block], markers: list[Path]) -> Rewrite:
+    auto = isinstance(body.get("cache_control"), dict) and bool(blocks)
+    if auto and markers and markers[-1] == blocks[-1].path:
+        auto = False  # the last block already carries the automatic breakpoint's marker
+    limit = ANTHROPIC_MAX_BREAKPOINTS - (1 if auto else 0)
+    if len(markers) <= limit:
+        return Rewrite(None)
+    for path in markers[1 : len(markers) - limit + 1]:
+        body = _with_marker(body, path, None)
+    return Rewrite(body, [CAP_BREAKPOINTS])
+
+
+def _blocks(body: dict[str, Any]) -> list[_Block] | None:
+    """Every segment-level block in prompt order; None when the body's shape is unexpected."""
+    found: list[tuple[Path, Any, str | None]] = []
+    tools, system, messages = body.get("tools"), body.get("system"), body.get("messages")
+    if tools is not None:
+        if not _dicts(tools):
+            return None
+        found += [(("tools", i), t, None) for i, t in enumerate(tools)]
+    if isinstance(system, str):
+        found.append((("system",), system, "system"))
+    elif system is not None:
+        if not _dicts(system):
+            return None
+        found += [(("system", j), b, "system") for j, b in enumerate(system)]
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return None
+    for i, msg in enumerate(messages):
+        content, role = msg.get("content"), msg.get("role") if isinstance(msg.get("role"), str) else None
+        if isinstance(content, str):
+            found.append((("messages", i, "content"), content, role))
+        elif _dicts(content):
+            found += [(("messages", i, "content", j), b, role) for j, b in enumerate(content)]
+        else:
+            return None
+    segments = anthropic_segments(body)
+    if len(segments) != len(found):
+        return None
+    ends = accumulate(len(s.data) for s in segments)
+    return [_Block(path, value, end, role) for (path, value, role), end in zip(found, ends)]
+
+
+def _markers(blocks: list[_Block]) -> list[tuple[Path, Any]]:
+    """(path, cache_control) of the blocks, and blocks nested in a tool_result, that carry one, in prompt order."""
+    out: list[tuple[Path, Any]] = []
+    for b in blocks:
+        if not isinstance(b.value, dict):
+            continue
+        nested = b.value.get("content") if b.value.get("type") == "tool_result" else None
+        if isinstance(nested, list):
+            marked = [(k, n) for k, n in enumerate(nested) if isinstance(n, dict) and "cache_control" in n]
+            out += [((*b.path, "content", k), n["cache_control"]) for k, n in marked]
+        if "cache_control" in b.value:
+            out.append((b.path, b.value["cache_control"]))
+    return out
+
+
+def _with_marker(node: Any, path: Path, marker: dict[str, str] | None) -> Any:
+    """A copy of ``node`` with ``cache_control`` set (or removed, for None) at ``path``; copies only that path."""
+    if not path:
+        if isinstance(node, str):  # string system/content → one text block carrying the marker
+            return [{"type": "text", "text": node, "cache_control": dict(marker or EPHEMERAL)}]
+        block = {k: v for k, v in node.items() if k != "cache_control"}
+        if marker is not None:
+            block["cache_control"] = dict(marker)
+        return block
+    copy = dict(node) if isinstance(node, dict) else list(node)
+    copy[path[0]] = _with_marker(node[path[0]], path[1:], marker)
+    return copy
+
+
+def _cacheable(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value)
+    if not isinstance(value, dict) or value.get("type") in _UNCACHEABLE:
+        return False
+    return value.get("type") != "text" or (isinstance(value.get("text"), str) and bool(value["text"]))
+
+
+def _last(blocks: list[_Block], keep: Any) -> _Block | None:
+    return next((b for b in reversed(blocks) if keep(b)), None)
+
+
+def _dicts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
