@@ -86,7 +86,9 @@ class Engine:
         return (
             f"{self.model_id}: {c.model_type}, {c.num_layers} layers, {c.num_heads} heads / {c.num_kv_heads} KV heads, "
             f"{dtype_name(self.model.dtype)}, context {self.max_context}, KV pool {self.pool.nbytes / 2**20:.1f} MiB "
-            f"({self.pool.manager.num_free} blocks of {self.pool.block_size} tokens)"
+            f"({self.pool.manager.num_free} blocks of {self.pool.block_size} tokens) + up to "
+            f"{c.kv_bytes_per_token(self.pool.k.element_size()) * self.max_context / 2**20:.1f} MiB working copy "
+            "for the running request"
         )
 
     def check(self, prompt_ids: list[int], max_new_tokens: int | None) -> int:

@@ -1,9 +1,10 @@
 """Hugging Face checkpoint folder → ``Model``: safetensors (single file or sharded with an index).
 
 Reads ``config.json`` (via ``ModelConfig``), ``model.safetensors`` or ``model.safetensors.index.json`` and
-its shards, casts to the requested dtype, fuses q/k/v and gate/up, and ties the LM head to the
-embedding when the checkpoint says so (tied checkpoints have no ``lm_head.weight``). Every missing file or
-tensor is reported by name as a ``ModelFilesError``. It does not load tokenizers or download anything.
+its shards, casts to the requested dtype, fuses q/k/v and gate/up (each stored in the layout
+``Projection`` reads fastest, all in one huge-page ``Arena``), and ties the LM head to the embedding when
+the checkpoint says so (tied checkpoints have no ``lm_head.weight``). Every missing file or tensor is
+reported by name as a ``ModelFilesError``. It does not load tokenizers or download anything.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from safetensors import SafetensorError, safe_open
 from kvcache.config import ModelConfig
 from kvcache.dtypes import resolve_dtype
 from kvcache.errors import ModelFilesError
+from kvcache.hugepages import Arena
 from kvcache.layers import DecoderLayer
+from kvcache.linear import Projection
 from kvcache.model import Model
 from kvcache.rope import RotaryTable
 
@@ -85,7 +88,16 @@ def load_model(folder: str | Path, dtype: str | None = "auto", max_context: int 
     tensors = _Tensors(weight_files(folder), torch_dtype)
     c = config
     hidden, d, inter = c.hidden_size, c.head_dim, c.intermediate_size
+    tied = c.tie_word_embeddings or not tensors.has("lm_head.weight")
+    if tied and not c.tie_word_embeddings:
+        raise ModelFilesError("checkpoint lacks the tensor 'lm_head.weight' and tie_word_embeddings is false")
+    # Every matrix a decode step streams, in one huge-page arena (the LM head is the embedding when tied).
+    per_layer = [((c.num_heads + 2 * c.num_kv_heads) * d, hidden), (hidden, c.num_heads * d), (2 * inter, hidden)]
+    shapes = (per_layer + [(hidden, inter)]) * c.num_layers + [(c.vocab_size, hidden)]
+    arena = Arena.for_shapes(shapes, torch_dtype)
     embed = tensors.get("model.embed_tokens.weight", (c.vocab_size, hidden))
+    if tied:
+        embed = arena.take(tuple(embed.shape), torch_dtype).copy_(embed)
     layers = []
     for i in range(c.num_layers):
         p = f"model.layers.{i}."
@@ -106,16 +118,20 @@ def load_model(folder: str | Path, dtype: str | None = "auto", max_context: int 
                 index=i,
                 input_norm=tensors.get(p + "input_layernorm.weight", (hidden,)),
                 post_norm=tensors.get(p + "post_attention_layernorm.weight", (hidden,)),
-                qkv_weight=torch.cat([q, k, v]),
-                qkv_bias=bias,
-                o_weight=tensors.get(p + "self_attn.o_proj.weight", (hidden, c.num_heads * d)),
-                gate_up_weight=torch.cat(
-                    [
-                        tensors.get(p + "mlp.gate_proj.weight", (inter, hidden)),
-                        tensors.get(p + "mlp.up_proj.weight", (inter, hidden)),
-                    ]
+                qkv=Projection(torch.cat([q, k, v]), bias, arena=arena),
+                o_proj=Projection(
+                    tensors.get(p + "self_attn.o_proj.weight", (hidden, c.num_heads * d)), arena=arena
                 ),
-                down_weight=tensors.get(p + "mlp.down_proj.weight", (hidden, inter)),
+                gate_up=Projection(
+                    torch.cat(
+                        [
+                            tensors.get(p + "mlp.gate_proj.weight", (inter, hidden)),
+                            tensors.get(p + "mlp.up_proj.weight", (inter, hidden)),
+                        ]
+                    ),
+                    arena=arena,
+                ),
+                down=Projection(tensors.get(p + "mlp.down_proj.weight", (hidden, inter)), arena=arena),
                 num_heads=c.num_heads,
                 num_kv_heads=c.num_kv_heads,
                 head_dim=d,
@@ -123,12 +139,10 @@ def load_model(folder: str | Path, dtype: str | None = "auto", max_context: int 
                 eps=c.rms_norm_eps,
             )
         )
-    if c.tie_word_embeddings or not tensors.has("lm_head.weight"):
-        if not c.tie_word_embeddings:
-            raise ModelFilesError("checkpoint lacks the tensor 'lm_head.weight' and tie_word_embeddings is false")
-        lm_head = embed
+    if tied:
+        head = Projection(embed, input_major=False)  # shares the embedding's memory: no transposed copy
     else:
-        lm_head = tensors.get("lm_head.weight", (c.vocab_size, hidden))
+        head = Projection(tensors.get("lm_head.weight", (c.vocab_size, hidden)), arena=arena)
     context = min(max_context or c.max_position_embeddings, c.max_position_embeddings)
     return Model(
         config=c,
@@ -136,6 +150,6 @@ def load_model(folder: str | Path, dtype: str | None = "auto", max_context: int 
         embed=embed,
         layers=layers,
         final_norm=tensors.get("model.norm.weight", (hidden,)),
-        lm_head=lm_head,
+        head=head,
         rotary=RotaryTable(c.rope, d, context, torch_dtype),
     )

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
 from kvcache.caches.base import KVCache
 from kvcache.config import ModelConfig
 from kvcache.errors import ContextLengthError
 from kvcache.layers import DecoderLayer, rms_norm
+from kvcache.linear import Projection
 from kvcache.rope import RotaryTable
 
 
@@ -27,8 +27,13 @@ class Model:
     embed: torch.Tensor
     layers: list[DecoderLayer]
     final_norm: torch.Tensor
-    lm_head: torch.Tensor  # the embedding itself when tied
+    head: Projection  # the LM head; its weight is the embedding itself when tied
     rotary: RotaryTable
+
+    @property
+    def lm_head(self) -> torch.Tensor:
+        """The LM head as ``[vocab, hidden]`` (a view when stored input-major; ``embed`` itself when tied)."""
+        return self.head.weight
 
     @property
     def max_context(self) -> int:
@@ -37,21 +42,7 @@ class Model:
     @property
     def weight_bytes(self) -> int:
         """Bytes of weights one decode step reads (embedding row excluded, LM head included)."""
-        total = self.final_norm.nbytes + self.lm_head.nbytes
-        for layer in self.layers:
-            total += sum(
-                t.nbytes
-                for t in (
-                    layer.input_norm,
-                    layer.post_norm,
-                    layer.qkv_weight,
-                    layer.o_weight,
-                    layer.gate_up_weight,
-                    layer.down_weight,
-                )
-            )
-            total += layer.qkv_bias.nbytes if layer.qkv_bias is not None else 0
-        return total
+        return self.final_norm.nbytes + self.head.nbytes + sum(layer.nbytes for layer in self.layers)
 
     @torch.inference_mode()
     def forward(self, token_ids: list[int], cache: KVCache | None = None, all_logits: bool = False) -> torch.Tensor:
@@ -62,12 +53,16 @@ class Model:
         if end > self.max_context:
             raise ContextLengthError(f"position {end - 1} is beyond the model's context ({self.max_context})")
         positions = cache.begin(token_ids) if cache is not None else torch.arange(end)
-        rope = (*self.rotary.at(start, end), self.rotary.rotation)
-        h = self.embed[torch.tensor(token_ids, dtype=torch.long)]
+        rope = self.rotary.at(start, end)
+        if len(token_ids) == 1:  # a decode step: a view of one row, no index tensor
+            h = self.embed[token_ids[0] : token_ids[0] + 1]
+        else:
+            h = self.embed[torch.tensor(token_ids, dtype=torch.long)]
         for layer in self.layers:
             h = layer.forward(h, rope, positions, cache)
         if cache is not None:
             cache.advance()
-        if not all_logits:
+        if not all_logits and h.shape[0] > 1:
             h = h[-1:]
-        return F.linear(rms_norm(h, self.final_norm, self.config.rms_norm_eps), self.lm_head).float()
+        logits = self.head(rms_norm(h, self.final_norm, self.config.rms_norm_eps))
+        return logits if logits.dtype == torch.float32 else logits.float()

@@ -44,19 +44,17 @@ class RotaryTable:
         emb = torch.cat((freqs, freqs), dim=-1)
         self.cos = emb.cos().to(dtype)
         self.sin = emb.sin().to(dtype)
-        self.max_positions = max_positions
-        # rotate_half(x) = x @ rotation: a signed permutation, exact in any dtype (one term per output).
+        # rotate_half(x)·sin == roll(x, d/2)·signed_sin with the first half of sin negated: exact in any
+        # dtype (negation commutes with rounding), and one op instead of slice + negate + cat.
         half = head_dim // 2
-        rotation = torch.zeros(head_dim, head_dim)
-        rotation[torch.arange(half) + half, torch.arange(half)] = -1.0
-        rotation[torch.arange(half), torch.arange(half) + half] = 1.0
-        self.rotation = rotation.to(dtype)
+        self.signed_sin = torch.cat((-self.sin[:, :half], self.sin[:, half:]), dim=-1)
+        self.max_positions = max_positions
 
     def at(self, start: int, end: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos/sin for positions [start, end) (a sequence's new tokens are always consecutive)."""
-        return self.cos[start:end], self.sin[start:end]
+        """cos and signed sin for positions [start, end) (a sequence's new tokens are always consecutive)."""
+        return self.cos[start:end], self.signed_sin[start:end]
 
 
-def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rotation: torch.Tensor) -> torch.Tensor:
-    """x: [heads, T, d]; cos/sin: [T, d]; ``rotation`` from ``RotaryTable`` (x·cos + rotate_half(x)·sin)."""
-    return torch.addcmul(x * cos, torch.matmul(x, rotation), sin)
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    """x: [heads, T, d]; cos/signed_sin: [T, d] from ``RotaryTable.at`` → x·cos + rotate_half(x)·sin."""
+    return torch.addcmul(x * cos, x.roll(x.shape[-1] // 2, dims=-1), signed_sin)

@@ -155,3 +155,24 @@ def test_blocks_are_not_shared_on_hash_match_with_different_tokens():
     _, h = manager.lookup(b"", [1, 2])
     manager.register(a, h, [9, 9])  # forged: same hash, other tokens
     assert manager.lookup(b"", [1, 2])[0] is None
+
+
+def test_paged_working_copy_holds_one_sequence_and_is_reported_apart_from_the_pool():
+    pool = BlockPool(CONFIG, num_blocks=10, block_size=16, dtype=torch.float16)
+    seq = pool.sequence(160)
+    assert seq.workspace_nbytes == seeds_formula(2, 8, 128, 160, 2)
+    assert pool.nbytes == seeds_formula(2, 8, 128, 160, 2)  # the pool's own size is unchanged
+
+
+def test_contiguous_cache_hands_back_what_was_written_in_token_major_views():
+    cache = ContiguousCache(CONFIG, 10)
+    k, v = torch.randn(8, 3, 128), torch.randn(8, 3, 128)
+    cache.begin([1, 2, 3])
+    keys, values, positions = cache.update(0, k, v)
+    cache.advance()
+    assert keys.shape == (8, 3, 128) and torch.equal(keys, k) and torch.equal(values, v)
+    assert positions.tolist() == [0, 1, 2]
+    step_k, step_v = torch.randn(8, 1, 128), torch.randn(8, 1, 128)
+    assert cache.begin([4]).tolist() == [3]
+    keys, values, _ = cache.update(0, step_k, step_v)
+    assert torch.equal(keys[:, :3], k) and torch.equal(keys[:, 3:], step_k) and torch.equal(values[:, 3:], step_v)

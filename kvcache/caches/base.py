@@ -31,13 +31,15 @@ class KVCache:
         return 0
 
     def begin(self, token_ids: list[int]) -> torch.Tensor:
-        count = len(token_ids)
+        self._reserve(len(token_ids))
+        return torch.arange(self.length, self.length + len(token_ids))
+
+    def _reserve(self, count: int) -> None:
         if self.length + count > self.capacity:
             raise ContextLengthError(
                 f"{self.length + count} tokens do not fit into this cache ({self.capacity} tokens)"
             )
         self._pending = count
-        return torch.arange(self.length, self.length + count)
 
     def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         raise NotImplementedError
