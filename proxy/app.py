@@ -149,10 +149,10 @@ def create_app(
             await gate.recorder.aclose()
 
     routes = [
+        Route("/v1/{path:path}", handle, methods=ALL_METHODS),  # first: the hot path matches at once
         Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
         Route("/prefixgate/health", health_endpoint, methods=["GET"]),
         *money.routes(),
-        Route("/v1/{path:path}", handle, methods=ALL_METHODS),
     ]
     middleware = [Middleware(AdminAccess, token=config.admin_token)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)

@@ -21,6 +21,7 @@ from typing import AsyncIterator, Callable
 import httpx
 
 READ_SIZE = 64 * 1024
+MAX_LINE = 64 * 1024  # longest chunk-size or trailer line accepted
 _NO_BODY_STATUS = (204, 304)
 
 
@@ -93,8 +94,13 @@ class Body(httpx.AsyncByteStream):
         except (ConnectionError, OSError) as exc:
             raise httpx.ReadError(f"upstream connection failed: {type(exc).__name__}") from None
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        reader = self._conn.reader
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._framing == "chunked":
+            return self._chunks(self._conn.reader)
+        return self._plain(self._conn.reader)
+
+    async def _plain(self, reader) -> AsyncIterator[bytes]:
+        """Content-Length and read-until-close bodies."""
         while not self._done:
             if self._framing == "length":
                 data = await self._read(reader.read(min(self._left, READ_SIZE)))
@@ -103,34 +109,67 @@ class Body(httpx.AsyncByteStream):
                 self._left -= len(data)
                 self._done = self._left == 0
                 yield data
-            elif self._framing == "chunked":
-                if self._left == 0:
-                    line = await self._read(reader.readuntil(b"\r\n"))
-                    size_text = line.split(b";", 1)[0].strip()
-                    try:
-                        size = int(size_text, 16)
-                    except ValueError:
-                        raise httpx.RemoteProtocolError("malformed chunk size") from None
-                    if size == 0:
-                        while (await self._read(reader.readuntil(b"\r\n"))) != b"\r\n":
-                            pass  # trailers, ignored
-                        self._done = True
-                        break
-                    self._left = size
-                data = await self._read(reader.read(min(self._left, READ_SIZE)))
-                if not data:
-                    raise httpx.RemoteProtocolError("upstream closed the connection mid-chunk")
-                self._left -= len(data)
-                if self._left == 0:
-                    if await self._read(reader.readexactly(2)) != b"\r\n":
-                        raise httpx.RemoteProtocolError("chunk not followed by CRLF")
-                yield data
             else:  # read until the server closes
                 data = await self._read(reader.read(READ_SIZE))
                 if not data:
                     self._done = True
                     break
                 yield data
+
+    async def _chunks(self, reader) -> AsyncIterator[bytes]:
+        """Chunked transfer coding, decoded from whatever has arrived: one read per network
+        arrival (not one per chunk, size line and CRLF), every payload byte yielded as soon
+        as it is in. Bytes after the last chunk mean the connection cannot be reused."""
+        buf = bytearray()
+        left = 0  # payload bytes still due in the current chunk
+        crlf = False  # the current chunk's closing CRLF is still due
+        trailers = False  # the last chunk was seen: trailer lines until an empty one
+        while True:
+            out = bytearray()
+            while True:
+                if left:
+                    take = min(left, len(buf))
+                    out += buf[:take]
+                    del buf[:take]
+                    left -= take
+                    if left:
+                        break
+                    crlf = True
+                if crlf:
+                    if len(buf) < 2:
+                        break
+                    if buf[:2] != b"\r\n":
+                        raise httpx.RemoteProtocolError("chunk not followed by CRLF")
+                    del buf[:2]
+                    crlf = False
+                end = buf.find(b"\r\n")
+                if end < 0:
+                    if len(buf) > MAX_LINE:
+                        raise httpx.RemoteProtocolError("chunk header too long")
+                    break
+                line = bytes(buf[:end])
+                del buf[: end + 2]
+                if trailers:
+                    if not line:  # the end of the body
+                        self._done = True
+                        self._keep = self._keep and not buf
+                        break
+                    continue  # a trailer, ignored
+                try:
+                    left = int(line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    raise httpx.RemoteProtocolError("malformed chunk size") from None
+                if left < 0:
+                    raise httpx.RemoteProtocolError("malformed chunk size")
+                trailers = left == 0
+            if out:
+                yield bytes(out)
+            if self._done:
+                return
+            data = await self._read(reader.read(READ_SIZE))
+            if not data:
+                raise httpx.RemoteProtocolError("upstream closed the connection mid-chunk")
+            buf += data
 
     async def aclose(self) -> None:
         if self._closed:

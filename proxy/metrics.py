@@ -50,6 +50,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.max_models = max_models
         self._models: set[str] = set()
+        self._children: dict[tuple, object] = {}  # (metric, labels) -> child: labels() locks and validates
         r = self.registry
         self.requests = Counter("prefixgate_requests", "Requests finished.", ["provider", "model", "status"], registry=r)
         self.tokens = Counter("prefixgate_tokens", "Tokens by kind as the provider reported them.", ["provider", "model", "kind"], registry=r)
@@ -75,33 +76,41 @@ class Metrics:
             return name
         return "other"
 
+    def _at(self, metric, *labels: str):
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def handle(self, r: RequestRecord) -> None:
+        at = self._at
         model = self._model(r.model)
         status = f"{r.status // 100}xx" if r.status else "none"
-        self.requests.labels(r.provider, model, status).inc()
-        self.latency.labels(r.provider).observe(max(0.0, r.latency_s))
+        at(self.requests, r.provider, model, status).inc()
+        at(self.latency, r.provider).observe(max(0.0, r.latency_s))
         if r.ttfb_s is not None:
-            self.ttfb.labels(r.provider).observe(max(0.0, r.ttfb_s))
+            at(self.ttfb, r.provider).observe(max(0.0, r.ttfb_s))
         if r.prefix_segments > 0:
-            self.prefix_hits.labels(r.provider).inc()
+            at(self.prefix_hits, r.provider).inc()
         if not r.analysed:
-            self.unanalysed.labels(r.provider).inc()
+            at(self.unanalysed, r.provider).inc()
         if r.miss_reason:
-            self.miss_reasons.labels(r.miss_reason.split(";", 1)[0].strip()).inc()
+            at(self.miss_reasons, r.miss_reason.split(";", 1)[0].strip()).inc()
         u = r.usage
         if u is None:
             return
         for kind, n in (("input", u.uncached_input_tokens), ("cache_read", u.cached_tokens),
                         ("cache_write", u.cache_write_tokens), ("output", u.output_tokens)):
             if n:
-                self.tokens.labels(r.provider, model, kind).inc(n)
+                at(self.tokens, r.provider, model, kind).inc(n)
         if r.cost_usd is None:
-            self.unpriced.labels(r.provider, model).inc()
+            at(self.unpriced, r.provider, model).inc()
             return
-        self.cost.labels(r.provider, model).inc(r.cost_usd)
-        self.saved.labels(r.provider, model).inc(r.saved_usd or 0.0)
+        at(self.cost, r.provider, model).inc(r.cost_usd)
+        at(self.saved, r.provider, model).inc(r.saved_usd or 0.0)
         if r.missed_usd:
-            self.missed.labels(r.provider, model).inc(r.missed_usd)
+            at(self.missed, r.provider, model).inc(r.missed_usd)
 
     async def aclose(self) -> None:
         return None

@@ -17,11 +17,11 @@ happens. This module does not choose what to send upstream.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Awaitable, Callable
 
-import anyio
 import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -107,34 +107,43 @@ class Relay(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         record = self.record
+        task = asyncio.current_task()
+        assert task is not None
         client_gone = False
         failure: BaseException | None = None
         error_reply: Response | None = None
+
+        async def watch_disconnect() -> None:
+            # A plain asyncio task, not an anyio task group: that costs ~0.1 ms per request.
+            nonlocal client_gone
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    if not self._complete:  # after the last byte a disconnect is the normal end
+                        client_gone = True
+                        task.cancel()  # interrupts the relay wherever it waits (upstream included)
+                    return
+
+        watcher = asyncio.get_running_loop().create_task(watch_disconnect())
         try:
-            async with anyio.create_task_group() as group:
-
-                async def watch_disconnect() -> None:
-                    nonlocal client_gone
-                    while True:
-                        message = await receive()
-                        if message["type"] == "http.disconnect":
-                            client_gone = not self._complete
-                            group.cancel_scope.cancel()
-                            return
-
-                group.start_soon(watch_disconnect)
-                try:
-                    error_reply = await self._relay(send)
-                except (httpx.TransportError, OSError) as exc:
-                    failure = exc
-                    record.error = "upstream_timeout" if isinstance(exc, httpx.TimeoutException) else "upstream_read_error"
-                group.cancel_scope.cancel()
+            try:
+                error_reply = await self._relay(send)
+            except (httpx.TransportError, OSError) as exc:
+                failure = exc
+                record.error = "upstream_timeout" if isinstance(exc, httpx.TimeoutException) else "upstream_read_error"
+            except asyncio.CancelledError:
+                if not client_gone:
+                    raise  # cancelled from outside (server shutdown): not ours to swallow
+                task.uncancel()
+            finally:
+                watcher.cancel()
             if error_reply is not None and not client_gone:
                 await error_reply(scope, receive, send)
         finally:
-            with anyio.CancelScope(shield=True):
+            try:
                 if self.upstream is not None:
-                    await self.upstream.aclose()
+                    await self.upstream.aclose()  # closes the connection unless read to the end
+            finally:
                 if client_gone and error_reply is None:
                     record.status = CLIENT_CLOSED
                     record.error = record.error or "client_disconnected"

@@ -4,8 +4,10 @@
 whose transport (:class:`proxy.h1.H1Transport`; httpcore's with
 ``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``, kept as the benchmark reference) keeps HTTP/1.1
 connections alive (pool sized by ``max_connections``) and writes head and body in one send,
-so no request waits on Nagle + delayed ACK. The hot
-path hands a ready :class:`httpx.Request` straight to that transport: no default headers,
+so no request waits on Nagle + delayed ACK. The hot path hands method, URL, headers
+(plus the ``Host`` and ``Content-Length`` httpx would add, :func:`wire_headers`) and body
+straight to :meth:`H1Transport.send` (building an ``httpx.Request`` cost more than the
+exchange); other transports get a ready ``httpx.Request``. Either way: no default headers,
 no cookie jar shared between tenants, no redirects followed, no environment proxies; the
 response is streamed (raw bytes, content-encoding untouched).
 
@@ -30,6 +32,18 @@ from proxy.errors import UPSTREAM_PROTOCOL, UPSTREAM_TIMEOUT, UPSTREAM_UNREACHAB
 from proxy.h1 import H1Transport
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+def wire_headers(method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes) -> list[tuple[bytes, bytes]]:
+    """The headers ``httpx.Request(method, url, headers=headers, content=body)`` would send,
+    in the same order: ``Host`` first, then ``headers`` (which hold neither ``Host`` nor
+    ``Content-Length``; :func:`proxy.headers.request_headers` drops both), then the length."""
+    out = [(b"Host", url.netloc), *headers]
+    if body:
+        out.append((b"Content-Length", str(len(body)).encode("ascii")))
+    elif method in ("POST", "PUT", "PATCH"):
+        out.insert(1, (b"Content-Length", b"0"))
+    return out
 
 
 class UpstreamError(Exception):
@@ -65,16 +79,21 @@ class Upstream:
 
     async def send(self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes) -> httpx.Response:
         """Sends the request (body in one piece) and returns once the response headers are in."""
-        request = httpx.Request(method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext})
+        request: httpx.Request | None = None
         try:
-            response = await self.transport.handle_async_request(request)
+            if isinstance(self.transport, H1Transport):  # fast path: no httpx.Request to build
+                response = await self.transport.send(method, url, wire_headers(method, url, headers, body), body, self._timeout_ext)
+            else:
+                request = httpx.Request(method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext})
+                response = await self.transport.handle_async_request(request)
         except httpx.TimeoutException as exc:
             raise UpstreamError(UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})") from None
         except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
             raise UpstreamError(UPSTREAM_PROTOCOL, f"upstream {_describe(url)} broke the HTTP protocol ({type(exc).__name__})") from None
         except (httpx.TransportError, OSError) as exc:
             raise UpstreamError(UPSTREAM_UNREACHABLE, f"could not reach upstream {_describe(url)} ({type(exc).__name__})") from None
-        response.request = request
+        if request is not None:
+            response.request = request
         return response
 
     async def aclose(self) -> None:

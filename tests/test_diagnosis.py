@@ -4,7 +4,7 @@ import pytest
 
 from analyzer.diagnose import Seen
 from analyzer.segments import Segment
-from proxy.diagnosis import DiagnosisMemory
+from proxy.diagnosis import DiagnosisMemory, common_prefix_len
 
 
 def seg(i: int, text: str, kind: str = "message") -> Segment:
@@ -79,3 +79,12 @@ def test_tie_prefers_the_request_whose_next_segment_shares_more_bytes():
     assert obs.common == 0
     assert obs.earlier.segments[0].data.startswith(b"message:user\x1fNow: 2026-11-30 14:05:07")
     assert obs.diagnosis.reason.startswith("volatile-")
+
+
+def test_common_prefix_len_finds_the_first_differing_byte():
+    assert common_prefix_len(b"", b"abc") == 0
+    assert common_prefix_len(b"abc", b"abc") == 3
+    assert common_prefix_len(b"abc", b"abcdef") == 3
+    assert common_prefix_len(b"\x00\x01", b"\x00\x00") == 1  # leading zero bytes still count
+    assert common_prefix_len(b"x" * 5000 + b"1", b"x" * 5000 + b"2") == 5000
+    assert common_prefix_len(b"time: 10:00:01", b"time: 10:00:59") == 12

@@ -119,6 +119,56 @@ def test_chunked_body_yields_payload_as_it_arrives_and_keeps_content_coding():
     assert (again, connections) == (200, 1)
 
 
+def test_chunk_framing_split_anywhere_and_several_chunks_in_one_arrival():
+    async def go():
+        head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        split = [(head + b"3\r\nab", 0), (b"c\r", 0.03), (b"\n4\r\nde", 0.03), (b"fg\r\n1\r\nh\r\n0\r", 0.03), (b"\n\r\n", 0.03)]
+        joined = head + b"2\r\nij\r\n2\r\nkl\r\n0\r\n\r\n"
+        async with Scripted([split, joined]) as srv:
+            t = H1Transport()
+            _, first = await fetch(t, srv.url)
+            _, second = await fetch(t, srv.url)
+            await t.aclose()
+            return first, second, srv.connections
+
+    first, second, connections = run(go())
+    assert first[0] == b"ab" and b"".join(first) == b"abcdefgh"  # payload yielded as it arrives
+    assert b"".join(second) == b"ijkl"
+    assert connections == 1  # both bodies read to the end: the connection was reused
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [(b"zz\r\nab\r\n0\r\n\r\n", "malformed chunk size"), (b"2\r\nabXX0\r\n\r\n", "not followed by CRLF")],
+)
+def test_broken_chunk_framing_is_a_protocol_error(body, error):
+    async def go():
+        reply = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+        async with Scripted([reply]) as srv:
+            t = H1Transport()
+            with pytest.raises(httpx.RemoteProtocolError, match=error):
+                await fetch(t, srv.url)
+            await t.aclose()
+            return sum(len(v) for v in t._idle.values())
+
+    assert run(go()) == 0  # never reused
+
+
+def test_bytes_after_the_last_chunk_mean_no_reuse():
+    async def go():
+        reply = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\nJUNK"
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        async with Scripted([reply, ok], close_after=None) as srv:
+            t = H1Transport()
+            _, chunks = await fetch(t, srv.url)
+            idle = sum(len(v) for v in t._idle.values())
+            await t.aclose()
+            return chunks, idle
+
+    chunks, idle = run(go())
+    assert b"".join(chunks) == b"ok" and idle == 0
+
+
 def test_read_until_close_body_and_connection_close_are_not_reused():
     async def go():
         close_delimited = b"HTTP/1.1 200 OK\r\n\r\nall of it"

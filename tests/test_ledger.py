@@ -174,3 +174,39 @@ def test_read_sees_everything_handled_before_it(tmp_path):
 
     assert asyncio.run(main(":memory:")) == 30  # read on the writer's own connection
     assert asyncio.run(main(str(tmp_path / "l.sqlite"))) == 30  # a read-only connection beside it
+
+
+def test_rows_handled_on_the_loop_reach_the_writer_as_one_list(tmp_path):
+    path = str(tmp_path / "ledger.sqlite")
+
+    async def main():
+        ledger = Ledger(path, handoff_interval_s=0.05, handoff_size=1000)
+        for i in range(5):
+            ledger.handle(record(i))
+        handed_at_once = ledger._queue.qsize()
+        await asyncio.sleep(0.2)  # the timer hands the inbox over
+        count = await ledger.read(lambda conn: conn.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
+        ledger.handle(record(5))  # still in the inbox when the ledger closes: written, not lost
+        await ledger.aclose()
+        return handed_at_once, count, ledger
+
+    handed_at_once, count, ledger = asyncio.run(main())
+    assert handed_at_once == 0 and count == 5
+    assert ledger.written == 6 and ledger.dropped == 0
+    assert [r["request_id"] for r in rows(path)] == [f"r{i}" for i in range(6)]
+
+
+def test_a_full_inbox_is_handed_over_without_waiting_for_the_timer(tmp_path):
+    path = str(tmp_path / "ledger.sqlite")
+
+    async def main():
+        ledger = Ledger(path, handoff_interval_s=60.0, handoff_size=4)
+        for i in range(9):
+            ledger.handle(record(i))
+        lists, inbox = ledger._queue.qsize(), len(ledger._inbox)
+        await ledger.aclose()
+        return lists, inbox, ledger
+
+    lists, inbox, ledger = asyncio.run(main())
+    assert lists <= 2 and inbox == 1  # two lists of four went over; one row waits
+    assert ledger.written == 9
