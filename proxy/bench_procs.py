@@ -21,10 +21,14 @@ import click
 import httpx
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free loopback ports (all sockets stay bound until every port is
+    chosen, so two calls cannot hand out the same one)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
 
 
 def _wait_ready(url: str, proc: subprocess.Popen, log: Path, what: str, timeout_s: float) -> None:
@@ -68,7 +72,7 @@ def child(args: list[str], ready_url: str, what: str, workdir: Path, timeout_s: 
 def emulator_and_proxy(workdir: Path, profile: Path | None = None) -> Iterator[tuple[int, int]]:
     """Start the emulator, then the proxy in front of it; yields (emulator port, proxy port).
     With ``profile``, the proxy runs under cProfile and writes its stats there on exit."""
-    emu_port, proxy_port = free_port(), free_port()
+    emu_port, proxy_port = free_ports(2)
     emu = f"http://127.0.0.1:{emu_port}"
     with child(["emulator", "--port", str(emu_port)], f"{emu}/_emulator/requests", "emulator", workdir):
         serve = ["serve", "--port", str(proxy_port), "--openai-base", f"{emu}/v1", "--anthropic-base", emu,

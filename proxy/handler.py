@@ -24,8 +24,11 @@ import httpx
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+import orjson
+
+from analyzer.rewrite import rewrite_request
 from proxy import errors
-from proxy.analysis import analyse, needs_stream_usage, with_stream_usage
+from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
 from proxy.headers import request_headers
 from proxy.records import RequestRecord
 from proxy.recorder import RecordContext
@@ -104,6 +107,11 @@ async def handle(request: Request) -> Response:
         analysis = await anyio.to_thread.run_sync(analyse, target.provider, target.route, raw)
     else:
         analysis = analyse(target.provider, target.route, raw)
+    if gate.config.rewrite and analysis.analysed and analysis.body is not None:
+        raw, analysis, applied = _rewrite(target.provider, target.route, raw, analysis)
+        if applied:
+            record.rewrites = applied
+            extra["x-prefixgate-rewrites"] = ",".join(applied)
     record.analysed = analysis.analysed
     record.model = analysis.model
     record.stream = analysis.stream
@@ -140,6 +148,17 @@ async def handle(request: Request) -> Response:
 
     choose = partial(choose_tap, request.method, target.provider, target.route, edit)
     return Relay(open_upstream, choose, record, lambda rec: gate.finish(rec, ctx), extra, started)
+
+
+def _rewrite(provider: str, route: str, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis, list[str]]:
+    """``--rewrite``: the body to forward, its analysis and the rewrites applied. Only
+    cache markers change (:mod:`analyzer.rewrite`), so the prefix chain stays the same;
+    the segments are re-cut so the miss diagnosis sees the new breakpoints."""
+    result = rewrite_request(provider, route, analysis.body, model=analysis.model)
+    if result.body is None:
+        return raw, analysis, []
+    new_raw = orjson.dumps(result.body)
+    return new_raw, analyse(provider, route, new_raw), list(result.applied)
 
 
 def choose_tap(method: str, provider: str, route: str, edit: bool, upstream: httpx.Response) -> tuple[JSONTap | SSETap, bool]:

@@ -58,8 +58,9 @@ class SizeParam(click.ParamType):
 @click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN", help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN).")
 @click.option("--log-bodies", is_flag=True, help="Keep request bodies in the ledger (prompts, never keys).")
 @click.option("--prices", default=None, type=click.Path(dir_okay=False), help="Price file overriding the bundled one.")
+@click.option("--rewrite", is_flag=True, help="Add Anthropic cache breakpoints where none are set; cap more than 4 (content never changes).")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
-def serve_command(host, port, openai_base, anthropic_base, store, ledger, max_body, connect_timeout, read_timeout, admin_token, log_bodies, prices, log_level):
+def serve_command(host, port, openai_base, anthropic_base, store, ledger, max_body, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, log_level):
     """Run the caching proxy in front of OpenAI / Anthropic."""
     try:
         config = ProxyConfig(
@@ -75,6 +76,7 @@ def serve_command(host, port, openai_base, anthropic_base, store, ledger, max_bo
             admin_token=admin_token,
             log_bodies=log_bodies,
             prices=prices,
+            rewrite=rewrite,
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 import time
 import uuid
-from dataclasses import replace
 
 import anthropic
 import httpx
