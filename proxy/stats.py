@@ -31,6 +31,7 @@ class Counters:
     saved_usd: float = 0.0
     missed_usd: float = 0.0
     unpriced: int = 0
+    priced: int = 0  # not reported; tells "nothing here had a price" (null) from "$0"
 
     def add(self, r: RequestRecord) -> None:
         self.requests += 1
@@ -44,14 +45,18 @@ class Counters:
             self.output_tokens += r.usage.output_tokens
             if r.cost_usd is None:
                 self.unpriced += 1
+        if r.cost_usd is not None:
+            self.priced += 1
         self.cost_usd += r.cost_usd or 0.0
         self.saved_usd += r.saved_usd or 0.0
         self.missed_usd += r.missed_usd or 0.0
 
-    def to_dict(self) -> dict[str, int | float]:
-        out: dict[str, int | float] = {f.name: getattr(self, f.name) for f in fields(self)}
+    def to_dict(self) -> dict[str, int | float | None]:
+        """Money is null, never $0, when requests had usage but none of them had a price."""
+        out: dict[str, int | float | None] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "priced"}
+        unknown = self.unpriced > 0 and self.priced == 0
         for key in ("cost_usd", "saved_usd", "missed_usd"):
-            out[key] = round(float(out[key]), 9) + 0.0  # never "-0.0"
+            out[key] = None if unknown else round(float(getattr(self, key)), 9) + 0.0  # never "-0.0"
         return out
 
 

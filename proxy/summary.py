@@ -35,7 +35,8 @@ _AGG = """
     COALESCE(SUM(analysed = 0), 0),
     COALESCE(SUM(status >= 400 OR error IS NOT NULL), 0),
     COALESCE(SUM(input_tokens IS NOT NULL AND cost_usd IS NULL), 0),
-    COALESCE(SUM(cost_usd), 0.0), COALESCE(SUM(saved_usd), 0.0), COALESCE(SUM(missed_usd), 0.0)
+    COALESCE(SUM(cost_usd), 0.0), COALESCE(SUM(saved_usd), 0.0), COALESCE(SUM(missed_usd), 0.0),
+    COALESCE(SUM(cost_usd IS NOT NULL), 0)
 """
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -63,7 +64,8 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
 
 def _totals(row: tuple[Any, ...]) -> dict[str, Any]:
     out: dict[str, Any] = dict(zip(COUNT_KEYS, (int(v) for v in row[:9])))
-    out.update({k: round(float(v), 9) for k, v in zip(MONEY_KEYS, row[9:12])})
+    unknown = out["unpriced"] > 0 and int(row[12]) == 0  # usage but no price at all: null, never $0
+    out.update({k: None if unknown else round(float(v), 9) + 0.0 for k, v in zip(MONEY_KEYS, row[9:12])})
     out["token_hit_rate"] = out["cached_tokens"] / out["input_tokens"] if out["input_tokens"] else 0.0
     out["request_hit_rate"] = out["prefix_hits"] / out["requests"] if out["requests"] else 0.0
     return out

@@ -38,3 +38,18 @@ def test_money_fields_sum_what_the_money_layer_set():
     stats.handle(rec(status=200, usage=Usage(10, 0, 0, 0, 1), cost_usd=0.25))
     out = stats.to_json()
     assert (out["cost_usd"], out["saved_usd"], out["missed_usd"], out["unpriced"]) == (0.5, 0.5, 0.125, 0)
+
+
+def test_a_model_with_no_price_has_null_money_never_zero():
+    stats = Stats()
+    unpriced = rec(model="private", usage=Usage(100, 0, 0, 0, 5))
+    priced = rec(model="gpt-4o", usage=Usage(100, 0, 0, 0, 5))
+    priced.cost_usd, priced.saved_usd, priced.missed_usd = 0.001, 0.0, 0.0
+    stats.handle(unpriced)
+    stats.handle(priced)
+    out = stats.to_json()
+    by_model = {m["model"]: m for m in out["models"]}
+    assert by_model["private"]["cost_usd"] is None and by_model["private"]["unpriced"] == 1
+    assert by_model["gpt-4o"]["cost_usd"] == 0.001
+    assert out["cost_usd"] == 0.001 and out["unpriced"] == 1  # the total sums what is priced
+    assert "priced" not in out
