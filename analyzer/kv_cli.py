@@ -24,6 +24,13 @@ def _fmt_bytes(n: float) -> str:
     return f"{n / kv.KIB:,.2f} KiB" if n >= kv.KIB else f"{n:,.0f} B"
 
 
+def _positive_size(flag: str, text: str, *, per_second: bool = False) -> float:
+    value = kv.parse_bytes(text, per_second=per_second)
+    if value <= 0:
+        raise ValueError(f"{flag} must be more than 0, got {text!r}")
+    return value
+
+
 def compute(*, model: str | None, layers: int | None, kv_heads: int | None, head_dim: int | None,
             tokens: str | None, batch: int, bits: int, window: str | None, gpu_memory: str | None,
             weights: str | None, bandwidth: str | None) -> dict[str, Any]:
@@ -50,20 +57,20 @@ def compute(*, model: str | None, layers: int | None, kv_heads: int | None, head
         kept = kv.cached_tokens(n_tokens, win)
         out.update(tokens=n_tokens, tokens_cached=kept, bytes_per_conversation=shape.bytes_per_token * kept,
                    total_bytes=shape.bytes_per_token * kept * batch)
-    weight_bytes = kv.parse_bytes(weights) if weights is not None else (preset.params * 2 if preset else None)
+    weight_bytes = _positive_size("--weights", weights) if weights is not None else (preset.params * 2 if preset else None)
     out["weight_bytes"] = weight_bytes
     if gpu_memory is not None:
-        gpu = kv.parse_bytes(gpu_memory)
+        gpu = _positive_size("--gpu-memory", gpu_memory)
         out["gpu_memory_bytes"] = gpu
         if weight_bytes is None:
             raise ValueError("--gpu-memory needs the weight size: --weights 16GB or --model NAME")
-        if n_tokens is None:
-            raise ValueError("--gpu-memory needs --tokens (the length of one conversation)")
+        if not n_tokens:
+            raise ValueError("--gpu-memory needs --tokens of at least 1 (the length of one conversation)")
         if weight_bytes >= gpu:
             raise ValueError(f"the weights ({_fmt_bytes(weight_bytes)}) do not fit in {gpu_memory}")
         out["conversations_that_fit"] = kv.conversations_that_fit(gpu, weight_bytes, out["bytes_per_conversation"])
     if bandwidth is not None:
-        bw = kv.parse_bytes(bandwidth, per_second=True)
+        bw = _positive_size("--bandwidth", bandwidth, per_second=True)
         out["bandwidth_bytes_per_s"] = bw
         if weight_bytes is None:
             raise ValueError("--bandwidth needs the weight size: --weights 16GB or --model NAME")

@@ -203,3 +203,49 @@ def test_anthropic_one_hour_breakpoints_outlive_the_default_ttl(tmp_path):
     five = run_analysis([str(write_jsonl(tmp_path / "a.jsonl", [rec(i, None) for i in range(3)]))], AnalyzeConfig())[0]
     hour = run_analysis([str(write_jsonl(tmp_path / "b.jsonl", [rec(i, "1h") for i in range(3)]))], AnalyzeConfig())[0]
     assert five["hit_rate"]["allowed"] == 0 and hour["hit_rate"]["allowed"] > 0
+
+
+def test_ledger_rows_without_bodies_use_the_stated_prefix_size(tmp_path):
+    """A ledger without --log-bodies states only the total and the repeated prefix's bytes;
+    the prefix's end must come from prefix_bytes, not an even split of the total."""
+    from analyzer.logs.reader import ledger_ends
+
+    assert ledger_ends(2, 8000, 1, 7900) == [7900, 8000]
+    assert ledger_ends(3, 900, 0, 0) == [300, 600, 900]
+    assert ledger_ends(4, 1000, 2, 800) == [400, 800, 900, 1000]
+    rows = []
+    for i in range(4):
+        b = body(STATIC, f"question {i}")
+        segs = segments_for("openai", "/v1/chat/completions", b)
+        ch = chain(segs, root_hash("openai", "gpt-4o"))
+        rows.append({"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
+                     "input_tokens": estimate_tokens(ch.ends[-1]), "cached_tokens": 0, "cache_write_tokens": 0,
+                     "cache_write_1h_tokens": 0, "output_tokens": 5, "total_bytes": ch.ends[-1], "total_segments": 2,
+                     "prefix_segments": 1 if i else 0, "prefix_bytes": ch.ends[0] if i else 0,
+                     "chain": ",".join(h[:8].hex() for h in ch.hashes)})
+    db = tmp_path / "ledger.sqlite"
+    make_ledger(db, rows)
+    summary, errors = run_analysis([str(db)], AnalyzeConfig(prices=None))
+    system_bytes = rows[1]["prefix_bytes"]
+    assert errors == [] and summary["top_prefixes"][0]["tokens"] == estimate_tokens(system_bytes)
+    allowed = 3 * openai_allowed(system_bytes)
+    assert allowed > 0 and summary["hit_rate"]["allowed"] == pytest.approx(allowed / sum(r["input_tokens"] for r in rows))
+    assert summary["money"]["spent_usd"] is None  # no price table: unknown, never $0
+
+
+def test_money_is_null_when_no_request_carries_usage(tmp_path):
+    path = write_jsonl(tmp_path / "log.jsonl", [body(STATIC, f"q{i}") for i in range(3)])
+    summary, _ = run_analysis([str(path)], AnalyzeConfig(prices=PriceTable.load()))
+    assert summary["money"]["priced"] and summary["money"]["spent_usd"] is None and summary["money"]["saved_usd"] is None
+    assert summary["money"]["potential_extra_usd"] > 0
+    text = CliRunner().invoke(analyze_command, [str(path)]).stdout
+    assert "spent and saved n/a" in text and "$0.00, saved" not in text
+
+
+def test_a_binary_file_or_directory_is_named_without_flooding_stderr(tmp_path):
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"\xff\xfe\x00garbage\n" * 100)
+    result = CliRunner().invoke(analyze_command, [str(junk), str(tmp_path), "--no-prices"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 22 and "80 more unreadable line(s)" in result.stderr and "is a directory" in result.stderr

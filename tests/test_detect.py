@@ -77,8 +77,8 @@ def test_findings_are_ordered_and_disjoint():
 
 
 def test_severities():
-    by_kind = {v.kind: v.severity for v in find_volatile("at 12:01 on 2026-11-30 {date} {now}")}
-    assert by_kind == {"time": "high", "date": "low", "placeholder": "medium"} or by_kind["date"] == "low"
+    by_value = {v.value: v.severity for v in find_volatile("at 12:01 on 2026-11-30 {date} {now}")}
+    assert by_value == {"12:01": "high", "2026-11-30": "low", "{date}": "medium", "{now}": "high"}
     sev = {v.value: v.severity for v in find_volatile("{date} and {now}")}
     assert sev == {"{date}": "medium", "{now}": "high"}
 
@@ -111,6 +111,35 @@ def test_low_entropy_hex_and_words_are_not_ids():
     assert kinds("SupercalifragilisticExpialidocious2024") == []
 
 
+def test_static_dates_versions_changelogs_and_release_headings_are_not_findings():
+    text = ("Acme API version 2023-06-01; header anthropic-version: 2023-06-01; api-version=2024-02-15-preview.\n"
+            "## Changelog\n- 2024-03-15: v2.4.0 adds webhooks.\n* March 3, 2025 - pricing updated.\n"
+            "## [1.2.0] - 2024-03-15\n1. 2023-01-09 (initial release)\n")
+    assert kinds(text) == []
+    # the same dates in running prose, or a bullet that is a live value, still count
+    assert kinds("Dates: the deadline is 2024-03-15 for you.") == [("date", "2024-03-15")]
+    assert kinds("- Date 2026-11-30") == [("date", "2026-11-30")]
+
+
+def test_labelled_digest_with_is_and_sentence_final_pm():
+    assert kinds("Our commit is a3f9c2e1b4d5f6a7 today.") == []
+    assert kinds("It is 2:05 PM.") == [("time", "2:05 PM")]
+    assert kinds("It is 2:05 p.m. now") == [("time", "2:05 p.m.")]
+
+
+def test_epoch_milliseconds_need_no_label_but_plain_numbers_do():
+    assert kinds("Request started 1764511512345 ms ago") == [("time", "1764511512345")]
+    assert kinds("Order 1764511512 shipped") == []  # ten digits without a time word: not a clock reading
+    assert kinds("Account 1234567890123 closed") == []  # 13 digits outside 2017–2036 in ms
+
+
+def test_request_id_without_colon_needs_letters_and_digits():
+    assert kinds("request id abc123def456 failed") == [("request-id", "abc123def456")]
+    assert kinds("session id is 7f9e2c1a4b.") == [("request-id", "7f9e2c1a4b")]
+    assert kinds("the request id 12345678 of the sample") == []
+    assert kinds("Ask for the session id first.") == []
+
+
 def test_empty_text():
     assert find_volatile("") == []
 
@@ -120,5 +149,16 @@ def test_entropy():
     assert entropy("abcd") == 2
 
 
-def test_volatile_is_a_value():
-    assert Volatile("uuid", 0, 1, "x", "high") == Volatile("uuid", 0, 1, "x", "high")
+def test_volatile_is_frozen():
+    v = Volatile("uuid", 0, 1, "x", "high")
+    with pytest.raises(AttributeError):
+        v.start = 2  # type: ignore[misc]
+
+
+def test_a_long_encoded_blob_is_not_an_id():
+    import base64
+    import random
+
+    blob = base64.b64encode(random.Random(1).randbytes(3000)).decode()
+    assert kinds(f"attachment {blob} end") == []
+    assert kinds(f"nonce {blob[:40]} end") == [("base64-id", blob[:40])]

@@ -95,12 +95,29 @@ def test_with_cache_ceiling_is_lower():
         ["--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--gpu-memory", "80GB", "--tokens", "9"],
         ["--model", "llama-3-8b", "--batch", "0"],
         ["--model", "llama-3-8b", "--layers", "0"],
+        ["--model", "llama-3-8b", "--tokens", "0", "--gpu-memory", "80GB"],
+        ["--model", "llama-3-8b", "--tokens", "-5"],
+        ["--model", "llama-3-8b", "--tokens", "1K", "--bandwidth", "0TB/s"],
+        ["--model", "llama-3-8b", "--tokens", "1K", "--gpu-memory", "0GB"],
+        ["--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--weights", "0", "--bandwidth", "1TB/s"],
+        ["--model", "llama-3-8b", "--window", "0"],
     ],
 )
 def test_bad_flags_exit_2_with_a_message(args):
     result = CliRunner().invoke(kv_command, args)
     assert result.exit_code == 2
     assert "Error" in result.output and "Traceback" not in result.output
+
+
+def test_zero_tokens_and_a_window_wider_than_the_conversation():
+    assert run("--model", "llama-3-8b", "--tokens", "0")["total_bytes"] == 0
+    out = run("--model", "llama-3-8b", "--tokens", "8K", "--window", "128K")
+    assert out["tokens_cached"] == 8 * 1024 and out["total_bytes"] == 1 * kv.GIB
+
+
+def test_unknown_model_names_the_known_ones():
+    result = CliRunner().invoke(kv_command, ["--model", "gpt-9000", "--tokens", "1K"])
+    assert result.exit_code == 2 and "unknown model 'gpt-9000'" in result.output and "llama-3-8b" in result.output
 
 
 def test_parse_sizes():

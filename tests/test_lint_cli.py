@@ -61,6 +61,9 @@ def test_unknown_codes_and_config_keys_exit_2(work):
     write(work / "pyproject.toml", '[tool.prefixgate.lint]\nselect = ["PG001"]\nfrobnicate = 1\n')
     result = lint("a.md")
     assert result.exit_code == 2 and "frobnicate" in result.output
+    write(work / "pyproject.toml", '[tool]\nprefixgate = 1\n')
+    result = lint("a.md")
+    assert result.exit_code == 2 and "must be a table" in result.output and "Traceback" not in result.output
 
 
 def test_pyproject_select_ignore_and_cli_override(work):
@@ -106,6 +109,7 @@ def test_sarif_validates_against_the_official_schema(work):
         assert r["partialFingerprints"]["prefixgate/v1"]
         assert r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
     assert run["invocations"][0]["executionSuccessful"] is False
+    assert run["columnKind"] == "unicodeCodePoints"  # our columns count characters, as lint's text output does
     broken = json.loads(json.dumps(sarif))
     broken["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
@@ -190,3 +194,30 @@ def test_wrapped_log_records_and_odd_bodies_never_crash(work):
     assert (first["file"], first["line"], first["field"]) == ("log.jsonl", 1, "messages[0].content")
     raw = (work / "log.jsonl").read_text().splitlines()[0]
     assert raw[first["column"] - 1 :].startswith("12:30")
+
+
+def test_closing_line_never_claims_success_on_input_errors_or_no_files(work):
+    (work / "empty").mkdir()
+    result = lint("empty")
+    assert result.exit_code == 0 and "nothing was checked" in result.stdout and "All checks passed" not in result.stdout
+    (work / "bin.txt").write_bytes(b"\xff\xfe\x00binary")
+    write(work / "ok.md", "hello\n")
+    result = lint("ok.md", "bin.txt")
+    assert result.exit_code == 2 and "1 input error" in result.stdout and "All checks passed" not in result.stdout
+    write(work / "empty.jsonl", "")
+    write(work / "blank.jsonl", "\n" + json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}) + "\n\n   \n")
+    assert lint("empty.jsonl", "blank.jsonl").stdout.strip() == "All checks passed!"
+
+
+def test_sarif_uris_stay_inside_the_root_or_are_absolute(work, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("elsewhere") / "far away.md"
+    write(outside, "Now 12:30\n")
+    (work / "sub dir").mkdir()
+    write(work / "sub dir" / "near.md", "Now 12:30\n")
+    sarif = json.loads(lint("--output-format", "sarif", str(outside), str(work / "sub dir" / "near.md")).stdout)
+    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]["physicalLocation"]["artifactLocation"]
+                 for r in sarif["runs"][0]["results"]}
+    assert locations["sub%20dir/near.md"]["uriBaseId"] == "%SRCROOT%"
+    far = outside.resolve().as_uri()
+    assert far in locations and "uriBaseId" not in locations[far] and not any(u.startswith("..") for u in locations)
+    jsonschema.Draft7Validator(SCHEMA).validate(sarif)

@@ -29,3 +29,28 @@ def test_line_col_is_one_based_and_handles_crlf():
     assert line_col(text, 0) == (1, 1)
     assert line_col(text, 5) == (2, 2)
     assert line_col(text, 8) == (3, 2)
+
+
+def _slow_offset(raw: str, start: int, index: int) -> int:
+    """The definition: walk the token one decoded character at a time."""
+    i, n = start + 1, 0
+    while n < index and raw[i] != '"':
+        if raw[i] == "\\":
+            i += 12 if raw[i + 1] == "u" and 0xD800 <= int(raw[i + 2 : i + 6], 16) < 0xDC00 else 6 if raw[i + 1] == "u" else 2
+        else:
+            i += 1
+        n += 1
+    return i
+
+
+def test_string_offset_matches_a_character_walk_on_mixed_strings():
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["a", "é", "😀", "\n", '"', "\\", "\t", "\u2028", " ", "Z"]
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        raw = json.dumps({"k": text}, ensure_ascii=rng.random() < 0.5)
+        start, _ = locate(raw)["k"]
+        for index in range(len(text) + 2):  # past the end: stops at the closing quote
+            assert string_offset(raw, start, index) == _slow_offset(raw, start, index), (raw, index)

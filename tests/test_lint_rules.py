@@ -98,3 +98,28 @@ def test_openai_near_miss_of_the_1024_token_minimum(tmp_path, system_bytes, foun
     assert bool(findings) is found
     if found:
         assert "short of OpenAI's 1,024-token minimum" in findings[0].message and findings[0].field == "messages[0]"
+
+
+def test_unsorted_keys_under_an_odd_key_name_point_at_that_object(tmp_path):
+    schema = {"name": "answer", "schema": {"$defs": {"item": {"type": "string", "description": "d"}}, "type": "object"}}
+    body = {"model": "gpt-4o", "response_format": {"json_schema": schema, "type": "json_schema"},
+            "messages": [{"role": "user", "content": "hi"}]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(body, indent=2))
+    (finding,) = run(load([str(path)]), {"PG203"})
+    text = path.read_text()
+    assert finding.field == 'response_format.json_schema.schema."$defs".item'
+    assert (finding.line, finding.col) == line_col(text, text.index('"item": {') + len('"item": '))
+
+
+def test_a_repeated_tool_is_another_tool_list_not_another_order(tmp_path):
+    def tool(name: str) -> dict:
+        return {"type": "function", "function": {"name": name, "parameters": {}}}
+
+    bodies = [[tool("a"), tool("b")], [tool("a"), tool("b"), tool("b")], [tool("b"), tool("a")]]
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"model": "gpt-4o", "tools": t, "messages": [{"role": "user", "content": "x"}]}) + "\n" for t in bodies))
+    loaded = load([str(path)])
+    findings = run(loaded, {"PG301"})
+    assert loaded.errors == []  # no rule crashed on the duplicate
+    assert [(f.line, f.field) for f in findings] == [(3, "tools")] and "(b, a vs a, b)" in findings[0].message

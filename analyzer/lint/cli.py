@@ -120,10 +120,11 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
             loaded.errors.append(exc)
 
     sources = {s.path: s for s in loaded.files}
+    closing = output.summary(findings, suppressed, errors=len(loaded.errors), checked=len(loaded.files))
     if fmt == "concise":
-        text = "\n".join(x for x in (output.concise(findings), output.summary(findings, suppressed)) if x)
+        text = "\n".join(x for x in (output.concise(findings), closing) if x)
     elif fmt == "full":
-        text = "\n\n".join(x for x in (output.full(findings, sources), output.summary(findings, suppressed)) if x)
+        text = "\n\n".join(x for x in (output.full(findings, sources), closing) if x)
     elif fmt == "json":
         text = output.as_json(findings)
     elif fmt == "github":

@@ -85,9 +85,13 @@ def load_config(start: Path | None = None) -> LintConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    section = data.get("tool", {}).get("prefixgate", {}).get("lint")
-    if section is None:
-        return LintConfig()
+    section = data
+    for key in ("tool", "prefixgate", "lint"):
+        if not isinstance(section, dict):
+            break  # `prefixgate = 1`: not a table, reported below
+        section = section.get(key)
+        if section is None:
+            return LintConfig()
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.prefixgate.lint] must be a table")
     unknown = set(section) - KEYS

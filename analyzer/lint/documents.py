@@ -62,17 +62,18 @@ def join_path(base: str, sub: str) -> str:
     return base + sub if sub.startswith("[") else f"{base}.{sub}"
 
 
-def _walk_strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def walk_strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(field path, text) of every prompt string under ``value``, skipping structural ids and data URLs."""
     if isinstance(value, str):
         if not value.startswith("data:"):
             yield path, value
     elif isinstance(value, dict):
         for k, v in value.items():
             if k not in SKIP_KEYS:
-                yield from _walk_strings(v, jsonpos._key(path, k))
+                yield from walk_strings(v, jsonpos.key_path(path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _walk_strings(v, f"{path}[{i}]")
+            yield from walk_strings(v, f"{path}[{i}]")
 
 
 def get_path(body: Any, path: str) -> Any:
@@ -140,7 +141,7 @@ class Request:
         out: list[TextUnit] = []
         for i, seg in enumerate(self.segments):
             value = get_path(self.body, seg.path)
-            for path, text in _walk_strings(value, seg.path):
+            for path, text in walk_strings(value, seg.path):
                 out.append(TextUnit(text, path, i < self.boundary, lambda idx, p=path: self.position(p, idx), i))
         return out
 

@@ -41,7 +41,7 @@ def _guarded(loaded: Loaded, module, arg, path: str) -> list[Finding]:
     """A rule's findings; a crash in a rule is reported as an error on that file, not a traceback."""
     try:
         return list(module.check(arg))
-    except (RecursionError, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+    except Exception as exc:  # noqa: BLE001 — any rule bug on odd input must name the file, never print a traceback
         loaded.errors.append(InputError(path, f"{module.RULE.code} could not check this file ({type(exc).__name__}: {exc})"))
         return []
 

@@ -20,7 +20,8 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
 
-def _key(path: str, key: str) -> str:
+def key_path(path: str, key: str) -> str:
+    """``path`` extended by object ``key``: ``a.b``, or ``a."$defs"`` for a key that is not a plain name."""
     simple = key.replace("_", "a").replace("-", "a").isalnum()
     part = key if simple else '"' + key.replace('"', '\\"') + '"'
     return f"{path}.{part}" if path else part
@@ -46,7 +47,7 @@ def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
                     m = _STRING.match(raw, skip(i))
                     key = json.loads(m.group(0))
                     i = skip(m.end())  # at ':'
-                    i = value(i + 1, _key(path, key))
+                    i = value(i + 1, key_path(path, key))
                     i = skip(i)
                     if raw[i] == ",":
                         i += 1
@@ -80,19 +81,29 @@ def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
 
 
 def string_offset(raw: str, start: int, index: int) -> int:
-    """Raw offset of decoded character ``index`` of the JSON string token at ``start``."""
+    """Raw offset of decoded character ``index`` of the JSON string token at ``start``.
+
+    Runs of plain characters are skipped with ``str.find`` (a megabyte string without
+    escapes costs one search, not a Python loop per character); stops at the closing quote.
+    """
     i, n = start + 1, 0
-    while n < index and i < len(raw) and raw[i] != '"':
-        if raw[i] == "\\":
-            if raw[i + 1] == "u":
-                code = int(raw[i + 2 : i + 6], 16)
+    while n < index:
+        stop = i + (index - n)  # where the target is if no escape comes first
+        esc = raw.find("\\", i, stop)
+        quote = raw.find('"', i, stop if esc < 0 else esc)
+        if quote >= 0:
+            return quote  # the string ended first
+        if esc < 0:
+            return min(stop, len(raw))
+        n += esc - i
+        i = esc
+        if raw[i + 1] == "u":
+            code = int(raw[i + 2 : i + 6], 16)
+            i += 6
+            if 0xD800 <= code < 0xDC00 and raw.startswith("\\u", i):  # surrogate pair: one char
                 i += 6
-                if 0xD800 <= code < 0xDC00 and raw.startswith("\\u", i):  # surrogate pair: one char
-                    i += 6
-            else:
-                i += 2
         else:
-            i += 1
+            i += 2
         n += 1
     return i
 

@@ -75,8 +75,13 @@ def github(findings: list[Finding]) -> str:
     return "\n".join(out)
 
 
-def summary(findings: list[Finding], suppressed: int = 0) -> str:
-    if not findings:
+def summary(findings: list[Finding], suppressed: int = 0, *, errors: int = 0, checked: int | None = None) -> str:
+    """The closing line. Never "All checks passed!" when a file could not be read or none was found."""
+    if not findings and errors:
+        text = f"No findings in the files that could be read; {errors} input error{'s' if errors != 1 else ''}."
+    elif not findings and checked == 0:
+        text = "No prompt, JSON or JSONL files found: nothing was checked."
+    elif not findings:
         text = "All checks passed!"
     else:
         fixable = sum(f.rule.fixable for f in findings)

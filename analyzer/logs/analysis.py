@@ -13,7 +13,9 @@
   previous request through the same prefix is diffed (:mod:`.forks`) and the cause
   (a timestamp, an id, changed content) is counted per field.
 
-Token counts for prefixes are estimates from bytes (:mod:`analyzer.tokens`). Memory is
+Token counts for prefixes are estimates from bytes (:mod:`analyzer.tokens`). A ledger row
+without a body states only its total bytes and the bytes of the prefix the proxy had seen
+(:func:`analyzer.logs.reader.ledger_ends`); that prefix end is exact, the others are spread. Memory is
 bounded: the tree caps its nodes and only the last ``recent_bodies`` bodies are kept.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_TTL_RANGE_S, cacheable_tokens, rules_for
 from analyzer.cost import cost_of, missed_usd
 from analyzer.logs.forks import explain_fork
-from analyzer.logs.reader import LogRecord
+from analyzer.logs.reader import LogRecord, ledger_ends
 from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
 from analyzer.prefix import chain, root_hash
 from analyzer.segments import last_message_start, segments_for
@@ -83,6 +85,7 @@ class Analysis:
         self.unanalysed = 0
         self.estimated_input = 0
         self.spent = self.saved = self.potential_extra = 0.0
+        self.costed = 0  # requests whose usage had a price: spent/saved are sums over these only
         self.unpriced: Counter = Counter()
         self.forks: dict[tuple[str, str], ForkStat] = {}
         self.forked_requests = 0
@@ -115,12 +118,13 @@ class Analysis:
             keys = [h[:8] for h in ch.hashes]
             ends = list(ch.ends)
             paths = [s.path for s in segs]
+            exact = range(len(keys))
         elif rec.chain_hex:
             root = root_hash(rec.provider, rec.model)
             keys = [bytes.fromhex(h) for h in rec.chain_hex]
-            per = (rec.total_bytes or 0) / len(keys)
-            ends = [int(per * (i + 1)) for i in range(len(keys))]
+            ends = ledger_ends(len(keys), rec.total_bytes or 0, rec.prefix_segments, rec.prefix_bytes)
             paths = [f"segment[{i}]" for i in range(len(keys))]
+            exact = range(rec.prefix_segments - 1, rec.prefix_segments) if 0 < rec.prefix_segments <= len(keys) and rec.prefix_bytes else range(0)
         else:
             self.unanalysed += 1
             return
@@ -128,7 +132,7 @@ class Analysis:
         ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
         if segs is not None and any(s.cache_control == "1h" for s in segs):
             ttl = max(ttl, ANTHROPIC_TTL_S["1h"])  # the request asked for Anthropic's 1-hour cache
-        seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}")
+        seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}", exact=exact)
 
         est_total = estimate_tokens(ends[-1])
         input_tokens = rec.usage.input_tokens if rec.usage else est_total
@@ -161,6 +165,7 @@ class Analysis:
         if rec.usage is not None:
             cost = cost_of(rec.usage, price)
             if cost.cost_usd is not None:
+                self.costed += 1
                 self.spent += cost.cost_usd
                 self.saved += cost.saved_usd
         extra = missed_usd(max(0, allowed - cached), price)

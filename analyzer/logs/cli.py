@@ -18,6 +18,9 @@ from analyzer.logs.reader import is_ledger, read_any
 from analyzer.logs.report import render, summarize
 
 
+MAX_ERRORS_PER_FILE = 20  # a binary or wrong file would otherwise print one error per "line"
+
+
 def _progress(total: int, enabled: bool):
     if not enabled or total <= 0:
         return None
@@ -30,9 +33,12 @@ def _progress(total: int, enabled: bool):
 
 def run_analysis(paths: list[str], config: AnalyzeConfig, *, show_progress: bool = False) -> tuple[dict, list[str]]:
     errors: list[str] = []
+    per_file: dict[str, int] = {}
 
     def on_error(path: str, line: int | None, message: str) -> None:
-        errors.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        n = per_file[path] = per_file.get(path, 0) + 1
+        if n <= MAX_ERRORS_PER_FILE:
+            errors.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
     analysis = Analysis(config)
     sizes = {p: os.path.getsize(p) for p in paths if os.path.isfile(p) and not is_ledger(p)}
@@ -46,11 +52,17 @@ def run_analysis(paths: list[str], config: AnalyzeConfig, *, show_progress: bool
             if not os.path.exists(path):
                 on_error(path, None, "no such file")
                 continue
+            if os.path.isdir(path):
+                on_error(path, None, "is a directory; name the .jsonl logs or the ledger file in it")
+                continue
             for rec in read_any(path, on_error, advance):
                 analysis.add(rec)
     finally:
         if progress:
             progress.stop()
+    for path, n in per_file.items():
+        if n > MAX_ERRORS_PER_FILE:
+            errors.append(f"{path}: {n - MAX_ERRORS_PER_FILE:,} more unreadable line(s) not shown (is it a request log?)")
     return summarize(analysis, errors, paths), errors
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from analyzer.detect import Volatile, find_volatile
-from analyzer.lint.documents import _walk_strings, get_path
+from analyzer.lint.documents import walk_strings, get_path
 from analyzer.segments import Segment
 
 WINDOW = 96
@@ -68,8 +68,8 @@ def explain_fork(body_a: Any, segs_a: Sequence[Segment], body_b: Any, segs_b: Se
     if shared >= len(segs_a) or shared >= len(segs_b):
         return None
     sa, sb = segs_a[shared], segs_b[shared]
-    before = dict(_walk_strings(get_path(body_a, sa.path), sa.path))
-    for path, text in _walk_strings(get_path(body_b, sb.path), sb.path):
+    before = dict(walk_strings(get_path(body_a, sa.path), sa.path))
+    for path, text in walk_strings(get_path(body_b, sb.path), sb.path):
         other = before.get(path)
         if other != text:
             idx = first_diff(other or "", text)

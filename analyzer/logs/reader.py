@@ -40,6 +40,19 @@ class LogRecord:
     session: str | None = None
     chain_hex: list[str] | None = None  # ledger rows without a body: 8-byte hex per segment
     total_bytes: int | None = None
+    prefix_segments: int = 0  # ledger rows: leading segments the proxy had seen before …
+    prefix_bytes: int = 0  # … and their exact size in bytes (the only segment end a row states)
+
+
+def ledger_ends(n: int, total_bytes: int, prefix_segments: int, prefix_bytes: int) -> list[int]:
+    """Cumulative byte ends of ``n`` segments when a ledger row states only the total and the
+    size of its repeated prefix: exact at the prefix's end, spread evenly on either side of it."""
+    k = prefix_segments if 0 < prefix_segments <= n and 0 < prefix_bytes <= total_bytes else 0
+    if k == 0:
+        return [int(total_bytes * (i + 1) / n) for i in range(n)]
+    head = [int(prefix_bytes * (i + 1) / k) for i in range(k)]
+    rest = n - k
+    return head + [prefix_bytes + int((total_bytes - prefix_bytes) * (i + 1) / rest) for i in range(rest)]
 
 
 def _ts(value: Any) -> float | None:
@@ -117,7 +130,7 @@ def read_jsonl(path: str, on_error: OnError, on_bytes: Callable[[int], None] | N
 
 
 LEDGER_COLUMNS = ("id", "ts", "provider", "model", "route", "input_tokens", "cached_tokens", "cache_write_tokens",
-                  "cache_write_1h_tokens", "output_tokens", "total_bytes", "chain", "tenant", "analysed")
+                  "cache_write_1h_tokens", "output_tokens", "total_bytes", "prefix_segments", "prefix_bytes", "chain", "tenant", "analysed")
 
 
 def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
@@ -153,7 +166,8 @@ def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
             if body is None and not chain:
                 continue  # unanalysed request (no body kept, no segments): nothing to place in the tree
             yield LogRecord(path, r.get("id") or 0, r.get("provider") or "", r.get("route") or "", r.get("model") or "",
-                            r.get("ts"), body, usage, r.get("tenant"), chain or None, r.get("total_bytes"))
+                            r.get("ts"), body, usage, r.get("tenant"), chain or None, r.get("total_bytes"),
+                            r.get("prefix_segments") or 0, r.get("prefix_bytes") or 0)
     except sqlite3.Error as exc:
         on_error(path, None, f"ledger read failed: {exc}")
     finally:

@@ -71,7 +71,8 @@ def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, A
         "top_prefixes": a.top_prefixes(),
         "hit_rate": {"allowed": _rate(t.allowed_tokens, t.input_tokens), "realized": _rate(t.cached_tokens, t.usage_input_tokens),
                      "allowed_with_usage": _rate(t.allowed_with_usage, t.usage_input_tokens), "by_provider": by_provider},
-        "money": {"priced": priced, "spent_usd": a.spent if priced else None, "saved_usd": a.saved if priced else None,
+        # spent/saved come from reported usage: with no priced usage in the log they are unknown (null), never $0
+        "money": {"priced": priced, "spent_usd": a.spent if priced and a.costed else None, "saved_usd": a.saved if priced and a.costed else None,
                   "potential_extra_usd": a.potential_extra if priced else None,
                   "unpriced_requests": sum(a.unpriced.values()), "unpriced_models": sorted(a.unpriced)},
         "forks": forks(a),
@@ -98,7 +99,9 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"  {p:<10} requests {v['requests']:>9,}  allowed {_pct(v['allowed']):>7}  realised {_pct(v['realized']):>7}")
     m = s["money"]
     if m["priced"]:
-        lines += ["", f"spent ${m['spent_usd']:,.2f}, saved by caching ${m['saved_usd']:,.2f}, could still save ${m['potential_extra_usd']:,.2f}"
+        spent = (f"spent ${m['spent_usd']:,.2f}, saved by caching ${m['saved_usd']:,.2f}" if m["spent_usd"] is not None
+                 else "spent and saved n/a (no priced usage in the log)")
+        lines += ["", f"{spent}, could still save ${m['potential_extra_usd']:,.2f}"
                   + (f" ({m['unpriced_requests']:,} requests of unpriced models: {', '.join(m['unpriced_models'][:5])})" if m["unpriced_requests"] else "")]
     if s["top_prefixes"]:
         lines += ["", "top repeated prefixes          count   tokens  share of input  model                        first seen"]

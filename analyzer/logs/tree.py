@@ -41,7 +41,9 @@ class PrefixTree:
         return len(self.nodes)
 
     def insert(self, root: bytes, keys: list[bytes], ends: list[int], paths: list[str], ts: float | None,
-               ttl: float, request: int, line: int, model: str = "") -> Seen:
+               ttl: float, request: int, line: int, model: str = "", exact: range | None = None) -> Seen:
+        """Count one request's chain. ``exact``: the indexes whose ``ends`` are exact (all when
+        None); they replace a node's size, which a ledger row without a body can only estimate."""
         nodes = self.nodes
         shared = live = 0
         alive = True
@@ -63,6 +65,8 @@ class PrefixTree:
             if node is None:
                 node = [0, ends[i], i + 1, 0, ts, request, sys.intern(paths[i]), line, sys.intern(model)]
                 nodes[key] = node
+            elif exact is None or i in exact:
+                node[END] = ends[i]
             node[COUNT] += 1
             node[LAST_TS] = ts if ts is not None else node[LAST_TS]
             node[LAST_REQ] = request

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzer.lint import jsonpos
 from analyzer.lint.doc import Doc
 from analyzer.lint.documents import get_path
 from analyzer.lint.model import Finding, Rule
@@ -30,7 +31,7 @@ def first_unsorted(value: Any, path: str) -> tuple[str, list[str]] | None:
         if keys != sorted(keys):
             return path, keys
         for k in keys:
-            found = first_unsorted(value[k], f"{path}.{k}")
+            found = first_unsorted(value[k], jsonpos.key_path(path, k))
             if found:
                 return found
     elif isinstance(value, list):

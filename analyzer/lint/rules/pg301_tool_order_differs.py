@@ -28,12 +28,12 @@ def check(requests: list[Request]):
         if not isinstance(tools, list) or len(tools) < 2:
             continue
         names = tuple(tool_name(t) for t in tools)
-        group = (req.provider, req.model, frozenset(names))
+        group = (req.provider, req.model, tuple(sorted(names)))  # the same tools (duplicates counted), in any order
         base = variants.new_variant(group, names, req)
         if base is None:
             continue
         base_names, base_req = base
-        at = next(i for i, (a, b) in enumerate(zip(names, base_names)) if a != b)
+        at = next((i for i, (a, b) in enumerate(zip(names, base_names)) if a != b), min(len(names), len(base_names)))
         line, col = req.position("tools")
         finding = Finding(RULE, "", req.file.path, line, col, field="tools", key=",".join(names), group="order")
         variants.report(group, names, finding, first_line=base_req.line, order=", ".join(names[:4]),
