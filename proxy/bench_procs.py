@@ -31,12 +31,14 @@ def free_ports(n: int) -> list[int]:
         return [s.getsockname()[1] for s in socks]
 
 
-def _wait_ready(url: str, proc: subprocess.Popen, log: Path, what: str, timeout_s: float) -> None:
+def wait_ready(url: str, proc: subprocess.Popen, what: str, timeout_s: float, log: Path | None = None) -> None:
+    """Poll ``url`` until it answers 200; a ClickException (with the tail of ``log``, if
+    given) when ``proc`` exits first or ``timeout_s`` passes. Also used by ``prefixgate demo``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-2000:]
-            raise click.ClickException(f"{what} exited with status {proc.returncode} before it was ready:\n{tail}")
+            tail = ":\n" + log.read_text(errors="replace")[-2000:] if log is not None else ""
+            raise click.ClickException(f"{what} exited with status {proc.returncode} before it was ready{tail}")
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(url, timeout=1.0).status_code == 200:
                 return
@@ -57,7 +59,7 @@ def child(args: list[str], ready_url: str, what: str, workdir: Path, timeout_s: 
     with open(log, "wb") as sink:
         proc = subprocess.Popen([sys.executable, *prefix, "-m", "proxy.cli", *args], stdout=sink, stderr=sink, env=env)
     try:
-        _wait_ready(ready_url, proc, log, what, timeout_s)
+        wait_ready(ready_url, proc, what, timeout_s, log)
         yield proc.pid
     finally:
         proc.send_signal(signal.SIGINT if profile else signal.SIGTERM)

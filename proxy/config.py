@@ -27,7 +27,9 @@ def default_state_dir() -> Path:
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
+    """True only for a host that binds loopback interfaces alone. An empty host is NOT
+    loopback: uvicorn (asyncio ``create_server``) binds every interface for ``""``."""
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback

@@ -14,33 +14,20 @@ import contextlib
 import importlib.util
 import subprocess
 import sys
-import time
 from typing import Iterator
 
 import click
-import httpx
-import uvicorn
 
+from proxy.bench_procs import wait_ready
 from proxy.config import ProxyConfig
-
-
-def _wait_ready(url: str, proc: subprocess.Popen, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise click.ClickException(f"{what} exited with status {proc.returncode} before it was ready")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise click.ClickException(f"{what} did not answer at {url} within {timeout_s:.0f} s")
+from proxy.serve import run
 
 
 @contextlib.contextmanager
 def _child(args: list[str], ready_url: str, what: str, timeout_s: float) -> Iterator[None]:
     proc = subprocess.Popen([sys.executable, "-m", "proxy.cli", *args])
     try:
-        _wait_ready(ready_url, proc, timeout_s, what)
+        wait_ready(ready_url, proc, what, timeout_s)
         yield
     finally:
         proc.terminate()
@@ -80,15 +67,10 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     else:
         up_args = ["emulator", "--host", "127.0.0.1", "--port", str(up_port)]
         up_timeout = 60.0
-    config = ProxyConfig(
-        host=host,
-        port=port,
-        openai_base=f"{up_base}/v1",
-        anthropic_base=anthropic_base,
-        ledger=ledger,
-    )
-    from proxy.app import create_app
-
+    try:
+        config = ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base, ledger=ledger)
+    except ValueError as exc:  # a non-loopback --host: the demo has no --admin-token
+        raise click.UsageError(str(exc)) from None
     emulator_args = ["emulator", "--host", "127.0.0.1", "--port", str(anthropic_port)]
     with _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout):
         with _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0):
@@ -99,4 +81,4 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
                 f"  try: OPENAI_BASE_URL=http://{host}:{port}/v1 OPENAI_API_KEY=demo python your_app.py\n"
                 f"  dashboard: http://{host}:{port}/prefixgate/dashboard   stats: http://{host}:{port}/prefixgate/stats\n"
             )
-            uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+            run(config, "warning")  # as `prefixgate serve` runs it: no uvicorn access log, uvloop

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Sequence
 
 import xxhash
 
@@ -145,7 +144,3 @@ def common_prefix_len(a: bytes, b: bytes) -> int:
         return m
     diff = int.from_bytes(a[:m], "big") ^ int.from_bytes(b[:m], "big")
     return m - 1 - (diff.bit_length() - 1) // 8
-
-
-def seen_from(provider: str, model: str | None, ts: float, segments: Sequence[Segment]) -> Seen:
-    return Seen(provider, model or "", ts, tuple(segments))

@@ -17,7 +17,8 @@ concurrency 1 (h1: +0.78; httpcore: +2.67), TTFB +1.14 ms (h1: +0.75), and reach
 direct throughput at concurrency 32 (h1: 41%; httpcore: 13%) — 20-30% behind h1 on both
 targets, outside the 15% the founders accept for a library. aiohttp also retries a
 request whose reused connection the server had just closed only for idempotent methods
-(a POST would become a 502); this client retries once when no response byte arrived.
+(a POST would become a 502); this client retries once when no response byte arrived
+right after the send.
 
 What it does: per-origin LIFO pools of idle connections (https verified against certifi's
 CA bundle), ``max_connections`` in use at once (``pool`` timeout beyond),
@@ -25,7 +26,10 @@ CA bundle), ``max_connections`` in use at once (``pool`` timeout beyond),
 Content-Length, chunked and read-until-close bodies, 1xx interim responses skipped, a
 connection reused only when its response was read to the end and neither side said
 ``Connection: close``. A request that fails on a *reused* connection before any
-response byte arrived is retried once on a fresh one (the server closed an idle socket).
+response byte arrived, within ``stale_window_s`` (1 s) of being sent, is retried once on a
+fresh one: the server had closed the idle socket as the request crossed it. A later
+failure means the upstream had the request for a while (it may have run it: a paid
+generation), so it is an error, never a second send.
 
 Errors are httpx's (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
 ``PoolTimeout``, ``ReadError``, ``RemoteProtocolError``, ``LocalProtocolError``), so callers
@@ -86,9 +90,11 @@ def _head(method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]]) -> by
 
 
 class H1Transport(httpx.AsyncBaseTransport):
-    def __init__(self, max_connections: int = 512, keepalive_expiry: float = 60.0, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(self, max_connections: int = 512, keepalive_expiry: float = 60.0, ssl_context: ssl.SSLContext | None = None,
+                 stale_window_s: float = 1.0) -> None:
         self.max_connections = max_connections
         self.keepalive_expiry = keepalive_expiry
+        self.stale_window_s = stale_window_s
         self._idle: dict[tuple, list[_Conn]] = defaultdict(list)
         self._slots = asyncio.Semaphore(max_connections) if max_connections else None
         self._ssl = ssl_context  # None: certifi's CA bundle, verification on
@@ -186,6 +192,7 @@ class H1Transport(httpx.AsyncBaseTransport):
 
     async def _exchange(self, method: str, origin: tuple, conn: _Conn, payload: bytes, timeouts: dict) -> httpx.Response:
         reused = conn.reused
+        sent_at = time.monotonic()
         try:
             conn.writer.write(payload)  # head and body in one send
             if conn.writer.transport.get_write_buffer_size():
@@ -210,7 +217,7 @@ class H1Transport(httpx.AsyncBaseTransport):
             conn.close()
             raise httpx.ReadTimeout("timed out waiting for the upstream response") from None
         except asyncio.IncompleteReadError as exc:
-            if reused and not exc.partial:
+            if reused and not exc.partial and time.monotonic() - sent_at < self.stale_window_s:
                 raise _Stale from None
             conn.close()
             raise httpx.RemoteProtocolError("upstream closed the connection without a full response head") from None
@@ -218,7 +225,7 @@ class H1Transport(httpx.AsyncBaseTransport):
             conn.close()
             raise httpx.RemoteProtocolError("upstream response head too large") from None
         except (ConnectionError, OSError) as exc:
-            if reused:
+            if reused and time.monotonic() - sent_at < self.stale_window_s:
                 raise _Stale from None
             conn.close()
             raise httpx.ReadError(f"upstream connection failed: {type(exc).__name__}") from None
@@ -241,4 +248,5 @@ class H1Transport(httpx.AsyncBaseTransport):
 
 
 class _Stale(Exception):
-    """A reused connection turned out closed before any response byte: retry on a new one."""
+    """A reused connection turned out closed before any response byte, right after the
+    request was sent: retry on a new one."""

@@ -1,10 +1,12 @@
 """The ``/v1/*`` endpoint: one request from arrival to a :class:`~proxy.relay.Relay`.
 
 Order of work: route (only the configured bases) → tenant → read the body (bounded by
-``max_body``) → analyse → store look-up-and-record → maybe ask an OpenAI stream for usage →
-a :class:`~proxy.relay.Relay` that sends it upstream and relays the answer with the
-``x-prefixgate-*`` headers. Every outcome (400, 404, 413 and 499 made here; 502, 504 and
-499 made by the relay) ends in exactly one :class:`~proxy.records.RequestRecord`.
+``max_body``) → analyse → ``--rewrite`` if on → store look-up-and-record → miss diagnosis →
+maybe ask an OpenAI stream for usage → a :class:`~proxy.relay.Relay` that sends it
+upstream and relays the answer with the ``x-prefixgate-*`` headers. Every outcome (400,
+404, 413 and 499 made here; 502, 504 and 499 made by the relay) ends in exactly one
+:class:`~proxy.records.RequestRecord`. The store, the rewrite and the diagnosis are
+advice: if one fails, the request goes on as if it were off, and the failure is logged.
 
 This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`) and
 never logs headers or bodies.
@@ -90,25 +92,30 @@ async def handle(request: Request) -> Response:
         target = gate.router.resolve(raw_path, scope.get("query_string", b""), request.headers)
     except BadPath as exc:
         provider = ANTHROPIC if is_anthropic(scope["path"], request.headers) else OPENAI
-        record = RequestRecord(request_id, time.time(), tenant, provider, scope["path"][:200], method=request.method)
+        route = raw_path[:200].decode("latin-1").encode("unicode_escape").decode("ascii")  # as sent, never a decoded "\n"
+        record = RequestRecord(request_id, time.time(), tenant, provider, route, method=request.method)
         error = errors.NOT_FOUND if exc.status == 404 else errors.BAD_PATH
-        return _fail(gate, record, RecordContext(), started, error, str(exc), extra)
+        return _fail(gate, record, started, error, str(exc), extra)
 
     record = RequestRecord(request_id, time.time(), tenant, target.provider, target.route, method=request.method)
     try:
         raw = await read_body(request, gate.config.max_body)
     except BodyTooLarge:
         message = f"request body over the proxy's limit of {gate.config.max_body} bytes (--max-body)"
-        return _fail(gate, record, RecordContext(), started, errors.BODY_TOO_LARGE, message, extra)
+        return _fail(gate, record, started, errors.BODY_TOO_LARGE, message, extra)
     except ClientDisconnect:  # gone while uploading: nothing to forward, still one record
-        return _fail(gate, record, RecordContext(), started, errors.CLIENT_GONE, "client disconnected while sending the body", extra)
+        return _fail(gate, record, started, errors.CLIENT_GONE, "client disconnected while sending the body", extra)
 
     if len(raw) > BIG_BODY:  # parse big bodies off the loop so other requests keep flowing
         analysis = await anyio.to_thread.run_sync(analyse, target.provider, target.route, raw)
     else:
         analysis = analyse(target.provider, target.route, raw)
     if gate.config.rewrite and analysis.analysed and analysis.body is not None:
-        raw, analysis, applied = _rewrite(target.provider, target.route, raw, analysis)
+        try:
+            raw, analysis, applied = _rewrite(target.provider, target.route, raw, analysis)
+        except Exception:  # a rewrite is an optimisation: forward the body as it came
+            log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
+            applied = []
         if applied:
             record.rewrites = applied
             extra["x-prefixgate-rewrites"] = ",".join(applied)
@@ -117,6 +124,8 @@ async def handle(request: Request) -> Response:
     record.stream = analysis.stream
     record.total_segments = len(analysis.segments)
     record.total_bytes = analysis.total_bytes
+    if analysis.chain is not None:
+        record.chain = [h[:8].hex() for h in analysis.chain.hashes]
     if analysis.caches and analysis.chain is not None:
         try:
             seen = await gate.store.seen(tenant, target.provider, analysis.chain.hashes)
@@ -136,7 +145,7 @@ async def handle(request: Request) -> Response:
         if missed is not None:
             extra["x-prefixgate-miss-reason"] = missed.header()
 
-    ctx = RecordContext(analysis.body, analysis.segments, analysis.chain, raw if gate.config.log_bodies else None)
+    ctx = RecordContext(analysis.body, analysis.segments, analysis.chain)
     if gate.config.log_bodies:
         record.body = raw
     edit = analysis.analysed and needs_stream_usage(target.provider, target.route, analysis)
@@ -174,9 +183,9 @@ def choose_tap(method: str, provider: str, route: str, edit: bool, upstream: htt
     return JSONTap(kind, encoding, enabled="json" in content_type), False
 
 
-def _fail(gate: Gate, record: RequestRecord, ctx: RecordContext, started: float, error: errors.ProxyError, message: str, extra: dict[str, str]) -> Response:
+def _fail(gate: Gate, record: RequestRecord, started: float, error: errors.ProxyError, message: str, extra: dict[str, str]) -> Response:
     record.status = error.status
     record.error = error.kind
     record.latency_s = time.perf_counter() - started
-    gate.finish(record, ctx)
+    gate.finish(record)
     return errors.error_response(record.provider, error, message, extra)

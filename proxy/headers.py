@@ -66,10 +66,3 @@ def response_headers(headers: RawHeaders, *, keep_length: bool = True) -> RawHea
         if name not in drop and not name.startswith(OWN_PREFIX):  # ours are added by the relay
             out.append((name, value))
     return out
-
-
-def get(headers: RawHeaders, name: bytes) -> bytes | None:
-    for key, value in headers:
-        if key.lower() == name:
-            return value
-    return None

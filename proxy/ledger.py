@@ -29,7 +29,7 @@ import asyncio
 import queue
 import sqlite3
 import threading
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from analyzer.pricing import PriceTable
 from proxy.ledger_schema import COLUMNS, INSERT, LedgerError, connect, open_ledger, row_for
@@ -81,7 +81,6 @@ class Ledger:
         self.written = 0
         self.failures = 0
         self.dropped = 0
-        self._chains: dict[str, list[str]] = {}
         self._queue: queue.Queue[Any] = queue.Queue()
         self._conn = open_ledger(path, busy_timeout_s=busy_timeout_s)  # LedgerError at start
         self._pending: list[tuple[Any, ...]] = []
@@ -90,23 +89,11 @@ class Ledger:
 
     # -- the recorder's side (event loop) ----------------------------------------------
 
-    def note_chain(self, request_id: str, chain_hex: Iterable[str]) -> None:
-        """Remember a request's chain (first 8 bytes per entry) until its record arrives."""
-        if len(self._chains) < 10_000:
-            self._chains[request_id] = [h[:16] for h in chain_hex]
-
-    def enrich(self, record: RequestRecord, ctx: Any) -> None:
-        """As a recorder enricher: pick up the request's prefix chain from its context."""
-        chain = getattr(ctx, "chain", None)
-        if chain is not None:
-            self.note_chain(record.request_id, chain.hex)
-
     def handle(self, record: RequestRecord) -> None:
-        chain = self._chains.pop(record.request_id, None)
         if len(self._inbox) >= self.max_pending or self._queue.qsize() >= self._max_batches:
             self.dropped += 1  # the writer is stuck (disk gone): keep memory bounded
             return
-        self._inbox.append(row_for(record, self.prices, chain, self.log_bodies))
+        self._inbox.append(row_for(record, self.prices, self.log_bodies))
         if len(self._inbox) >= self.handoff_size:
             self._hand_off()
         elif self._timer is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from analyzer.cost import breakdown
 from analyzer.pricing import PriceTable
@@ -87,7 +87,7 @@ def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection
     return conn
 
 
-def row_for(record: RequestRecord, prices: PriceTable | None, chain: Iterable[str] | None, log_bodies: bool) -> tuple[Any, ...]:
+def row_for(record: RequestRecord, prices: PriceTable | None, log_bodies: bool) -> tuple[Any, ...]:
     u = record.usage
     parts = None
     if u is not None and prices is not None and record.cost_usd is not None:
@@ -104,7 +104,7 @@ def row_for(record: RequestRecord, prices: PriceTable | None, chain: Iterable[st
         parts.cache_write_usd if parts else None, parts.output_usd if parts else None,
         record.prefix_segments, record.prefix_bytes, record.total_segments, record.total_bytes,
         record.miss_reason, json.dumps(list(record.rewrites)), record.error,
-        ",".join(chain) if chain else None,
+        ",".join(record.chain) if record.chain else None,
         record.body if log_bodies and record.body is not None else None,
     )
 

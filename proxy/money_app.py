@@ -45,7 +45,7 @@ class MoneyLayer:
 
     @property
     def enrichers(self) -> list:
-        return [self.money, self.ledger]  # cost first; the ledger only notes the chain
+        return [self.money]
 
     @property
     def sinks(self) -> list:

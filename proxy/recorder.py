@@ -29,7 +29,6 @@ class RecordContext:
     body: Any = None  # the parsed request body, or None when unanalysed
     segments: list[Segment] = field(default_factory=list)
     chain: Chain | None = None
-    raw_body: bytes | None = None  # as received (for --log-bodies and diagnosis)
 
 
 class Sink(Protocol):

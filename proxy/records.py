@@ -31,6 +31,7 @@ class RequestRecord:
     prefix_bytes: int = 0
     total_segments: int = 0
     total_bytes: int = 0
+    chain: list[str] | None = None  # first 8 bytes (hex) of each prefix-chain hash; None when unanalysed
     error: str | None = None  # the proxy's own error kind ("upstream_timeout", …)
     # Filled by the money layer (issue 5) when prices are known:
     cost_usd: float | None = None
@@ -39,7 +40,3 @@ class RequestRecord:
     miss_reason: str | None = None
     rewrites: list[str] = field(default_factory=list)
     body: bytes | None = None  # only with --log-bodies
-
-    @property
-    def prefix_hit(self) -> bool:
-        return self.prefix_segments > 0

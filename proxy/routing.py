@@ -11,7 +11,10 @@ Never an open proxy: the upstream URL is always one of the two configured bases 
 request's path appended; scheme, host and port come from the base only, whatever the
 ``Host`` header or an absolute request target says. Paths that could climb out of the
 base path (``.``/``..`` segments, empty segments, encoded ``/``, ``\\`` or ``.``, control
-characters) are refused with :class:`BadPath`. The query string is kept byte for byte.
+characters) are refused with :class:`BadPath`. Percent-encoded unreserved characters
+(``%63hat`` for ``chat``, RFC 3986 §6.2.2.2) are decoded first, so an equivalent spelling
+of a path is routed, analysed and counted as that path. The query string is kept byte for
+byte.
 
 This module does not send anything and does not look at bodies.
 """
@@ -29,6 +32,13 @@ ANTHROPIC = "anthropic"
 
 # Segments or encodings that could change which path on the upstream is reached.
 _UNSAFE = re.compile(rb"%2[ef]|%5c|%00|\\|[\x00-\x20\x7f]", re.IGNORECASE)
+_ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~")
+
+
+def _decode_unreserved(match: re.Match[bytes]) -> bytes:
+    byte = int(match.group(1), 16)
+    return bytes((byte,)) if byte in _UNRESERVED else match.group(0)
 
 
 class BadPath(ValueError):
@@ -46,18 +56,22 @@ class Target:
     url: httpx.URL  # the upstream URL, query included
 
 
-def _check_path(raw_path: bytes) -> str:
-    if not raw_path.startswith(b"/v1/") or len(raw_path) <= 4:
-        raise BadPath(404, "prefixgate forwards /v1/... paths only")
+def _check_path(raw_path: bytes) -> bytes:
+    """The path to route and forward (unreserved escapes decoded), or :class:`BadPath`."""
     if _UNSAFE.search(raw_path):
         raise BadPath(400, "path contains encoded separators, dots or control characters")
+    if b"%" in raw_path:
+        raw_path = _ESCAPE.sub(_decode_unreserved, raw_path)
+    if not raw_path.startswith(b"/v1/") or len(raw_path) <= 4:
+        raise BadPath(404, "prefixgate forwards /v1/... paths only")
     segments = raw_path.split(b"/")[1:]
     if any(seg in (b"", b".", b"..") for seg in segments[:-1]) or segments[-1] in (b".", b".."):
         raise BadPath(400, "path contains empty, '.' or '..' segments")
     try:
-        return raw_path.decode("ascii")
+        raw_path.decode("ascii")
     except UnicodeDecodeError:
         raise BadPath(400, "path is not ASCII (percent-encode it)") from None
+    return raw_path
 
 
 def is_anthropic(route: str, headers: Mapping[str, str]) -> bool:
@@ -78,11 +92,9 @@ class Router:
             if base.scheme not in ("http", "https") or not base.host:
                 raise ValueError(f"{provider} base must be an absolute http(s) URL, got {base}")
 
-    def base(self, provider: str) -> httpx.URL:
-        return self._bases[provider]
-
     def resolve(self, raw_path: bytes, query: bytes, headers: Mapping[str, str]) -> Target:
-        route = _check_path(raw_path)
+        raw_path = _check_path(raw_path)
+        route = raw_path.decode("ascii")
         provider = ANTHROPIC if is_anthropic(route, headers) else OPENAI
         base = self._bases[provider]
         suffix = raw_path[3:] if provider == OPENAI else raw_path  # OpenAI base already has /v1

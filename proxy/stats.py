@@ -7,6 +7,11 @@ reported), ``unanalysed`` (bodies that did not parse), ``errors`` (status ≥ 40
 proxy-side error), and the money the money layer put on records: ``cost_usd``,
 ``saved_usd``, ``missed_usd``, ``unpriced`` (requests with usage but no price).
 
+Model names come from request bodies, so per-model rows are capped (``max_models``
+distinct (provider, model) pairs); later models are counted in one ``"other"`` row per
+provider, and totals stay exact. Without the cap a client could grow the process's memory
+and this JSON without bound.
+
 This module does not persist anything (the ledger does) and never sees API keys.
 """
 
@@ -60,8 +65,12 @@ class Counters:
         return out
 
 
+OTHER_MODEL = "other"
+
+
 class Stats:
-    def __init__(self) -> None:
+    def __init__(self, max_models: int = 1000) -> None:
+        self.max_models = max_models
         self.total = Counters()
         self.providers: dict[str, Counters] = {}
         self.models: dict[tuple[str, str], Counters] = {}
@@ -70,6 +79,8 @@ class Stats:
         self.total.add(record)
         self.providers.setdefault(record.provider, Counters()).add(record)
         key = (record.provider, record.model or "")
+        if key not in self.models and len(self.models) >= self.max_models:
+            key = (record.provider, OTHER_MODEL)
         self.models.setdefault(key, Counters()).add(record)
 
     async def aclose(self) -> None:

@@ -24,28 +24,38 @@ _KEY_HEADERS = (b"authorization", b"x-api-key", b"api-key")
 
 
 def load_or_create_secret(state_dir: Path) -> bytes:
-    """The install's secret; created atomically (O_EXCL, mode 0600) on first use."""
+    """The install's secret; created on first use, atomically: written in full to a private
+    temporary file (mode 0600), then hard-linked into place, so a process starting at the
+    same moment reads either no file or the whole secret, never a half-written one."""
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = state_dir / SECRET_FILE
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        secret = bytes.fromhex(path.read_text().strip())
-        if len(secret) < 16:
-            raise ValueError(f"{path} holds a secret that is too short; delete it to make a new one")
-        return secret
-    secret = secrets.token_bytes(32)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(secret.hex() + "\n")
+    if not path.exists():
+        tmp = state_dir / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(8)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_bytes(32).hex() + "\n")
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another process won the race: use its secret
+        finally:
+            tmp.unlink()
+    secret = bytes.fromhex(path.read_text().strip())
+    if len(secret) < 16:
+        raise ValueError(f"{path} holds a secret that is too short; delete it to make a new one")
     return secret
 
 
 def api_key_of(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The first non-empty key among the key headers (an empty ``Bearer`` is skipped)."""
     for name, value in headers:
-        if name.lower() in _KEY_HEADERS and value:
+        if name.lower() in _KEY_HEADERS:
             if value[:7].lower() == b"bearer ":
-                value = value[7:].strip()
-            return value or None
+                value = value[7:]
+            value = value.strip()
+            if value:
+                return value
     return None
 
 

@@ -44,6 +44,21 @@ def stats(client) -> dict:
     return client.get("/prefixgate/stats").json()
 
 
+def kept_records(client) -> list:
+    """The records the app's recorder hands its sinks, as a list that fills up."""
+    seen: list = []
+
+    class Keep:
+        def handle(self, record):
+            seen.append(record)
+
+        async def aclose(self):
+            return None
+
+    client.app.state.recorder.add_sink(Keep())
+    return seen
+
+
 def test_plain_body_is_byte_identical_and_usage_is_read_from_a_decoded_copy(make):
     payload = b'{"id":"x",  "usage": ' + json.dumps(USAGE).encode() + b',"z":1.50}'
     packed = gzip.compress(payload)
@@ -199,6 +214,27 @@ def test_stats_guarded_by_admin_token_health_open(make):
     assert health.status_code == 200 and health.json()["status"] == "ok"
 
 
+def test_admin_pages_have_no_way_around_the_token(make):
+    client, _ = make(admin_token="s3cret")
+    data_paths = ["/prefixgate/stats", "/prefixgate/metrics", "/prefixgate/api/summary", "/prefixgate/dashboard"]
+    tricks = [
+        *data_paths,
+        "/prefixgate/%73tats",  # an escaped letter: Starlette routes the decoded path
+        "/prefixgate/stats/",
+        "/prefixgate/health/%2e%2e/stats",
+        "/prefixgate/static/%2e%2e/stats",  # under the open static prefix, but routes nowhere
+        "/prefixgate/static/..%2fstats",
+        "/prefixgate//stats",
+        "/PREFIXGATE/stats",
+    ]
+    with client:
+        codes = {(m, p): client.request(m, p, follow_redirects=False).status_code for p in tricks for m in ("GET", "HEAD")}
+        granted = {p: client.get(p, headers={"authorization": "Bearer s3cret"}).status_code for p in data_paths}
+    assert {k: c for k, c in codes.items() if c not in (401, 404)} == {}
+    assert {p for (_, p), c in codes.items() if c == 401} >= set(data_paths) | {"/prefixgate/%73tats"}
+    assert granted == dict.fromkeys(data_paths, 200)
+
+
 def test_only_configured_bases_are_contacted(make):
     client, up = make()
     with client:
@@ -214,6 +250,74 @@ def test_only_configured_bases_are_contacted(make):
     assert codes == [200, 400, 400, 400, 404, 200]
     assert {r.url.host for r in up.requests} == {"openai.test"}
     assert s["requests"] == 5  # refused paths under /v1 are recorded too
+
+
+def test_an_escaped_spelling_of_a_route_is_still_counted(make):
+    # "%63hat" is "chat": the upstream answers it as chat/completions, so its usage counts.
+    client, up = make()
+    with client:
+        r = client.post("/v1/%63hat/completions", json=CHAT)
+        s = stats(client)
+    assert r.status_code == 200 and up.requests[0].url.raw_path == b"/v1/chat/completions"
+    assert (s["requests"], s["input_tokens"], s["cached_tokens"]) == (1, 2000, 1536)
+
+
+def test_a_refused_path_is_recorded_as_sent_never_decoded_into_log_lines(make):
+    client, _ = make()
+    seen = kept_records(client)
+    with client:
+        assert client.get("/v1/%2e%2e/%1b%5b2J%09x").status_code == 400
+    # Before: the record's route was the decoded path: raw terminal escapes and tabs in the
+    # access log and the ledger.
+    assert [r.route for r in seen] == ["/v1/%2e%2e/%1b%5b2J%09x"]
+
+
+def test_a_model_name_cannot_forge_access_log_lines(make, caplog):
+    client, _ = make()
+    caplog.set_level("INFO", logger="prefixgate.access")
+    with client:
+        client.post("/v1/chat/completions", json={**CHAT, "model": "m\nFAKE 200 admin"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "prefixgate.access"]
+    assert len(lines) == 1 and "\n" not in lines[0] and "model=m\\nFAKE" in lines[0]
+
+
+def test_a_failing_rewrite_forwards_the_body_unchanged_and_keeps_the_record(make, monkeypatch, caplog):
+    # Before: an exception in --rewrite escaped the handler: a 500 and no record at all.
+    import proxy.handler
+
+    def broken(*args, **kwargs):
+        raise KeyError("rewrite bug")
+
+    monkeypatch.setattr(proxy.handler, "rewrite_request", broken)
+    client, up = make(rewrite=True)
+    body = json.dumps(MESSAGES).encode()
+    with client:
+        r = client.post("/v1/messages", content=body, headers={"anthropic-version": "2023-06-01"})
+        s = stats(client)
+    assert r.status_code == 200 and up.requests[0].content == body
+    assert "x-prefixgate-rewrites" not in r.headers
+    assert s["requests"] == 1 and s["errors"] == 0
+    assert "rewrite failed" in caplog.text
+
+
+def test_a_store_failing_to_close_still_lets_the_ledger_flush(state_dir, tmp_path):
+    # Before: the lifespan closed upstream, store, recorder in a row, so an exception from
+    # the store's aclose skipped the ledger's final flush and lost its queued rows.
+    import sqlite3
+
+    from proxy.store import MemoryStore
+
+    class StuckStore(MemoryStore):
+        async def aclose(self):
+            raise ConnectionError("store gone")
+
+    ledger = tmp_path / "ledger.sqlite"
+    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir, ledger=str(ledger))
+    app = create_app(cfg, transport=httpx.MockTransport(Upstream()), store=StuckStore())
+    with pytest.raises(ConnectionError):
+        with TestClient(app) as client:
+            assert client.post("/v1/chat/completions", json=CHAT).status_code == 200
+    assert sqlite3.connect(ledger).execute("SELECT COUNT(*) FROM requests").fetchone() == (1,)
 
 
 def test_a_failing_sink_never_breaks_a_request(make, caplog):
@@ -250,16 +354,7 @@ class _BreaksMidway(httpx.AsyncByteStream):
 def test_upstream_failing_mid_stream_is_recorded_and_the_client_sees_a_cut(make, exc, kind):
     stream = _BreaksMidway(exc)
     client, _ = make(lambda req: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=stream))
-    seen = []
-
-    class Keep:
-        def handle(self, record):
-            seen.append(record)
-
-        async def aclose(self):
-            return None
-
-    client.app.state.recorder.add_sink(Keep())
+    seen = kept_records(client)
     with client:
         with pytest.raises(RuntimeError, match="upstream failed mid-response"):
             client.post("/v1/chat/completions", json={**CHAT, "stream": True, "stream_options": {"include_usage": True}})

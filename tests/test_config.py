@@ -38,6 +38,14 @@ def test_non_loopback_needs_admin_token():
 def test_is_loopback():
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("10.0.0.1") and not is_loopback("example.com")
+    assert not is_loopback("0.0.0.0") and not is_loopback("::")
+
+
+def test_empty_host_binds_every_interface_so_it_needs_the_token():
+    # asyncio.create_server (uvicorn) listens on all interfaces for host "", not loopback.
+    assert not is_loopback("")
+    with pytest.raises(ValueError, match="admin-token"):
+        ProxyConfig(host="")
 
 
 def test_ledger_path_defaults_into_state_dir(tmp_path):

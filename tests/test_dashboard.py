@@ -31,7 +31,7 @@ def dashboard_app(tmp_path):
     async def fill():
         ledger = Ledger(str(tmp_path / "ledger.sqlite"), prices=PriceTable.load())
         for r in recs:
-            ledger.note_chain(r.request_id, ["aa" * 16, "bb" * 16] if r.prefix_segments else ["cc" * 16])
+            r.chain = ["aa" * 8, "bb" * 8] if r.prefix_segments else ["cc" * 8]
             ledger.handle(r)
             stats.handle(r)
         await ledger.flush()

@@ -217,6 +217,22 @@ def test_stale_idle_connection_is_retried_once_on_a_fresh_one():
     assert run(go()) == (200, [b"ok"], 2)
 
 
+def test_a_reused_connection_dropped_after_the_upstream_held_the_request_is_not_resent():
+    # Before: any failure on a reused connection without a response byte was retried, so an
+    # upstream that had worked on a POST for a while and then dropped it got it twice (a
+    # second paid generation). Only a failure right after the send is a stale idle socket.
+    async def go():
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        async with Scripted([ok, [(b"", 0.3)], ok], close_after=2) as srv:  # holds the 2nd, then hangs up
+            t = H1Transport(stale_window_s=0.1)
+            await fetch(t, srv.url)
+            with pytest.raises(httpx.RemoteProtocolError):
+                await fetch(t, srv.url)
+            return len(srv.requests), srv.connections, t._slots._value
+
+    assert run(go()) == (2, 1, 512)
+
+
 def test_errors_are_httpx_errors():
     async def go():
         t = H1Transport()

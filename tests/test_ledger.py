@@ -36,8 +36,9 @@ def test_rows_written_in_batches_and_flushed_on_close(tmp_path):
     async def main():
         ledger = Ledger(path, prices=PriceTable.load(), batch_size=7)
         for i in range(20):
-            ledger.note_chain(f"r{i}", ["00112233445566778899aabbccddeeff", "ffeeddccbbaa99887766554433221100"])
-            ledger.handle(record(i))
+            r = record(i)
+            r.chain = ["0011223344556677", "ffeeddccbbaa9988"]
+            ledger.handle(r)
         await ledger.aclose()
         return ledger
 

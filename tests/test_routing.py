@@ -78,3 +78,20 @@ def test_host_only_ever_comes_from_the_configured_bases():
 def test_bad_base_is_rejected():
     with pytest.raises(ValueError):
         Router("ftp://x", "http://y")
+
+
+@pytest.mark.parametrize(
+    "path, provider, route",
+    [
+        (b"/v1/%63hat/completions", OPENAI, "/v1/chat/completions"),
+        (b"/v1/%6D%65ssages", ANTHROPIC, "/v1/messages"),
+        (b"/%761/responses", OPENAI, "/v1/responses"),
+        (b"/v1/files/a%20b", OPENAI, "/v1/files/a%20b"),  # reserved and other escapes stay as sent
+    ],
+)
+def test_escaped_unreserved_characters_route_as_the_path_they_spell(path, provider, route):
+    # Before: "/v1/%63hat/completions" reached the upstream's chat endpoint while the proxy
+    # saw another route, so its usage and prefix went uncounted.
+    target = ROUTER.resolve(path, b"", {})
+    assert (target.provider, target.route) == (provider, route)
+    assert target.url.raw_path.endswith(route.encode()[3:] if provider == OPENAI else route.encode())

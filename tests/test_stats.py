@@ -53,3 +53,14 @@ def test_a_model_with_no_price_has_null_money_never_zero():
     assert by_model["gpt-4o"]["cost_usd"] == 0.001
     assert out["cost_usd"] == 0.001 and out["unpriced"] == 1  # the total sums what is priced
     assert "priced" not in out
+
+
+def test_model_rows_are_capped_and_the_rest_counted_as_other():
+    # Before: one row per distinct client-sent model name, without bound (memory and JSON).
+    stats = Stats(max_models=2)
+    for name in ("a", "b", "c", "d", "c"):
+        stats.handle(rec(model=name, status=200, usage=Usage(10, 0, 0, 0, 1)))
+    out = stats.to_json()
+    rows = {m["model"]: (m["requests"], m["input_tokens"]) for m in out["models"]}
+    assert rows == {"a": (1, 10), "b": (1, 10), "other": (3, 30)}
+    assert (out["requests"], out["input_tokens"]) == (5, 50)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-
 from proxy.config import ProxyConfig
 from proxy.store import MemoryStore, RedisStore, open_store, split_key_prefix
 

@@ -37,7 +37,7 @@ def write(path: str, recs, log_bodies=False) -> None:
     async def main():
         ledger = Ledger(path, log_bodies=log_bodies)
         for r in recs:
-            ledger.note_chain(r.request_id, ["aa" * 16, "bb" * 16] if r.prefix_segments else ["cc" * 16])
+            r.chain = ["aa" * 8, "bb" * 8] if r.prefix_segments else ["cc" * 8]
             ledger.handle(r)
         await ledger.aclose()
     asyncio.run(main())

@@ -44,3 +44,33 @@ def test_same_key_through_either_header_is_one_tenant(tmp_path):
 def test_short_secret_refused():
     with pytest.raises(ValueError):
         TenantHasher(b"short")
+
+
+def test_processes_starting_together_all_get_the_one_whole_secret(tmp_path):
+    # Before: the file was created empty, then written; a second starter could read it in
+    # between and refuse to start ("secret too short"). Failed 24 of 30 rounds like this one.
+    import threading
+
+    for round_ in range(10):
+        state, results = tmp_path / str(round_), []
+        barrier = threading.Barrier(8)
+
+        def start():
+            barrier.wait()
+            try:
+                results.append(load_or_create_secret(state))
+            except ValueError as exc:
+                results.append(exc)
+
+        threads = [threading.Thread(target=start) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(set(results)) == 1 and len(results[0]) == 32, results
+        assert [p.name for p in state.iterdir()] == [SECRET_FILE]  # no temporary file left
+
+
+def test_an_empty_bearer_does_not_hide_the_x_api_key():
+    assert api_key_of([(b"authorization", b"Bearer "), (b"x-api-key", b"ant-1")]) == b"ant-1"
+    assert api_key_of([(b"authorization", b"Bearer   ")]) is None
