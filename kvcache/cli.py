@@ -35,7 +35,7 @@ from kvcache.errors import EngineError
     "--kv-blocks",
     type=click.IntRange(min=1),
     default=None,
-    help="Blocks in the shared KV pool (default: 4 contexts, at most 2 GiB).",
+    help="Blocks in the shared KV pool, at least one context (default: 4 contexts, at most 2 GiB).",
 )
 def local_command(
     model_path: str | None,
@@ -65,7 +65,7 @@ def local_command(
         if model_path is None:
             click.echo("no --model given: using the demo model (building it offline on first use)", err=True)
         engine = Engine(config)
-    except (EngineError, ValueError) as exc:
+    except (EngineError, ValueError, OSError) as exc:  # OSError: e.g. the demo model's cache folder is read-only
         raise click.ClickException(str(exc)) from None
     if engine.notice:
         click.echo(f"NOTE: {engine.notice}", err=True)

@@ -17,6 +17,17 @@ from kvcache.errors import ModelFilesError, UnsupportedModelError
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2")
 SUPPORTED_ROPE_TYPES = ("default", "linear", "llama3")
+# ModelConfig field → the config.json key it comes from (error messages name the key the user can see)
+JSON_KEYS = {
+    "vocab_size": "vocab_size",
+    "hidden_size": "hidden_size",
+    "num_layers": "num_hidden_layers",
+    "num_heads": "num_attention_heads",
+    "num_kv_heads": "num_key_value_heads",
+    "head_dim": "head_dim",
+    "intermediate_size": "intermediate_size",
+    "max_position_embeddings": "max_position_embeddings",
+}
 
 
 @dataclass(frozen=True)
@@ -35,8 +46,10 @@ class RopeConfig:
             )
         if self.theta <= 0 or self.factor <= 0:
             raise UnsupportedModelError(f"invalid RoPE parameters: theta={self.theta}, factor={self.factor}")
-        if self.rope_type == "llama3" and self.high_freq_factor <= self.low_freq_factor:
-            raise UnsupportedModelError("llama3 RoPE scaling needs high_freq_factor > low_freq_factor")
+        if self.rope_type == "llama3" and not 0 < self.low_freq_factor < self.high_freq_factor:
+            raise UnsupportedModelError("llama3 RoPE scaling needs 0 < low_freq_factor < high_freq_factor")
+        if self.rope_type == "llama3" and self.original_max_position_embeddings <= 0:
+            raise UnsupportedModelError("llama3 RoPE scaling needs a positive original_max_position_embeddings")
 
 
 @dataclass(frozen=True)
@@ -64,18 +77,9 @@ class ModelConfig:
             raise UnsupportedModelError(
                 f"unsupported architecture {self.model_type!r} (supported: {', '.join(SUPPORTED_MODEL_TYPES)})"
             )
-        for name in (
-            "vocab_size",
-            "hidden_size",
-            "num_layers",
-            "num_heads",
-            "num_kv_heads",
-            "head_dim",
-            "intermediate_size",
-            "max_position_embeddings",
-        ):
+        for name, key in JSON_KEYS.items():
             if getattr(self, name) <= 0:
-                raise UnsupportedModelError(f"config.json: {name} must be positive, got {getattr(self, name)}")
+                raise UnsupportedModelError(f"config.json: {key} must be positive, got {getattr(self, name)}")
         if self.num_heads % self.num_kv_heads:
             raise UnsupportedModelError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of "
@@ -126,7 +130,7 @@ class ModelConfig:
                 num_layers=num_layers,
                 num_heads=heads,
                 num_kv_heads=int(raw.get("num_key_value_heads") or heads),
-                head_dim=int(raw.get("head_dim") or hidden // heads),
+                head_dim=int(raw.get("head_dim") or (hidden // heads if heads > 0 else 0)),
                 intermediate_size=int(raw["intermediate_size"]),
                 max_position_embeddings=int(raw.get("max_position_embeddings", 2048)),
                 rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
@@ -148,13 +152,18 @@ class ModelConfig:
         path = Path(folder) / "config.json"
         if not path.is_file():
             raise ModelFilesError(f"{path}: missing config.json (is {folder} a Hugging Face checkpoint folder?)")
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ModelFilesError(f"{path}: cannot read config.json: {exc}") from None
-        if not isinstance(raw, dict):
-            raise ModelFilesError(f"{path}: config.json is not a JSON object")
-        return cls.from_dict(raw)
+        return cls.from_dict(read_json_object(path))
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A checkpoint's JSON file (config.json, tokenizer_config.json) as a dict, or a ``ModelFilesError``."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelFilesError(f"{path}: cannot read {path.name}: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ModelFilesError(f"{path}: {path.name} is not a JSON object")
+    return raw
 
 
 def _rope_from(raw: dict[str, Any]) -> RopeConfig:

@@ -18,7 +18,7 @@ import torch
 
 from kvcache.caches import BlockPool
 from kvcache.dtypes import dtype_name
-from kvcache.errors import ContextLengthError
+from kvcache.errors import ContextLengthError, EngineError
 from kvcache.generate import Generation, GenerationParams, check_prompt
 from kvcache.loader import load_model
 from kvcache.tokenizer import ChatTokenizer
@@ -31,7 +31,7 @@ class EngineConfig:
     threads: int | None = None
     max_context: int | None = None
     block_size: int = 16
-    kv_blocks: int | None = None  # None: 4 full contexts, capped at DEFAULT_POOL_BYTES (never under one context)
+    kv_blocks: int | None = None  # None: 4 full contexts, capped at DEFAULT_POOL_BYTES; never under one context
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -71,7 +71,15 @@ class Engine:
         blocks = config.kv_blocks or default_blocks(
             self.model.config.kv_bytes_per_token(self.model.embed.element_size()), self.max_context, config.block_size
         )
-        self.pool = BlockPool(self.model.config, blocks, config.block_size, self.model.dtype)
+        if blocks * config.block_size < self.max_context:
+            raise EngineError(
+                f"--kv-blocks {blocks} × --block-size {config.block_size} = {blocks * config.block_size} tokens is "
+                f"less than one context ({self.max_context} tokens); raise --kv-blocks or lower --max-context"
+            )
+        try:
+            self.pool = BlockPool(self.model.config, blocks, config.block_size, self.model.dtype)
+        except RuntimeError as exc:  # torch: "can't allocate memory"
+            raise EngineError(f"cannot allocate a KV pool of {blocks} blocks: {str(exc).splitlines()[0]}") from None
         self.stop_ids = frozenset(self.model.config.eos_token_ids) | frozenset(
             i for i in (self.tokenizer.token_id(self.tokenizer.eos_token),) if i is not None
         )

@@ -6,7 +6,8 @@
     ├── DTypeError               a dtype that is unknown or that this machine cannot run
     └── ContextLengthError       a prompt (plus the tokens asked for) longer than the context
 
-This module does not format HTTP errors; the server maps these to 400 responses itself.
+This module does not format HTTP errors; the server maps these to OpenAI error JSON itself (400 for a
+bad request, 503 when generation fails).
 """
 
 from __future__ import annotations

@@ -103,26 +103,6 @@ class DecoderLayer:
     eps: float
 
     @property
-    def qkv_weight(self) -> torch.Tensor:
-        return self.qkv.weight
-
-    @property
-    def qkv_bias(self) -> torch.Tensor | None:
-        return self.qkv.bias
-
-    @property
-    def o_weight(self) -> torch.Tensor:
-        return self.o_proj.weight
-
-    @property
-    def gate_up_weight(self) -> torch.Tensor:
-        return self.gate_up.weight
-
-    @property
-    def down_weight(self) -> torch.Tensor:
-        return self.down.weight
-
-    @property
     def nbytes(self) -> int:
         projections = self.qkv.nbytes + self.o_proj.nbytes + self.gate_up.nbytes + self.down.nbytes
         return projections + self.input_norm.nbytes + self.post_norm.nbytes

@@ -72,9 +72,10 @@ def parse_request(body: Any, chat: bool) -> CompletionRequest:
             )
     if body.get("n", 1) not in (1, None):
         raise RequestError("only n=1 is supported", "n")
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    name = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
+    limit = body.get(name)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise RequestError("max_tokens must be a positive integer", "max_tokens")
+        raise RequestError(f"{name} must be a positive integer", name)
     req.max_tokens = limit if limit is not None else (None if chat else 16)  # OpenAI's completions default
     seed = body.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -89,9 +90,14 @@ def parse_request(body: Any, chat: bool) -> CompletionRequest:
         req.stops = stop
     elif stop is not None:
         raise RequestError("stop must be a string or a list of up to 4 strings", "stop")
-    req.stream = bool(body.get("stream", False))
-    options = body.get("stream_options") or {}
-    req.include_usage = bool(isinstance(options, dict) and options.get("include_usage"))
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise RequestError("stream must be true or false", "stream")
+    req.stream = bool(stream)
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise RequestError("stream_options must be an object", "stream_options")
+    req.include_usage = bool(options and options.get("include_usage"))
     return req
 
 

@@ -1,5 +1,7 @@
 """Choosing the next token from logits: greedy (temperature 0), or temperature + top-p with a seed.
 
+Temperatures below ``GREEDY_BELOW`` count as greedy (as in vLLM): dividing by them overflows the logits.
+Top-p keeps the smallest set of most likely tokens whose probabilities sum to at least ``top_p``.
 A seeded ``torch.Generator`` per request makes sampled output reproducible. It does not apply
 repetition penalties, top-k or logit biases.
 """
@@ -9,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+GREEDY_BELOW = 1e-5
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,7 @@ class SamplingParams:
 
     @property
     def greedy(self) -> bool:
-        return self.temperature == 0.0
+        return self.temperature < GREEDY_BELOW
 
 
 class Sampler:
@@ -45,6 +49,7 @@ class Sampler:
         if self.params.top_p < 1.0:
             sorted_probs, order = torch.sort(probs, descending=True)
             cumulative = torch.cumsum(sorted_probs, dim=-1)
-            sorted_probs[(cumulative - sorted_probs) > self.params.top_p] = 0.0  # always keeps the top token
+            # drop a token once the more likely ones already reach top_p (the top token always stays)
+            sorted_probs[(cumulative - sorted_probs) >= self.params.top_p] = 0.0
             probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
         return int(torch.multinomial(probs / probs.sum(), 1, generator=self.generator))

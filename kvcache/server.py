@@ -2,8 +2,10 @@
 
 Plain JSON or SSE streaming (``data: {...}`` chunks, a usage chunk when ``stream_options.include_usage``
 is set, then ``data: [DONE]``). Usage reports ``prompt_tokens_details.cached_tokens``: the prompt tokens
-whose KV was reused from the shared block pool. Bad requests (including prompts longer than the context)
-get a 400 in OpenAI's error shape. The model runs in worker threads, one request at a time.
+whose KV was reused from the shared block pool. Every error is OpenAI's error JSON: bad requests
+(including prompts longer than the context, code ``context_length_exceeded``) get a 400, unknown routes
+404, wrong methods 405, a failure while generating 503 (or an ``error`` event mid-stream), anything
+unexpected 500. The model runs in worker threads, one request at a time.
 This module does not load models (see ``engine``) or parse CLI flags (see ``cli``).
 """
 
@@ -15,21 +17,39 @@ from collections.abc import AsyncIterator, Iterator
 import orjson
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from kvcache.engine import Engine, EngineRun
-from kvcache.errors import EngineError
+from kvcache.errors import ContextLengthError, EngineError
 from kvcache.generate import GenerationParams
 from kvcache.protocol import CompletionRequest, RequestError, ResponseBuilder, parse_request, timing_fields, usage
 from kvcache.stops import StopMatcher
 from kvcache.tokenizer import StreamDecoder
 
 
-def error_response(message: str, status: int = 400, param: str | None = None, code: str | None = None) -> JSONResponse:
+def error_response(
+    message: str,
+    status: int = 400,
+    param: str | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
     kind = "invalid_request_error" if status < 500 else "server_error"
-    return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}}, status_code=status)
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _http_error(request: Request, exc: HTTPException) -> Response:  # 404, 405 (with its Allow header)
+    message = f"{request.method} {request.url.path}: {exc.detail}"
+    code = "not_found" if exc.status_code == 404 else None
+    return error_response(message, status=exc.status_code, code=code, headers=exc.headers)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    return error_response(f"internal error: {type(exc).__name__}: {exc}", status=500)
 
 
 def _sse(payload: dict) -> bytes:
@@ -110,8 +130,10 @@ def create_app(engine: Engine) -> Starlette:
             completion = await run_in_threadpool(Completion, engine, req)
         except RequestError as exc:
             return error_response(str(exc), param=exc.param)
+        except ContextLengthError as exc:
+            return error_response(str(exc), param="messages" if chat else "prompt", code="context_length_exceeded")
         except EngineError as exc:
-            return error_response(str(exc), code="context_length_exceeded" if "context" in str(exc) else None)
+            return error_response(str(exc))
         builder = ResponseBuilder(chat, engine.model_id)
         if req.stream:
             return StreamingResponse(
@@ -131,7 +153,8 @@ def create_app(engine: Engine) -> Starlette:
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
-        ]
+        ],
+        exception_handlers={HTTPException: _http_error, Exception: _unexpected_error},
     )
 
 
@@ -153,8 +176,9 @@ async def _stream(completion: Completion, builder: ResponseBuilder, include_usag
             usage_block, timings = completion.usage()
             yield _sse(builder.usage_chunk(usage_block, timings))
         yield b"data: [DONE]\n\n"
-    except EngineError as exc:
-        yield _sse({"error": {"message": str(exc), "type": "server_error", "param": None, "code": None}})
+    except Exception as exc:  # the response has started: the error becomes the stream's last event
+        message = str(exc) if isinstance(exc, EngineError) else f"internal error: {type(exc).__name__}: {exc}"
+        yield _sse({"error": {"message": message, "type": "server_error", "param": None, "code": None}})
         yield b"data: [DONE]\n\n"
     finally:
         try:

@@ -2,7 +2,9 @@
 
 Each is built once per test session (cached by name) into a temporary folder: config.json, safetensors
 weights, and a byte-level BPE tokenizer trained on local text. ``hf_model(name)`` returns the matching
-transformers model (fp32, eval) for logit comparisons. Nothing downloads.
+transformers model (fp32, eval) for logit comparisons. ``one_torch_thread`` is an autouse fixture for the
+test modules that import it: every kvcache test computes on one torch thread (the machine is shared).
+Nothing downloads.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(tempfile.mkdtemp(prefix="pg-kvcache-models-"))
@@ -32,6 +35,11 @@ COMMON = dict(
     eos_token_id=1,
 )
 SLIDING_WINDOW = 8
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    torch.set_num_threads(1)
 
 
 def _configs() -> dict:

@@ -81,6 +81,12 @@ def test_eos_list_and_explicit_head_dim():
         ({"num_key_value_heads": 3}, "multiple of num_key_value_heads"),
         ({"rope_parameters": {"rope_type": "yarn", "rope_theta": 1e4}}, "RoPE type 'yarn' is not supported"),
         ({"vocab_size": "many"}, "invalid value"),
+        ({"num_attention_heads": 0}, "num_attention_heads must be positive, got 0"),
+        ({"num_hidden_layers": 0}, "num_hidden_layers must be positive, got 0"),
+        (
+            {"rope_parameters": {"rope_type": "llama3", "rope_theta": 1e4, "factor": 8, "low_freq_factor": 0}},
+            "0 < low_freq_factor < high_freq_factor",
+        ),
     ],
 )
 def test_unsupported_or_invalid_configs_name_the_problem(change, message):

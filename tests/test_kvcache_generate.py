@@ -45,6 +45,20 @@ def test_top_p_keeps_only_the_nucleus():
     assert {wider(logits) for _ in range(200)} == {0, 1}
 
 
+def test_top_p_stops_as_soon_as_the_nucleus_reaches_p():
+    # Four equally likely tokens: two of them already make p = 0.5, so a third is never drawn.
+    sampler = Sampler(SamplingParams(temperature=1.0, top_p=0.5, seed=0))
+    assert {sampler(torch.zeros(4)) for _ in range(200)} == {0, 1}
+
+
+def test_a_vanishing_temperature_is_greedy_not_a_crash():
+    logits = torch.tensor([1.0, 3.0, 2.0])
+    for temperature in (1e-45, 1e-9):
+        sampler = Sampler(SamplingParams(temperature=temperature, seed=0))
+        assert sampler.params.greedy and sampler(logits) == 1
+    assert not SamplingParams(temperature=0.01).greedy
+
+
 def test_invalid_sampling_parameters_are_refused():
     with pytest.raises(ValueError, match="top_p"):
         SamplingParams(top_p=0.0)

@@ -9,13 +9,9 @@ torch = pytest.importorskip("torch")
 F = pytest.importorskip("torch.nn.functional")
 
 from kvcache.layers import attend, attend_one, rms_norm  # noqa: E402
+from tests.kvcache_checkpoints import one_torch_thread  # noqa: E402, F401 (autouse fixture)
 
 pytestmark = pytest.mark.local
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 def token_minor(x: torch.Tensor, capacity: int) -> torch.Tensor:

@@ -8,13 +8,9 @@ torch = pytest.importorskip("torch")
 F = pytest.importorskip("torch.nn.functional")
 
 from kvcache.linear import Projection  # noqa: E402
+from tests.kvcache_checkpoints import one_torch_thread  # noqa: E402, F401 (autouse fixture)
 
 pytestmark = pytest.mark.local
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 @pytest.mark.parametrize("out_features, in_features, input_major", [(96, 32, True), (32, 96, False), (48, 48, False)])

@@ -16,14 +16,9 @@ from kvcache.cli import local_command  # noqa: E402
 from kvcache.errors import ContextLengthError, DTypeError, ModelFilesError, UnsupportedModelError  # noqa: E402
 from kvcache.generate import Generation, GenerationParams  # noqa: E402
 from kvcache.loader import load_model  # noqa: E402
-from tests.kvcache_checkpoints import checkpoint, prompt_ids  # noqa: E402
+from tests.kvcache_checkpoints import checkpoint, one_torch_thread, prompt_ids  # noqa: E402, F401 (autouse fixture)
 
 pytestmark = pytest.mark.local
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 @pytest.fixture
@@ -45,7 +40,7 @@ def test_sharded_checkpoint_with_index_loads_the_same_weights(llama_copy):
     (llama_copy / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     single, sharded = load_model(checkpoint("llama3"), "fp32"), load_model(llama_copy, "fp32")
     for a, b in zip(single.layers, sharded.layers, strict=True):
-        assert torch.equal(a.qkv_weight, b.qkv_weight) and torch.equal(a.down_weight, b.down_weight)
+        assert torch.equal(a.qkv.weight, b.qkv.weight) and torch.equal(a.down.weight, b.down.weight)
     assert torch.equal(single.lm_head, sharded.lm_head) and torch.equal(single.embed, sharded.embed)
     (llama_copy / "model-00002-of-00002.safetensors").unlink()
     with pytest.raises(ModelFilesError, match="model-00002-of-00002.safetensors: missing weight shard"):
@@ -100,9 +95,17 @@ def test_prompt_longer_than_the_context_is_refused():
         ("no tokenizer", "missing tokenizer.json"),
         ("gpt2", "unsupported architecture 'gpt2'"),
         ("float8", "cannot compute in float8_e4m3fn"),
+        ("few blocks", "--kv-blocks 2 × --block-size 16 = 32 tokens is less than one context (64 tokens)"),
+        ("bad template", "the chat template does not compile"),
     ],
 )
-def test_cli_reports_bad_input_in_one_line_without_traceback(problem, message, llama_copy):
+def test_cli_reports_bad_input_in_one_line_without_traceback(problem, message, llama_copy, monkeypatch):
+    import uvicorn
+
+    def serve(*args, **kwargs):  # bad input must stop the command before it serves (and would block here)
+        raise AssertionError("prefixgate local started serving despite bad input")
+
+    monkeypatch.setattr(uvicorn, "run", serve)
     args = ["--model", str(llama_copy), "--threads", "1"]
     if problem == "no folder":
         args[1] = "/definitely/not/here"
@@ -111,6 +114,10 @@ def test_cli_reports_bad_input_in_one_line_without_traceback(problem, message, l
     elif problem == "gpt2":
         raw = json.loads((llama_copy / "config.json").read_text())
         (llama_copy / "config.json").write_text(json.dumps({**raw, "model_type": "gpt2"}))
+    elif problem == "few blocks":
+        args += ["--kv-blocks", "2", "--max-context", "64"]
+    elif problem == "bad template":
+        (llama_copy / "chat_template.jinja").write_text("{% if %}")
     else:
         args += ["--dtype", "float8_e4m3fn"]
     result = CliRunner().invoke(local_command, args)

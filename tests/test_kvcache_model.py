@@ -11,16 +11,17 @@ pytest.importorskip("transformers")
 from kvcache.caches import ContiguousCache, SlidingWindowCache  # noqa: E402
 from kvcache.generate import Generation, GenerationParams  # noqa: E402
 from kvcache.loader import load_model  # noqa: E402
-from tests.kvcache_checkpoints import SLIDING_WINDOW, checkpoint, hf_model, prompt_ids  # noqa: E402
+from tests.kvcache_checkpoints import (  # noqa: E402, F401 (one_torch_thread: an autouse fixture)
+    SLIDING_WINDOW,
+    checkpoint,
+    hf_model,
+    one_torch_thread,
+    prompt_ids,
+)
 
 pytestmark = pytest.mark.local
 ARCHS = ["llama3", "mistral", "qwen2", "llama_v4_layout"]
 TOL = 1e-4
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 def hf_logits(name: str, ids: list[int]) -> torch.Tensor:
@@ -80,6 +81,18 @@ def test_sliding_window_matches_transformers_mistral_beyond_the_window():
     for layer in model.layers:
         layer.window = None
     assert (model.forward(ids, all_logits=True)[-1] - reference[-1]).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("prefill", [SLIDING_WINDOW - 1, SLIDING_WINDOW, SLIDING_WINDOW + 1])
+def test_sliding_window_rolls_over_exactly_at_w_and_w_plus_one(prefill):
+    model = load_model(checkpoint("mistral"), "fp32")
+    ids = prompt_ids(prefill + 3, seed=13)
+    reference = hf_logits("mistral", ids)
+    cache = SlidingWindowCache(model.config, 64, torch.float32)
+    assert (model.forward(ids[:prefill], cache)[0] - reference[prefill - 1]).abs().max() <= TOL
+    for step, token in enumerate(ids[prefill:], start=prefill):  # decode steps at and across the window
+        assert (model.forward([token], cache)[0] - reference[step]).abs().max() <= TOL, f"step {step}"
+    assert sorted(cache.slot_positions.tolist()) == list(range(len(ids) - SLIDING_WINDOW, len(ids)))
 
 
 def test_sliding_window_generation_equals_full_cache_generation():

@@ -31,6 +31,10 @@ def test_chat_request_fields():
     assert req.stops == ["x"] and req.stream and req.include_usage
 
 
+def test_a_null_max_completion_tokens_falls_back_to_max_tokens():
+    assert parse_request({"prompt": "x", "max_completion_tokens": None, "max_tokens": 5}, chat=False).max_tokens == 5
+
+
 def test_completion_defaults_follow_openai():
     req = parse_request({"prompt": "hello"}, chat=False)
     assert req.max_tokens == 16 and req.sampling.temperature == 1.0 and not req.stream
@@ -50,6 +54,9 @@ def test_completion_defaults_follow_openai():
         ({"prompt": "x", "temperature": "hot"}, False, "temperature"),
         ({"prompt": "x", "stop": 5}, False, "stop"),
         ({"prompt": "x", "seed": 1.5}, False, "seed"),
+        ({"prompt": "x", "stream": "yes"}, False, "stream"),
+        ({"prompt": "x", "stream_options": True}, False, "stream_options"),
+        ({"prompt": "x", "max_completion_tokens": -1, "max_tokens": 5}, False, "max_completion_tokens"),
     ],
 )
 def test_invalid_requests_name_the_parameter(body, chat, param):

@@ -98,6 +98,21 @@ def test_malformed_bodies_get_openai_style_errors(base_url):
     assert no_messages.status_code == 400 and no_messages.json()["error"]["param"] == "messages"
     bad_temp = httpx.post(f"{base_url}/v1/completions", json={"prompt": "x", "temperature": 9})
     assert bad_temp.status_code == 400 and "temperature" in bad_temp.json()["error"]["message"]
+    too_long = httpx.post(f"{base_url}/v1/completions", json={"prompt": "word " * 400})
+    assert too_long.status_code == 400
+    assert too_long.json()["error"] | {"message": None} == {
+        "message": None,
+        "type": "invalid_request_error",
+        "param": "prompt",
+        "code": "context_length_exceeded",
+    }
+    # Routes and methods the engine does not serve answer in the same JSON shape, not Starlette's plain text.
+    missing = httpx.post(f"{base_url}/v1/embeddings", json={"input": "x"})
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert "/v1/embeddings" in missing.json()["error"]["message"]
+    wrong_method = httpx.get(f"{base_url}/v1/chat/completions")
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"]["type"] == "invalid_request_error"
+    assert wrong_method.headers["allow"] == "POST"
 
 
 def test_client_leaving_mid_stream_frees_the_model_and_its_blocks(base_url, engine):
@@ -109,6 +124,27 @@ def test_client_leaving_mid_stream_frees_the_model_and_its_blocks(base_url, engi
                 break  # hang up after a few chunks
     after = httpx.post(f"{base_url}/v1/completions", json={"prompt": "hello", "max_tokens": 3}, timeout=30)
     assert after.status_code == 200 and after.json()["usage"]["completion_tokens"] == 3
+    assert not engine.lock.locked() and engine.pool.manager.num_free == free_before
+
+
+def test_a_failure_inside_the_model_is_openai_json_and_frees_the_model(base_url, engine, monkeypatch):
+    free_before = engine.pool.manager.num_free
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated kernel failure")
+
+    monkeypatch.setattr(engine.model, "forward", broken)
+    body = {"prompt": "hello there", "max_tokens": 3}
+    plain = httpx.post(f"{base_url}/v1/completions", json=body, timeout=30)
+    assert plain.status_code == 500 and plain.json()["error"] == {
+        "message": "internal error: RuntimeError: simulated kernel failure",
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
+    streamed = httpx.post(f"{base_url}/v1/completions", json={**body, "stream": True}, timeout=30)
+    events = [line.removeprefix("data: ") for line in streamed.text.splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]" and "simulated kernel failure" in events[-2]
     assert not engine.lock.locked() and engine.pool.manager.num_free == free_before
 
 

@@ -13,7 +13,7 @@ pytest.importorskip("tokenizers")
 from kvcache.errors import EngineError, ModelFilesError  # noqa: E402
 from kvcache.stops import StopMatcher  # noqa: E402
 from kvcache.tokenizer import ChatTokenizer, StreamDecoder  # noqa: E402
-from tests.kvcache_checkpoints import tokenizer_files  # noqa: E402
+from tests.kvcache_checkpoints import prompt_ids, tokenizer_files  # noqa: E402
 
 pytestmark = pytest.mark.local
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
@@ -46,6 +46,27 @@ def test_chat_template_jinja_file_wins_and_errors_are_clear(folder):
         tok.render_chat([{"role": "tool", "content": "x"}])
 
 
+def test_template_environment_matches_transformers(folder):
+    (folder / "chat_template.jinja").write_text(
+        "{% for m in messages %}{% if loop.index > 1 %}{% break %}{% endif %}"
+        "{{ {'role': m['role'], 'text': m['content']} | tojson }}{% endfor %}"
+    )
+    tok = ChatTokenizer.from_folder(folder)
+    # loop controls work; tojson keeps non-ASCII and <, >, & as they are (jinja2's own would escape them)
+    assert tok.render_chat([{"role": "user", "content": "café <b> & 'x'"}, MESSAGES[1]]) == (
+        '{"role": "user", "text": "café <b> & \'x\'"}'
+    )
+
+
+def test_broken_templates_are_clear_errors_not_tracebacks(folder):
+    (folder / "chat_template.jinja").write_text("{% for m in messages %}{{ m['content'] }")
+    with pytest.raises(ModelFilesError, match="chat_template.jinja: the chat template does not compile"):
+        ChatTokenizer.from_folder(folder)
+    (folder / "chat_template.jinja").write_text("{{ messages[0]['content'] + 1 }}")
+    with pytest.raises(EngineError, match="chat template failed on these messages: TypeError"):
+        ChatTokenizer.from_folder(folder).render_chat(MESSAGES)
+
+
 def test_without_a_template_a_plain_layout_is_used(folder):
     settings = json.loads((folder / "tokenizer_config.json").read_text())
     del settings["chat_template"]
@@ -69,6 +90,18 @@ def test_stream_decoder_never_splits_a_character(folder):
     pieces = [decoder.push(i) for i in tok.encode(text, add_special_tokens=False)]
     assert "".join(pieces) == text
     assert all("\ufffd" not in p for p in pieces)
+
+
+def test_stream_decoder_reads_short_windows_and_agrees_with_a_full_decode(folder):
+    tok = ChatTokenizer.from_folder(folder)
+    ids = prompt_ids(600, seed=3) + tok.encode(" (数据) end", add_special_tokens=False)
+    windows = []
+    decode = tok.decode
+    tok.decode = lambda part: windows.append(len(part)) or decode(part)
+    decoder = StreamDecoder(tok)
+    text = "".join(decoder.push(i) for i in ids)
+    assert text == decode(ids)  # random ids: invalid byte runs included
+    assert max(windows) < 40  # never the whole output again
 
 
 def test_stop_matcher_holds_back_partial_matches():

@@ -1,11 +1,14 @@
 """Block bookkeeping for the paged cache: allocation, reference counts, and prefix sharing by hash.
 
 A full block of ``block_size`` tokens is identified by a chained hash ``h = blake2b(h_prev || token ids)``,
-so equal hashes mean equal prefixes up to and including that block (the token ids are kept too and
-compared, so a hash collision can never share a wrong block). Freed blocks keep their hash and sit in an
-LRU list: a later request with the same prefix revives them; a new allocation recycles the oldest one
-and forgets its hash. Same design as vLLM's prefix caching and nano-vllm's BlockManager. This module
-does not touch tensors (see ``paged``).
+so equal hashes mean equal prefixes up to and including that block. A cached block is only shared when
+its own token ids and its parent's hash are equal too, so a collision between blocks with different
+tokens or different parents never shares a wrong block (what is left is a 128-bit collision on an
+earlier block's chain, as in vLLM). Freed blocks keep their hash and sit in an LRU list: a later request
+with the same prefix revives them; a new allocation recycles the least recently freed one and forgets
+its hash. Sequences free their blocks last block first, so a prefix's tail is recycled before its head
+(a chain without its head cannot be matched). Same design as vLLM's prefix caching and nano-vllm's
+BlockManager. This module does not touch tensors (see ``paged``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class Block:
     block_id: int
     ref_count: int = 0
     hash: bytes | None = None
+    parent: bytes = b""  # the chained hash of the block before this one (b"" for a first block)
     token_ids: tuple[int, ...] = field(default=())
 
 
@@ -51,15 +55,17 @@ class BlockManager:
         block = self.blocks[block_id]
         if block.hash is not None and self.by_hash.get(block.hash) == block_id:
             del self.by_hash[block.hash]
-        block.hash, block.token_ids, block.ref_count = None, (), 1
+        block.hash, block.parent, block.token_ids, block.ref_count = None, b"", (), 1
         return block_id
 
     def lookup(self, previous: bytes, token_ids: list[int]) -> tuple[int | None, bytes]:
         """The cached block holding exactly this prefix block, if any, and the block's chained hash."""
         h = block_hash(previous, token_ids)
         block_id = self.by_hash.get(h)
-        if block_id is not None and self.blocks[block_id].token_ids == tuple(token_ids):
-            return block_id, h
+        if block_id is not None:
+            block = self.blocks[block_id]
+            if block.parent == previous and block.token_ids == tuple(token_ids):
+                return block_id, h
         return None, h
 
     def acquire(self, block_id: int) -> None:
@@ -69,14 +75,16 @@ class BlockManager:
         block.ref_count += 1
         self.hits += 1
 
-    def register(self, block_id: int, h: bytes, token_ids: list[int]) -> None:
+    def register(self, block_id: int, h: bytes, token_ids: list[int], parent: bytes = b"") -> None:
         """Publish a block that just became full so later prompts with this prefix can share it."""
         block = self.blocks[block_id]
-        block.hash, block.token_ids = h, tuple(token_ids)
+        block.hash, block.parent, block.token_ids = h, parent, tuple(token_ids)
         self.by_hash.setdefault(h, block_id)
 
     def release(self, block_id: int) -> None:
         block = self.blocks[block_id]
+        if block.ref_count <= 0:
+            raise ValueError(f"block {block_id} released more often than it was taken")
         block.ref_count -= 1
         if block.ref_count == 0:
             self.free[block_id] = None

@@ -4,13 +4,15 @@
 (2 · L · H_kv · d · blocks · block_size · bytes), and a ``BlockManager``. ``PagedCache`` is one sequence's
 view: a block table plus the slot of each of its tokens. ``match_prefix`` attaches already-computed full
 blocks of the prompt (their KV is reused, not recomputed); at least one prompt token is always computed so
-the first new token has logits.
+the first new token has logits. New tokens only ever go to blocks this sequence allocated itself, never
+into a shared one.
 torch has no paged-attention kernel on CPU, and gathering a sequence's scattered slots on every step
 copies its whole KV per layer per token (at 4k tokens that more than doubled a decode step). So each
-sequence also keeps a contiguous token-minor working copy of its own KV (as ``ContiguousCache``): the
-shared prefix is copied in once by ``match_prefix``, every new token is written to its pool slot and to the
-copy, and attention reads the copy. That costs one sequence's KV more memory while it runs
-(``workspace_nbytes``; pages are only touched as tokens arrive). It does not batch sequences.
+sequence also keeps a working copy of its own KV, a ``ContiguousCache``: the shared prefix is copied in
+once by ``match_prefix``, every new token is written to its pool slot and to the copy, and attention
+reads the copy. That costs one sequence's KV more memory while it runs (``workspace_nbytes``; pages are
+only touched as tokens arrive); ``release`` hands the blocks back and drops the copy. It does not batch
+sequences.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import torch
 
 from kvcache import hugepages
 from kvcache.caches.base import KVCache
-from kvcache.caches.blocks import BlockManager
+from kvcache.caches.blocks import BlockManager, block_hash
+from kvcache.caches.contiguous import ContiguousCache
 from kvcache.config import ModelConfig
 
 
@@ -51,17 +54,17 @@ class PagedCache(KVCache):
         self.cached_tokens = 0
         self._hashes: list[bytes] = []  # chained hash of each full block of this sequence
         self._new_slots = torch.empty(0, dtype=torch.long)
-        c = pool.config
-        shape = (c.num_layers, c.num_kv_heads, c.head_dim, capacity)
-        self.work_k = hugepages.empty(shape, pool.k.dtype)
-        self.work_v = hugepages.empty(shape, pool.k.dtype)
-        # [H_kv, capacity, d] views of each layer's working copy, made once
-        self._layers = [(self.work_k[i].transpose(1, 2), self.work_v[i].transpose(1, 2)) for i in range(c.num_layers)]
-        self.positions = torch.arange(capacity)
+        self.work: ContiguousCache | None = ContiguousCache(pool.config, capacity, pool.k.dtype)
+
+    def _working_copy(self) -> ContiguousCache:
+        if self.work is None:
+            raise ValueError("this paged cache was released; start a new sequence from the pool")
+        return self.work
 
     def match_prefix(self, token_ids: list[int]) -> int:
         if self.length:
             raise ValueError("match_prefix must come before the first forward pass")
+        work = self._working_copy()
         size, manager = self.pool.block_size, self.pool.manager
         previous = b""
         for index in range((len(token_ids) - 1) // size):
@@ -77,14 +80,18 @@ class PagedCache(KVCache):
         self.token_ids = list(token_ids[:matched])
         self.slots = self._slots_for(0, matched)
         if matched:  # the shared prefix's KV, copied once into this sequence's working copy
-            for layer, (work_k, work_v) in enumerate(self._layers):
-                work_k[:, :matched].copy_(self.pool.k[layer][self.slots].transpose(0, 1))
-                work_v[:, :matched].copy_(self.pool.v[layer][self.slots].transpose(0, 1))
+            work.begin(self.token_ids)
+            for layer in range(self.config.num_layers):
+                keys, values = self.pool.k[layer][self.slots], self.pool.v[layer][self.slots]
+                work.update(layer, keys.transpose(0, 1), values.transpose(0, 1))
+            work.advance()
         self.length = self.cached_tokens = matched
         return matched
 
     def begin(self, token_ids: list[int]) -> torch.Tensor:
-        positions = super().begin(token_ids)
+        work = self._working_copy()
+        self._reserve(len(token_ids))
+        positions = work.begin(token_ids)
         size = self.pool.block_size
         needed = -(-(self.length + len(token_ids)) // size)
         while len(self.block_table) < needed:
@@ -103,27 +110,27 @@ class PagedCache(KVCache):
     def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         self.pool.k[layer][self._new_slots] = k.transpose(0, 1)  # the pool: what later requests share
         self.pool.v[layer][self._new_slots] = v.transpose(0, 1)
-        start, end = self.length, self.length + k.shape[1]
-        work_k, work_v = self._layers[layer]
-        keys, values = work_k.narrow(1, 0, end), work_v.narrow(1, 0, end)
-        keys.narrow(1, start, end - start).copy_(k)
-        values.narrow(1, start, end - start).copy_(v)
-        return keys, values, self.positions[:end]
+        return self._working_copy().update(layer, k, v)  # what attention reads
 
     def advance(self) -> None:
         super().advance()
+        self._working_copy().advance()
         size, manager = self.pool.block_size, self.pool.manager
         while len(self._hashes) < self.length // size:  # publish blocks that just became full
             index = len(self._hashes)
             tokens = self.token_ids[index * size : (index + 1) * size]
-            _, h = manager.lookup(self._hashes[-1] if self._hashes else b"", tokens)
-            manager.register(self.block_table[index], h, tokens)
+            parent = self._hashes[-1] if self._hashes else b""
+            h = block_hash(parent, tokens)
+            manager.register(self.block_table[index], h, tokens, parent)
             self._hashes.append(h)
 
     def release(self) -> None:
-        for block_id in self.block_table:
+        """Hand every block back (last first: a prefix's tail is recycled before its head) and drop the
+        working copy. Idempotent; the sequence cannot run afterwards."""
+        for block_id in reversed(self.block_table):
             self.pool.manager.release(block_id)
         self.block_table = []
+        self.work = None
 
     @property
     def nbytes(self) -> int:
@@ -133,5 +140,5 @@ class PagedCache(KVCache):
 
     @property
     def workspace_nbytes(self) -> int:
-        """Bytes of the contiguous working copy (reserved for ``capacity`` tokens; touched as they arrive)."""
-        return self.work_k.nbytes + self.work_v.nbytes
+        """Bytes of the working copy (reserved for ``capacity`` tokens; touched as they arrive; 0 once released)."""
+        return self.work.nbytes if self.work is not None else 0

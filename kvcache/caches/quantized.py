@@ -1,8 +1,8 @@
 """An int8 KV cache: every key and value vector is stored as int8 with one scale per token and KV head.
 
-``x ≈ q · scale`` with ``scale = max|x| / 127`` over the head dimension, so the stored K/V data is exactly
-2 · L · H_kv · d · n · 1 byte (half of fp16), plus one fp16 scale per token, head, and K or V (reported
-separately as ``extra_nbytes``). Reads dequantize into the compute dtype. Unlike the other caches this
+``x ≈ q · scale`` with ``scale = max|x| / 127`` (an fp16 number) over the head dimension, so the stored
+K/V data is exactly 2 · L · H_kv · d · n · 1 byte (half of fp16), plus one fp16 scale per token, head,
+and K or V (reported separately as ``extra_nbytes``). Reads dequantize into the compute dtype. Unlike the other caches this
 one changes the output slightly; it does not bound that error itself (the tests measure it).
 """
 
@@ -14,11 +14,19 @@ from kvcache.caches.base import KVCache
 from kvcache.config import ModelConfig
 
 
+FP16 = torch.finfo(torch.float16)
+
+
 def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """x: [..., d] → (int8 [..., d], fp16 scale [..., 1]) with per-vector absmax scaling."""
-    scale = x.abs().amax(dim=-1, keepdim=True).float().clamp(min=1e-8) / 127.0
-    q = torch.round(x.float() / scale).clamp(-127, 127).to(torch.int8)
-    return q, scale.to(torch.float16)
+    """x: [..., d] → (int8 [..., d], fp16 scale [..., 1]) with per-vector absmax scaling.
+
+    The scale is rounded to fp16 *before* dividing, so what is stored is what the values were quantized
+    with (every value within half a step of its original), and it is kept within fp16's normal range:
+    a tiny vector gets the smallest normal fp16 scale instead of one that underflows to 0."""
+    absmax = x.abs().amax(dim=-1, keepdim=True).float()
+    scale = (absmax / 127.0).clamp(min=FP16.tiny, max=FP16.max).to(torch.float16)
+    q = torch.round(x.float() / scale.float()).clamp(-127, 127).to(torch.int8)
+    return q, scale
 
 
 def dequantize(q: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
