@@ -5,8 +5,12 @@ fused into one matmul each at load time. GQA/MQA is native: each group of query 
 its one KV head, never with repeated copies. A prompt (several new tokens) goes through torch's fused CPU
 attention kernel (``enable_gqa``); a one-token decode step uses two batched matmuls instead, which read
 the cache about twice as fast at long contexts when the cache stores keys and values token-minor (see
-``ContiguousCache``). Attention is masked by absolute positions (causal, plus the sliding window when the
-layer has one), so every cache kind can hand back its keys in any order.
+``ContiguousCache``). A decode step (``DecoderLayer.decode``) computes the same math in fewer kernels,
+since besides the weight matmuls it is mostly per-kernel overhead: norms scale through the next matmul's
+alpha, residual adds land in place, outputs go to a sequence's ``DecodeBuffers`` whose views are made
+once, RoPE runs in place so K and V are stored in one copy. Attention is masked by absolute positions
+(causal, plus the sliding window when the layer has one), so every cache kind can hand back its keys in
+any order.
 This module does not know where weights come from (``loader``) or how layers are stacked (``model``).
 """
 
@@ -26,14 +30,26 @@ from kvcache.rope import apply_rotary
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """Normalised in fp32, cast back, then scaled: the same order of operations as transformers."""
     if x.dtype == torch.float32:
-        if x.shape[0] == 1:  # a decode step: one dot product and two scalings (a third fewer kernels)
-            row = x.view(-1)
-            scale = 1.0 / math.sqrt(float(torch.dot(row, row)) / row.shape[0] + eps)
-            return torch.mul(x, weight).mul_(scale)
+        if x.shape[0] == 1:  # one row: one dot product and two scalings (a third fewer kernels)
+            return torch.mul(x, weight).mul_(row_rms_scale(x.view(-1), eps))
         return F.rms_norm(x, weight.shape, weight, eps)  # bit-identical to the three-step form in fp32
     h = x.float()
     h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps)
     return weight * h.to(x.dtype)
+
+
+def row_rms_scale(row: torch.Tensor, eps: float) -> float:
+    """1 / rms of a 1-D fp32 row, as a Python float (one dot product)."""
+    return 1.0 / math.sqrt(float(torch.dot(row, row)) / row.shape[0] + eps)
+
+
+def normed_row(x: torch.Tensor, row: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, float]:
+    """A one-row RMSNorm left unscaled: ``(x·weight, s)`` with ``rms_norm(x) == s · x·weight``, so the next
+    projection applies ``s`` as its alpha (``Projection.scaled``); ``row`` is ``x`` viewed 1-D. Half
+    precision normalises fully (s = 1), keeping transformers' fp32-then-cast order."""
+    if x.dtype == torch.float32:
+        return torch.mul(x, weight), row_rms_scale(row, eps)
+    return rms_norm(x, weight, eps), 1.0
 
 
 def _window_mask(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int | None) -> torch.Tensor:
@@ -67,6 +83,9 @@ def attend(
     return out[0]
 
 
+_ZERO: dict[torch.dtype, torch.Tensor] = {}  # baddbmm's ignored addend, one per dtype
+
+
 def attend_one(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, scale: float
 ) -> torch.Tensor:
@@ -75,16 +94,53 @@ def attend_one(
     A decode query comes after every cached key, so only a sliding window needs a mask ([1, n] bool).
     """
     heads, kv_heads, d = q.shape[0], k.shape[0], q.shape[-1]
-    grouped = q.reshape(kv_heads, heads // kv_heads, d)
-    scores = torch.bmm(grouped, k.transpose(1, 2))  # [H_kv, group, n]
-    scores *= scale
+    return attend_grouped(q.reshape(kv_heads, heads // kv_heads, d), k, v, mask, scale).view(heads, 1, d)
+
+
+def attend_grouped(
+    grouped: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None,
+    scale: float,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """``attend_one`` with the query heads already grouped per KV head: [H_kv, group, d] → [H_kv, group, d]
+    (into ``out`` when given)."""
+    zero = _ZERO.get(grouped.dtype)
+    if zero is None:
+        zero = _ZERO[grouped.dtype] = torch.zeros((), dtype=grouped.dtype)
+    # [H_kv, group, n]; the scale as BLAS's alpha (beta=0: the zero addend is ignored), not a second kernel
+    scores = torch.baddbmm(zero, grouped, k.transpose(1, 2), beta=0, alpha=scale)
     if mask is not None:
         scores.masked_fill_(~mask, float("-inf"))
     if scores.dtype == torch.float32:
         probs = torch.softmax(scores, dim=-1)
     else:  # half precision: normalise in fp32 like torch's fused kernel does
         probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
-    return torch.bmm(probs, v).view(heads, 1, d)
+    return torch.bmm(probs, v, out=out)
+
+
+class DecodeBuffers:
+    """One sequence's scratch for decode steps: the fused q/k/v and gate/up outputs and the attention
+    output, with every view of them made once (a decode step then slices nothing). Layers run one after
+    another and all have the config's shapes, so one set serves every layer of a model; it belongs to a
+    cache (one sequence), never to the model, so sequences on other threads never share it."""
+
+    __slots__ = ("qkv", "qk", "q", "kv", "gate_up", "gate", "up", "attn", "attn_row")
+
+    def __init__(self, layer: DecoderLayer, dtype: torch.dtype):
+        heads, kv_heads, d = layer.num_heads, layer.num_kv_heads, layer.head_dim
+        self.qkv = torch.empty(1, (heads + 2 * kv_heads) * d, dtype=dtype)
+        fused = self.qkv.view(-1, 1, d)  # [H + 2·H_kv, 1, d]
+        self.qk = fused[: heads + kv_heads]  # rotated in place
+        self.q = fused[:heads].view(kv_heads, heads // kv_heads, d)  # grouped per KV head
+        self.kv = fused[heads:]  # K heads then V heads, as ``KVCache.update_kv`` takes them
+        inter = layer.gate_up.out_features // 2
+        self.gate_up = torch.empty(1, 2 * inter, dtype=dtype)
+        self.gate, self.up = self.gate_up[:, :inter], self.gate_up[:, inter:]
+        self.attn = torch.empty(kv_heads, heads // kv_heads, d, dtype=dtype)
+        self.attn_row = self.attn.view(1, heads * d)
 
 
 @dataclass
@@ -138,6 +194,34 @@ class DecoderLayer:
                 keys, values = k, v
         out = attend(q, keys, values, positions, key_pos, self.window, d**-0.5)
         return self.o_proj(out.transpose(0, 1).reshape(count, self.num_heads * d), residual)
+
+    def decode(
+        self,
+        x: torch.Tensor,
+        row: torch.Tensor,
+        rope: tuple[torch.Tensor, ...],
+        positions: torch.Tensor,
+        cache: KVCache,
+        buffers: DecodeBuffers,
+    ) -> None:
+        """One new token over a cache, updating the residual stream ``x [1, hidden]`` in place (``row``: it
+        viewed 1-D). The same math as ``forward`` in fewer kernels (besides the weight matmuls a decode
+        step is mostly per-kernel overhead): the norms' scale rides in the next matmul's alpha, the residual
+        adds go straight into ``x``, outputs land in ``buffers`` whose views exist already, SwiGLU runs in
+        place."""
+        h, s = normed_row(x, row, self.input_norm, self.eps)
+        self.qkv.scaled(h, s, out=buffers.qkv)
+        qk, (cos, signed_sin) = buffers.qk, rope
+        # RoPE in place (the same products as ``apply_rotary``): K and V stay adjacent, stored in one copy
+        rotated_half = qk.roll(self.head_dim // 2, dims=-1)  # before qk is overwritten
+        qk.mul_(cos).addcmul_(rotated_half, signed_sin)
+        keys, values, key_pos = cache.update_kv(self.index, buffers.kv)
+        mask = None if self.window is None else _window_mask(positions, key_pos, self.window)
+        attend_grouped(buffers.q, keys, values, mask, self.head_dim**-0.5, out=buffers.attn)
+        self.o_proj.add_into(x, buffers.attn_row)
+        h, s = normed_row(x, row, self.post_norm, self.eps)
+        self.gate_up.scaled(h, s, out=buffers.gate_up)
+        self.down.add_into(x, F.silu(buffers.gate, inplace=True).mul_(buffers.up))
 
     def mlp(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
         gate, up = self.gate_up(x).chunk(2, dim=-1)

@@ -18,7 +18,7 @@ from kvcache.hugepages import Arena
 
 
 class Projection:
-    __slots__ = ("stored", "bias", "input_major", "_right")
+    __slots__ = ("stored", "bias", "input_major", "_right", "_beta", "_addend")
 
     def __init__(
         self,
@@ -41,11 +41,18 @@ class Projection:
             self.stored = source.contiguous()
         self.bias = bias
         self._right = self.stored if input_major else self.stored.t()  # the mm's right operand, [in, out]
+        # ``scaled``'s addend: the bias, or a zero that beta=0 makes addmm ignore
+        self._beta = 0 if bias is None else 1
+        self._addend = torch.zeros((), dtype=self.stored.dtype) if bias is None else bias
 
     @property
     def weight(self) -> torch.Tensor:
         """The ``[out, in]`` matrix (a view; no copy)."""
         return self.stored.t() if self.input_major else self.stored
+
+    @property
+    def out_features(self) -> int:
+        return self._right.shape[1]
 
     @property
     def nbytes(self) -> int:
@@ -61,3 +68,14 @@ class Projection:
         if self.bias is not None:
             return torch.addmm(self.bias, x, weight)
         return torch.mm(x, weight)
+
+    def add_into(self, residual: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """``residual += x·Wᵀ`` in place (one addmm, no new tensor); returns ``residual``."""
+        if self.bias is not None:
+            raise ValueError("a projection with a bias cannot also take a residual")
+        return residual.addmm_(x, self._right)
+
+    def scaled(self, x: torch.Tensor, scale: float, out: torch.Tensor | None = None) -> torch.Tensor:
+        """``scale · x·Wᵀ (+ b)`` in one addmm (into ``out`` when given): a row's RMSNorm factor rides along
+        as BLAS's alpha (a decode step's norm then needs no separate scaling kernel)."""
+        return torch.addmm(self._addend, x, self._right, beta=self._beta, alpha=scale, out=out)

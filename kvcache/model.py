@@ -15,7 +15,7 @@ import torch
 from kvcache.caches.base import KVCache
 from kvcache.config import ModelConfig
 from kvcache.errors import ContextLengthError
-from kvcache.layers import DecoderLayer, rms_norm
+from kvcache.layers import DecodeBuffers, DecoderLayer, normed_row, rms_norm
 from kvcache.linear import Projection
 from kvcache.rope import RotaryTable
 
@@ -54,7 +54,9 @@ class Model:
             raise ContextLengthError(f"position {end - 1} is beyond the model's context ({self.max_context})")
         positions = cache.begin(token_ids) if cache is not None else torch.arange(end)
         rope = self.rotary.at(start, end)
-        if len(token_ids) == 1:  # a decode step: a view of one row, no index tensor
+        if cache is not None and len(token_ids) == 1:
+            return self._decode(token_ids[0], rope, positions, cache)
+        if len(token_ids) == 1:  # one token without a cache: a view of one row, no index tensor
             h = self.embed[token_ids[0] : token_ids[0] + 1]
         else:
             h = self.embed[torch.tensor(token_ids, dtype=torch.long)]
@@ -65,4 +67,20 @@ class Model:
         if not all_logits and h.shape[0] > 1:
             h = h[-1:]
         logits = self.head(rms_norm(h, self.final_norm, self.config.rms_norm_eps))
+        return logits if logits.dtype == torch.float32 else logits.float()
+
+    def _decode(self, token: int, rope: tuple[torch.Tensor, ...], positions: torch.Tensor, cache: KVCache):
+        """One token over a cache: the residual stream is a fresh copy of the token's embedding that every
+        layer updates in place (``DecoderLayer.decode``), with one 1-D view of it made once per step; the
+        scratch buffers live on the cache (made at its first decode step)."""
+        h = self.embed[token : token + 1].clone()
+        row = h.view(-1)
+        buffers = cache.decode_buffers
+        if buffers is None or buffers.qkv.dtype != self.dtype:
+            buffers = cache.decode_buffers = DecodeBuffers(self.layers[0], self.dtype)
+        for layer in self.layers:
+            layer.decode(h, row, rope, positions, cache, buffers)
+        cache.advance()
+        normed, scale = normed_row(h, row, self.final_norm, self.config.rms_norm_eps)
+        logits = self.head.scaled(normed, scale)
         return logits if logits.dtype == torch.float32 else logits.float()

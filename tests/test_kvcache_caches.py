@@ -252,3 +252,29 @@ def test_contiguous_cache_hands_back_what_was_written_in_token_major_views():
     assert cache.begin([4]).tolist() == [3]
     keys, values, _ = cache.update(0, step_k, step_v)
     assert torch.equal(keys[:, :3], k) and torch.equal(keys[:, 3:], step_k) and torch.equal(values[:, 3:], step_v)
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "int8", "paged"])
+def test_update_kv_stores_and_returns_the_same_as_update(kind):
+    def make():
+        if kind == "contiguous":
+            return ContiguousCache(SMALL, 8)
+        if kind == "int8":
+            return Int8Cache(SMALL, 8)
+        return BlockPool(SMALL, 4, 4).sequence(8)
+
+    gen = torch.Generator().manual_seed(4)
+    steps = [(torch.randn(1, 3, 8, generator=gen), torch.randn(1, 3, 8, generator=gen))]
+    steps.append((torch.randn(1, 1, 8, generator=gen), torch.randn(1, 1, 8, generator=gen)))  # a decode step
+    split, fused = make(), make()
+    for k, v in steps:
+        ids = list(range(k.shape[1]))
+        split.begin(ids)
+        fused.begin(ids)
+        a = split.update(0, k, v)
+        b = fused.update_kv(0, torch.cat((k, v)))
+        for x, y in zip(a, b, strict=True):
+            assert torch.equal(x, y)
+        split.advance()
+        fused.advance()
+    assert fused.length == 4

@@ -43,3 +43,19 @@ def test_bias_and_residual_are_added():
 def test_a_projection_weight_must_be_a_matrix():
     with pytest.raises(ValueError, match="2-D"):
         Projection(torch.ones(4))
+
+
+def test_scaled_and_add_into_are_the_decode_steps_fused_forms():
+    gen = torch.Generator().manual_seed(2)
+    weight, bias = torch.randn(64, 16, generator=gen), torch.randn(64, generator=gen)
+    x, residual = torch.randn(1, 16, generator=gen), torch.randn(1, 64, generator=gen)
+    plain, with_bias = Projection(weight), Projection(weight, bias)
+    assert (plain.scaled(x, 0.37) - 0.37 * F.linear(x, weight)).abs().max() <= 1e-5
+    out = torch.full((1, 64), float("nan"))  # beta=0: whatever ``out`` held is ignored
+    assert plain.scaled(x, 0.37, out=out) is out and not out.isnan().any()
+    assert (with_bias.scaled(x, 2.0) - (2.0 * F.linear(x, weight) + bias)).abs().max() <= 1e-5
+    expected = residual + F.linear(x, weight)
+    assert plain.add_into(residual, x) is residual  # in place
+    assert (residual - expected).abs().max() <= 1e-5
+    with pytest.raises(ValueError, match="bias cannot also take a residual"):
+        with_bias.add_into(residual, x)

@@ -25,6 +25,7 @@ class KVCache:
         self.capacity = capacity
         self.length = 0
         self._pending = 0
+        self.decode_buffers = None  # the model's per-sequence decode scratch (``layers.DecodeBuffers``)
 
     def match_prefix(self, token_ids: list[int]) -> int:
         """How many leading tokens of the prompt are already cached (only paged caches share)."""
@@ -43,6 +44,12 @@ class KVCache:
 
     def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         raise NotImplementedError
+
+    def update_kv(self, layer: int, kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``update`` with K and V as one ``[2 · kv_heads, tokens, head_dim]`` tensor (K heads first); caches
+        that store both in one buffer take it in one copy."""
+        k, v = kv.split_with_sizes((kv.shape[0] // 2,) * 2)
+        return self.update(layer, k, v)
 
     def advance(self) -> None:
         self.length += self._pending

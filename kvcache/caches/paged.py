@@ -112,6 +112,12 @@ class PagedCache(KVCache):
         self.pool.v[layer][self._new_slots] = v.transpose(0, 1)
         return self._working_copy().update(layer, k, v)  # what attention reads
 
+    def update_kv(self, layer: int, kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        k, v = kv.split_with_sizes((kv.shape[0] // 2,) * 2)
+        self.pool.k[layer][self._new_slots] = k.transpose(0, 1)
+        self.pool.v[layer][self._new_slots] = v.transpose(0, 1)
+        return self._working_copy().update_kv(layer, kv)
+
     def advance(self) -> None:
         super().advance()
         self._working_copy().advance()
