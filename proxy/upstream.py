@@ -1,7 +1,7 @@
 """The one connection pool to the upstreams, and how a failed send becomes 502/504.
 
 :class:`Upstream` owns one shared ``httpx.AsyncClient`` (opened in the app's lifespan)
-whose transport (:class:`proxy.h1.H1Transport`; httpcore's with
+whose transport (:class:`proxy.transport.H1Transport`; httpcore's with
 ``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``, kept as the benchmark reference) keeps HTTP/1.1
 connections alive (pool sized by ``max_connections``) and writes head and body in one send,
 so no request waits on Nagle + delayed ACK. The hot path hands method, URL, headers
@@ -29,7 +29,7 @@ import socket
 import httpx
 
 from proxy.errors import UPSTREAM_PROTOCOL, UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE, ProxyError
-from proxy.h1 import H1Transport
+from proxy.transport import H1Transport
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 

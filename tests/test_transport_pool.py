@@ -1,4 +1,4 @@
-"""proxy.h1: the lean HTTP/1.1 transport against scripted loopback servers."""
+"""proxy.transport.pool: the HTTP/1.1 pool against scripted loopback servers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from proxy.h1 import H1Transport
+from proxy.transport import H1Transport
 
 TIMEOUT = {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
 
@@ -139,7 +139,7 @@ def test_chunk_framing_split_anywhere_and_several_chunks_in_one_arrival():
 
 @pytest.mark.parametrize(
     ("body", "error"),
-    [(b"zz\r\nab\r\n0\r\n\r\n", "malformed chunk size"), (b"2\r\nabXX0\r\n\r\n", "not followed by CRLF")],
+    [(b"zz\r\nab\r\n0\r\n\r\n", "chunk size"), (b"2\r\nabXX0\r\n\r\n", "malformed upstream response")],
 )
 def test_broken_chunk_framing_is_a_protocol_error(body, error):
     async def go():
@@ -326,3 +326,70 @@ def test_https_verifies_certificates(tmp_path):
             server.close()
 
     assert run(go()) == (200, b"tls")
+
+
+def test_a_big_body_left_unread_never_goes_back_to_the_pool_paused():
+    # Reading pauses above the high-water mark; a response closed before its body was read
+    # would leave the connection deaf: the next request's answer never read (a 600 s hang).
+    async def go():
+        big = b"x" * (300 * 1024)
+        reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big) + big
+        async with Scripted([reply, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]) as srv:
+            t = H1Transport()
+            req = httpx.Request("GET", srv.url, extensions={"timeout": TIMEOUT})
+            resp = await t.handle_async_request(req)
+            await asyncio.sleep(0.3)  # the whole body arrives; nobody reads it
+            await resp.stream.aclose()
+            _, chunks = await fetch(t, srv.url)
+            return chunks, srv.connections
+
+    assert run(go()) == ([b"ok"], 2)
+
+
+def test_an_upstream_answering_before_the_upload_ends_is_heard_at_once():
+    # An early 413 while the request body is still going out: the answer is read (not a
+    # 60 s write timeout), and the connection, whose request never went out whole, is closed.
+    async def go():
+        answered = asyncio.Event()
+
+        async def handle(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 3\r\n\r\nbig")
+            await writer.drain()
+            answered.set()
+            await asyncio.sleep(3)  # reads nothing more: the client's send buffer fills up
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        t = H1Transport()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        resp, chunks = await fetch(t, url, body=b"y" * (64 * 1024 * 1024), timeout={**TIMEOUT, "write": 10.0})
+        took = loop.time() - started
+        server.close()
+        return resp.status_code, b"".join(chunks), took < 5, sum(len(v) for v in t._idle.values())
+
+    assert run(go()) == (413, b"big", True, 0)
+
+
+def test_a_reset_connection_is_a_read_error():
+    async def go():
+        async def handle(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            sock = writer.get_extra_info("socket")
+            import socket
+            import struct
+
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = RST
+            writer.transport.abort()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        try:
+            with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)):
+                await fetch(H1Transport(), url)
+        finally:
+            server.close()
+
+    run(go())

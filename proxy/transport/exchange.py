@@ -1,0 +1,253 @@
+"""One request's response on one connection, parsed by llhttp (``httptools``).
+
+An :class:`Exchange` is created when a request is written and fed every byte the
+connection receives until its response ends. llhttp does the HTTP/1.1 grammar (status
+line, header tokens and values, Content-Length, chunked coding, trailers, the
+Content-Length/Transfer-Encoding conflicts, body-less statuses); this module adds what a
+client must decide itself:
+
+- interim ``1xx`` responses are skipped (llhttp knows 100-103 as body-less; any other
+  1xx with a body is an error); ``101`` (an upgrade never asked for) is an error;
+- only HTTP/1.0 and HTTP/1.1, and statuses 100-599, are accepted;
+- a response to ``HEAD`` ends with its head (llhttp cannot be told; a byte after it is a
+  leftover);
+- a body with neither Content-Length nor chunked coding ends when the server closes;
+- any byte after the response's end marks a :attr:`leftover`, which forbids reuse
+  (:mod:`proxy.transport.reuse`);
+- a head, and the framing bytes between body bytes (chunk lines, trailers), are bounded
+  by ``MAX_HEAD``, so a peer cannot grow memory without sending body.
+
+Head and body reach the caller through :meth:`head` and :class:`ResponseBody` (an
+``httpx.AsyncByteStream`` yielding bytes as they arrive, transfer coding removed,
+content coding kept). Bare-LF line ends are tolerated, as h11 does; bare CR, NUL and other
+control bytes in a head are not. This module does not open, reuse or close connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import AsyncIterator, Callable
+
+import httptools
+import httpx
+
+HIGH_WATER = 256 * 1024  # body bytes buffered before reading from the socket pauses
+LOW_WATER = 64 * 1024
+MAX_HEAD = 256 * 1024  # bytes of response head (status line, headers, interim responses)
+
+
+class _Leftover(Exception):
+    """A byte after the response's end (raised inside llhttp to stop it parsing)."""
+
+
+class Exchange:
+    """Parser callbacks and the state of one response."""
+
+    def __init__(self, method: str, pause: Callable[[], None], resume: Callable[[], None]) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.parser.set_dangerous_leniencies(lenient_optional_cr_before_lf=True)  # LF-only heads, as h11
+        self.head_only = method == "HEAD"
+        self._pause, self._resume = pause, resume
+        self.status = 0
+        self.version = b"HTTP/1.1"
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.received = 0  # bytes received, head included
+        self._head_bytes = 0  # header names and values of the head being parsed
+        self._wire_head = 0  # bytes received while the head is still incomplete
+        self._framing = 0  # bytes received since the last body byte, once the head is in
+        self.body_bytes = 0
+        self._in_head = True  # headers of the final response not complete yet
+        self._interim = False  # the message being parsed is a 1xx
+        self._has_length = False
+        self._chunked = False
+        self.head_done = False
+        self.complete = False  # the response ended as framed
+        self.keep_alive = False
+        self.leftover = False
+        self.failed: Exception | None = None
+        self.paused = False
+        self.buffered = 0
+        self.chunks: deque[bytes] = deque()
+        self._waiter: asyncio.Future | None = None
+
+    # -- bytes in (called by the connection) ----------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        self.received += len(data)
+        if self._in_head:
+            self._wire_head += len(data)
+        body_before = self.body_bytes
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self.fail(httpx.RemoteProtocolError("upstream switched protocols (101), which was never asked for"))
+        except httptools.HttpParserError as exc:
+            if self.complete or self.leftover:
+                self.leftover = True  # the response was whole; what followed it was not ours
+            else:
+                cause = exc.__context__ if isinstance(exc.__context__, httpx.RemoteProtocolError) else None
+                self.fail(cause or httpx.RemoteProtocolError(f"malformed upstream response: {exc}"))
+        else:
+            if self._in_head and self._wire_head > MAX_HEAD:
+                self.fail(httpx.RemoteProtocolError("upstream response head too large"))
+            elif not self._in_head:
+                # bytes that are neither head nor body (chunk lines, trailers) since the last
+                # body byte: llhttp buffers a trailer whole, so it is bounded like a head
+                self._framing = 0 if self.body_bytes > body_before else self._framing + len(data)
+                if self._framing > MAX_HEAD:
+                    self.fail(httpx.RemoteProtocolError("upstream sent too many bytes of chunk framing or trailers"))
+        self._wake()
+
+    def eof(self, exc: Exception | None = None) -> None:
+        """The server closed its side (``exc``: the connection broke): the end of a
+        close-delimited body, else an error."""
+        if self.complete or self.failed:
+            return
+        if exc is not None:
+            self.fail(httpx.ReadError(f"upstream connection failed: {type(exc).__name__}"))
+        elif self.head_done and not self.head_only and not self._has_length and not self._chunked:
+            self.complete = True  # read-until-close body; keep_alive stays False
+        elif not self.head_done:
+            self.fail(httpx.RemoteProtocolError("upstream closed the connection without a full response head"))
+        else:
+            self.fail(httpx.RemoteProtocolError("upstream closed the connection mid-body"))
+        self._wake()
+
+    def fail(self, exc: Exception) -> None:
+        if self.failed is None and not self.complete:
+            self.failed = exc
+        self._wake()
+
+    # -- llhttp callbacks -------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        if self.complete or self.leftover:
+            self.leftover = True
+            raise _Leftover
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if not self._in_head:
+            return  # a trailer: dropped
+        self._head_bytes += len(name) + len(value) + 4
+        if self._head_bytes > MAX_HEAD:
+            raise httpx.RemoteProtocolError("upstream response head too large")
+        self.headers.append((name, value))
+        lname = name.lower()
+        if lname == b"content-length":
+            self._has_length = True
+        elif lname == b"transfer-encoding":
+            self._chunked = value.rsplit(b",", 1)[-1].strip().lower() == b"chunked"
+
+    def on_headers_complete(self) -> None:
+        status = self.parser.get_status_code()
+        version = self.parser.get_http_version()
+        if version not in ("1.1", "1.0"):
+            raise httpx.RemoteProtocolError(f"unsupported HTTP version {version!r}")
+        if not 100 <= status <= 599:
+            raise httpx.RemoteProtocolError(f"invalid status code {status}")
+        if status == 101:
+            raise httpx.RemoteProtocolError("upstream switched protocols (101), which was never asked for")
+        if status < 200:
+            self._interim = True
+            self.headers = []
+            self._has_length = self._chunked = False
+            return
+        self.status = status
+        self.version = b"HTTP/" + version.encode("ascii")
+        self._in_head = False
+        self.head_done = True
+        if self.head_only:
+            self.keep_alive = self.parser.should_keep_alive() and (self._has_length or self._chunked)
+            self.complete = True
+
+    def on_body(self, body: bytes) -> None:
+        if self.complete:  # bytes after a HEAD response's head
+            self.leftover = True
+            raise _Leftover
+        self.chunks.append(body)
+        self.buffered += len(body)
+        self.body_bytes += len(body)
+        if self.buffered > HIGH_WATER and not self.paused:
+            self.paused = True
+            self._pause()
+
+    def on_message_complete(self) -> None:
+        if self._interim:
+            self._interim = False
+            return
+        if self.complete:
+            return
+        self.keep_alive = self.parser.should_keep_alive()  # before llhttp resets its flags
+        self.complete = True
+
+    # -- the caller's side ------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def news(self) -> asyncio.Future:
+        """A future done at the next event (bytes, the end, an error)."""
+        self._waiter = asyncio.get_running_loop().create_future()
+        return self._waiter
+
+    async def wait(self, timeout: float | None) -> None:
+        """Until something new happened (bytes, the end, an error)."""
+        self.news()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._waiter
+        finally:
+            self._waiter = None
+
+    async def head(self, timeout: float | None) -> None:
+        """Until the final response's head is in; raises its error."""
+        while not self.head_done:
+            if self.failed is not None:
+                raise self.failed
+            try:
+                await self.wait(timeout)
+            except TimeoutError:
+                raise httpx.ReadTimeout("timed out waiting for the upstream response") from None
+
+    def take(self) -> bytes:
+        data = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+        self.chunks.clear()
+        self.buffered = 0
+        if self.paused:
+            self.paused = False
+            self._resume()
+        return data
+
+
+class ResponseBody(httpx.AsyncByteStream):
+    """The body as it arrives (one piece per network arrival); ``aclose`` hands the
+    connection back through ``done(exchange)``, which decides reuse."""
+
+    def __init__(self, exchange: Exchange, done: Callable[[Exchange], None], read_timeout: float | None) -> None:
+        self._exchange = exchange
+        self._done = done
+        self._read_timeout = read_timeout
+        self._closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        ex = self._exchange
+        while True:
+            if ex.chunks:
+                yield ex.take()
+            elif ex.failed is not None:
+                raise ex.failed
+            elif ex.complete:
+                return
+            else:
+                try:
+                    await ex.wait(self._read_timeout)
+                except TimeoutError:
+                    raise httpx.ReadTimeout("timed out reading the upstream response") from None
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._done(self._exchange)
