@@ -10,8 +10,9 @@
   have saved over paying full input for them.
 
 A model without a price gives ``None`` everywhere (never 0): the caller counts it as
-unpriced. This module does not decide *which* tokens were missed (see ``proxy.money``);
-it only prices them.
+unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
+zero): its cost is not known exactly, and money is exact or null. This module does not
+decide *which* tokens were missed (see ``proxy.money``); it only prices them.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def breakdown(usage: Usage, price: Price) -> Breakdown:
 
 
 def cost_of(usage: Usage | None, price: Price | None) -> Cost:
-    if usage is None or price is None:
+    if usage is None or price is None or usage.flags:
         return UNPRICED
     actual = breakdown(usage, price).total
     uncached = (usage.input_tokens * price.input + usage.output_tokens * price.output) / PER

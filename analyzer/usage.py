@@ -11,13 +11,28 @@ Definitions (the same for every provider):
   ``cache_write_1h_tokens`` were written with the 1-hour TTL; the rest used 5 minutes.
 - ``output_tokens``: generated tokens (reasoning included where the provider counts it).
 
+**Sanitising (the one place).** Every number the proxy accounts with comes through the
+parsers below, so this is where an upstream's absurd numbers stop: a count that is missing or
+``null`` is 0 (no flag); one that is not a number (a string, a bool, NaN, ±inf), negative, or
+above :data:`MAX_TOKENS` becomes 0 (or :data:`MAX_TOKENS` when too large) and is named in
+``Usage.flags`` (``"usage.<field>:<why>"``, e.g. ``"usage.completion_tokens:too_large"``).
+Sums (Anthropic's input total, DeepSeek's hit + miss, Gemini's output) are capped the same
+way. :data:`MAX_TOKENS` is 10⁹: a hundred times the largest context any model offers, so
+no real count is ever clamped, and small enough that sums over billions of requests stay
+inside SQLite's signed 64-bit ``SUM`` and orjson's integers. A flagged usage is priced
+null (:func:`analyzer.cost.cost_of`: money is exact or null) and the ledger stores its flags.
+
 This module parses numbers only; prices live in :mod:`analyzer.pricing`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import dataclass
 from typing import Any, Mapping
+
+MAX_TOKENS = 10**9  # see "Sanitising" above
+_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "cache_write_1h_tokens", "output_tokens")
 
 
 @dataclass(slots=True)
@@ -27,9 +42,10 @@ class Usage:
     cache_write_tokens: int = 0
     cache_write_1h_tokens: int = 0
     output_tokens: int = 0
+    flags: tuple[str, ...] = ()  # what the parser had to change (empty: every number as reported)
 
     def __post_init__(self) -> None:
-        for name in ("input_tokens", "cached_tokens", "cache_write_tokens", "cache_write_1h_tokens", "output_tokens"):
+        for name in _FIELDS:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.cache_write_1h_tokens > self.cache_write_tokens:
@@ -45,7 +61,8 @@ class Usage:
         return self.cache_write_tokens - self.cache_write_1h_tokens
 
     def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+        """The five counts (not the flags)."""
+        return {name: getattr(self, name) for name in _FIELDS}
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
@@ -54,63 +71,100 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             self.output_tokens + other.output_tokens,
+            tuple(dict.fromkeys(self.flags + other.flags)),
         )
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    return max(0, int(value))
+class _Reader:
+    """Reads the token counts of one usage block, noting each value it had to change."""
+
+    __slots__ = ("flags",)
+
+    def __init__(self) -> None:
+        self.flags: list[str] = []
+
+    def __call__(self, block: Any, key: str) -> int:
+        if not isinstance(block, Mapping):
+            return 0
+        value = block.get(key)
+        if value is None:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return self._flag(key, "not_a_number", 0)
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return self._flag(key, "not_a_number", 0)
+            if value < 0:
+                return self._flag(key, "negative", 0)
+            if value > MAX_TOKENS:
+                return self._flag(key, "too_large", MAX_TOKENS)
+            if not value.is_integer():
+                return self._flag(key, "not_an_integer", int(value))
+            return int(value)
+        if value < 0:
+            return self._flag(key, "negative", 0)
+        if value > MAX_TOKENS:
+            return self._flag(key, "too_large", MAX_TOKENS)
+        return int(value)  # an int subclass becomes a plain int
+
+    def _flag(self, key: str, why: str, value: int) -> int:
+        self.flags.append(f"usage.{key}:{why}")
+        return value
+
+    def usage(self, **counts: int) -> Usage:
+        """The :class:`Usage`, with sums capped at :data:`MAX_TOKENS` and the flags attached."""
+        for name, value in counts.items():
+            if value > MAX_TOKENS:
+                counts[name] = self._flag(name, "too_large", MAX_TOKENS)
+        return Usage(**counts, flags=tuple(dict.fromkeys(self.flags)))
 
 
 def from_openai_chat(u: Mapping[str, Any]) -> Usage:
     """Chat Completions / Completions usage (also DeepSeek's and Groq's OpenAI-compatible ones)."""
-    prompt = _int(u.get("prompt_tokens"))
-    details = u.get("prompt_tokens_details") or {}
-    cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
+    n = _Reader()
+    prompt = n(u, "prompt_tokens")
+    cached = n(u.get("prompt_tokens_details"), "cached_tokens")
     if "prompt_cache_hit_tokens" in u:  # DeepSeek
-        cached = _int(u.get("prompt_cache_hit_tokens"))
-        prompt = prompt or cached + _int(u.get("prompt_cache_miss_tokens"))
-    return Usage(
-        input_tokens=prompt,
-        cached_tokens=min(cached, prompt),
-        output_tokens=_int(u.get("completion_tokens")),
-    )
+        cached = n(u, "prompt_cache_hit_tokens")
+        prompt = prompt or cached + n(u, "prompt_cache_miss_tokens")
+    return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=n(u, "completion_tokens"))
 
 
 def from_openai_responses(u: Mapping[str, Any]) -> Usage:
     """Responses API usage: ``input_tokens`` includes ``input_tokens_details.cached_tokens``."""
-    prompt = _int(u.get("input_tokens"))
-    details = u.get("input_tokens_details") or {}
-    cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
-    return Usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=_int(u.get("output_tokens")))
+    n = _Reader()
+    prompt = n(u, "input_tokens")
+    cached = n(u.get("input_tokens_details"), "cached_tokens")
+    return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=n(u, "output_tokens"))
 
 
 def from_anthropic(u: Mapping[str, Any]) -> Usage:
     """Messages API usage: ``input_tokens`` excludes cache reads and writes, so they are added."""
-    plain = _int(u.get("input_tokens"))
-    read = _int(u.get("cache_read_input_tokens"))
-    write = _int(u.get("cache_creation_input_tokens"))
+    n = _Reader()
+    plain = n(u, "input_tokens")
+    read = n(u, "cache_read_input_tokens")
+    write = n(u, "cache_creation_input_tokens")
     write_1h = 0
     creation = u.get("cache_creation")
     if isinstance(creation, Mapping):
-        write_1h = _int(creation.get("ephemeral_1h_input_tokens"))
-        write = max(write, write_1h + _int(creation.get("ephemeral_5m_input_tokens")))
-    return Usage(
+        write_1h = n(creation, "ephemeral_1h_input_tokens")
+        write = max(write, write_1h + n(creation, "ephemeral_5m_input_tokens"))
+    return n.usage(
         input_tokens=plain + read + write,
         cached_tokens=read,
         cache_write_tokens=write,
         cache_write_1h_tokens=min(write_1h, write),
-        output_tokens=_int(u.get("output_tokens")),
+        output_tokens=n(u, "output_tokens"),
     )
 
 
 def from_gemini(u: Mapping[str, Any]) -> Usage:
     """Gemini ``usageMetadata``: ``promptTokenCount`` includes ``cachedContentTokenCount``."""
-    prompt = _int(u.get("promptTokenCount"))
-    cached = _int(u.get("cachedContentTokenCount"))
-    output = _int(u.get("candidatesTokenCount")) + _int(u.get("thoughtsTokenCount"))
-    return Usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=output)
+    n = _Reader()
+    prompt = n(u, "promptTokenCount")
+    cached = n(u, "cachedContentTokenCount")
+    output = n(u, "candidatesTokenCount") + n(u, "thoughtsTokenCount")
+    return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=output)
 
 
 def merge_anthropic_stream(start: Mapping[str, Any] | None, delta: Mapping[str, Any] | None) -> Usage:

@@ -1,7 +1,8 @@
 """Admin access to ``/prefixgate/*``: an ASGI middleware checking the admin token.
 
 When an admin token is configured, every path under ``/prefixgate/`` except
-``/prefixgate/health`` (for load-balancer probes; it shows no data) and the dashboard's
+``/prefixgate/health`` (for load-balancer probes; it shows no request data, only the store's
+and the ledger's health counters) and the dashboard's
 static CSS/JS needs it, as ``Authorization: Bearer <token>``, ``x-prefixgate-admin-token``
 or ``?token=<token>`` (so the dashboard opens from a link). Tokens are compared in constant time. A missing or wrong token gets 401 with a JSON
 error and a ``WWW-Authenticate: Bearer`` header.

@@ -2,7 +2,10 @@
 
 Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`);
 ``GET /prefixgate/stats`` (JSON totals, per provider and per model),
-``GET /prefixgate/health``, and the money layer's ``/prefixgate/{metrics,dashboard,
+``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 when the store's
+breaker is open or the ledger is in trouble: its writer thread not running, or a write failure
+or a dropped row in the last minute; its counters are under ``ledger``, see
+:meth:`proxy.ledger.Ledger.health`), and the money layer's ``/prefixgate/{metrics,dashboard,
 api/summary,static/*}`` (:mod:`proxy.money_app`). With ``admin_token`` set, ``/prefixgate/*``
 (health and static files aside) wants ``Authorization: Bearer <token>``,
 ``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
@@ -19,6 +22,7 @@ This module does not parse bodies or relay responses.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from contextlib import asynccontextmanager
@@ -32,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from proxy.aborts import install_log_filter
 from proxy.access import AdminAccess
 from proxy.config import ProxyConfig
 from proxy.handler import handle
@@ -41,6 +46,7 @@ from proxy.recorder import Enricher, Recorder, RecordContext, Sink
 from proxy.routing import Router
 from proxy.stats import Stats
 from proxy.store import PrefixStore, open_store
+from proxy.store_guard import guarded
 from proxy.tenant import TenantHasher
 from proxy.upstream import Upstream
 
@@ -61,9 +67,9 @@ class AccessLogSink:
     def handle(self, r: RequestRecord) -> None:
         if log.isEnabledFor(logging.INFO):
             log.info(
-                "%s %s %s %s model=%s status=%d %.1fms prefix=%d/%d%s",
+                "%s %s %s %s model=%s status=%d %.1fms prefix=%s/%d%s",
                 r.request_id, r.provider, r.method, r.route, _printable(r.model), r.status, r.latency_s * 1000,
-                r.prefix_segments, r.total_segments, f" error={r.error}" if r.error else "",
+                "unknown" if r.prefix_segments is None else r.prefix_segments, r.total_segments, f" error={r.error}" if r.error else "",
             )
 
     async def aclose(self) -> None:
@@ -88,7 +94,11 @@ class Gate:
 
 
 def _json(data: object, status: int = 200) -> Response:
-    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+    try:
+        content = orjson.dumps(data)
+    except TypeError:  # orjson refuses ints beyond 64 bits: never let one number 500 an endpoint
+        content = json.dumps(data, default=str).encode()
+    return Response(content, status_code=status, media_type="application/json")
 
 
 async def stats_endpoint(request: Request) -> Response:
@@ -98,14 +108,18 @@ async def stats_endpoint(request: Request) -> Response:
 async def health_endpoint(request: Request) -> Response:
     gate: Gate = request.app.state.gate
     body = {"status": "ok", "store": "memory" if gate.config.store == "memory" else "redis", "uptime_s": round(time.monotonic() - request.app.state.started, 3)}
-    ping = getattr(gate.store, "ping", None)
-    if ping is not None:
-        try:
-            await ping()
-        except Exception as exc:
-            body.update(status="degraded", store_error=type(exc).__name__)
+    ledger = gate.money.ledger.health() if gate.money is not None else None
+    if ledger is not None:
+        body["ledger"] = ledger
+        if not ledger["ok"]:
+            body["status"] = "degraded"
+    check = getattr(gate.store, "health", None)  # a guarded (Redis) store: bounded by its deadline
+    if check is not None:
+        body["breaker"] = breaker = await check()
+        if not breaker["ok"]:
+            body.update(status="degraded", store_error=breaker["last_error"])
             return _json(body, 503)
-    return _json(body)
+    return _json(body, 200 if body["status"] == "ok" else 503)
 
 
 def create_app(
@@ -125,7 +139,7 @@ def create_app(
         config=config,
         router=Router(config.openai_base, config.anthropic_base),
         tenants=TenantHasher.for_state_dir(config.state_dir),
-        store=store if store is not None else open_store(config),
+        store=guarded(store if store is not None else open_store(config), config.store_timeout),
         recorder=recorder,
         stats=stats,
         money=money,
@@ -133,6 +147,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
+        install_log_filter()  # uvicorn logs no traceback for a response the relay aborted (and logged)
         gate.upstream = Upstream(config, transport)
         app.state.client = gate.upstream.client
         app.state.started = time.monotonic()

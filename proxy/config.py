@@ -14,6 +14,7 @@ from pathlib import Path
 
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com"
+KiB = 1024
 MiB = 1024 * 1024
 
 
@@ -47,18 +48,21 @@ class ProxyConfig:
     ledger: str | None = None  # SQLite path; None → <state_dir>/ledger.sqlite; ":memory:" allowed
     state_dir: Path = field(default_factory=default_state_dir)
     max_body: int = 32 * MiB
+    max_header_size: int = 64 * KiB  # request line + headers; 431 above (proxy.head_limit)
     connect_timeout: float = 10.0
     read_timeout: float = 600.0
     write_timeout: float = 60.0
     pool_timeout: float = 10.0
     max_connections: int = 512
     store_max_entries: int = 200_000  # memory store: LRU bound across tenants
+    store_timeout: float = 0.1  # Redis store: deadline per look-up, s; then skipped (breaker) until a probe answers
     openai_ttl_s: float = 3600.0  # how long a prefix counts as "seen before" (OpenAI: up to 1h)
     anthropic_ttl_s: float = 3600.0  # Anthropic: 5m by default, 1h with ttl "1h"
     admin_token: str | None = None
     log_bodies: bool = False
     prices: str | None = None  # price file overriding the bundled one
     rewrite: bool = False
+    shutdown_timeout: float = 10.0  # s that in-flight requests get on shutdown before being cut (proxy.shutdown)
 
     def __post_init__(self) -> None:
         for name in ("openai_base", "anthropic_base"):
@@ -70,9 +74,13 @@ class ProxyConfig:
             raise ValueError(f"--store must be 'memory' or a redis:// URL, got {self.store!r}")
         if self.max_body <= 0:
             raise ValueError("--max-body must be positive")
+        if self.max_header_size < 1024:
+            raise ValueError("--max-header-size must be at least 1KiB")
+        if self.shutdown_timeout < 0:
+            raise ValueError("--shutdown-timeout must be 0 or more")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"--port out of range: {self.port}")
-        for name in ("connect_timeout", "read_timeout", "write_timeout", "pool_timeout"):
+        for name in ("connect_timeout", "read_timeout", "write_timeout", "pool_timeout", "store_timeout"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if not is_loopback(self.host) and not self.admin_token:

@@ -33,6 +33,7 @@ BODY_TOO_LARGE = ProxyError(413, "body_too_large", "invalid_request_error", "req
 UPSTREAM_UNREACHABLE = ProxyError(502, "upstream_unreachable", "api_error", "api_error")
 UPSTREAM_PROTOCOL = ProxyError(502, "upstream_protocol_error", "api_error", "api_error")
 UPSTREAM_TIMEOUT = ProxyError(504, "upstream_timeout", "timeout", "timeout_error")
+SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")  # the proxy stopped mid-request
 
 
 def error_body(provider: str, error: ProxyError, message: str) -> bytes:

@@ -4,9 +4,13 @@ Order of work: route (only the configured bases) → tenant → read the body (b
 ``max_body``) → analyse → ``--rewrite`` if on → store look-up-and-record → miss diagnosis →
 maybe ask an OpenAI stream for usage → a :class:`~proxy.relay.Relay` that sends it
 upstream and relays the answer with the ``x-prefixgate-*`` headers. Every outcome (400,
-404, 413 and 499 made here; 502, 504 and 499 made by the relay) ends in exactly one
-:class:`~proxy.records.RequestRecord`. The store, the rewrite and the diagnosis are
+404, 413, 499 and 503 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay)
+ends in exactly one :class:`~proxy.records.RequestRecord`. The store, the rewrite and the diagnosis are
 advice: if one fails, the request goes on as if it were off, and the failure is logged.
+A Redis store costs a request at most its deadline (:mod:`proxy.store_guard`), and
+nothing while its breaker is open (``store.ready()`` is False: not awaited at all); then
+the prefix is unknown: ``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say
+``unknown`` and the record's ``prefix_segments`` / ``prefix_bytes`` are ``None``.
 
 This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`) and
 never logs headers or bodies.
@@ -14,6 +18,7 @@ never logs headers or bodies.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
@@ -45,6 +50,7 @@ log = logging.getLogger("prefixgate.handler")
 
 
 BIG_BODY = 1024 * 1024
+UNKNOWN = "unknown"  # prefix header value when the store was skipped or failed
 
 # Routes whose responses carry billable usage (counted once, when generated).
 USAGE_ROUTES = ("/chat/completions", "/responses", "/completions", "/messages", "/embeddings")
@@ -99,6 +105,22 @@ async def handle(request: Request) -> Response:
 
     record = RequestRecord(request_id, time.time(), tenant, target.provider, target.route, method=request.method)
     try:
+        return await _prepare(request, gate, target, record, raw_headers, extra, started)
+    except asyncio.CancelledError:
+        # The server's shutdown cut it before the relay began: one record, and the client
+        # gets the 503 it says (raising on would make uvicorn answer a bare 500).
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        log.warning("request %s cut by shutdown", request_id)
+        return _fail(gate, record, started, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry", extra)
+
+
+async def _prepare(request: Request, gate: Gate, target, record: RequestRecord, raw_headers, extra: dict[str, str], started: float) -> Response:
+    """Body, analysis, rewrite, store and diagnosis for a routed request; the relay."""
+    request_id = record.request_id
+    tenant = record.tenant
+    try:
         raw = await read_body(request, gate.config.max_body)
     except BodyTooLarge:
         message = f"request body over the proxy's limit of {gate.config.max_body} bytes (--max-body)"
@@ -127,15 +149,20 @@ async def handle(request: Request) -> Response:
     if analysis.chain is not None:
         record.chain = [h[:8].hex() for h in analysis.chain.hashes]
     if analysis.caches and analysis.chain is not None:
-        try:
-            seen = await gate.store.seen(tenant, target.provider, analysis.chain.hashes)
-        except Exception as exc:  # the store is advice; never fail a request on it
-            log.warning("prefix store failed on request %s: %s", request_id, type(exc).__name__)
-            seen = 0
-        record.prefix_segments = seen
-        record.prefix_bytes = analysis.chain.bytes_at(seen)
-    extra["x-prefixgate-prefix-segments"] = str(record.prefix_segments)
-    extra["x-prefixgate-prefix-bytes"] = str(record.prefix_bytes)
+        seen = None
+        store = gate.store
+        if store.ready():  # False while a Redis store's breaker is open: skip it, wait for nothing
+            try:
+                seen = await store.seen(tenant, target.provider, analysis.chain.hashes)
+            except Exception as exc:  # the store is advice; never fail a request on it
+                log.warning("prefix store failed on request %s: %s", request_id, type(exc).__name__)
+        if seen is None:  # skipped, failed or past its deadline: unknown, never 0
+            record.prefix_segments = record.prefix_bytes = None
+        else:
+            record.prefix_segments = seen
+            record.prefix_bytes = analysis.chain.bytes_at(seen)
+    extra["x-prefixgate-prefix-segments"] = UNKNOWN if record.prefix_segments is None else str(record.prefix_segments)
+    extra["x-prefixgate-prefix-bytes"] = UNKNOWN if record.prefix_bytes is None else str(record.prefix_bytes)
     if gate.money is not None and analysis.caches:
         try:
             missed = gate.money.before(request_id, tenant, target.provider, analysis.model, analysis.segments)

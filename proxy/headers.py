@@ -6,7 +6,10 @@ except hop-by-hop headers (RFC 9110 §7.6.1, plus any named in ``Connection``), 
 actually sent). ``x-prefixgate-*`` headers never cross in either direction (the proxy sets its own).
 Responses: the upstream's headers minus hop-by-hop ones; the body is
 relayed byte for byte, so ``Content-Encoding`` and ``Content-Length`` stay, unless the
-relay edits the stream (then ``Content-Length`` goes).
+relay edits the stream (then ``Content-Length`` goes) or the status has no body at all
+(1xx, 204, 304: :func:`has_no_body`). A 204 must not carry one (RFC 9110 §8.6), and for
+304 uvicorn (httptools) counts it against the empty body and aborts the response; an
+answer to ``HEAD`` keeps it (the size a GET would get; uvicorn sends no body for HEAD).
 
 This module does not read or log header values; API keys pass through as opaque bytes.
 """
@@ -56,9 +59,15 @@ def request_headers(headers: RawHeaders, *, force_identity: bool = False) -> Raw
     return out
 
 
-def response_headers(headers: RawHeaders, *, keep_length: bool = True) -> RawHeaders:
+def has_no_body(status: int) -> bool:
+    """True for statuses whose responses end after the headers, whatever they declare."""
+    return status < 200 or status in (204, 304)
+
+
+def response_headers(headers: RawHeaders, *, keep_length: bool = True, status: int = 200) -> RawHeaders:
+    """Headers to send the client for an upstream response with ``status``."""
     drop = HOP_BY_HOP | _connection_tokens(headers)
-    if not keep_length:
+    if not keep_length or has_no_body(status):
         drop = drop | {b"content-length"}
     out = []
     for name, value in headers:

@@ -1,21 +1,33 @@
 """The ledger's SQLite schema, how it is opened and checked, and a record's row.
 
 ``open_ledger`` creates the file (WAL mode) or checks an existing one, adding columns an
-older ledger lacks; anything unusable — not a database, locked past the busy timeout,
-an unwritable folder — raises :class:`LedgerError` naming the path and the reason.
+older ledger lacks (``ALTER TABLE … ADD COLUMN``, so old ledgers stay readable and old
+readers ignore the new columns); anything unusable — not a database, locked past the busy
+timeout, an unwritable folder — raises :class:`LedgerError` naming the path and the reason.
+A ledger file it creates is mode 0600 (its ``-wal`` and ``-shm`` follow the file's mode),
+in a folder it creates 0700 (:mod:`proxy.private`); an existing file or folder is left as
+the user set it.
+
 :func:`row_for` turns a :class:`~proxy.records.RequestRecord` into the row tuple (prompt
-content only when bodies are logged). Writing lives in :mod:`proxy.ledger`.
+content only when bodies are logged); its ``flags`` column lists what was changed on the
+way: the usage numbers :mod:`analyzer.usage` clamped (``usage.<field>:<why>``).
+:func:`storable` is the writer's last resort for a row SQLite refused: a copy with every
+cell SQLite cannot take nulled (an int beyond signed 64 bits, a NaN/inf float, an unknown
+type) or repaired (text that is not valid UTF-8), each named in ``flags``
+(``<column>:<why>``). Writing lives in :mod:`proxy.ledger`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from analyzer.cost import breakdown
 from analyzer.pricing import PriceTable
+from proxy.private import create_private_file, private_dir
 from proxy.records import RequestRecord
 
 COLUMNS: tuple[str, ...] = (
@@ -24,7 +36,7 @@ COLUMNS: tuple[str, ...] = (
     "cache_write_1h_tokens", "output_tokens", "cost_usd", "saved_usd", "missed_usd",
     "cost_input_usd", "cost_cache_read_usd", "cost_cache_write_usd", "cost_output_usd",
     "prefix_segments", "prefix_bytes", "total_segments", "total_bytes", "miss_reason",
-    "rewrites", "error", "chain", "body",
+    "rewrites", "error", "chain", "body", "flags",
 )
 
 SCHEMA = """
@@ -37,12 +49,12 @@ CREATE TABLE IF NOT EXISTS requests (
     cost_usd REAL, saved_usd REAL, missed_usd REAL,
     cost_input_usd REAL, cost_cache_read_usd REAL, cost_cache_write_usd REAL, cost_output_usd REAL,
     prefix_segments INTEGER, prefix_bytes INTEGER, total_segments INTEGER, total_bytes INTEGER,
-    miss_reason TEXT, rewrites TEXT, error TEXT, chain TEXT, body BLOB
+    miss_reason TEXT, rewrites TEXT, error TEXT, chain TEXT, body BLOB, flags TEXT
 );
 CREATE INDEX IF NOT EXISTS requests_ts ON requests (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: the flags column
 
 
 class LedgerError(RuntimeError):
@@ -65,9 +77,13 @@ def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection
     """Open (creating if needed) and check the ledger; LedgerError when it cannot be used."""
     if path != ":memory:":
         try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(path).parent)
         except OSError as exc:
             raise LedgerError(f"ledger {path}: cannot create its folder: {exc.strerror or exc}") from exc
+        try:
+            create_private_file(path)  # 0600 before SQLite creates it with the umask's mode
+        except OSError as exc:
+            raise LedgerError(f"ledger {path}: cannot create it: {exc.strerror or exc}") from exc
     try:
         conn = connect(path, busy_timeout_s=busy_timeout_s)
         conn.execute("PRAGMA journal_mode = WAL")
@@ -106,7 +122,47 @@ def row_for(record: RequestRecord, prices: PriceTable | None, log_bodies: bool) 
         record.miss_reason, json.dumps(list(record.rewrites)), record.error,
         ",".join(record.chain) if record.chain else None,
         record.body if log_bodies and record.body is not None else None,
+        ",".join(u.flags) if u is not None and u.flags else None,
     )
+
+
+FLAGS_COLUMN = COLUMNS.index("flags")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _cell(value: Any) -> tuple[Any, str | None]:
+    """``value`` as SQLite can store it, and why it had to change (None: unchanged)."""
+    if value is None or isinstance(value, bytes):
+        return value, None
+    if isinstance(value, int):  # bool included
+        return (int(value), None) if _INT64[0] <= value <= _INT64[1] else (None, "out_of_range")
+    if isinstance(value, float):
+        return (value, None) if math.isfinite(value) else (None, "not_finite")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value, None
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8"), "bad_text"
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value), None
+    return None, "unstorable"
+
+
+def storable(row: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[str]]:
+    """A copy of ``row`` SQLite can take, and the flags naming each cell that changed
+    (also added to the row's ``flags`` column)."""
+    cells: list[Any] = []
+    flags: list[str] = []
+    for name, value in zip(COLUMNS, row):
+        cell, why = _cell(value)
+        cells.append(cell)
+        if why is not None:
+            flags.append(f"{name}:{why}")
+    if flags and len(cells) == len(COLUMNS):
+        earlier = cells[FLAGS_COLUMN] if isinstance(cells[FLAGS_COLUMN], str) else None
+        cells[FLAGS_COLUMN] = ",".join([earlier, *flags] if earlier else flags)
+    return tuple(cells), flags
 
 
 INSERT = f"INSERT INTO requests ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"

@@ -11,10 +11,12 @@ so two proxies in one process — as in tests — never share counters. Metrics:
   saved) by provider and model
 - ``prefixgate_request_duration_seconds`` and ``prefixgate_time_to_first_byte_seconds``
   histograms by provider
-- ``prefixgate_prefix_hits_total``, ``prefixgate_unanalysed_total``,
+- ``prefixgate_prefix_hits_total``, ``prefixgate_prefix_unknown_total`` (store skipped or
+  failed), ``prefixgate_unanalysed_total``,
   ``prefixgate_unpriced_total``, ``prefixgate_miss_reasons_total{reason}``
-- ``prefixgate_ledger_failures_total`` / ``prefixgate_ledger_dropped_total`` when a ledger
-  is attached.
+- ``prefixgate_ledger_failures_total`` / ``prefixgate_ledger_dropped_total`` (and
+  ``prefixgate_ledger_flagged_total``: rows stored with a clamped or nulled value) when a
+  ledger is attached.
 
 Model labels are capped (``max_models``, then ``other``) so a client cannot blow up the
 series count. This module does not serve HTTP (the app does) and keeps no request data.
@@ -34,13 +36,15 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 
 
 class _LedgerCollector(Collector):
-    def __init__(self, ledger_stats: Callable[[], tuple[int, int]]) -> None:
-        self.ledger_stats = ledger_stats
+    def __init__(self, ledger_stats: Callable[[], tuple[int, ...]]) -> None:
+        self.ledger_stats = ledger_stats  # (failures, dropped) or (failures, dropped, flagged)
 
     def collect(self) -> Iterable[CounterMetricFamily]:
-        failures, dropped = self.ledger_stats()
-        yield CounterMetricFamily("prefixgate_ledger_failures", "Ledger batch writes that failed (retried later).", value=failures)
-        yield CounterMetricFamily("prefixgate_ledger_dropped", "Ledger rows dropped (queue full or unwritable at exit).", value=dropped)
+        failures, dropped, *rest = self.ledger_stats()
+        yield CounterMetricFamily("prefixgate_ledger_failures", "Ledger write attempts that failed (rows retried or written one by one).", value=failures)
+        yield CounterMetricFamily("prefixgate_ledger_dropped", "Ledger rows dropped (queue full, unwritable, or unwritten at exit).", value=dropped)
+        if rest:
+            yield CounterMetricFamily("prefixgate_ledger_flagged", "Ledger rows stored with a clamped or nulled value.", value=rest[0])
 
 
 class Metrics:
@@ -60,11 +64,12 @@ class Metrics:
         self.latency = Histogram("prefixgate_request_duration_seconds", "Arrival to last byte.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
         self.ttfb = Histogram("prefixgate_time_to_first_byte_seconds", "Arrival to first byte relayed.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
         self.prefix_hits = Counter("prefixgate_prefix_hits", "Requests whose prefix was seen before.", ["provider"], registry=r)
+        self.prefix_unknown = Counter("prefixgate_prefix_unknown", "Requests whose prefix is unknown: the store was skipped or failed.", ["provider"], registry=r)
         self.unanalysed = Counter("prefixgate_unanalysed", "Requests whose body could not be parsed.", ["provider"], registry=r)
         self.unpriced = Counter("prefixgate_unpriced", "Requests with usage but no price for the model.", ["provider", "model"], registry=r)
         self.miss_reasons = Counter("prefixgate_miss_reasons", "Cache misses by diagnosed reason.", ["reason"], registry=r)
 
-    def attach_ledger(self, ledger_stats: Callable[[], tuple[int, int]]) -> None:
+    def attach_ledger(self, ledger_stats: Callable[[], tuple[int, ...]]) -> None:
         self.registry.register(_LedgerCollector(ledger_stats))
 
     def _model(self, model: str | None) -> str:
@@ -91,7 +96,9 @@ class Metrics:
         at(self.latency, r.provider).observe(max(0.0, r.latency_s))
         if r.ttfb_s is not None:
             at(self.ttfb, r.provider).observe(max(0.0, r.ttfb_s))
-        if r.prefix_segments > 0:
+        if r.prefix_segments is None:
+            at(self.prefix_unknown, r.provider).inc()
+        elif r.prefix_segments > 0:
             at(self.prefix_hits, r.provider).inc()
         if not r.analysed:
             at(self.unanalysed, r.provider).inc()

@@ -11,7 +11,9 @@ Two calls per request:
   provider's TTL that the provider did not report as cached) and settles the miss reason
   with the cached tokens the provider reported.
 
-Unknown models get ``None`` money fields (counted as unpriced by stats and metrics), never 0.
+Unknown models, and usage with a clamped number (``Usage.flags``), get ``None`` money fields
+(counted as unpriced by stats and metrics), never 0; a request whose prefix is unknown (the
+store was skipped) gets ``missed_usd = None``.
 This module does no I/O and keeps only bounded in-memory state.
 """
 
@@ -72,7 +74,7 @@ class Money:
         else:
             final = settle(pending.cur, pending.earlier, pending.before, cached)
         record.miss_reason = final.header() if final is not None else None
-        if usage is None or price is None:
+        if usage is None or not cost.priced or record.prefix_segments is None:  # unpriced (or clamped usage), or prefix unknown
             record.missed_usd = None
             return
         elapsed = pending.cur.ts - pending.earlier.ts if pending.earlier is not None else None

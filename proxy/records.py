@@ -3,6 +3,8 @@
 The proxy builds a :class:`RequestRecord` when a response has been fully relayed (or has
 failed) and hands it to :class:`proxy.recorder.Recorder`, which fans it out. Records
 never hold an API key or auth header; prompt content only when ``--log-bodies`` is on.
+``prefix_segments`` is ``None`` when the prefix store was skipped or failed: every sink
+counts that as unknown, never as a miss or as 0 repeated.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ class RequestRecord:
     ttfb_s: float | None = None  # arrival → first byte relayed
     analysed: bool = False  # body parsed and segmented
     usage: Usage | None = None  # None when the upstream reported none
-    prefix_segments: int = 0  # leading segments seen before for this tenant
-    prefix_bytes: int = 0
+    prefix_segments: int | None = 0  # leading segments seen before for this tenant; None: unknown (store skipped or failed)
+    prefix_bytes: int | None = 0  # None exactly when prefix_segments is None
     total_segments: int = 0
     total_bytes: int = 0
     chain: list[str] | None = None  # first 8 bytes (hex) of each prefix-chain hash; None when unanalysed

@@ -12,7 +12,23 @@ From the moment the request is sent upstream it listens for the client going awa
 (while the upstream is still thinking, too); then it stops, closes the upstream
 connection (so the upstream sees its request abandoned) and records status 499. The
 upstream response is closed and the record handed to the recorder exactly once, whatever
-happens. This module does not choose what to send upstream.
+happens. How a relay ends early:
+
+- **client gone**: status 499, error ``client_disconnected``;
+- **upstream fails after the status line went out**: the upstream status stays, error
+  ``upstream_read_error`` / ``upstream_timeout``; one WARNING line with the request id,
+  then :class:`~proxy.aborts.UpstreamFailed` makes uvicorn abort the connection, so the
+  client sees a truncated body, never a complete-looking one (no traceback: see
+  :mod:`proxy.aborts`);
+- **cut by the server's shutdown** (the task cancelled once ``--shutdown-timeout`` ran
+  out, or at a second Ctrl-C: :mod:`proxy.shutdown`): status 503, error
+  ``shutdown_cut`` (the upstream status is not kept: the exchange did not complete, as
+  with 499); a client still waiting for the status line gets a 503 in the provider's
+  shape (SDKs retry it), one already reading a body gets an aborted connection; one
+  WARNING line, then :class:`~proxy.aborts.ShutdownCut` (a cancellation) is raised.
+
+Statuses without a body (1xx, 204, 304) and answers to ``HEAD`` send no body bytes, even
+if the upstream sent some. This module does not choose what to send upstream.
 """
 
 from __future__ import annotations
@@ -27,7 +43,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from proxy import errors
-from proxy.headers import response_headers
+from proxy.aborts import ShutdownCut, UpstreamFailed
+from proxy.headers import has_no_body, response_headers
 from proxy.records import RequestRecord
 from proxy.upstream import UpstreamError
 from proxy.usage_tap import JSONTap, SSETap
@@ -59,6 +76,7 @@ class Relay(Response):
         self.edit = False
         self.status_code = 0
         self.background = None
+        self._started = False  # the status line has gone to the client
         self._complete = False
 
     def _first_byte(self) -> None:
@@ -68,7 +86,10 @@ class Relay(Response):
     async def _pump(self, send: Send) -> None:
         upstream, tap = self.upstream, self.tap
         assert upstream is not None and tap is not None
-        if self.edit:
+        if has_no_body(self.status_code) or self.record.method == "HEAD":
+            async for _ in upstream.stream:  # type: ignore[union-attr]  # read to the end, send nothing
+                pass
+        elif self.edit:
             assert isinstance(tap, SSETap)
             async for chunk in upstream.stream:  # type: ignore[union-attr]  # raw bytes, as sent
                 out = b"".join(event.raw for event in tap.events(chunk) if tap.keep(event))
@@ -100,7 +121,8 @@ class Relay(Response):
         self.tap, self.edit = self.choose_tap(self.upstream)
         self.status_code = record.status = self.upstream.status_code
         extra = [(k.encode(), v.encode()) for k, v in self.extra_headers.items()]
-        headers = response_headers(self.upstream.headers.raw, keep_length=not self.edit) + extra
+        headers = response_headers(self.upstream.headers.raw, keep_length=not self.edit, status=self.status_code) + extra
+        self._started = True
         await send({"type": "http.response.start", "status": self.status_code, "headers": headers})
         await self._pump(send)
         return None
@@ -111,6 +133,7 @@ class Relay(Response):
         assert task is not None
         client_gone = False
         failure: BaseException | None = None
+        cut: asyncio.CancelledError | None = None
         error_reply: Response | None = None
 
         async def watch_disconnect() -> None:
@@ -131,14 +154,19 @@ class Relay(Response):
             except (httpx.TransportError, OSError) as exc:
                 failure = exc
                 record.error = "upstream_timeout" if isinstance(exc, httpx.TimeoutException) else "upstream_read_error"
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
                 if not client_gone:
-                    raise  # cancelled from outside (server shutdown): not ours to swallow
-                task.uncancel()
+                    cut = exc  # cancelled from outside (server shutdown): recorded, then re-raised
+                else:
+                    task.uncancel()
             finally:
                 watcher.cancel()
             if error_reply is not None and not client_gone:
-                await error_reply(scope, receive, send)
+                try:
+                    await error_reply(scope, receive, send)
+                except asyncio.CancelledError:  # shutdown cut the error reply itself: the record keeps it
+                    log.warning("request %s cut by shutdown", record.request_id)
+                    raise ShutdownCut(f"request {record.request_id} cut by shutdown") from None
         finally:
             try:
                 if self.upstream is not None:
@@ -147,13 +175,32 @@ class Relay(Response):
                 if client_gone and error_reply is None:
                     record.status = CLIENT_CLOSED
                     record.error = record.error or "client_disconnected"
+                elif cut is not None:
+                    record.status, record.error = errors.SHUTDOWN_CUT.status, errors.SHUTDOWN_CUT.kind
                 record.latency_s = time.perf_counter() - self.started
                 try:
                     record.usage = self.tap.usage() if self.tap is not None else None
                 except Exception:  # a tap must never lose the record
                     log.exception("usage tap failed on request %s", record.request_id)
                 self.finish(record)
+        if cut is not None:
+            await self._cut(scope, receive, send)
         if failure is not None:
             # Headers are gone already: abort the connection so the client sees a truncated
             # body, not a complete-looking one.
-            raise RuntimeError(f"upstream failed mid-response on request {record.request_id}: {type(failure).__name__}")
+            message = f"upstream failed mid-response on request {record.request_id}: {type(failure).__name__}"
+            log.warning("%s", message)
+            raise UpstreamFailed(message)
+
+    async def _cut(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """After the record is written: tell a client still waiting for the status line
+        (best effort), log one line, and let the cancellation go on."""
+        record = self.record
+        if not self._started:
+            reply = errors.error_response(record.provider, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry", self.extra_headers)
+            try:
+                await reply(scope, receive, send)
+            except Exception:  # the client may be gone too; the record is what matters
+                pass
+        log.warning("request %s cut by shutdown", record.request_id)
+        raise ShutdownCut(f"request {record.request_id} cut by shutdown")

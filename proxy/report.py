@@ -67,7 +67,8 @@ def render_table(summary: dict[str, Any]) -> str:
         ("saved by caching", usd(summary["saved_usd"])),
         ("missed savings", usd(summary["missed_usd"])),
         ("token hit rate", f"{summary['token_hit_rate']:.1%}"),
-        ("requests with a repeated prefix", f"{summary['prefix_hits']:,} ({summary['request_hit_rate']:.1%})"),
+        ("requests with a repeated prefix", f"{summary['prefix_hits']:,} ({summary['request_hit_rate']:.1%})"
+         + (f", {summary['prefix_unknown']:,} unknown (store skipped)" if summary.get("prefix_unknown") else "")),
         ("input / cached / cache-write / output tokens",
          f"{summary['input_tokens']:,} / {summary['cached_tokens']:,} / {summary['cache_write_tokens']:,} / {summary['output_tokens']:,}"),
         ("unpriced requests", f"{summary['unpriced']:,}"),

@@ -4,13 +4,17 @@ Counts per process since start: totals, per provider, per (provider, model). Key
 ``requests``, ``prefix_hits`` (requests with a repeated prefix), ``input_tokens``,
 ``cached_tokens``, ``cache_write_tokens``, ``output_tokens`` (from the usage the upstream
 reported), ``unanalysed`` (bodies that did not parse), ``errors`` (status ≥ 400 or a
-proxy-side error), and the money the money layer put on records: ``cost_usd``,
+proxy-side error), ``prefix_unknown`` (the prefix store was skipped or failed: neither a
+hit nor a miss), and the money the money layer put on records: ``cost_usd``,
 ``saved_usd``, ``missed_usd``, ``unpriced`` (requests with usage but no price).
 
 Model names come from request bodies, so per-model rows are capped (``max_models``
 distinct (provider, model) pairs); later models are counted in one ``"other"`` row per
 provider, and totals stay exact. Without the cap a client could grow the process's memory
 and this JSON without bound.
+
+Token counts arrive sanitised (:mod:`analyzer.usage` caps each at 10⁹ and flags it), so the
+sums stay far inside the 64-bit integers orjson writes.
 
 This module does not persist anything (the ledger does) and never sees API keys.
 """
@@ -36,11 +40,15 @@ class Counters:
     saved_usd: float = 0.0
     missed_usd: float = 0.0
     unpriced: int = 0
+    prefix_unknown: int = 0
     priced: int = 0  # not reported; tells "nothing here had a price" (null) from "$0"
 
     def add(self, r: RequestRecord) -> None:
         self.requests += 1
-        self.prefix_hits += r.prefix_segments > 0
+        if r.prefix_segments is None:
+            self.prefix_unknown += 1
+        else:
+            self.prefix_hits += r.prefix_segments > 0
         self.unanalysed += not r.analysed
         self.errors += r.status >= 400 or r.error is not None
         if r.usage is not None:

@@ -14,7 +14,10 @@ Entries expire after the provider's TTL (the time a provider keeps a prefix cach
 
 Keys are ``tenant`` + chain hash; tenants are keyed hashes (:mod:`proxy.tenant`), so the
 store never holds an API key or prompt text. A Redis failure never fails a request: the
-caller records ``0`` and the error. This module does not decide what a segment is.
+proxy puts a :class:`RedisStore` behind :class:`proxy.store_guard.GuardedStore` (a
+deadline per look-up and a circuit breaker), whose answer is ``None`` (unknown, never
+``0``) when Redis fails, hangs or is being skipped. Redis' own socket timeouts (2 s) are
+only a backstop. This module does not decide what a segment is, and bounds no calls.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from proxy.routing import ANTHROPIC
 
 
 class PrefixStore(Protocol):
-    async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int: ...
+    def ready(self) -> bool: ...  # False: skip the store now, without awaiting anything
+
+    async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int | None: ...  # None: unknown
 
     async def aclose(self) -> None: ...
 
@@ -46,6 +51,9 @@ class MemoryStore:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def ready(self) -> bool:
+        return True
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:
         return self.seen_sync(tenant, provider, hashes)
@@ -99,6 +107,8 @@ def split_key_prefix(url: str, default: str = "prefixgate:") -> tuple[str, str]:
 
 
 class RedisStore:
+    """Redis, one Lua round trip per look-up. Unguarded: wrap it (:func:`proxy.store_guard.guarded`)."""
+
     def __init__(self, url: str, ttl_s: dict[str, float] | None = None, key_prefix: str | None = None, timeout_s: float = 2.0) -> None:
         import redis.asyncio as aioredis
 
@@ -107,6 +117,9 @@ class RedisStore:
         self.ttl_s = ttl_s or {}
         self._redis = aioredis.Redis.from_url(clean_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
         self._script = self._redis.register_script(_SEEN_LUA)
+
+    def ready(self) -> bool:
+        return True
 
     def _key(self, tenant: str, h: bytes) -> str:
         return f"{self.key_prefix}{tenant}:{h.hex()}"

@@ -4,7 +4,9 @@
 data: totals (the same keys and definitions as ``/prefixgate/stats``, so the two agree for
 the same requests), hit rates, a time series (cost stacked by paid input, cached read,
 cache write and output; token hit rate), the top repeated prefixes, miss reasons, and a
-per-model table. :func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
+per-model table. A row whose prefix is unknown (``prefix_segments`` NULL: the store was
+skipped) counts as ``prefix_unknown``, on neither side of ``request_hit_rate``.
+:func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
 
 Repeated prefixes are shown as a short fingerprint (the first 8 bytes of the chain hash,
 hex); a preview of their text only when bodies were logged (``--log-bodies``). This module
@@ -36,7 +38,8 @@ _AGG = """
     COALESCE(SUM(status >= 400 OR error IS NOT NULL), 0),
     COALESCE(SUM(input_tokens IS NOT NULL AND cost_usd IS NULL), 0),
     COALESCE(SUM(cost_usd), 0.0), COALESCE(SUM(saved_usd), 0.0), COALESCE(SUM(missed_usd), 0.0),
-    COALESCE(SUM(cost_usd IS NOT NULL), 0)
+    COALESCE(SUM(cost_usd IS NOT NULL), 0),
+    COALESCE(SUM(prefix_segments IS NULL), 0)
 """
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -67,7 +70,9 @@ def _totals(row: tuple[Any, ...]) -> dict[str, Any]:
     unknown = out["unpriced"] > 0 and int(row[12]) == 0  # usage but no price at all: null, never $0
     out.update({k: None if unknown else round(float(v), 9) + 0.0 for k, v in zip(MONEY_KEYS, row[9:12])})
     out["token_hit_rate"] = out["cached_tokens"] / out["input_tokens"] if out["input_tokens"] else 0.0
-    out["request_hit_rate"] = out["prefix_hits"] / out["requests"] if out["requests"] else 0.0
+    out["prefix_unknown"] = int(row[13])  # store skipped or failed: neither a hit nor a miss
+    known = out["requests"] - out["prefix_unknown"]
+    out["request_hit_rate"] = out["prefix_hits"] / known if known else 0.0
     return out
 
 

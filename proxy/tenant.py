@@ -2,7 +2,9 @@
 
 ``tenant = HMAC-SHA256(install_secret, api_key)[:16 bytes]`` as hex. The secret is 32
 random bytes generated once per install in ``<state_dir>/tenant.key`` (created with mode
-0600, the directory 0700); without it a tenant id cannot be linked back to a key, not
+0600, the directory 0700 when prefixgate creates it; the default state directory, which
+older releases created 0755, is tightened to 0700 too, while a ``$PREFIXGATE_HOME`` the user
+made keeps the mode they gave it: :mod:`proxy.private`); without it a tenant id cannot be linked back to a key, not
 even by trying candidate keys. The API key is read from ``Authorization: Bearer …``,
 ``x-api-key`` (Anthropic) or ``api-key`` (Azure); requests without one are
 ``"anonymous"``.
@@ -18,16 +20,24 @@ import os
 import secrets
 from pathlib import Path
 
+from proxy.config import default_state_dir
+from proxy.private import private_dir
+
 SECRET_FILE = "tenant.key"
 ANONYMOUS = "anonymous"
 _KEY_HEADERS = (b"authorization", b"x-api-key", b"api-key")
 
 
-def load_or_create_secret(state_dir: Path) -> bytes:
+def is_default_state_dir(state_dir: Path) -> bool:
+    """True for the state folder prefixgate picks itself (no ``$PREFIXGATE_HOME``)."""
+    return not os.environ.get("PREFIXGATE_HOME") and Path(state_dir) == default_state_dir()
+
+
+def load_or_create_secret(state_dir: Path, *, tighten: bool = False) -> bytes:
     """The install's secret; created on first use, atomically: written in full to a private
     temporary file (mode 0600), then hard-linked into place, so a process starting at the
     same moment reads either no file or the whole secret, never a half-written one."""
-    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(state_dir, tighten=tighten)
     path = state_dir / SECRET_FILE
     if not path.exists():
         tmp = state_dir / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(8)}"
@@ -67,7 +77,8 @@ class TenantHasher:
 
     @classmethod
     def for_state_dir(cls, state_dir: Path) -> "TenantHasher":
-        return cls(load_or_create_secret(Path(state_dir)))
+        state_dir = Path(state_dir)
+        return cls(load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir)))
 
     def tenant_of_key(self, api_key: bytes | None) -> str:
         if not api_key:

@@ -372,10 +372,13 @@ def test_a_dead_redis_store_never_fails_a_request(make, caplog):
         health = client.get("/prefixgate/health")
         s = stats(client)
     assert first.status_code == second.status_code == 200
-    assert second.headers["x-prefixgate-prefix-segments"] == "0"
+    for r in (first, second):  # unknown, never "0": a dead store is not a cache miss
+        assert r.headers["x-prefixgate-prefix-segments"] == r.headers["x-prefixgate-prefix-bytes"] == "unknown"
     assert health.status_code == 503 and health.json()["status"] == "degraded"
+    assert health.json()["breaker"]["state"] == "open" and health.json()["store_error"] == "ConnectionError"
     assert s["requests"] == 2 and s["errors"] == 0
-    assert "prefix store failed" in caplog.text
+    assert s["prefix_hits"] == 0 and s["prefix_unknown"] == 2
+    assert caplog.text.count("prefix store failed") == 1  # once when the breaker opens, not per request
 
 
 def test_usage_counted_once_when_generated_not_when_retrieved(make):
@@ -396,3 +399,55 @@ def test_big_bodies_are_analysed_too(make):
     assert first.status_code == second.status_code == 200
     assert second.headers["x-prefixgate-prefix-segments"] == "2"
     assert int(second.headers["x-prefixgate-prefix-bytes"]) > 1_500_000
+
+
+ABSURD_USAGE = b'{"usage":{"prompt_tokens":2000,"completion_tokens":9223372036854775808}}'
+
+
+def test_an_absurd_usage_number_stops_no_accounting(make, state_dir):
+    """One upstream's completion_tokens past 64 bits: clamped and flagged, the next request's
+    row still lands, /prefixgate/stats answers, /prefixgate/health shows the ledger."""
+    import sqlite3
+
+    from analyzer.usage import MAX_TOKENS
+
+    answers = iter([httpx.Response(200, content=ABSURD_USAGE, headers={"content-type": "application/json"})])
+    client, _ = make(lambda req: next(answers, None) or httpx.Response(200, json={"usage": USAGE}))
+    with client:
+        first = client.post("/v1/chat/completions", json=CHAT)
+        second = client.post("/v1/chat/completions", json=CHAT)
+        s = client.get("/prefixgate/stats")
+        metrics = client.get("/prefixgate/metrics").text
+        summary = client.get("/prefixgate/api/summary")
+        health = client.get("/prefixgate/health")
+    assert first.status_code == second.status_code == 200
+    assert s.status_code == 200 and s.json()["requests"] == 2
+    assert s.json()["output_tokens"] == MAX_TOKENS + 5 and s.json()["unpriced"] == 1  # clamped: priced null
+    assert summary.status_code == 200 and summary.json()["output_tokens"] == MAX_TOKENS + 5
+    assert "prefixgate_ledger_flagged_total 1.0" in metrics and "prefixgate_ledger_failures_total 0.0" in metrics
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert health.json()["ledger"] == {"ok": True, "writer_alive": True, "written": 2, "failures": 0, "dropped": 0,
+                                       "unwritable": 0, "flagged": 1, "queued": 0}
+    conn = sqlite3.connect(state_dir / "ledger.sqlite")
+    got = conn.execute("SELECT output_tokens, cost_usd, flags FROM requests ORDER BY id").fetchall()
+    assert got[0] == (MAX_TOKENS, None, "usage.completion_tokens:too_large")
+    assert got[1][0] == 5 and got[1][1] is not None and got[1][2] is None
+
+
+def test_stats_answers_even_with_a_number_orjson_refuses(make):
+    client, _ = make()
+    with client:
+        client.app.state.stats.total.output_tokens = 2**70  # however it got there
+        s = client.get("/prefixgate/stats")
+    assert s.status_code == 200 and s.json()["output_tokens"] == 2**70
+
+
+def test_health_is_degraded_while_the_ledger_writer_is_not_running(make):
+    client, _ = make()
+    with client:
+        assert client.get("/prefixgate/health").json()["ledger"]["writer_alive"] is True
+        client.app.state.ledger.close_sync()  # the writer thread ends
+        health = client.get("/prefixgate/health")
+        assert client.post("/v1/chat/completions", json=CHAT).status_code == 200  # requests go on
+    assert health.status_code == 503 and health.json()["status"] == "degraded"
+    assert health.json()["ledger"]["writer_alive"] is False

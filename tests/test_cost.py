@@ -99,3 +99,9 @@ def test_price_without_cache_rates_bills_reads_and_writes_as_input():
     assert abs(cost.cost_usd - 0.00204) < TOL
     assert abs(cost.saved_usd) < TOL
     assert missed_usd(1000, price) == 0
+
+
+def test_a_clamped_usage_number_is_priced_null_never_a_guess(table):
+    price = table.lookup("gpt-4o-mini")
+    usage = from_openai_chat({"prompt_tokens": 100, "completion_tokens": 9223372036854775808})
+    assert usage.flags and cost_of(usage, price).cost_usd is None and not cost_of(usage, price).priced

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proxy.headers import request_headers, response_headers
+from proxy.headers import has_no_body, request_headers, response_headers
 
 CLIENT = [
     (b"host", b"127.0.0.1:8080"),
@@ -45,3 +45,11 @@ def test_own_headers_never_cross_either_way():
     assert sent == [(b"authorization", b"Bearer k")]
     back = response_headers([(b"X-Prefixgate-Prefix-Segments", b"99"), (b"content-type", b"application/json")])
     assert back == [(b"content-type", b"application/json")]
+
+
+def test_statuses_without_a_body_lose_content_length():
+    upstream = [(b"content-length", b"5"), (b"etag", b'"v1"')]
+    assert [has_no_body(s) for s in (100, 103, 200, 204, 206, 304, 404)] == [True, True, False, True, False, True, False]
+    for status in (103, 204, 304):
+        assert response_headers(upstream, status=status) == [(b"etag", b'"v1"')]
+    assert response_headers(upstream, status=200) == upstream  # HEAD answers keep it too: the relay sends no body

@@ -57,3 +57,12 @@ def test_ledger_counters():
     s = samples(m)
     assert s[("prefixgate_ledger_failures_total", ())] == 3
     assert s[("prefixgate_ledger_dropped_total", ())] == 1
+
+
+def test_unknown_prefix_is_counted_apart_from_hits():
+    m = Metrics()
+    m.handle(RequestRecord("a", 0, "t", "openai", "/v1/chat/completions", status=200, analysed=True, prefix_segments=None, prefix_bytes=None))
+    m.handle(RequestRecord("b", 0, "t", "openai", "/v1/chat/completions", status=200, analysed=True, prefix_segments=1))
+    s = samples(m)
+    assert s[("prefixgate_prefix_unknown_total", (("provider", "openai"),))] == 1
+    assert s[("prefixgate_prefix_hits_total", (("provider", "openai"),))] == 1

@@ -75,3 +75,24 @@ def test_failed_request_keeps_the_request_time_reason():
     r = rec("b", None, model="gpt-4o")
     money.enrich(r)
     assert r.miss_reason.startswith("model-changed") and r.cost_usd is None
+
+
+def test_unknown_prefix_is_not_a_miss():
+    # The store was skipped (breaker open): what repeated is unknown, so what was missed is too.
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
+    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
+    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
+    r = rec("b", Usage(1600, 0, 0, 0, 10), prefix_segments=None)
+    money.enrich(r)
+    assert r.cost_usd is not None and r.missed_usd is None
+
+
+def test_a_flagged_usage_gets_null_money_even_after_a_seen_prefix():
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
+    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=10)
+    r = rec("b", Usage(1600, 0, 0, 0, 10, flags=("usage.completion_tokens:too_large",)), prefix_segments=1)
+    money.enrich(r)
+    assert r.cost_usd is None and r.saved_usd is None and r.missed_usd is None

@@ -6,6 +6,7 @@ whether the proxy hung up before it would have answered.
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -15,6 +16,7 @@ import pytest
 
 from proxy.app import create_app
 from proxy.config import ProxyConfig
+from tests.rawserver import RawRequest, RawServer, Reply
 from tests.servers import serve
 
 pytestmark = pytest.mark.e2e
@@ -61,4 +63,80 @@ def test_client_leaving_before_the_answer_closes_the_upstream_request(state_dir)
         while httpx.get(f"{proxy}/prefixgate/stats").json()["errors"] < 1 and time.monotonic() < deadline:
             time.sleep(0.02)
         stats = httpx.get(f"{proxy}/prefixgate/stats").json()
+    assert (stats["requests"], stats["errors"]) == (1, 1)
+
+
+class UvicornErrors(logging.Handler):
+    """What reaches uvicorn's error logger's handlers (its filters applied)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def __enter__(self):
+        logging.getLogger("uvicorn.error").addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("uvicorn.error").removeHandler(self)
+
+
+def _config(upstream: RawServer, state_dir) -> ProxyConfig:
+    return ProxyConfig(openai_base=f"{upstream.url}/v1", anthropic_base=upstream.url, state_dir=state_dir)
+
+
+def wait_for_requests(proxy: str, n: int) -> dict:
+    deadline = time.monotonic() + 5
+    while (stats := httpx.get(f"{proxy}/prefixgate/stats").json())["requests"] < n and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return stats
+
+
+def no_body_reply(request: RawRequest) -> Reply:
+    if request.target.endswith(b"/s204"):
+        return Reply([(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n", 0)])
+    if request.target.endswith(b"/s304"):
+        return Reply([(b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Length: 5\r\n\r\n', 0)])
+    body = b"" if request.method == b"HEAD" else b"hello"
+    return Reply([(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n" + body, 0)])
+
+
+@pytest.mark.parametrize("method, path, status, length", [("DELETE", "/v1/s204", 204, None), ("GET", "/v1/s304", 304, None), ("HEAD", "/v1/files/x", 200, "5")])
+def test_bodyless_answers_with_a_content_length_come_back_clean(state_dir, method, path, status, length):
+    with RawServer(no_body_reply) as upstream, UvicornErrors() as errors_seen, serve(create_app(_config(upstream, state_dir))) as proxy:
+        with httpx.Client(base_url=proxy, timeout=5) as client:
+            first = client.request(method, path)
+            again = client.get("/v1/files/y")  # the same kept-alive connection still works
+        stats = wait_for_requests(proxy, 2)
+    assert first.status_code == status and first.content == b""
+    assert first.headers.get("content-length") == length
+    assert again.status_code == 200 and again.content == b"hello"
+    assert [r.getMessage() for r in errors_seen.records if r.levelno >= logging.ERROR] == []
+    assert stats["requests"] == 2 and stats["errors"] == 0
+
+
+def broken_stream_reply(request: RawRequest) -> Reply:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    event = b'data: {"id":"x","choices":[]}\n\n'
+    return Reply([(head + b"%x\r\n" % len(event) + event + b"\r\n", 0)], close=True)  # then the connection just ends
+
+
+def test_upstream_dying_mid_stream_is_one_warning_line_and_a_truncated_response(state_dir, caplog):
+    caplog.set_level(logging.WARNING, logger="prefixgate.relay")
+    with RawServer(broken_stream_reply) as upstream, UvicornErrors() as errors_seen, serve(create_app(_config(upstream, state_dir))) as proxy:
+        got = b""
+        with pytest.raises(httpx.RemoteProtocolError):  # incomplete chunked body: visibly truncated
+            with httpx.stream("GET", f"{proxy}/v1/models", timeout=5) as response:
+                request_id = response.headers["x-prefixgate-request-id"]
+                for chunk in response.iter_raw():
+                    got += chunk
+        stats = wait_for_requests(proxy, 1)
+    assert got.startswith(b"data: ")
+    relay_lines = [r for r in caplog.records if r.name == "prefixgate.relay"]
+    assert [(r.levelno, r.getMessage()) for r in relay_lines] == [(logging.WARNING, f"upstream failed mid-response on request {request_id}: RemoteProtocolError")]
+    assert all(r.exc_info is None for r in relay_lines)
+    assert [r.getMessage() for r in errors_seen.records] == []  # uvicorn's traceback record was dropped
     assert (stats["requests"], stats["errors"]) == (1, 1)

@@ -39,6 +39,10 @@ def test_parse_size_rejects(text):
         (["--store", "mongodb://x"], "--store must be"),
         (["--max-body", "lots"], "not a size"),
         (["--read-timeout", "0"], "must be positive"),
+        (["--max-header-size", "100"], "--max-header-size must be at least 1KiB"),
+        (["--max-header-size", "big"], "not a size"),
+        (["--shutdown-timeout", "-1"], "--shutdown-timeout must be 0 or more"),
+        (["--store-timeout", "0"], "must be positive"),
     ],
 )
 def test_bad_settings_are_usage_errors(args, message):
@@ -50,7 +54,7 @@ def test_bad_settings_are_usage_errors(args, message):
 
 def test_help_names_every_flag():
     out = CliRunner().invoke(cli, ["serve", "--help"]).output
-    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level"):
+    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level", "--max-header-size", "--shutdown-timeout", "--store-timeout"):
         assert flag in out
 
 

@@ -64,3 +64,12 @@ def test_model_rows_are_capped_and_the_rest_counted_as_other():
     rows = {m["model"]: (m["requests"], m["input_tokens"]) for m in out["models"]}
     assert rows == {"a": (1, 10), "b": (1, 10), "other": (3, 30)}
     assert (out["requests"], out["input_tokens"]) == (5, 50)
+
+
+def test_unknown_prefix_is_neither_a_hit_nor_a_miss():
+    stats = Stats()
+    stats.handle(rec(status=200, analysed=True, prefix_segments=None, prefix_bytes=None))
+    stats.handle(rec(status=200, analysed=True, prefix_segments=2))
+    stats.handle(rec(status=200, analysed=True, prefix_segments=0))
+    out = stats.to_json()
+    assert (out["requests"], out["prefix_hits"], out["prefix_unknown"]) == (3, 1, 1)

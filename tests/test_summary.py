@@ -103,3 +103,21 @@ def test_parse_since():
     assert parse_since("2026-11-30") == datetime(2026, 11, 30, tzinfo=timezone.utc).timestamp()
     with pytest.raises(ValueError, match="24h"):
         parse_since("yesterday")
+
+
+def test_unknown_prefixes_agree_with_stats_and_stay_out_of_the_hit_rate(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "l.sqlite")
+    recs = [RequestRecord(f"k{i}", T0 + i, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
+                          analysed=True, prefix_segments=seg, prefix_bytes=None if seg is None else 10 * seg, total_segments=2)
+            for i, seg in enumerate([1, 0, None, None])]
+    write(path, recs)
+    rows = sqlite3.connect(path).execute("SELECT prefix_segments, prefix_bytes FROM requests ORDER BY ts").fetchall()
+    assert rows == [(1, 10), (0, 0), (None, None), (None, None)]  # NULL, never 0
+    stats = Stats()
+    for r in recs:
+        stats.handle(r)
+    s = summarize(sqlite3.connect(path))
+    assert (s["prefix_hits"], s["prefix_unknown"]) == (stats.to_json()["prefix_hits"], stats.to_json()["prefix_unknown"]) == (1, 2)
+    assert s["request_hit_rate"] == 0.5  # one hit of the two requests whose prefix is known
+    assert s["top_prefixes"][0]["count"] == 1

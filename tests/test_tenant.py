@@ -74,3 +74,53 @@ def test_processes_starting_together_all_get_the_one_whole_secret(tmp_path):
 def test_an_empty_bearer_does_not_hide_the_x_api_key():
     assert api_key_of([(b"authorization", b"Bearer "), (b"x-api-key", b"ant-1")]) == b"ant-1"
     assert api_key_of([(b"authorization", b"Bearer   ")]) is None
+
+
+@pytest.fixture
+def loose_umask():
+    import os
+
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_state_dir_it_creates_is_0700_whatever_the_umask(tmp_path, loose_umask):
+    load_or_create_secret(tmp_path / "a" / "state")
+    assert _mode(tmp_path / "a" / "state") == 0o700
+
+
+def test_the_default_state_dir_is_tightened_a_chosen_one_is_not(tmp_path, monkeypatch, loose_umask):
+    from proxy.config import default_state_dir
+
+    monkeypatch.delenv("PREFIXGATE_HOME")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    default = default_state_dir()
+    default.mkdir(parents=True, mode=0o755)  # as releases before the fix left it
+    default.chmod(0o755)
+    TenantHasher.for_state_dir(default)
+    assert _mode(default) == 0o700
+
+    chosen = tmp_path / "home"
+    chosen.mkdir()
+    chosen.chmod(0o750)
+    monkeypatch.setenv("PREFIXGATE_HOME", str(chosen))
+    TenantHasher.for_state_dir(chosen)
+    assert _mode(chosen) == 0o750 and _mode(chosen / SECRET_FILE) == 0o600
+
+
+def test_the_app_leaves_the_state_dir_0700_and_its_ledger_0600(tmp_path, monkeypatch, loose_umask):
+    from proxy.app import create_app
+    from proxy.config import ProxyConfig, default_state_dir
+
+    monkeypatch.delenv("PREFIXGATE_HOME")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    app = create_app(ProxyConfig())
+    app.state.ledger.close_sync()
+    state = default_state_dir()
+    assert _mode(state) == 0o700
+    assert _mode(state / "ledger.sqlite") == 0o600 and _mode(state / SECRET_FILE) == 0o600

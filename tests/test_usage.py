@@ -1,6 +1,7 @@
 import pytest
 
 from analyzer.usage import (
+    MAX_TOKENS,
     Usage,
     from_anthropic,
     from_any,
@@ -65,7 +66,45 @@ def test_from_any_recognises_each_shape():
 
 def test_garbage_numbers_become_zero_never_raise():
     u = from_openai_chat({"prompt_tokens": "12", "completion_tokens": None, "prompt_tokens_details": "x"})
-    assert u == Usage()
+    assert u == Usage(flags=("usage.prompt_tokens:not_a_number",))  # a null is just absent: no flag
+
+
+@pytest.mark.parametrize("value, expected, why", [
+    (9223372036854775808, MAX_TOKENS, "too_large"),
+    (2**80, MAX_TOKENS, "too_large"),
+    (1e300, MAX_TOKENS, "too_large"),
+    (-5, 0, "negative"),
+    (-0.5, 0, "negative"),
+    (float("nan"), 0, "not_a_number"),
+    (float("inf"), 0, "not_a_number"),
+    (True, 0, "not_a_number"),
+    ("300", 0, "not_a_number"),
+    ([1], 0, "not_a_number"),
+    (12.5, 12, "not_an_integer"),
+])
+def test_absurd_counts_are_clamped_or_zeroed_and_flagged(value, expected, why):
+    u = from_openai_chat({"prompt_tokens": 10, "completion_tokens": value})
+    assert (u.input_tokens, u.output_tokens) == (10, expected)
+    assert u.flags == (f"usage.completion_tokens:{why}",)
+
+
+def test_plain_counts_carry_no_flags():
+    assert from_openai_chat({"prompt_tokens": 10, "completion_tokens": 12.0}).flags == ()
+    assert from_anthropic({"input_tokens": 5, "output_tokens": 1}).flags == ()
+
+
+def test_sums_are_capped_too_and_stay_consistent():
+    u = from_anthropic({"input_tokens": MAX_TOKENS, "cache_read_input_tokens": MAX_TOKENS,
+                        "cache_creation": {"ephemeral_1h_input_tokens": 2**70, "ephemeral_5m_input_tokens": 7},
+                        "output_tokens": -1})
+    assert u.input_tokens == u.cached_tokens == u.cache_write_tokens == u.cache_write_1h_tokens == MAX_TOKENS
+    assert u.output_tokens == 0
+    assert set(u.flags) == {"usage.ephemeral_1h_input_tokens:too_large", "usage.cache_write_tokens:too_large",
+                            "usage.input_tokens:too_large", "usage.output_tokens:negative"}
+    g = from_gemini({"promptTokenCount": 1, "candidatesTokenCount": MAX_TOKENS, "thoughtsTokenCount": MAX_TOKENS})
+    assert g.output_tokens == MAX_TOKENS and g.flags == ("usage.output_tokens:too_large",)
+    d = from_openai_chat({"prompt_tokens": 0, "prompt_cache_hit_tokens": MAX_TOKENS, "prompt_cache_miss_tokens": MAX_TOKENS})
+    assert d.input_tokens == d.cached_tokens == MAX_TOKENS and d.flags == ("usage.input_tokens:too_large",)
 
 
 def test_usage_rejects_negative_and_inconsistent():
@@ -76,5 +115,5 @@ def test_usage_rejects_negative_and_inconsistent():
 
 
 def test_usage_adds():
-    total = Usage(10, 5, 2, 1, 3) + Usage(1, 1, 0, 0, 1)
-    assert total == Usage(11, 6, 2, 1, 4)
+    total = Usage(10, 5, 2, 1, 3) + Usage(1, 1, 0, 0, 1, flags=("usage.x:negative",))
+    assert total == Usage(11, 6, 2, 1, 4, flags=("usage.x:negative",))
