@@ -3,7 +3,7 @@
 Every part that reasons about what a provider caches reads it here: the upstream
 emulator (:mod:`proxy.emulator`), ``prefixgate analyze`` (:mod:`analyzer.logs`), the lint
 rules (:mod:`analyzer.lint.rules`) and the money layer (:mod:`analyzer.diagnose`,
-``proxy.money``).
+``proxy.accounting.money``).
 
 - OpenAI: prompts of at least 1,024 tokens are cached automatically and read in
   128-token steps (1024, 1152, …); an unused prefix is evicted after 5–10 minutes of

@@ -12,7 +12,7 @@
 A model without a price gives ``None`` everywhere (never 0): the caller counts it as
 unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
 zero): its cost is not known exactly, and money is exact or null. This module does not
-decide *which* tokens were missed (see ``proxy.money``); it only prices them.
+decide *which* tokens were missed (see ``proxy.accounting.money``); it only prices them.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ JSON) and classifies the cause, most specific first:
 
 A difference in an ordinary message (a new question) is not a miss: the result is None.
 The caching rules (minimums, TTLs) live in :mod:`analyzer.cache_rules`. This module is
-pure: it keeps no memory (see ``proxy.diagnosis``) and prices nothing.
+pure: it keeps no memory (see ``proxy.accounting.diagnosis``) and prices nothing.
 """
 
 from __future__ import annotations

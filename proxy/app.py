@@ -5,14 +5,14 @@ Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`);
 ``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 when the store's
 breaker is open or the ledger is in trouble: its writer thread not running, or a write failure
 or a dropped row in the last minute; its counters are under ``ledger``, see
-:meth:`proxy.ledger.Ledger.health`), and the money layer's ``/prefixgate/{metrics,dashboard,
-api/summary,static/*}`` (:mod:`proxy.money_app`). With ``admin_token`` set, ``/prefixgate/*``
+:meth:`proxy.accounting.ledger.Ledger.health`), and the money layer's ``/prefixgate/{metrics,dashboard,
+api/summary,static/*}`` (:mod:`proxy.accounting.money_app`). With ``admin_token`` set, ``/prefixgate/*``
 (health and static files aside) wants ``Authorization: Bearer <token>``,
 ``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
 
 Built eagerly (so callers can add sinks and enrichers before start): the router, the
 tenant hasher (creates the install secret), the store object, the recorder with the
-in-memory :class:`~proxy.stats.Stats` sink and the access-log sink. Opened in the lifespan:
+in-memory :class:`~proxy.accounting.stats.Stats` sink and the access-log sink. Opened in the lifespan:
 the shared upstream client. Closed in the lifespan: client, store, recorder sinks.
 ``app.state``: ``gate``, ``config``, ``recorder``, ``stats``, ``store``, ``client`` (after
 start).
@@ -36,19 +36,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from proxy.aborts import install_log_filter
+from proxy.server.aborts import install_log_filter
 from proxy.access import AdminAccess
 from proxy.config import ProxyConfig
 from proxy.handler import handle
-from proxy.money_app import MoneyLayer
-from proxy.records import RequestRecord
-from proxy.recorder import Enricher, Recorder, RecordContext, Sink
+from proxy.accounting.money_app import MoneyLayer
+from proxy.accounting.records import RequestRecord
+from proxy.accounting.recorder import Enricher, Recorder, RecordContext, Sink
 from proxy.routing import Router
-from proxy.stats import Stats
+from proxy.accounting.stats import Stats
 from proxy.store import PrefixStore, open_store
-from proxy.store_guard import guarded
+from proxy.store.guard import guarded
 from proxy.tenant import TenantHasher
-from proxy.upstream import Upstream
+from proxy.transport.upstream import Upstream
 
 log = logging.getLogger("prefixgate.access")
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]

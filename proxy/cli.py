@@ -13,20 +13,21 @@ import importlib
 import click
 
 COMMANDS: dict[str, str] = {
-    "serve": "proxy.serve:serve_command",
+    "serve": "proxy.server.serve:serve_command",
     "demo": "proxy.demo:demo_command",
     "emulator": "proxy.emulator.cli:emulator_command",
     "lint": "analyzer.lint.cli:lint_command",
     "analyze": "analyzer.logs.cli:analyze_command",
     "kv": "analyzer.kv_cli:kv_command",
-    "report": "proxy.report:report_command",
+    "report": "proxy.accounting.report:report_command",
     "bench": "proxy.cli:bench_group",
     "local": "kvcache.cli:local_command",
 }
 
 BENCH_COMMANDS: dict[str, str] = {
-    "proxy": "proxy.bench:bench_proxy_command",
-    "engine": "kvcache.bench:bench_engine_command",
+    "proxy": "proxy.bench.command:bench_proxy_command",
+    "engine": "kvcache.bench.command:bench_engine_command",
+    "analyze": "analyzer.bench:bench_analyze_command",
 }
 
 HELP = {
@@ -37,7 +38,7 @@ HELP = {
     "analyze": "Find repeated prefixes and money in request logs.",
     "kv": "KV-cache calculator: bytes, conversations that fit, decode ceiling.",
     "report": "Cost and savings summary from the ledger.",
-    "bench": "Benchmarks (JSON + table): the proxy, the local engine.",
+    "bench": "Benchmarks (JSON + table): the proxy, the local engine, analyze.",
     "local": "Serve a local Llama-family model with a real KV cache (OpenAI-style API).",
 }
 

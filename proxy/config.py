@@ -48,7 +48,7 @@ class ProxyConfig:
     ledger: str | None = None  # SQLite path; None → <state_dir>/ledger.sqlite; ":memory:" allowed
     state_dir: Path = field(default_factory=default_state_dir)
     max_body: int = 32 * MiB
-    max_header_size: int = 64 * KiB  # request line + headers; 431 above (proxy.head_limit)
+    max_header_size: int = 64 * KiB  # request line + headers; 431 above (proxy.server.head_limit)
     connect_timeout: float = 10.0
     read_timeout: float = 600.0
     write_timeout: float = 60.0
@@ -62,7 +62,7 @@ class ProxyConfig:
     log_bodies: bool = False
     prices: str | None = None  # price file overriding the bundled one
     rewrite: bool = False
-    shutdown_timeout: float = 10.0  # s that in-flight requests get on shutdown before being cut (proxy.shutdown)
+    shutdown_timeout: float = 10.0  # s that in-flight requests get on shutdown before being cut (proxy.server.shutdown)
 
     def __post_init__(self) -> None:
         for name in ("openai_base", "anthropic_base"):

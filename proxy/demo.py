@@ -18,9 +18,9 @@ from typing import Iterator
 
 import click
 
-from proxy.bench_procs import wait_ready
+from proxy.bench.procs import wait_ready
 from proxy.config import ProxyConfig
-from proxy.serve import run
+from proxy.server.serve import run
 
 
 @contextlib.contextmanager

@@ -5,9 +5,9 @@ Order of work: route (only the configured bases) → tenant → read the body (b
 maybe ask an OpenAI stream for usage → a :class:`~proxy.relay.Relay` that sends it
 upstream and relays the answer with the ``x-prefixgate-*`` headers. Every outcome (400,
 404, 413, 499 and 503 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay)
-ends in exactly one :class:`~proxy.records.RequestRecord`. The store, the rewrite and the diagnosis are
+ends in exactly one :class:`~proxy.accounting.records.RequestRecord`. The store, the rewrite and the diagnosis are
 advice: if one fails, the request goes on as if it were off, and the failure is logged.
-A Redis store costs a request at most its deadline (:mod:`proxy.store_guard`), and
+A Redis store costs a request at most its deadline (:mod:`proxy.store.guard`), and
 nothing while its breaker is open (``store.ready()`` is False: not awaited at all); then
 the prefix is unknown: ``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say
 ``unknown`` and the record's ``prefix_segments`` / ``prefix_bytes`` are ``None``.
@@ -37,8 +37,8 @@ from analyzer.rewrite import rewrite_request
 from proxy import errors
 from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
 from proxy.headers import request_headers
-from proxy.records import RequestRecord
-from proxy.recorder import RecordContext
+from proxy.accounting.records import RequestRecord
+from proxy.accounting.recorder import RecordContext
 from proxy.relay import Relay
 from proxy.routing import ANTHROPIC, OPENAI, BadPath, is_anthropic
 from proxy.usage_tap import JSONTap, SSETap, usage_kind

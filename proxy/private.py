@@ -10,7 +10,7 @@
   mode of the database file, so a ledger created this way keeps all three 0600.
 
 Which folders are prefixgate's own and which the user chose is the caller's decision
-(:mod:`proxy.tenant`, :mod:`proxy.ledger_schema`). This module never deletes anything and
+(:mod:`proxy.tenant`, :mod:`proxy.accounting.ledger_schema`). This module never deletes anything and
 never changes the mode of an existing file.
 """
 

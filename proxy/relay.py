@@ -17,15 +17,15 @@ happens. How a relay ends early:
 - **client gone**: status 499, error ``client_disconnected``;
 - **upstream fails after the status line went out**: the upstream status stays, error
   ``upstream_read_error`` / ``upstream_timeout``; one WARNING line with the request id,
-  then :class:`~proxy.aborts.UpstreamFailed` makes uvicorn abort the connection, so the
+  then :class:`~proxy.server.aborts.UpstreamFailed` makes uvicorn abort the connection, so the
   client sees a truncated body, never a complete-looking one (no traceback: see
-  :mod:`proxy.aborts`);
+  :mod:`proxy.server.aborts`);
 - **cut by the server's shutdown** (the task cancelled once ``--shutdown-timeout`` ran
-  out, or at a second Ctrl-C: :mod:`proxy.shutdown`): status 503, error
+  out, or at a second Ctrl-C: :mod:`proxy.server.shutdown`): status 503, error
   ``shutdown_cut`` (the upstream status is not kept: the exchange did not complete, as
   with 499); a client still waiting for the status line gets a 503 in the provider's
   shape (SDKs retry it), one already reading a body gets an aborted connection; one
-  WARNING line, then :class:`~proxy.aborts.ShutdownCut` (a cancellation) is raised.
+  WARNING line, then :class:`~proxy.server.aborts.ShutdownCut` (a cancellation) is raised.
 
 Statuses without a body (1xx, 204, 304) and answers to ``HEAD`` send no body bytes, even
 if the upstream sent some. This module does not choose what to send upstream.
@@ -43,10 +43,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from proxy import errors
-from proxy.aborts import ShutdownCut, UpstreamFailed
+from proxy.server.aborts import ShutdownCut, UpstreamFailed
 from proxy.headers import has_no_body, response_headers
-from proxy.records import RequestRecord
-from proxy.upstream import UpstreamError
+from proxy.accounting.records import RequestRecord
+from proxy.transport.upstream import UpstreamError
 from proxy.usage_tap import JSONTap, SSETap
 
 Tap = JSONTap | SSETap

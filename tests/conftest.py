@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

@@ -3,7 +3,9 @@
 ``create_app(EmulatorConfig(...))`` gives a Starlette app that answers the providers' routes
 (plain and SSE streaming, any model name) with deterministic replies and reports cached
 tokens by each provider's prompt-caching rules, with tokens estimated from bytes.
-It never calls a real provider and never stores API keys (only digests).
+It never calls a real provider and never stores API keys (only digests). It imports only
+:mod:`analyzer` (and its own modules), never the rest of :mod:`proxy`, so it can run
+beside any proxy build; ``tests/test_layout.py`` keeps it that way.
 """
 
 from __future__ import annotations

@@ -1,0 +1,168 @@
+"""The ledger's SQLite schema, how it is opened and checked, and a record's row.
+
+``open_ledger`` creates the file (WAL mode) or checks an existing one, adding columns an
+older ledger lacks (``ALTER TABLE … ADD COLUMN``, so old ledgers stay readable and old
+readers ignore the new columns); anything unusable — not a database, locked past the busy
+timeout, an unwritable folder — raises :class:`LedgerError` naming the path and the reason.
+A ledger file it creates is mode 0600 (its ``-wal`` and ``-shm`` follow the file's mode),
+in a folder it creates 0700 (:mod:`proxy.private`); an existing file or folder is left as
+the user set it.
+
+:func:`row_for` turns a :class:`~proxy.accounting.records.RequestRecord` into the row tuple (prompt
+content only when bodies are logged); its ``flags`` column lists what was changed on the
+way: the usage numbers :mod:`analyzer.usage` clamped (``usage.<field>:<why>``).
+:func:`storable` is the writer's last resort for a row SQLite refused: a copy with every
+cell SQLite cannot take nulled (an int beyond signed 64 bits, a NaN/inf float, an unknown
+type) or repaired (text that is not valid UTF-8), each named in ``flags``
+(``<column>:<why>``). Writing lives in :mod:`proxy.accounting.ledger`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from analyzer.cost import breakdown
+from analyzer.pricing import PriceTable
+from proxy.private import create_private_file, private_dir
+from proxy.accounting.records import RequestRecord
+
+COLUMNS: tuple[str, ...] = (
+    "request_id", "ts", "tenant", "provider", "model", "route", "method", "status", "stream",
+    "latency_ms", "ttfb_ms", "analysed", "input_tokens", "cached_tokens", "cache_write_tokens",
+    "cache_write_1h_tokens", "output_tokens", "cost_usd", "saved_usd", "missed_usd",
+    "cost_input_usd", "cost_cache_read_usd", "cost_cache_write_usd", "cost_output_usd",
+    "prefix_segments", "prefix_bytes", "total_segments", "total_bytes", "miss_reason",
+    "rewrites", "error", "chain", "body", "flags",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS requests (
+    id INTEGER PRIMARY KEY,
+    request_id TEXT, ts REAL, tenant TEXT, provider TEXT, model TEXT, route TEXT, method TEXT,
+    status INTEGER, stream INTEGER, latency_ms REAL, ttfb_ms REAL, analysed INTEGER,
+    input_tokens INTEGER, cached_tokens INTEGER, cache_write_tokens INTEGER,
+    cache_write_1h_tokens INTEGER, output_tokens INTEGER,
+    cost_usd REAL, saved_usd REAL, missed_usd REAL,
+    cost_input_usd REAL, cost_cache_read_usd REAL, cost_cache_write_usd REAL, cost_output_usd REAL,
+    prefix_segments INTEGER, prefix_bytes INTEGER, total_segments INTEGER, total_bytes INTEGER,
+    miss_reason TEXT, rewrites TEXT, error TEXT, chain TEXT, body BLOB, flags TEXT
+);
+CREATE INDEX IF NOT EXISTS requests_ts ON requests (ts);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+SCHEMA_VERSION = "2"  # 2: the flags column
+
+
+class LedgerError(RuntimeError):
+    """The ledger file cannot be used (raised at start, with the path and the reason)."""
+
+
+def connect(path: str, *, busy_timeout_s: float = 5.0, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        if path != ":memory:" and not Path(path).exists():
+            raise LedgerError(f"ledger {path}: no such file")
+        uri = f"file:{path}?mode=ro" if path != ":memory:" else ":memory:"
+        conn = sqlite3.connect(uri, uri=path != ":memory:", timeout=busy_timeout_s, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    return conn
+
+
+def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection:
+    """Open (creating if needed) and check the ledger; LedgerError when it cannot be used."""
+    if path != ":memory:":
+        try:
+            private_dir(Path(path).parent)
+        except OSError as exc:
+            raise LedgerError(f"ledger {path}: cannot create its folder: {exc.strerror or exc}") from exc
+        try:
+            create_private_file(path)  # 0600 before SQLite creates it with the umask's mode
+        except OSError as exc:
+            raise LedgerError(f"ledger {path}: cannot create it: {exc.strerror or exc}") from exc
+    try:
+        conn = connect(path, busy_timeout_s=busy_timeout_s)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.executescript(SCHEMA)
+        have = {row[1] for row in conn.execute("PRAGMA table_info(requests)")}
+        for column in COLUMNS:  # older ledgers gain new columns
+            if column not in have:
+                kind = "BLOB" if column == "body" else "REAL" if column.endswith(("_usd", "_ms")) else "TEXT"
+                conn.execute(f"ALTER TABLE requests ADD COLUMN {column} {kind}")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        conn.commit()
+    except sqlite3.DatabaseError as exc:  # "file is not a database", "database is locked", …
+        raise LedgerError(f"ledger {path}: {exc} (move the file away or pass another --ledger)") from exc
+    except OSError as exc:
+        raise LedgerError(f"ledger {path}: {exc.strerror or exc}") from exc
+    return conn
+
+
+def row_for(record: RequestRecord, prices: PriceTable | None, log_bodies: bool) -> tuple[Any, ...]:
+    u = record.usage
+    parts = None
+    if u is not None and prices is not None and record.cost_usd is not None:
+        price = prices.lookup(record.model)
+        parts = breakdown(u, price) if price is not None else None
+    return (
+        record.request_id, record.ts, record.tenant, record.provider, record.model, record.route, record.method,
+        record.status, int(record.stream), record.latency_s * 1000.0,
+        None if record.ttfb_s is None else record.ttfb_s * 1000.0, int(record.analysed),
+        u.input_tokens if u else None, u.cached_tokens if u else None, u.cache_write_tokens if u else None,
+        u.cache_write_1h_tokens if u else None, u.output_tokens if u else None,
+        record.cost_usd, record.saved_usd, record.missed_usd,
+        parts.input_usd if parts else None, parts.cache_read_usd if parts else None,
+        parts.cache_write_usd if parts else None, parts.output_usd if parts else None,
+        record.prefix_segments, record.prefix_bytes, record.total_segments, record.total_bytes,
+        record.miss_reason, json.dumps(list(record.rewrites)), record.error,
+        ",".join(record.chain) if record.chain else None,
+        record.body if log_bodies and record.body is not None else None,
+        ",".join(u.flags) if u is not None and u.flags else None,
+    )
+
+
+FLAGS_COLUMN = COLUMNS.index("flags")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _cell(value: Any) -> tuple[Any, str | None]:
+    """``value`` as SQLite can store it, and why it had to change (None: unchanged)."""
+    if value is None or isinstance(value, bytes):
+        return value, None
+    if isinstance(value, int):  # bool included
+        return (int(value), None) if _INT64[0] <= value <= _INT64[1] else (None, "out_of_range")
+    if isinstance(value, float):
+        return (value, None) if math.isfinite(value) else (None, "not_finite")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value, None
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8"), "bad_text"
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value), None
+    return None, "unstorable"
+
+
+def storable(row: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[str]]:
+    """A copy of ``row`` SQLite can take, and the flags naming each cell that changed
+    (also added to the row's ``flags`` column)."""
+    cells: list[Any] = []
+    flags: list[str] = []
+    for name, value in zip(COLUMNS, row):
+        cell, why = _cell(value)
+        cells.append(cell)
+        if why is not None:
+            flags.append(f"{name}:{why}")
+    if flags and len(cells) == len(COLUMNS):
+        earlier = cells[FLAGS_COLUMN] if isinstance(cells[FLAGS_COLUMN], str) else None
+        cells[FLAGS_COLUMN] = ",".join([earlier, *flags] if earlier else flags)
+    return tuple(cells), flags
+
+
+INSERT = f"INSERT INTO requests ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"

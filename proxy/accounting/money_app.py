@@ -1,0 +1,59 @@
+"""Wires the money layer into the proxy app: prices, cost enricher, ledger, metrics, pages.
+
+:meth:`MoneyLayer.build` loads the price table (bundled, with ``--prices`` merged over it)
+and opens the ledger — both fail here, before the server starts, with a clear error
+(:class:`~analyzer.pricing.PriceFileError` naming the bad row, or
+:class:`~proxy.accounting.ledger.LedgerError` naming the file). The app then registers
+``enrichers`` and ``sinks`` with its recorder, mounts ``routes()`` and calls
+:meth:`before` for each analysed request (the ``x-prefixgate-miss-reason`` header).
+
+This module holds no logic of its own; each part lives in its module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from starlette.routing import Route
+
+from analyzer.diagnose import Diagnosis
+from analyzer.pricing import PriceTable
+from analyzer.segments import Segment
+from proxy.accounting import dashboard
+from proxy.config import ProxyConfig
+from proxy.accounting.ledger import Ledger
+from proxy.accounting.metrics import Metrics
+from proxy.accounting.money import Money
+
+
+@dataclass
+class MoneyLayer:
+    prices: PriceTable
+    money: Money
+    ledger: Ledger
+    metrics: Metrics
+    log_bodies: bool = False
+
+    @classmethod
+    def build(cls, config: ProxyConfig) -> "MoneyLayer":
+        prices = PriceTable.load(config.prices)
+        ledger = Ledger(config.ledger_path, prices=prices, log_bodies=config.log_bodies)
+        metrics = Metrics()
+        metrics.attach_ledger(lambda: (ledger.failures, ledger.dropped, ledger.flagged))
+        return cls(prices, Money(prices), ledger, metrics, config.log_bodies)
+
+    @property
+    def enrichers(self) -> list:
+        return [self.money]
+
+    @property
+    def sinks(self) -> list:
+        return [self.ledger, self.metrics]
+
+    def before(self, request_id: str, tenant: str, provider: str, model: str | None,
+               segments: Sequence[Segment]) -> Diagnosis | None:
+        return self.money.before(request_id, tenant, provider, model, segments)
+
+    def routes(self) -> list[Route]:
+        return dashboard.routes(self.ledger, self.metrics, log_bodies=self.log_bodies)

@@ -1,0 +1,44 @@
+"""One finished request, as every sink (stats, ledger, metrics) sees it.
+
+The proxy builds a :class:`RequestRecord` when a response has been fully relayed (or has
+failed) and hands it to :class:`proxy.accounting.recorder.Recorder`, which fans it out. Records
+never hold an API key or auth header; prompt content only when ``--log-bodies`` is on.
+``prefix_segments`` is ``None`` when the prefix store was skipped or failed: every sink
+counts that as unknown, never as a miss or as 0 repeated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analyzer.usage import Usage
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    request_id: str
+    ts: float  # unix seconds when the request arrived
+    tenant: str  # keyed hash of the API key (hex); "anonymous" when there was none
+    provider: str  # "openai" | "anthropic"
+    route: str  # path, e.g. "/v1/chat/completions"
+    method: str = "POST"
+    model: str | None = None
+    stream: bool = False
+    status: int = 0  # upstream status, or the proxy's own (413, 502, 504, 499 client gone)
+    latency_s: float = 0.0  # arrival → last byte relayed
+    ttfb_s: float | None = None  # arrival → first byte relayed
+    analysed: bool = False  # body parsed and segmented
+    usage: Usage | None = None  # None when the upstream reported none
+    prefix_segments: int | None = 0  # leading segments seen before for this tenant; None: unknown (store skipped or failed)
+    prefix_bytes: int | None = 0  # None exactly when prefix_segments is None
+    total_segments: int = 0
+    total_bytes: int = 0
+    chain: list[str] | None = None  # first 8 bytes (hex) of each prefix-chain hash; None when unanalysed
+    error: str | None = None  # the proxy's own error kind ("upstream_timeout", …)
+    # Filled by the money layer (issue 5) when prices are known:
+    cost_usd: float | None = None
+    saved_usd: float | None = None
+    missed_usd: float | None = None
+    miss_reason: str | None = None
+    rewrites: list[str] = field(default_factory=list)
+    body: bytes | None = None  # only with --log-bodies

@@ -1,0 +1,167 @@
+"""``prefixgate bench proxy``: the latency and throughput the proxy adds, measured side by side.
+
+Starts the emulator and the proxy (``prefixgate serve``) as separate processes on loopback,
+then drives both with the same ~20 KB request from a tiny keep-alive client
+(:mod:`proxy.bench.http`) in this process: direct to the emulator, and through the proxy.
+Each scenario (plain / streaming, concurrency 1 and N) is run in alternating rounds,
+direct then proxy, so machine noise hits both sides alike. It reports p50/p99 latency
+(streaming: time to first body byte), what the proxy adds, requests/s at concurrency N,
+and flags a ~40 ms floor at concurrency 1 (Nagle + delayed ACK). Prints one JSON object,
+then a table unless ``--json``.
+
+This module does not judge pass/fail against targets beyond exiting 1 on request errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import tempfile
+from pathlib import Path
+
+import click
+import orjson
+
+from proxy.bench.http import Pool, RunResult, build_request, percentile, run_load
+from proxy.bench.procs import emulator_and_proxy
+
+ROUNDS = 4
+NAGLE_FLOOR_MS = 30.0
+
+
+def request_body(provider: str, size: int, i: int, stream: bool) -> tuple[str, bytes]:
+    phrase = "You are the support assistant for Example Corp. Follow the policy exactly. "
+    system = (phrase * (size // len(phrase) + 1))[:size]
+    question = f"Question {i}: can I get a refund for order {1000 + i}?"
+    if provider == "anthropic":
+        body = {"model": "claude-sonnet-4-6", "max_tokens": 16, "stream": stream,
+                "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                "messages": [{"role": "user", "content": question}]}
+        return "/v1/messages", orjson.dumps(body)
+    body = {"model": "gpt-4o", "max_tokens": 16, "stream": stream,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": question}]}
+    return "/v1/chat/completions", orjson.dumps(body)
+
+
+def _headers(provider: str) -> dict[str, str]:
+    if provider == "anthropic":
+        return {"x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01"}
+    return {"authorization": "Bearer sk-bench"}
+
+
+def _stats(result: RunResult, key: str, target: str) -> dict[str, float]:
+    values = [getattr(s, key) * 1000 for s in result.ok()]
+    if not values:
+        raise click.ClickException(f"every request sent {target} failed ({result.errors} errors)")
+    return {"p50": percentile(values, 50), "p99": percentile(values, 99), "mean": sum(values) / len(values),
+            "n": len(values)}
+
+
+async def _scenario(pools: dict[str, Pool], provider: str, size: int, stream: bool, requests: int, concurrency: int) -> dict:
+    results = {target: RunResult() for target in pools}
+    per_round = max(1, requests // ROUNDS)
+    for r in range(ROUNDS):
+        for target, pool in pools.items():
+            def make(i: int, port: int = pool.port) -> bytes:
+                path, body = request_body(provider, size, r * per_round + i, stream)
+                return build_request("127.0.0.1", port, path, body, _headers(provider))
+
+            part = await run_load(pool, make, per_round, concurrency)
+            results[target].samples += part.samples
+            results[target].wall_s += part.wall_s
+            results[target].errors += part.errors
+    key = "ttfb_s" if stream else "total_s"
+    out: dict = {target: _stats(res, key, target) for target, res in results.items()}
+    out["added_p50_ms"] = out["proxy"]["p50"] - out["direct"]["p50"]
+    out["added_p99_ms"] = out["proxy"]["p99"] - out["direct"]["p99"]
+    for target, res in results.items():
+        out[target]["rps"] = len(res.ok()) / res.wall_s
+        out[target]["errors"] = res.errors
+    return out
+
+
+async def _measure(ports: dict[str, int], provider: str, requests: int, concurrency: int, warmup: int, size: int) -> dict:
+    pools = {target: Pool("127.0.0.1", port) for target, port in ports.items()}
+    try:
+        for stream in (False, True):  # warm up: connections, caches, code paths
+            await _scenario(pools, provider, size, stream, max(warmup, ROUNDS), concurrency)
+        scenarios = {}
+        for stream in (False, True):
+            for conc in (1, concurrency):
+                name = f"{'stream_ttfb' if stream else 'plain'}_c{conc}"
+                scenarios[name] = await _scenario(pools, provider, size, stream, requests, conc)
+        return scenarios
+    finally:
+        for pool in pools.values():
+            await pool.aclose()
+
+
+def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size: int, profile: Path | None = None) -> dict:
+    machine = {"cpus": os.cpu_count(), "load_1m_before": round(os.getloadavg()[0], 2),
+               "python": platform.python_version()}
+    with tempfile.TemporaryDirectory(prefix="prefixgate-bench-") as tmp:
+        with emulator_and_proxy(Path(tmp), profile) as (emu_port, proxy_port):
+            ports = {"direct": emu_port, "proxy": proxy_port}
+            scenarios = asyncio.run(_measure(ports, provider, requests, concurrency, warmup, size))
+    path, body = request_body(provider, size, 0, False)
+    plain_n = scenarios[f"plain_c{concurrency}"]
+    return {
+        "bench": "proxy", "provider": provider, "route": path, "request_bytes": len(body),
+        "requests_per_scenario": requests // ROUNDS * ROUNDS, "rounds": ROUNDS, "warmup": warmup,
+        "concurrency": concurrency,
+        "setup": "emulator, proxy and client in separate processes on loopback; HTTP/1.1 keep-alive, TCP_NODELAY",
+        "machine": machine,
+        "latency_ms": scenarios,
+        "throughput_rps": {"direct": plain_n["direct"]["rps"], "proxy": plain_n["proxy"]["rps"],
+                           "proxy_over_direct": plain_n["proxy"]["rps"] / plain_n["direct"]["rps"]},
+        "nagle_suspect": scenarios["plain_c1"]["added_p50_ms"] >= NAGLE_FLOOR_MS,
+        "errors": sum(s[t]["errors"] for s in scenarios.values() for t in ("direct", "proxy")),
+        "proxy_profile": str(profile) if profile else None,
+    }
+
+
+def _table(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"prefixgate bench proxy — {result['provider']} {result['route']}, "
+                        f"{result['request_bytes']} B request, {result['requests_per_scenario']} requests/scenario")
+    for col in ("scenario (ms, req/s)", "direct p50", "proxy p50", "added p50", "direct p99", "proxy p99",
+                "added p99", "direct req/s", "proxy req/s"):
+        table.add_column(col, justify="left" if col.startswith("scenario") else "right", no_wrap=True)
+    for name, s in result["latency_ms"].items():
+        table.add_row(name, f"{s['direct']['p50']:.2f}", f"{s['proxy']['p50']:.2f}", f"{s['added_p50_ms']:+.2f}",
+                      f"{s['direct']['p99']:.2f}", f"{s['proxy']['p99']:.2f}", f"{s['added_p99_ms']:+.2f}",
+                      f"{s['direct']['rps']:.0f}", f"{s['proxy']['rps']:.0f}")
+    console = Console(stderr=True, width=132)
+    console.print(table)
+    t = result["throughput_rps"]
+    console.print(f"throughput at concurrency {result['concurrency']}: proxy {t['proxy']:.0f} req/s = "
+                  f"{t['proxy_over_direct']:.0%} of direct {t['direct']:.0f} req/s"
+                  + ("   [red]~40 ms floor at concurrency 1: Nagle/delayed-ACK suspected[/red]" if result["nagle_suspect"] else ""))
+
+
+@click.command("proxy")
+@click.option("--requests", default=800, show_default=True, type=click.IntRange(4, 1_000_000),
+              help="Measured requests per scenario and side (split into 4 alternating rounds).")
+@click.option("--concurrency", default=32, show_default=True, type=click.IntRange(1, 1024),
+              help="Connections for the high-concurrency scenarios (concurrency 1 is always measured).")
+@click.option("--warmup", default=100, show_default=True, type=click.IntRange(0, 100_000),
+              help="Warm-up requests per side before measuring.")
+@click.option("--body-kb", default=20, show_default=True, type=click.IntRange(1, 16_384), help="Request size in KB.")
+@click.option("--provider", default="openai", show_default=True, type=click.Choice(["openai", "anthropic"]))
+@click.option("--json", "json_only", is_flag=True, help="Print only the JSON object (no table).")
+@click.option("--profile", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Run the proxy under cProfile and write its stats here (figures then include the profiler's cost).")
+def bench_proxy_command(requests: int, concurrency: int, warmup: int, body_kb: int, provider: str, json_only: bool,
+                        profile: Path | None) -> None:
+    """Latency added by the proxy (p50/p99, concurrency 1 and N, plain and streaming TTFB) and
+    requests/s through the proxy vs direct, against the emulator on loopback."""
+    result = run_bench(provider, requests, concurrency, warmup, body_kb * 1000,
+                       profile.resolve() if profile else None)
+    click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+    if not json_only:
+        _table(result)
+    if result["errors"]:
+        raise click.ClickException(f"{result['errors']} requests failed; the figures above exclude them")

@@ -1,0 +1,118 @@
+"""``prefixgate serve``: build a :class:`~proxy.config.ProxyConfig` from flags and run uvicorn.
+
+Invalid settings (a bad URL, a public host without ``--admin-token``, an unreadable size)
+are reported as a usage error (exit 2) before anything starts. uvicorn's own access log is
+off: it prints query strings, which can carry keys; the proxy logs its own line per
+request (``prefixgate.access``), without headers, query or body. uvicorn runs on uvloop
+with the httptools parser when they are installed (``PREFIXGATE_SERVER=asyncio``: plain
+asyncio + h11, the benchmark reference). Either way request heads over ``--max-header-size``
+get a 431 before the app sees them (:mod:`proxy.server.head_limit`), and a shutdown gives requests
+in flight ``--shutdown-timeout`` seconds, then cuts and records them and flushes the ledger
+(:mod:`proxy.server.shutdown`; a second Ctrl-C cuts at once).
+
+This module does not implement any request handling.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+import click
+
+from proxy.config import ANTHROPIC_DEFAULT_BASE, OPENAI_DEFAULT_BASE, ProxyConfig
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """``"32MiB"`` → 33554432, ``"20kb"`` → 20000, ``"1024"`` → 1024."""
+    match = _SIZE.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (use e.g. 1048576, 512KiB, 32MiB, 1GB)")
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
+class SizeParam(click.ParamType):
+    name = "size"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (non-loopback needs --admin-token).")
+@click.option("--port", default=8080, show_default=True, type=int)
+@click.option("--openai-base", default=OPENAI_DEFAULT_BASE, show_default=True, help="What you would give the OpenAI SDK as base URL.")
+@click.option("--anthropic-base", default=ANTHROPIC_DEFAULT_BASE, show_default=True, help="What you would give the Anthropic SDK as base URL.")
+@click.option("--store", default="memory", show_default=True, help="Prefix store: 'memory' or redis://host:port/db[?key_prefix=...].")
+@click.option("--store-timeout", default=0.1, show_default=True, type=float, help="Redis store: seconds a look-up may take; past it the store is skipped (headers say 'unknown') until a probe, at most one per second, answers.")
+@click.option("--ledger", default=None, help="SQLite ledger path (default: <state dir>/ledger.sqlite).")
+@click.option("--max-body", default="32MiB", show_default=True, type=SizeParam(), help="Largest request body accepted (413 above).")
+@click.option("--max-header-size", default="64KiB", show_default=True, type=SizeParam(), help="Largest request head (request line + headers) accepted (431 above).")
+@click.option("--connect-timeout", default=10.0, show_default=True, type=float, help="Seconds to connect to an upstream (504 after).")
+@click.option("--read-timeout", default=600.0, show_default=True, type=float, help="Seconds to wait for upstream bytes (504 after).")
+@click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN", help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN).")
+@click.option("--log-bodies", is_flag=True, help="Keep request bodies in the ledger (prompts, never keys).")
+@click.option("--prices", default=None, type=click.Path(dir_okay=False), help="Price file overriding the bundled one.")
+@click.option("--rewrite", is_flag=True, help="Add Anthropic cache breakpoints where none are set; cap more than 4 (content never changes).")
+@click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut).")
+@click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
+def serve_command(host, port, openai_base, anthropic_base, store, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):
+    """Run the caching proxy in front of OpenAI / Anthropic."""
+    try:
+        config = ProxyConfig(
+            openai_base=openai_base,
+            anthropic_base=anthropic_base,
+            host=host,
+            port=port,
+            store=store,
+            store_timeout=store_timeout,
+            ledger=ledger,
+            max_body=max_body,
+            max_header_size=max_header_size,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            admin_token=admin_token,
+            log_bodies=log_bodies,
+            prices=prices,
+            rewrite=rewrite,
+            shutdown_timeout=shutdown_timeout,
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    run(config, log_level)
+
+
+def run(config: ProxyConfig, log_level: str = "info") -> None:
+    import uvicorn
+
+    from analyzer.pricing import PriceFileError
+    from proxy.app import create_app
+    from proxy.server.head_limit import head_limited
+    from proxy.accounting.ledger import LedgerError
+    from proxy.server.shutdown import serve
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        app = create_app(config)
+    except (LedgerError, PriceFileError) as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"prefixgate proxy on http://{config.host}:{config.port}  →  openai {config.openai_base}  anthropic {config.anthropic_base}", err=True)
+    # uvloop + httptools when installed (uvicorn's "auto"; 20-30% more requests/s through the
+    # proxy); PREFIXGATE_SERVER=asyncio keeps plain asyncio + h11 as the benchmark reference.
+    loop, http = ("asyncio", "h11") if os.environ.get("PREFIXGATE_SERVER") == "asyncio" else ("auto", "auto")
+    server_config = uvicorn.Config(
+        app, host=config.host, port=config.port, log_level=log_level, access_log=False, server_header=False, date_header=False,
+        timeout_keep_alive=75, loop=loop, http=head_limited(http), h11_max_incomplete_event_size=config.max_header_size,
+        timeout_graceful_shutdown=config.shutdown_timeout,  # type: ignore[arg-type]  # a float works (asyncio deadline)
+    )
+    serve(server_config)

@@ -1,0 +1,17 @@
+"""What every prefix store answers: :class:`PrefixStore`.
+
+This module holds the interface only; the stores are :mod:`proxy.store.memory` and
+:mod:`proxy.store.redis_store`, the guard :mod:`proxy.store.guard`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+
+class PrefixStore(Protocol):
+    def ready(self) -> bool: ...  # False: skip the store now, without awaiting anything
+
+    async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int | None: ...  # None: unknown
+
+    async def aclose(self) -> None: ...

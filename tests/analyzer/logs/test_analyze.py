@@ -1,0 +1,251 @@
+"""`prefixgate analyze` on generated logs and a real SQLite ledger: repeated prefixes,
+allowed vs realised hit rate (TTL, minimum, 128-token steps), money, forks and advice."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analyzer.logs.analysis import Analysis, AnalyzeConfig
+from analyzer.logs.cli import analyze_command, run_analysis
+from analyzer.logs.reader import LogRecord
+from analyzer.prefix import chain, root_hash
+from analyzer.pricing import PriceTable
+from analyzer.segments import segments_for
+from analyzer.tokens import estimate_tokens
+
+STATIC = " ".join(f"Rule {i}: answer politely, cite the policy section and never promise refunds beyond 30 days." for i in range(80))
+
+
+def body(system: str, user: str, model: str = "gpt-4o") -> dict:
+    return {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def openai_allowed(nbytes: int) -> int:
+    """OpenAI's rule, written out: nothing under 1,024 tokens, then 1,024 + k·128."""
+    tokens = -(-nbytes // 4)
+    return 0 if tokens < 1024 else 1024 + (tokens - 1024) // 128 * 128
+
+
+def prefix_bytes(b: dict, n: int) -> int:
+    segs = segments_for("openai", "/v1/chat/completions", b)
+    return chain(segs, root_hash("openai", b["model"])).bytes_at(n)
+
+
+def test_timestamp_fork_is_located_counted_and_advised(tmp_path):
+    head = "You are Acme's support assistant. Current time: "
+    records = [body(f"{head}10:{i:02d}:00 UTC. {STATIC}", f"question {i}") for i in range(20)]
+    summary, errors = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
+    assert errors == []
+    fork = summary["forks"][0]
+    assert fork["field"] == "messages[0].content" and fork["kind"] == "time" and fork["where"] == "head"
+    assert fork["offset"] == len(head) and fork["count"] == 19
+    assert summary["hit_rate"]["allowed"] == 0  # nothing repeats before the timestamp's segment ends
+    assert any(f"messages[0].content offset {len(head):,} forks 95% of requests" in a for a in summary["advice"])
+
+
+def test_allowed_vs_realised_hit_rate_and_money(tmp_path):
+    records = [{"request": body(STATIC, f"question {i}"),
+                "response": {"usage": {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}}}
+               for i in range(10)]
+    table = PriceTable.load()
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=table))
+    allowed_each = openai_allowed(prefix_bytes(records[0]["request"], 1))
+    assert allowed_each > 0
+    assert summary["hit_rate"]["realized"] == 0
+    assert summary["hit_rate"]["allowed"] == pytest.approx(9 * allowed_each / (10 * 2000))
+    price = table.lookup("gpt-4o")
+    assert summary["money"]["potential_extra_usd"] == pytest.approx(9 * allowed_each * (price.input - price.read_rate) / 1e6)
+    assert summary["money"]["spent_usd"] == pytest.approx(10 * (2000 * price.input + 10 * price.output) / 1e6)
+    top = summary["top_prefixes"][0]
+    assert top["count"] == 10 and top["ends_at"] == "messages[0]" and top["tokens"] == estimate_tokens(prefix_bytes(records[0]["request"], 1))
+    assert any("allow" in a and "could be saved" in a for a in summary["advice"])
+
+
+def test_ttl_decides_whether_a_repeat_counts(tmp_path):
+    records = [{"ts": 1_700_000_000 + 600 * i, "request": body(STATIC, f"q{i}")} for i in range(4)]
+    path = str(write_jsonl(tmp_path / "log.jsonl", records))
+    short, _ = run_analysis([path], AnalyzeConfig(ttl_openai=300))
+    long, _ = run_analysis([path], AnalyzeConfig(ttl_openai=3600))
+    assert short["hit_rate"]["allowed"] == 0 and short["expired_repeats"] == 3
+    assert long["hit_rate"]["allowed"] > 0 and long["expired_repeats"] == 0
+
+
+def test_prefix_below_minimum_is_not_allowed(tmp_path):
+    records = [body("You are brief. " * 20, f"q{i}") for i in range(5)]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
+    assert summary["hit_rate"]["allowed"] == 0 and summary["below_minimum"] == 4
+
+
+def test_anthropic_repeats_without_breakpoint_are_advised(tmp_path):
+    records = [{"model": "claude-sonnet-4-5", "max_tokens": 100, "system": STATIC, "messages": [{"role": "user", "content": f"q{i}"}]} for i in range(3)]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
+    assert any("no cache_control breakpoint" in a for a in summary["advice"])
+    assert summary["hit_rate"]["by_provider"]["anthropic"]["allowed"] > 0
+
+
+def test_conversation_turns_are_extensions_not_forks(tmp_path):
+    msgs = [{"role": "system", "content": STATIC}]
+    records = []
+    for i in range(4):
+        msgs = msgs + [{"role": "user", "content": f"turn {i}"}]
+        records.append({"model": "gpt-4o", "messages": list(msgs)})
+        msgs = msgs + [{"role": "assistant", "content": f"answer {i}"}]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
+    assert summary["forks"] == [] and summary["forked_requests"] == 0
+
+
+def make_ledger(path: Path, rows: list[dict]) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("""CREATE TABLE requests (id INTEGER PRIMARY KEY, request_id TEXT, ts REAL, tenant TEXT, provider TEXT, model TEXT,
+        route TEXT, status INTEGER, stream INTEGER, latency_ms REAL, ttfb_ms REAL, analysed INTEGER, input_tokens INTEGER,
+        cached_tokens INTEGER, cache_write_tokens INTEGER, cache_write_1h_tokens INTEGER, output_tokens INTEGER, cost_usd REAL,
+        saved_usd REAL, missed_usd REAL, prefix_segments INTEGER, prefix_bytes INTEGER, total_segments INTEGER, total_bytes INTEGER,
+        miss_reason TEXT, rewrites TEXT, error TEXT, chain TEXT, body BLOB)""")
+    for r in rows:
+        conn.execute(f"INSERT INTO requests ({', '.join(r)}) VALUES ({', '.join('?' for _ in r)})", list(r.values()))
+    conn.commit()
+    conn.close()
+
+
+def test_ledger_with_bodies_and_chains(tmp_path):
+    rows = []
+    for i in range(6):
+        b = body(STATIC, f"q{i}")
+        segs = segments_for("openai", "/v1/chat/completions", b)
+        ch = chain(segs, root_hash("openai", "gpt-4o"))
+        row = {"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
+               "input_tokens": 1500, "cached_tokens": 1024 if i else 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0,
+               "output_tokens": 5, "total_bytes": ch.ends[-1], "chain": ",".join(h[:8].hex() for h in ch.hashes)}
+        if i % 2 == 0:
+            row["body"] = json.dumps(b).encode()
+        rows.append(row)
+    db = tmp_path / "ledger.sqlite"
+    make_ledger(db, rows)
+    summary, errors = run_analysis([str(db)], AnalyzeConfig())
+    assert errors == [] and summary["analysed"] == 6 and summary["requests_with_usage"] == 6
+    assert summary["hit_rate"]["realized"] == pytest.approx(5 * 1024 / (6 * 1500))
+    assert summary["top_prefixes"][0]["count"] == 6  # rows with and without bodies land on the same nodes
+
+
+def test_not_a_ledger_is_an_input_error(tmp_path):
+    db = tmp_path / "x.db"
+    sqlite3.connect(db).execute("CREATE TABLE other (a)").connection.commit()
+    _, errors = run_analysis([str(db)], AnalyzeConfig())
+    assert errors and "not a prefixgate ledger" in errors[0]
+
+
+def test_cli_bad_lines_named_rest_analysed_exit_2_and_json(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps(body(STATIC, "a")) + "\n{broken\n" + json.dumps({"foo": 1}) + "\n" + json.dumps(body(STATIC, "b")) + "\n")
+    result = CliRunner().invoke(analyze_command, [str(path), "--json", "--no-prices"])
+    assert result.exit_code == 2
+    summary = json.loads(result.stdout)
+    assert summary["analysed"] == 2 and summary["input_errors"] == 2
+    assert f"{path}:2: line is not JSON" in result.stderr and f"{path}:3: no request body" in result.stderr
+    assert "Traceback" not in result.output
+    text = CliRunner().invoke(analyze_command, [str(tmp_path / "none.jsonl")])
+    assert text.exit_code == 2 and "no such file" in text.stderr
+
+
+def test_cli_text_report_with_progress(tmp_path):
+    path = write_jsonl(tmp_path / "log.jsonl", [body(STATIC, f"q{i}") for i in range(3)])
+    result = CliRunner().invoke(analyze_command, [str(path), "--progress"])
+    assert result.exit_code == 0, result.output
+    assert "top repeated prefixes" in result.stdout and "allowed by the providers' rules" in result.stdout
+
+
+def test_tree_memory_is_bounded():
+    analysis = Analysis(AnalyzeConfig(max_nodes=1000))
+    for i in range(3000):
+        b = body(f"unique system {i}", "q")
+        analysis.add(LogRecord("mem", i, "openai", "/v1/chat/completions", "gpt-4o", None, b, None))
+    assert len(analysis.tree) <= 1000 and analysis.tree.pruned > 0
+
+
+def test_config_is_validated():
+    with pytest.raises(ValueError):
+        AnalyzeConfig(ttl_openai=0)
+    with pytest.raises(ValueError):
+        AnalyzeConfig(top=0)
+
+
+def test_ledger_written_with_the_proxy_schema_is_read(tmp_path):
+    from proxy.accounting.ledger_schema import open_ledger
+
+    path = tmp_path / "ledger"  # no suffix: recognised by SQLite's header
+    conn = open_ledger(str(path))
+    for i in range(3):
+        b = body(STATIC, f"q{i}")
+        conn.execute("INSERT INTO requests (ts, provider, model, route, analysed, input_tokens, cached_tokens, cache_write_tokens,"
+                     " cache_write_1h_tokens, output_tokens, body) VALUES (?, 'openai', 'gpt-4o', '/v1/chat/completions', 1, 1500, ?, 0, 0, 3, ?)",
+                     (1_700_000_000 + i, 1024 if i else 0, json.dumps(b).encode()))
+    conn.commit()
+    conn.close()
+    summary, errors = run_analysis([str(path)], AnalyzeConfig())
+    assert errors == [] and summary["analysed"] == 3 and summary["top_prefixes"][0]["count"] == 3
+
+
+def test_anthropic_one_hour_breakpoints_outlive_the_default_ttl(tmp_path):
+    def rec(i: int, ttl: str | None) -> dict:
+        cc = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+        return {"ts": 1_700_000_000 + 1200 * i, "request": {"model": "claude-sonnet-4-5", "max_tokens": 10,
+                "system": [{"type": "text", "text": STATIC, "cache_control": cc}], "messages": [{"role": "user", "content": f"q{i}"}]}}
+    five = run_analysis([str(write_jsonl(tmp_path / "a.jsonl", [rec(i, None) for i in range(3)]))], AnalyzeConfig())[0]
+    hour = run_analysis([str(write_jsonl(tmp_path / "b.jsonl", [rec(i, "1h") for i in range(3)]))], AnalyzeConfig())[0]
+    assert five["hit_rate"]["allowed"] == 0 and hour["hit_rate"]["allowed"] > 0
+
+
+def test_ledger_rows_without_bodies_use_the_stated_prefix_size(tmp_path):
+    """A ledger without --log-bodies states only the total and the repeated prefix's bytes;
+    the prefix's end must come from prefix_bytes, not an even split of the total."""
+    from analyzer.logs.reader import ledger_ends
+
+    assert ledger_ends(2, 8000, 1, 7900) == [7900, 8000]
+    assert ledger_ends(3, 900, 0, 0) == [300, 600, 900]
+    assert ledger_ends(4, 1000, 2, 800) == [400, 800, 900, 1000]
+    rows = []
+    for i in range(4):
+        b = body(STATIC, f"question {i}")
+        segs = segments_for("openai", "/v1/chat/completions", b)
+        ch = chain(segs, root_hash("openai", "gpt-4o"))
+        rows.append({"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
+                     "input_tokens": estimate_tokens(ch.ends[-1]), "cached_tokens": 0, "cache_write_tokens": 0,
+                     "cache_write_1h_tokens": 0, "output_tokens": 5, "total_bytes": ch.ends[-1], "total_segments": 2,
+                     "prefix_segments": 1 if i else 0, "prefix_bytes": ch.ends[0] if i else 0,
+                     "chain": ",".join(h[:8].hex() for h in ch.hashes)})
+    db = tmp_path / "ledger.sqlite"
+    make_ledger(db, rows)
+    summary, errors = run_analysis([str(db)], AnalyzeConfig(prices=None))
+    system_bytes = rows[1]["prefix_bytes"]
+    assert errors == [] and summary["top_prefixes"][0]["tokens"] == estimate_tokens(system_bytes)
+    allowed = 3 * openai_allowed(system_bytes)
+    assert allowed > 0 and summary["hit_rate"]["allowed"] == pytest.approx(allowed / sum(r["input_tokens"] for r in rows))
+    assert summary["money"]["spent_usd"] is None  # no price table: unknown, never $0
+
+
+def test_money_is_null_when_no_request_carries_usage(tmp_path):
+    path = write_jsonl(tmp_path / "log.jsonl", [body(STATIC, f"q{i}") for i in range(3)])
+    summary, _ = run_analysis([str(path)], AnalyzeConfig(prices=PriceTable.load()))
+    assert summary["money"]["priced"] and summary["money"]["spent_usd"] is None and summary["money"]["saved_usd"] is None
+    assert summary["money"]["potential_extra_usd"] > 0
+    text = CliRunner().invoke(analyze_command, [str(path)]).stdout
+    assert "spent and saved n/a" in text and "$0.00, saved" not in text
+
+
+def test_a_binary_file_or_directory_is_named_without_flooding_stderr(tmp_path):
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"\xff\xfe\x00garbage\n" * 100)
+    result = CliRunner().invoke(analyze_command, [str(junk), str(tmp_path), "--no-prices"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 22 and "80 more unreadable line(s)" in result.stderr and "is a directory" in result.stderr

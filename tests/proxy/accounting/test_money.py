@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from analyzer.pricing import PriceTable
+from analyzer.segments import segments_for
+from analyzer.usage import Usage
+from proxy.accounting.money import Money
+from proxy.accounting.records import RequestRecord
+
+LONG = "Policy: refunds within 30 days; be polite and precise. " * 110  # ~6 KB
+
+
+def body(system: str, user: str = "hi", model: str = "gpt-4o-mini") -> dict:
+    return {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+
+def segs(b: dict):
+    return segments_for("openai", "/v1/chat/completions", b)
+
+
+def rec(rid: str, usage: Usage | None, model: str = "gpt-4o-mini", prefix_segments: int = 0) -> RequestRecord:
+    return RequestRecord(rid, 0.0, "t", "openai", "/v1/chat/completions", model=model, status=200 if usage else 502,
+                         analysed=True, usage=usage, prefix_segments=prefix_segments)
+
+
+def test_cost_and_savings_filled():
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    r = rec("a", Usage(2006, 1920, 0, 0, 300), prefix_segments=1)
+    money.enrich(r)
+    assert abs(r.cost_usd - 0.0003369) < 1e-9 and abs(r.saved_usd - 0.000144) < 1e-9
+
+
+def test_unknown_model_is_unpriced_never_zero():
+    money = Money(PriceTable.load())
+    r = rec("x", Usage(100, 0, 0, 0, 5), model="private-llm")
+    money.enrich(r)
+    assert r.cost_usd is None and r.saved_usd is None and r.missed_usd is None
+
+
+def test_volatile_system_prompt_gets_a_reason_before_the_response():
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(f"Now: 2026-11-30T10:00:01Z. {LONG}")), ts=0)
+    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
+    early = money.before("b", "t", "openai", "gpt-4o-mini", segs(body(f"Now: 2026-11-30T10:00:09Z. {LONG}")), ts=8)
+    assert early is not None and early.reason == "volatile-time"
+    r = rec("b", Usage(1600, 0, 0, 0, 10))
+    money.enrich(r)
+    assert r.miss_reason.startswith("volatile-time; path=messages[0]; offset=")
+    assert r.missed_usd == 0.0  # the proxy saw no repeated prefix (it forked at segment 0)
+
+
+def test_repeat_not_cached_is_missed_money():
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
+    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
+    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
+    r = rec("b", Usage(1600, 0, 0, 0, 10), prefix_segments=1)
+    money.enrich(r)
+    assert r.miss_reason == "not-cached"
+    sys_tokens = -(-len(segs(body(LONG))[0].data) // 4)
+    tokens = 1024 + (sys_tokens - 1024) // 128 * 128
+    assert abs(r.missed_usd - tokens * (0.15 - 0.075) / 1e6) < 1e-12
+    # the same repeat, cached by the provider: no reason, nothing missed
+    money.before("c", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q3")), ts=40)
+    r = rec("c", Usage(1600, tokens, 0, 0, 10), prefix_segments=1)
+    money.enrich(r)
+    assert r.miss_reason is None and r.missed_usd == 0.0
+
+
+def test_failed_request_keeps_the_request_time_reason():
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    money.enrich(rec("a", Usage(10, 0, 0, 0, 1)))
+    money.before("b", "t", "openai", "gpt-4o", segs(body(LONG, model="gpt-4o")), ts=1)
+    r = rec("b", None, model="gpt-4o")
+    money.enrich(r)
+    assert r.miss_reason.startswith("model-changed") and r.cost_usd is None
+
+
+def test_unknown_prefix_is_not_a_miss():
+    # The store was skipped (breaker open): what repeated is unknown, so what was missed is too.
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
+    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
+    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
+    r = rec("b", Usage(1600, 0, 0, 0, 10), prefix_segments=None)
+    money.enrich(r)
+    assert r.cost_usd is not None and r.missed_usd is None
+
+
+def test_a_flagged_usage_gets_null_money_even_after_a_seen_prefix():
+    money = Money(PriceTable.load())
+    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
+    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=10)
+    r = rec("b", Usage(1600, 0, 0, 0, 10, flags=("usage.completion_tokens:too_large",)), prefix_segments=1)
+    money.enrich(r)
+    assert r.cost_usd is None and r.saved_usd is None and r.missed_usd is None

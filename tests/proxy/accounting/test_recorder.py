@@ -1,0 +1,43 @@
+"""proxy.accounting.recorder: enrichers before sinks; one failure never loses the others."""
+
+from __future__ import annotations
+
+import asyncio
+
+from proxy.accounting.records import RequestRecord
+from proxy.accounting.recorder import Recorder, RecordContext
+
+
+class Sink:
+    def __init__(self, fail=False):
+        self.seen, self.fail, self.closed = [], fail, False
+
+    def handle(self, record):
+        if self.fail:
+            raise RuntimeError("boom")
+        self.seen.append((record.request_id, record.cost_usd))
+
+    async def aclose(self):
+        self.closed = True
+        if self.fail:
+            raise RuntimeError("boom")
+
+
+class Pricer:
+    def enrich(self, record, ctx):
+        record.cost_usd = float(len(ctx.segments))
+
+
+class Broken:
+    def enrich(self, record, ctx):
+        raise ValueError("bad enricher")
+
+
+def test_enrichers_run_before_sinks_and_failures_are_contained(caplog):
+    good, bad = Sink(), Sink(fail=True)
+    recorder = Recorder([bad, good], [Broken(), Pricer()])
+    recorder.record(RequestRecord("r1", 0.0, "t", "openai", "/v1/x"), RecordContext(segments=[1, 2, 3]))
+    assert good.seen == [("r1", 3.0)]
+    assert "bad enricher" in caplog.text or "Broken" in caplog.text
+    asyncio.run(recorder.aclose())
+    assert good.closed and bad.closed

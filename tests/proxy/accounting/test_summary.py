@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from analyzer.usage import Usage
+from proxy.accounting.ledger import Ledger
+from proxy.accounting.records import RequestRecord
+from proxy.accounting.stats import Stats
+from proxy.accounting.summary import parse_since, summarize
+
+T0 = 1_700_000_000.0  # 2023-11-14
+
+
+def records() -> list[RequestRecord]:
+    out = []
+    for i in range(12):
+        cached = 1024 if i % 3 else 0
+        out.append(RequestRecord(
+            f"r{i}", T0 + i * 600, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
+            analysed=True, usage=Usage(2000, cached, 0, 0, 100), prefix_segments=1 if cached else 0,
+            prefix_bytes=4400, total_segments=2, total_bytes=4600, cost_usd=0.001 - cached * 1e-7,
+            saved_usd=cached * 1e-7, missed_usd=0.0 if cached else 0.00007,
+            miss_reason=None if cached else "volatile-time; path=messages[0]; offset=9",
+            body=json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": f"q{i}"}]}).encode(),
+        ))
+    out.append(RequestRecord("u", T0 + 30, "t", "anthropic", "/v1/messages", model="private", status=200, analysed=True,
+                             usage=Usage(50, 0, 0, 0, 5)))
+    out.append(RequestRecord("e", T0 + 40, "t", "openai", "/v1/chat/completions", status=502, analysed=False, error="upstream_unreachable"))
+    return out
+
+
+def write(path: str, recs, log_bodies=False) -> None:
+    async def main():
+        ledger = Ledger(path, log_bodies=log_bodies)
+        for r in recs:
+            r.chain = ["aa" * 8, "bb" * 8] if r.prefix_segments else ["cc" * 8]
+            ledger.handle(r)
+        await ledger.aclose()
+    asyncio.run(main())
+
+
+def test_totals_equal_stats_for_the_same_records(tmp_path):
+    path = str(tmp_path / "l.sqlite")
+    recs = records()
+    write(path, recs)
+    stats = Stats()
+    for r in recs:
+        stats.handle(r)
+    import sqlite3
+    s = summarize(sqlite3.connect(path))
+    want = stats.to_json()
+    for key in ("requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "unanalysed", "errors", "unpriced"):
+        assert s[key] == want[key], key
+    for key in ("cost_usd", "saved_usd", "missed_usd"):
+        assert abs(s[key] - want[key]) < 1e-9, key
+    for m in s["models"]:
+        other = next(x for x in want["models"] if x["provider"] == m["provider"] and x["model"] == m["model"])
+        assert m["requests"] == other["requests"]
+        if other["cost_usd"] is None:  # a model with no price: null in both, never $0
+            assert m["cost_usd"] is None
+        else:
+            assert abs(m["cost_usd"] - other["cost_usd"]) < 1e-9
+    assert any(m["cost_usd"] is None for m in s["models"])
+    assert s["requests"] == 14 and s["unpriced"] == 1 and s["errors"] == 1
+
+
+def test_series_prefixes_reasons_and_range(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "l.sqlite")
+    write(path, records())
+    conn = sqlite3.connect(path)
+    s = summarize(conn, since=T0, until=T0 + 7200, buckets=4)
+    assert [p["requests"] for p in s["series"]["points"]] == [5, 3, 3, 3]  # 30 min buckets
+    assert sum(p["cost_usd"] for p in s["series"]["points"]) == pytest.approx(s["cost_usd"])
+    assert s["requests"] == 14
+    top = s["top_prefixes"][0]
+    assert top["fingerprint"] == "aa" * 8 and top["count"] == 8 and top["tokens"] == 1100
+    assert top["repeated_tokens"] == 8 * 1100 and top["preview"] is None  # bodies not logged
+    assert s["miss_reasons"] == [{"reason": "volatile-time", "count": 4, "missed_usd": pytest.approx(0.00028)}]
+    later = summarize(conn, since=T0 + 3600)
+    assert later["requests"] == 6
+
+
+def test_preview_only_with_logged_bodies(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "l.sqlite")
+    write(path, records(), log_bodies=True)
+    top = summarize(sqlite3.connect(path))["top_prefixes"][0]
+    assert "You are terse." in top["preview"]
+
+
+def test_parse_since():
+    now = 1_000_000.0
+    assert parse_since("24h", now) == now - 86400
+    assert parse_since("30m", now) == now - 1800
+    assert parse_since("7d", now) == now - 7 * 86400
+    assert parse_since("all", now) is None and parse_since(None) is None
+    assert parse_since("2026-11-30T00:00:00Z") == datetime(2026, 11, 30, tzinfo=timezone.utc).timestamp()
+    assert parse_since("2026-11-30") == datetime(2026, 11, 30, tzinfo=timezone.utc).timestamp()
+    with pytest.raises(ValueError, match="24h"):
+        parse_since("yesterday")
+
+
+def test_unknown_prefixes_agree_with_stats_and_stay_out_of_the_hit_rate(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "l.sqlite")
+    recs = [RequestRecord(f"k{i}", T0 + i, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
+                          analysed=True, prefix_segments=seg, prefix_bytes=None if seg is None else 10 * seg, total_segments=2)
+            for i, seg in enumerate([1, 0, None, None])]
+    write(path, recs)
+    rows = sqlite3.connect(path).execute("SELECT prefix_segments, prefix_bytes FROM requests ORDER BY ts").fetchall()
+    assert rows == [(1, 10), (0, 0), (None, None), (None, None)]  # NULL, never 0
+    stats = Stats()
+    for r in recs:
+        stats.handle(r)
+    s = summarize(sqlite3.connect(path))
+    assert (s["prefix_hits"], s["prefix_unknown"]) == (stats.to_json()["prefix_hits"], stats.to_json()["prefix_unknown"]) == (1, 2)
+    assert s["request_hit_rate"] == 0.5  # one hit of the two requests whose prefix is known
+    assert s["top_prefixes"][0]["count"] == 1

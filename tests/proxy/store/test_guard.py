@@ -1,0 +1,304 @@
+"""proxy.store.guard: a store that hangs or fails costs one deadline, then nothing until a probe answers."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from proxy.app import create_app
+from proxy.config import ProxyConfig
+from proxy.store import MemoryStore
+from proxy.store.guard import DEFAULT_DEADLINE_S, GuardedStore, guarded
+
+A, B = b"\x01" * 16, b"\x02" * 16
+DEADLINE = 0.05
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Fake:
+    """A remote store: answers, hangs or fails, in ``seen`` and ``ping`` separately."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"  # "ok" | "hang" | "fail"
+        self.ping_mode = "ok"
+        self.calls = 0
+        self.pings = 0
+        self.pinging = 0
+        self.most_pinging = 0
+        self.closed = False
+
+    def ready(self) -> bool:
+        return True
+
+    async def _act(self, mode: str) -> None:
+        if mode == "hang":
+            await asyncio.Event().wait()
+        if mode == "fail":
+            raise ConnectionError("down")
+
+    async def seen(self, tenant, provider, hashes) -> int:
+        self.calls += 1
+        await self._act(self.mode)
+        return len(hashes)
+
+    async def ping(self) -> bool:
+        self.pings += 1
+        self.pinging += 1
+        self.most_pinging = max(self.most_pinging, self.pinging)
+        try:
+            await self._act(self.ping_mode)
+            return True
+        finally:
+            self.pinging -= 1
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def guard(fake: Fake, clock: Clock, deadline: float = DEADLINE) -> GuardedStore:
+    return GuardedStore(fake, deadline, clock=clock)
+
+
+async def settle(store: GuardedStore) -> None:
+    """Let a background probe finish (it is bounded by the deadline)."""
+    task = store._probe_task
+    if task is not None:
+        await asyncio.wait_for(asyncio.shield(task), 5)
+
+
+def test_a_hung_store_costs_one_deadline_then_nothing():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        assert await store.seen("t", "openai", [A, B]) == 2
+        fake.mode = fake.ping_mode = "hang"
+        started = time.perf_counter()
+        assert await store.seen("t", "openai", [A, B]) is None
+        first = time.perf_counter() - started
+        started = time.perf_counter()
+        later = [await store.seen("t", "openai", [A, B]) for _ in range(200)]
+        rest = time.perf_counter() - started
+        return fake, store, first, later, rest
+
+    fake, store, first, later, rest = asyncio.run(scenario())
+    assert DEADLINE <= first < DEADLINE + 0.5
+    assert later == [None] * 200 and rest < 0.5
+    assert fake.calls == 2  # the store was never asked again while open
+    assert fake.pings == 0  # and not probed: the fake clock did not move
+    assert store.breaker.state == "open" and store.breaker.last_error == "TimeoutError"
+
+
+def test_ready_is_false_while_open_so_the_caller_never_awaits():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        fake.mode = "fail"
+        assert await store.seen("t", "openai", [A]) is None
+        return store.ready(), fake.calls
+
+    assert asyncio.run(scenario()) == (False, 1)
+
+
+def test_one_probe_per_second_and_never_two_at_once():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock, deadline=0.2)
+        fake.mode = fake.ping_mode = "hang"
+        await store.seen("t", "openai", [A])
+        for _ in range(50):  # 0.9 s of fake time: no probe yet
+            clock.now += 0.018
+            assert not store.ready()
+        assert fake.pings == 0
+        clock.now += 0.2
+        assert not store.ready()
+        await asyncio.sleep(0)
+        assert fake.pings == 1 and store.breaker.probing
+        for _ in range(50):  # the probe hangs; fake seconds pass; still one in flight
+            clock.now += 0.5
+            assert not store.ready()
+            await asyncio.sleep(0)
+        assert fake.pings == 1 and fake.most_pinging == 1
+        await settle(store)  # the probe's deadline ends it
+        assert not store.breaker.probing and store.breaker.state == "open"
+        assert not store.ready()  # due (the interval passed long ago): the second probe starts
+        await asyncio.sleep(0)
+        assert fake.pings == 2
+        await settle(store)
+        for _ in range(10):  # right after it, none again until a second has passed
+            assert not store.ready()
+        await asyncio.sleep(0)
+        return fake
+
+    fake = asyncio.run(scenario())
+    assert fake.pings == 2 and fake.most_pinging == 1 and fake.calls == 1
+
+
+def test_a_probe_that_answers_closes_it_and_the_store_is_used_again(caplog):
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        fake.mode = "fail"
+        assert await store.seen("t", "openai", [A]) is None
+        fake.mode = "ok"
+        clock.now += 1.0
+        assert not store.ready()  # the probe starts in the background; this request skips
+        await settle(store)
+        return store, await store.seen("t", "openai", [A, B]), fake
+
+    with caplog.at_level("INFO", logger="prefixgate.store"):
+        store, answer, fake = asyncio.run(scenario())
+    assert answer == 2 and store.breaker.state == "closed" and fake.calls == 2
+    assert caplog.text.count("prefix store failed") == 1 and "answers again" in caplog.text
+
+
+def test_a_late_answer_does_not_close_it():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock, deadline=2.0)
+        gate = asyncio.Event()
+        order = []
+
+        async def slow_then_fast(tenant, provider, hashes):
+            order.append(tenant)
+            if tenant == "slow":
+                await gate.wait()
+                return 1
+            raise ConnectionError("down")
+
+        fake.seen = slow_then_fast
+        slow = asyncio.create_task(store.seen("slow", "openai", [A]))
+        await asyncio.sleep(0)
+        assert await store.seen("fast", "openai", [A]) is None  # opens the breaker
+        gate.set()
+        return await slow, store.breaker.state
+
+    assert asyncio.run(scenario()) == (1, "open")  # its own answer stands; only a probe closes
+
+
+def test_a_cancelled_caller_is_not_a_store_failure():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock, deadline=5.0)
+        fake.mode = "hang"
+        task = asyncio.create_task(store.seen("t", "openai", [A]))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return store.breaker.state
+
+    assert asyncio.run(scenario()) == "closed"
+
+
+def test_health_is_bounded_by_the_deadline_and_probes_when_due():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        ok = await store.health()
+        fake.ping_mode = "hang"
+        started = time.perf_counter()
+        hung = await store.health()  # closed: a PING, bounded; it fails and opens the breaker
+        took = time.perf_counter() - started
+        pings = fake.pings
+        skipped = await store.health()  # open, no probe due: answers at once, no PING
+        after_skip = fake.pings
+        fake.ping_mode = "ok"
+        clock.now += 1.0
+        back = await store.health()  # open and due: an inline probe, which answers
+        return ok, hung, took, pings, skipped, after_skip, back
+
+    ok, hung, took, pings, skipped, after_skip, back = asyncio.run(scenario())
+    assert ok["ok"] and ok["state"] == "closed" and ok["deadline_ms"] == DEADLINE * 1000
+    assert not hung["ok"] and hung["state"] == "open" and hung["last_error"] == "TimeoutError"
+    assert took < DEADLINE + 0.5
+    assert not skipped["ok"] and after_skip == pings
+    assert back["ok"] and back["state"] == "closed"
+
+
+def test_aclose_cancels_a_probe_in_flight_and_closes_the_store():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock, deadline=5.0)
+        fake.mode = "fail"
+        fake.ping_mode = "hang"
+        await store.seen("t", "openai", [A])
+        clock.now += 1
+        store.ready()
+        await asyncio.sleep(0)
+        assert store.breaker.probing
+        await store.aclose()
+        return store, fake
+
+    store, fake = asyncio.run(scenario())
+    assert fake.closed and not store.breaker.probing
+
+
+def test_guarded_wraps_remote_stores_only():
+    memory = MemoryStore(10)
+    assert guarded(memory) is memory  # never waits: no breaker, no cost
+    wrapped = guarded(Fake(), 0.07)
+    assert isinstance(wrapped, GuardedStore) and wrapped.deadline_s == 0.07
+    assert guarded(wrapped) is wrapped
+    assert GuardedStore(Fake()).deadline_s == DEFAULT_DEADLINE_S == ProxyConfig().store_timeout
+    with pytest.raises(ValueError):
+        GuardedStore(Fake(), 0)
+    with pytest.raises(ValueError):
+        ProxyConfig(store_timeout=0)
+
+
+# -- through the app -------------------------------------------------------------------------
+
+CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "be brief " * 50}, {"role": "user", "content": "hi"}]}
+
+
+def test_through_the_app_unknown_everywhere_and_the_store_is_skipped(state_dir, tmp_path, caplog):
+    caplog.set_level("INFO", logger="prefixgate.access")
+    fake = Fake()
+    ledger = tmp_path / "ledger.sqlite"
+    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir,
+                      ledger=str(ledger), store_timeout=DEADLINE)
+
+    def upstream(request):
+        return httpx.Response(200, json={"id": "x", "choices": [], "usage": {"prompt_tokens": 2000, "completion_tokens": 5,
+                                                                          "prompt_tokens_details": {"cached_tokens": 0}}})
+
+    app = create_app(cfg, transport=httpx.MockTransport(upstream), store=fake)
+    with TestClient(app) as client:
+        known = client.post("/v1/chat/completions", json=CHAT)
+        fake.mode = fake.ping_mode = "hang"
+        started = time.perf_counter()
+        first = client.post("/v1/chat/completions", json=CHAT)
+        first_s = time.perf_counter() - started
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            r = client.post("/v1/chat/completions", json=CHAT)
+            times.append(time.perf_counter() - started)
+            assert r.status_code == 200 and r.headers["x-prefixgate-prefix-segments"] == "unknown"
+        health = client.get("/prefixgate/health")
+        stats = client.get("/prefixgate/stats").json()
+        metrics = client.get("/prefixgate/metrics").text
+    assert known.headers["x-prefixgate-prefix-segments"] == "2"  # the fake says every segment repeated
+    assert first.status_code == 200 and first_s < DEADLINE + 0.5
+    assert first.headers["x-prefixgate-prefix-segments"] == first.headers["x-prefixgate-prefix-bytes"] == "unknown"
+    assert max(times) < 0.5
+    assert fake.calls == 2  # the five while open never reached the store
+    assert health.status_code == 503 and health.json()["breaker"]["state"] == "open"
+    assert stats["requests"] == 7 and stats["prefix_unknown"] == 6 and stats["prefix_hits"] == 1
+    assert 'prefixgate_prefix_unknown_total{provider="openai"} 6.0' in metrics
+    assert caplog.text.count("prefix=unknown/2") == 6 and caplog.text.count("prefix=2/2") == 1
+    rows = sqlite3.connect(ledger).execute("SELECT prefix_segments, prefix_bytes, missed_usd FROM requests ORDER BY id").fetchall()
+    assert len(rows) == 7 and rows[0][0] == 2
+    assert all(r == (None, None, None) for r in rows[1:])  # NULL, never 0: unknown is not a miss
