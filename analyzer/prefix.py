@@ -7,7 +7,8 @@ Same design as vLLM's block hashes and nano-vllm's ``BlockManager``, over reques
 instead of token blocks.
 
 The root ``h[-1]`` is the hash of the provider and model: a cache never crosses models.
-This module does not store anything (see ``proxy.store``).
+This module does not store anything (see ``proxy.store``) and does not compare requests
+(two chains' shared length, and where and why they fork: :mod:`analyzer.divergence`).
 """
 
 from __future__ import annotations
@@ -57,13 +58,3 @@ def chain(segments: Sequence[Segment], root: bytes = b"") -> Chain:
         hashes.append(prev)
         ends.append(total)
     return Chain(tuple(hashes), tuple(ends))
-
-
-def common_prefix(a: Chain, b: Chain) -> int:
-    """Number of leading segments two chains share."""
-    n = 0
-    for x, y in zip(a.hashes, b.hashes):
-        if x != y:
-            break
-        n += 1
-    return n

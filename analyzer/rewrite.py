@@ -35,6 +35,7 @@ from itertools import accumulate
 from typing import Any
 
 from analyzer.cache_rules import ANTHROPIC_MAX_BREAKPOINTS, anthropic_min_tokens
+from analyzer.jsonpath import JsonPath
 from analyzer.segments import ANTHROPIC, anthropic_segments
 from analyzer.tokens import estimate_tokens
 
@@ -47,8 +48,6 @@ REWRITES = {
 EPHEMERAL = {"type": "ephemeral"}
 _UNCACHEABLE = ("thinking", "redacted_thinking")  # Anthropic refuses cache_control on these
 
-Path = tuple[str | int, ...]
-
 
 @dataclass(frozen=True, slots=True)
 class Rewrite:
@@ -58,7 +57,7 @@ class Rewrite:
 
 @dataclass(frozen=True, slots=True)
 class _Block:
-    path: Path  # where the block sits in the body; a string field's path ends at the field
+    path: JsonPath  # where the block sits in the body (its segment's path); a string field's ends at the field
     value: Any  # the block dict, or the string it stands for
     end: int  # canonical prompt bytes up to and including this block
     role: str | None = None
@@ -96,7 +95,7 @@ def _add_breakpoints(body: dict[str, Any], blocks: list[_Block], min_tokens: int
     return Rewrite(body, [ADD_BREAKPOINTS])
 
 
-def _cap_breakpoints(body: dict[str, Any], blocks: list[_Block], markers: list[Path]) -> Rewrite:
+def _cap_breakpoints(body: dict[str, Any], blocks: list[_Block], markers: list[JsonPath]) -> Rewrite:
     auto = isinstance(body.get("cache_control"), dict) and bool(blocks)
     if auto and markers and markers[-1] == blocks[-1].path:
         auto = False  # the last block already carries the automatic breakpoint's marker
@@ -110,26 +109,27 @@ def _cap_breakpoints(body: dict[str, Any], blocks: list[_Block], markers: list[P
 
 def _blocks(body: dict[str, Any]) -> list[_Block] | None:
     """Every segment-level block in prompt order; None when the body's shape is unexpected."""
-    found: list[tuple[Path, Any, str | None]] = []
+    found: list[tuple[JsonPath, Any, str | None]] = []
     tools, system, messages = body.get("tools"), body.get("system"), body.get("messages")
     if tools is not None:
         if not _dicts(tools):
             return None
-        found += [(("tools", i), t, None) for i, t in enumerate(tools)]
+        found += [(JsonPath(("tools", i)), t, None) for i, t in enumerate(tools)]
     if isinstance(system, str):
-        found.append((("system",), system, "system"))
+        found.append((JsonPath(("system",)), system, "system"))
     elif system is not None:
         if not _dicts(system):
             return None
-        found += [(("system", j), b, "system") for j, b in enumerate(system)]
+        found += [(JsonPath(("system", j)), b, "system") for j, b in enumerate(system)]
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return None
     for i, msg in enumerate(messages):
         content, role = msg.get("content"), msg.get("role") if isinstance(msg.get("role"), str) else None
+        field = JsonPath(("messages", i, "content"))
         if isinstance(content, str):
-            found.append((("messages", i, "content"), content, role))
+            found.append((field, content, role))
         elif _dicts(content):
-            found += [(("messages", i, "content", j), b, role) for j, b in enumerate(content)]
+            found += [(field.index(j), b, role) for j, b in enumerate(content)]
         else:
             return None
     segments = anthropic_segments(body)
@@ -139,33 +139,33 @@ def _blocks(body: dict[str, Any]) -> list[_Block] | None:
     return [_Block(path, value, end, role) for (path, value, role), end in zip(found, ends)]
 
 
-def _markers(blocks: list[_Block]) -> list[tuple[Path, Any]]:
+def _markers(blocks: list[_Block]) -> list[tuple[JsonPath, Any]]:
     """(path, cache_control) of the blocks, and blocks nested in a tool_result, that carry one, in prompt order."""
-    out: list[tuple[Path, Any]] = []
+    out: list[tuple[JsonPath, Any]] = []
     for b in blocks:
         if not isinstance(b.value, dict):
             continue
         nested = b.value.get("content") if b.value.get("type") == "tool_result" else None
         if isinstance(nested, list):
             marked = [(k, n) for k, n in enumerate(nested) if isinstance(n, dict) and "cache_control" in n]
-            out += [((*b.path, "content", k), n["cache_control"]) for k, n in marked]
+            out += [(b.path.key("content").index(k), n["cache_control"]) for k, n in marked]
         if "cache_control" in b.value:
             out.append((b.path, b.value["cache_control"]))
     return out
 
 
-def _with_marker(node: Any, path: Path, marker: dict[str, str] | None) -> Any:
-    """A copy of ``node`` with ``cache_control`` set (or removed, for None) at ``path``; copies only that path."""
-    if not path:
+def _with_marker(body: dict[str, Any], path: JsonPath, marker: dict[str, str] | None) -> dict[str, Any]:
+    """A copy of ``body`` with ``cache_control`` set (or removed, for None) at ``path``; copies only that path."""
+
+    def marked(node: Any) -> Any:
         if isinstance(node, str):  # string system/content → one text block carrying the marker
             return [{"type": "text", "text": node, "cache_control": dict(marker or EPHEMERAL)}]
         block = {k: v for k, v in node.items() if k != "cache_control"}
         if marker is not None:
             block["cache_control"] = dict(marker)
         return block
-    copy = dict(node) if isinstance(node, dict) else list(node)
-    copy[path[0]] = _with_marker(node[path[0]], path[1:], marker)
-    return copy
+
+    return path.updated(body, marked)
 
 
 def _cacheable(value: Any) -> bool:

@@ -17,6 +17,10 @@ and equivalent spellings made equal (``"content": "hi"`` ≡ ``[{"type":"text","
 Each segment's bytes start with a short tag (kind and role) so that the same text as a
 system block and as a user message never hash alike.
 
+Paths are :mod:`analyzer.jsonpath` text. :class:`Seen` is one request as the miss diagnosis
+and the divergence engine compare it (provider, model, time and segments);
+:func:`segment_strings` gives the prompt strings inside a segment, each with its path.
+
 This module does not hash (see :mod:`analyzer.prefix`) and never raises on odd bodies:
 fields of the wrong type are skipped; a body that is not a JSON object gives no segments.
 """
@@ -28,8 +32,15 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 
+from analyzer.jsonpath import JsonPath, index_path, key_path
+
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
+HEAD_KINDS = frozenset({"tool", "schema", "system", "instructions"})
+# Structural ids the API requires, images and data, signatures, markers: not prompt prose, and
+# they repeat unchanged across the turns of a conversation.
+SKIP_KEYS = frozenset({"id", "tool_call_id", "tool_use_id", "call_id", "signature", "encrypted_content", "data",
+                       "image_url", "file_id", "cache_control", "type", "role", "name", "model"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +53,27 @@ class Segment:
 
     def __len__(self) -> int:
         return len(self.data)
+
+    @property
+    def body(self) -> bytes:
+        """The canonical JSON, without the kind/role tag."""
+        _, sep, rest = self.data.partition(b"\x1f")
+        return rest if sep else self.data
+
+    @property
+    def in_head(self) -> bool:
+        """Part of the request's stable head (tools, schemas, system/developer text), not the conversation."""
+        return self.kind in HEAD_KINDS or self.role in ("system", "developer")
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One request as the miss diagnosis and the divergence engine compare it."""
+
+    provider: str
+    model: str
+    ts: float
+    segments: Sequence[Segment]
 
 
 def _dumps(value: Any) -> bytes:
@@ -101,24 +133,25 @@ def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
     tools = body.get("tools")
     if isinstance(tools, list):
         for i, tool in enumerate(tools):
-            out.append(_seg("tool", f"tools[{i}]", _strip_cache_control(tool), cache_control=_ttl(tool)))
+            out.append(_seg("tool", index_path("tools", i), _strip_cache_control(tool), cache_control=_ttl(tool)))
     system = body.get("system")
     if system is not None:
         blocks = _text_blocks(system)
         for j, block in enumerate(blocks):
-            path = "system" if isinstance(system, str) else f"system[{j}]"
+            path = "system" if isinstance(system, str) else index_path("system", j)
             out.append(_seg("system", path, _strip_cache_control(block), cache_control=_ttl(block), role="system"))
     messages = body.get("messages")
     if isinstance(messages, list):
         for i, msg in enumerate(messages):
             if not isinstance(msg, dict):
-                out.append(_seg("message", f"messages[{i}]", msg))
+                out.append(_seg("message", index_path("messages", i), msg))
                 continue
             role = msg.get("role") if isinstance(msg.get("role"), str) else "?"
             content = msg.get("content")
             blocks = _text_blocks(content)
+            field = key_path(index_path("messages", i), "content")
             for j, block in enumerate(blocks):
-                path = f"messages[{i}].content" if isinstance(content, str) else f"messages[{i}].content[{j}]"
+                path = field if isinstance(content, str) else index_path(field, j)
                 tag = f"{role}:{j}"  # the block index keeps message boundaries in the hash
                 out.append(_seg("message", path, _strip_cache_control(block), tag=tag, cache_control=_ttl(block), role=role))
     return out
@@ -151,18 +184,18 @@ def _tool_segments(body: dict[str, Any], out: list[Segment]) -> None:
     tools = body.get("tools")
     if isinstance(tools, list):
         for i, tool in enumerate(tools):
-            out.append(_seg("tool", f"tools[{i}]", tool))
+            out.append(_seg("tool", index_path("tools", i), tool))
     functions = body.get("functions")  # the deprecated spelling
     if isinstance(functions, list):
         for i, fn in enumerate(functions):
-            out.append(_seg("tool", f"functions[{i}]", fn))
+            out.append(_seg("tool", index_path("functions", i), fn))
 
 
 def _message_segments(items: list[Any], field: str, default_tag: str, out: list[Segment]) -> None:
     """One segment per OpenAI message / input item, tagged with its role."""
     for i, item in enumerate(items):
         role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
-        out.append(_seg("message", f"{field}[{i}]", _openai_message(item), tag=role or default_tag, role=role))
+        out.append(_seg("message", index_path(field, i), _openai_message(item), tag=role or default_tag, role=role))
 
 
 def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
@@ -195,7 +228,7 @@ def openai_completions_segments(body: dict[str, Any]) -> list[Segment]:
     if isinstance(prompt, str):
         return [_seg("prompt", "prompt", prompt)]
     if isinstance(prompt, list) and prompt:
-        return [_seg("prompt", "prompt[0]", prompt[0])]
+        return [_seg("prompt", index_path("prompt", 0), prompt[0])]
     return []
 
 
@@ -256,7 +289,27 @@ def last_message_start(segments: Sequence[Segment]) -> int:
     last, head = len(segments), None
     for i, s in enumerate(segments):
         if s.kind in ("message", "prompt"):
-            h = s.path.split(".")[0]  # "messages[2].content[0]" -> "messages[2]"
+            h = JsonPath.parse(s.path)[:2]  # "messages[2].content[0]" -> ("messages", 2)
             if h != head:
                 last, head = i, h
     return last
+
+
+def prompt_strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(field path, text) of every prompt string under ``value`` (found at ``path``), skipping
+    :data:`SKIP_KEYS` and ``data:`` URLs."""
+    if isinstance(value, str):
+        if not value.startswith("data:"):
+            yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k not in SKIP_KEYS:
+                yield from prompt_strings(v, key_path(path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from prompt_strings(v, index_path(path, i))
+
+
+def segment_strings(body: Any, segment: Segment) -> Iterator[tuple[str, str]]:
+    """(field path, text) of every prompt string of ``segment``, read from the ``body`` it was cut from."""
+    return prompt_strings(JsonPath.parse(segment.path).get(body), segment.path)

@@ -6,8 +6,9 @@
   (``analyzer.segments.guess_shape``), segments in cache order, and the *boundary*: how many
   leading segments form the cacheable prefix (Anthropic: up to the last ``cache_control``
   breakpoint; otherwise everything before the last message, which is the per-request tail).
-- Every string inside a segment is a :class:`TextUnit` that maps an index in the decoded
-  string to a line and column in the file (:mod:`.jsonpos`).
+- Every prompt string inside a segment (:func:`analyzer.segments.segment_strings`) is a
+  :class:`TextUnit` that maps an index in the decoded string to a line and column in the
+  file (:mod:`.jsonpos`); field paths are :mod:`analyzer.jsonpath` text.
 
 Structural ids the API requires (``id``, ``tool_call_id``, ``tool_use_id``, …), images and
 ``data:`` URLs, signatures and encrypted content are not text units: they repeat unchanged
@@ -16,16 +17,14 @@ across the turns of a conversation and are not prompt prose. This module reports
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
+from analyzer.jsonpath import join_path
 from analyzer.lint import jsonpos
-from analyzer.segments import Segment, guess_shape, last_message_start, segments_for
+from analyzer.segments import Segment, guess_shape, last_message_start, segment_strings, segments_for
 
-SKIP_KEYS = frozenset({"id", "tool_call_id", "tool_use_id", "call_id", "signature", "encrypted_content", "data",
-                       "image_url", "file_id", "cache_control", "type", "role", "name", "model"})
 BOM = "\ufeff"
 
 
@@ -52,38 +51,6 @@ class TextUnit:
     cacheable: bool
     position: Callable[[int], tuple[int, int]]  # index in text → (line, col) in the file
     segment: int | None = None  # index of the request segment holding it
-
-
-def join_path(base: str, sub: str) -> str:
-    if not base:
-        return sub
-    if not sub:
-        return base
-    return base + sub if sub.startswith("[") else f"{base}.{sub}"
-
-
-def walk_strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(field path, text) of every prompt string under ``value``, skipping structural ids and data URLs."""
-    if isinstance(value, str):
-        if not value.startswith("data:"):
-            yield path, value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            if k not in SKIP_KEYS:
-                yield from walk_strings(v, jsonpos.key_path(path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from walk_strings(v, f"{path}[{i}]")
-
-
-def get_path(body: Any, path: str) -> Any:
-    cur = body
-    for key, index in re.findall(r'([A-Za-z_][\w-]*)|\[(\d+)\]', path):
-        try:
-            cur = cur[int(index)] if index else cur[key]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return cur
 
 
 @dataclass
@@ -140,8 +107,7 @@ class Request:
     def units(self) -> list[TextUnit]:
         out: list[TextUnit] = []
         for i, seg in enumerate(self.segments):
-            value = get_path(self.body, seg.path)
-            for path, text in walk_strings(value, seg.path):
+            for path, text in segment_strings(self.body, seg):
                 out.append(TextUnit(text, path, i < self.boundary, lambda idx, p=path: self.position(p, idx), i))
         return out
 

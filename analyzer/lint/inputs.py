@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.jsonpath import index_path
 from analyzer.lint.documents import BOM, Request, SourceFile, request_from
 from analyzer.lint.model import InputError
 
@@ -112,7 +113,7 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
             return []
         items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
         for i, item in items:
-            req = request_from(src, item, line=1, raw=src.text, raw_base=0, base_path="" if i is None else f"[{i}]", index=len(out))
+            req = request_from(src, item, line=1, raw=src.text, raw_base=0, base_path="" if i is None else index_path("", i), index=len(out))
             if req is not None:
                 out.append(req)
         if not out:

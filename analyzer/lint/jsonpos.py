@@ -1,10 +1,11 @@
 """Where each JSON value sits in the raw text: field path → (start, end) character offsets.
 
 The ``json`` module gives values, not positions; lint findings need both the field path
-(``messages[0].content``) and a line and column in the file. This is a small scanner over
-already-valid JSON (parse it with ``json.loads`` first): it records the span of every
-value, and :func:`string_offset` maps an index into a decoded string back to the raw text
-(escapes such as ``\\n`` and ``\\u00e9`` take several raw characters for one decoded one).
+(``messages[0].content``, in :mod:`analyzer.jsonpath` syntax) and a line and column in the
+file. This is a small scanner over already-valid JSON (parse it with ``json.loads`` first):
+it records the span of every value, and :func:`string_offset` maps an index into a decoded
+string back to the raw text (escapes such as ``\\n`` and ``\\u00e9`` take several raw
+characters for one decoded one).
 
 It does not validate JSON and does not build values.
 """
@@ -15,16 +16,11 @@ import bisect
 import json
 import re
 
+from analyzer.jsonpath import index_path, key_path
+
 _WS = re.compile(r"[ \t\r\n]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
-
-
-def key_path(path: str, key: str) -> str:
-    """``path`` extended by object ``key``: ``a.b``, or ``a."$defs"`` for a key that is not a plain name."""
-    simple = key.replace("_", "a").replace("-", "a").isalnum()
-    part = key if simple else '"' + key.replace('"', '\\"') + '"'
-    return f"{path}.{part}" if path else part
 
 
 def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
@@ -45,9 +41,9 @@ def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
             else:
                 while True:
                     m = _STRING.match(raw, skip(i))
-                    key = json.loads(m.group(0))
+                    name = json.loads(m.group(0))
                     i = skip(m.end())  # at ':'
-                    i = value(i + 1, key_path(path, key))
+                    i = value(i + 1, key_path(path, name))
                     i = skip(i)
                     if raw[i] == ",":
                         i += 1
@@ -61,7 +57,7 @@ def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
             else:
                 n = 0
                 while True:
-                    i = value(i, f"{path}[{n}]")
+                    i = value(i, index_path(path, n))
                     n += 1
                     i = skip(i)
                     if raw[i] == ",":

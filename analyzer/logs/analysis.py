@@ -10,8 +10,8 @@
 - **Money** (:mod:`analyzer.cost`): spent and saved from usage; potential extra savings are
   the allowed-but-not-cached tokens priced at input − cache read.
 - **Forks**: for a request that leaves a known prefix before its last message, the
-  previous request through the same prefix is diffed (:mod:`.forks`) and the cause
-  (a timestamp, an id, changed content) is counted per field.
+  previous request through the same prefix is diffed (:func:`analyzer.divergence.text_fork`)
+  and the cause (a timestamp, an id, changed content) is counted per field.
 
 Token counts for prefixes are estimates from bytes (:mod:`analyzer.tokens`). A ledger row
 without a body states only its total bytes and the bytes of the prefix the proxy had seen
@@ -27,14 +27,12 @@ from typing import Any
 
 from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_TTL_RANGE_S, cacheable_tokens, rules_for
 from analyzer.cost import cost_of, missed_usd
-from analyzer.logs.forks import explain_fork
+from analyzer.divergence import MIN_SIMILARITY, text_fork
 from analyzer.logs.reader import LogRecord, ledger_ends
 from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
 from analyzer.prefix import chain, root_hash
 from analyzer.segments import last_message_start, segments_for
 from analyzer.tokens import estimate_tokens
-
-MIN_SIMILARITY = 0.5  # at segment 0: the two strings must be one template with a changed value
 
 
 @dataclass
@@ -184,14 +182,13 @@ class Analysis:
             return  # a new prefix, or an extension of one (a conversation's next turn)
         if n >= last_message_start(segs):
             return  # the new turn itself: where requests should differ
-        seg = segs[n]
-        where = "head" if seg.kind in ("tool", "schema", "system", "instructions") or seg.role in ("system", "developer") else "history"
+        where = "head" if segs[n].in_head else "history"
         best = None
         for prev_idx in seen.previous:
             prev = self._recent.get(prev_idx)
             if prev is None:
                 continue
-            fork = explain_fork(prev[0], prev[1], rec.body, segs, n)
+            fork = text_fork(prev[0], prev[1], rec.body, segs, n)
             if fork is not None and (best is None or fork.similarity > best.similarity):
                 best = fork
         if best is None:
@@ -202,13 +199,12 @@ class Analysis:
             return  # another app or template sharing the model, not a fork of one prefix
         self.forked_requests += 1
         fork = best
-        kind = fork.volatile.kind if fork.volatile else "content"
-        stat = self.forks.get((fork.field, kind))
+        stat = self.forks.get((fork.field, fork.kind))
         if stat is None:
             example = fork.volatile.value if fork.volatile else fork.text[fork.offset : fork.offset + 40]
-            stat = self.forks[(fork.field, kind)] = ForkStat(fork.field, kind, where, example=example)
+            stat = self.forks[(fork.field, fork.kind)] = ForkStat(fork.field, fork.kind, where, example=example)
         stat.count += 1
-        stat.offsets[fork.volatile.start if fork.volatile else fork.offset] += 1
+        stat.offsets[fork.at] += 1
 
     def top_prefixes(self) -> list[dict[str, Any]]:
         total_input = max(1, self.total.input_tokens)

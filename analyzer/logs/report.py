@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.lint.rules._volatile import LABELS
+from analyzer.divergence import CAUSES
 from analyzer.logs.analysis import Analysis
-
-LABELS_ALL = {**LABELS, "content": "changed content"}
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -31,7 +29,7 @@ def advice(a: Analysis, summary: dict[str, Any]) -> list[str]:
     for f in summary["forks"][:5]:
         if f["share"] < 0.01:
             continue
-        what = f"the {LABELS_ALL[f['kind']]}" + (f" `{f['example'][:32]}`" if f["kind"] != "content" and f["example"] else "")
+        what = f"the {CAUSES[f['kind']]}" + (f" `{f['example'][:32]}`" if f["kind"] != "content" and f["example"] else "")
         out.append(f"{what[0].upper()}{what[1:]} at {f['field']} offset {f['offset']:,} forks {f['share']:.0%} of requests "
                    f"({f['count']:,}); move it after the stable prefix (into the last message).")
     hr = summary["hit_rate"]
@@ -110,7 +108,7 @@ def render(s: dict[str, Any]) -> str:
     if s["forks"]:
         lines += ["", "where prefixes fork (before the last message)"]
         for f in s["forks"][:10]:
-            lines.append(f"  {f['where']:<7} {f['field']:<28} offset {f['offset']:>7,}  {LABELS_ALL[f['kind']]:<26} {f['count']:>7,} ({f['share']:.0%})")
+            lines.append(f"  {f['where']:<7} {f['field']:<28} offset {f['offset']:>7,}  {CAUSES[f['kind']]:<26} {f['count']:>7,} ({f['share']:.0%})")
     if s["advice"]:
         lines += ["", "advice"] + [f"  - {a}" for a in s["advice"]]
     return "\n".join(lines)

@@ -8,8 +8,8 @@ total (whole tenants evicted, oldest first, until it fits).
 
 :meth:`DiagnosisMemory.observe` finds the tenant's closest earlier request — the one sharing
 the longest run of leading segments, then the longest byte prefix of the next segment,
-then the most recent — asks
-:func:`analyzer.diagnose.diagnose` and then remembers the current request. It lives in
+then the most recent (both lengths from :func:`analyzer.divergence.common_prefix_len`) —
+asks :func:`analyzer.diagnose.diagnose` and then remembers the current request. It lives in
 one process and is lost on restart; it never leaves the machine (no store, no ledger).
 """
 
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import xxhash
 
-from analyzer.diagnose import Diagnosis, Seen, diagnose
-from analyzer.segments import Segment
+from analyzer.diagnose import Diagnosis, diagnose
+from analyzer.divergence import common_prefix_len
+from analyzer.segments import Seen, Segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +80,7 @@ class DiagnosisMemory:
             if entry.provider != provider:
                 continue
             ekeys = entry.keys
-            n = 0
-            for x, y in zip(keys, ekeys):
-                if x != y:
-                    break
-                n += 1
+            n = common_prefix_len(keys, ekeys)
             if n < best_n:
                 continue  # cannot win: skip the byte comparison
             common = common_prefix_len(segments[n].data, data[ekeys[n]]) if n < len(segments) and n < len(ekeys) else 0
@@ -133,14 +130,3 @@ class DiagnosisMemory:
             else:
                 del self._refs[key]
                 self.bytes_held -= len(self._data.pop(key))
-
-
-def common_prefix_len(a: bytes, b: bytes) -> int:
-    """How many leading bytes ``a`` and ``b`` share. The first difference is the highest
-    set bit of the two prefixes XORed as big-endian integers: two C-speed passes, no
-    Python loop and no slice copies per step."""
-    m = min(len(a), len(b))
-    if a[:m] == b[:m]:
-        return m
-    diff = int.from_bytes(a[:m], "big") ^ int.from_bytes(b[:m], "big")
-    return m - 1 - (diff.bit_length() - 1) // 8

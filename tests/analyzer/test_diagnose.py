@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from analyzer.cache_rules import min_cacheable_tokens, missed_tokens
-from analyzer.diagnose import Seen, diagnose
-from analyzer.segments import segments_for
+from analyzer.diagnose import diagnose
+from analyzer.segments import Seen, segments_for
 
 LONG = "You are a careful assistant for ACME support. " * 120  # ~5.5 KB → ~1400 tokens
 TOOL_A = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}}
@@ -156,6 +156,6 @@ def test_a_changed_history_message_is_checked_for_volatile_values():
 @pytest.mark.parametrize("a, b, want", [(b"", b"", 0), (b"abc", b"abc", 3), (b"abc", b"abd", 2), (b"xbc", b"abc", 0),
                                         (b"ab", b"abc", 2), (b"a" * 999 + b"x", b"a" * 1000, 999)])
 def test_first_byte_difference(a, b, want):
-    from analyzer.diagnose import first_byte_difference
+    from analyzer.divergence import common_prefix_len as first_byte_difference
 
     assert first_byte_difference(a, b) == want

@@ -1,4 +1,5 @@
-from analyzer.prefix import chain, common_prefix, root_hash
+from analyzer.divergence import common_prefix_len
+from analyzer.prefix import chain, root_hash
 from analyzer.segments import openai_chat_segments
 
 
@@ -11,7 +12,7 @@ def test_shared_prefix_has_equal_hashes_then_diverges():
     b = _chain([{"role": "system", "content": "S"}, {"role": "user", "content": "two"}])
     assert a.hashes[0] == b.hashes[0]
     assert a.hashes[1] != b.hashes[1]
-    assert common_prefix(a, b) == 1
+    assert common_prefix_len(a.hashes, b.hashes) == 1
 
 
 def test_chain_is_cumulative_not_per_segment():

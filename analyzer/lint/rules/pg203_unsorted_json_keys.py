@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.lint import jsonpos
+from analyzer.jsonpath import get_path, index_path, key_path
 from analyzer.lint.doc import Doc
-from analyzer.lint.documents import get_path
 from analyzer.lint.model import Finding, Rule
 
 RULE = Rule(
@@ -31,12 +30,12 @@ def first_unsorted(value: Any, path: str) -> tuple[str, list[str]] | None:
         if keys != sorted(keys):
             return path, keys
         for k in keys:
-            found = first_unsorted(value[k], jsonpos.key_path(path, k))
+            found = first_unsorted(value[k], key_path(path, k))
             if found:
                 return found
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            found = first_unsorted(item, f"{path}[{i}]")
+            found = first_unsorted(item, index_path(path, i))
             if found:
                 return found
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from analyzer.divergence import common_prefix_len
 from analyzer.lint.documents import Request
 from analyzer.lint.model import Finding, Rule
 from analyzer.lint.rules._variants import Variants
@@ -33,7 +34,7 @@ def check(requests: list[Request]):
         if base is None:
             continue
         base_names, base_req = base
-        at = next((i for i, (a, b) in enumerate(zip(names, base_names)) if a != b), min(len(names), len(base_names)))
+        at = common_prefix_len(names, base_names)
         line, col = req.position("tools")
         finding = Finding(RULE, "", req.file.path, line, col, field="tools", key=",".join(names), group="order")
         variants.report(group, names, finding, first_line=base_req.line, order=", ".join(names[:4]),

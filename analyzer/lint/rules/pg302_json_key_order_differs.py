@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from analyzer.lint.documents import Request, get_path
+from analyzer.jsonpath import get_path
+from analyzer.lint.documents import Request
 from analyzer.lint.model import Finding, Rule
 from analyzer.lint.rules._variants import Variants
 from analyzer.lint.rules.pg204_unsorted_tools import tool_name

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from analyzer.divergence import CAUSES, MIN_SIMILARITY, shared_segments, text_fork
 from analyzer.lint.documents import Request
 from analyzer.lint.model import Finding, Rule
-from analyzer.lint.rules._volatile import LABELS, short
-from analyzer.logs.forks import explain_fork
-from analyzer.prefix import chain, common_prefix, root_hash
-
-MIN_SIMILARITY = 0.5  # without a session id: only forks inside one template (not two different apps)
+from analyzer.lint.rules._volatile import short
 
 RULE = Rule(
     code="PG303",
@@ -27,21 +24,13 @@ RULE = Rule(
 
 def _head(req: Request) -> int:
     """Leading segments that should be the same for every request: tools, schemas, system/developer text."""
-    return next((i for i, s in enumerate(req.segments)
-                 if s.kind in ("message", "prompt") and s.role not in ("system", "developer")), len(req.segments))
+    return next((i for i, s in enumerate(req.segments) if not s.in_head), len(req.segments))
 
 
 def check(requests: list[Request]):
     last: dict[tuple, Request] = {}
-    chains: dict[int, object] = {}
     groups: dict[tuple, list] = {}
     pairs = 0
-
-    def chain_of(req: Request):
-        if id(req) not in chains:
-            chains[id(req)] = chain(req.segments, root_hash(req.provider, req.model))
-        return chains[id(req)]
-
     for req in requests:
         session = req.session
         key = (req.provider, req.model, session)
@@ -50,25 +39,23 @@ def check(requests: list[Request]):
         if prev is None:
             continue
         pairs += 1
-        shared = common_prefix(chain_of(prev), chain_of(req))
-        chains.pop(id(prev), None)
+        shared = shared_segments(prev.segments, req.segments)
         limit = len(prev.segments) if session is not None else min(_head(prev), _head(req))
         if shared >= limit:
             continue
-        fork = explain_fork(prev.body, prev.segments, req.body, req.segments, shared)
+        fork = text_fork(prev.body, prev.segments, req.body, req.segments, shared)
         if fork is None:
             continue
-        if session is None and fork.similarity < MIN_SIMILARITY:
+        if session is None and fork.similarity < MIN_SIMILARITY:  # without a session id: forks inside one template only
             continue
-        cause = f"the {LABELS[fork.volatile.kind]} `{short(fork.volatile.value, 32)}`" if fork.volatile else "changed content"
-        gkey = (fork.field, fork.volatile.kind if fork.volatile else "content")
+        cause = f"the {CAUSES[fork.kind]} `{short(fork.volatile.value, 32)}`" if fork.volatile else CAUSES["content"]
+        gkey = (fork.field, fork.kind)
         if gkey in groups:
             groups[gkey][1] += 1
             continue
-        offset = fork.volatile.start if fork.volatile else fork.offset
-        line, col = req.position(fork.field, offset if fork.text else None)
+        line, col = req.position(fork.field, fork.at if fork.text else None)
         finding = Finding(RULE, "", req.file.path, line, col, field=fork.field, key=f"{gkey[0]}:{gkey[1]}", group=gkey[1])
-        groups[gkey] = [finding, 1, cause, offset, session]
+        groups[gkey] = [finding, 1, cause, fork.at, session]
     for finding, count, cause, offset, session in groups.values():
         sess = " of one session" if session is not None else ""
         finding.message = RULE.message.format(cause=cause, field=finding.field, offset=offset, count=count, pairs=pairs, session=sess)

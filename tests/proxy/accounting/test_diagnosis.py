@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.diagnose import Seen
-from analyzer.segments import Segment
-from proxy.accounting.diagnosis import DiagnosisMemory, common_prefix_len
+from analyzer.divergence import common_prefix_len
+from analyzer.segments import Seen, Segment
+from proxy.accounting.diagnosis import DiagnosisMemory
 
 
 def seg(i: int, text: str, kind: str = "message") -> Segment:

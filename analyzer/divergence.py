@@ -1,0 +1,207 @@
+"""Where two requests' prefixes fork, and why.
+
+Two requests share a cached prefix up to their first differing segment (segments in the
+provider's cache order, :mod:`analyzer.segments`). This module names that place and its cause:
+
+- :func:`common_prefix_len`: how many leading items two sequences share (bytes, text, tuples
+  of chain hashes or segment keys); :func:`shared_segments`: leading segments with equal bytes.
+- :func:`fork`: the first differing segment, the byte offset of the first difference in its
+  canonical JSON, and the classified reason (most specific first):
+
+  ====================  ================================================================
+  ``tool-order``        the same tools, in a different order
+  ``json-key-order``    a segment equal as JSON but with keys in another order
+  ``tools-changed``     a tool definition differs
+  ``volatile-<kind>``   the first difference sits inside a volatile value found by
+                        :func:`analyzer.detect.find_volatile` (``volatile-time``,
+                        ``volatile-uuid``, ``volatile-request-id`` …)
+  ``system-changed``    the system prompt / instructions differ
+  ``schema-changed``    the structured-output schema differs
+  None                  a different message, or the request's own new turn: new content
+  ====================  ================================================================
+
+- :func:`text_fork`: with the bodies at hand, the first differing prompt string of that
+  segment, the character where it differs, the volatile value there (if any) and how alike
+  the two strings are; :data:`CAUSES` words a text fork's cause.
+
+Detection looks only at a small window around the difference (bounded work however long the
+prompt). Not here: a model change and the provider's rules for a prefix that did repeat
+(TTL, minimum, breakpoints: :mod:`analyzer.diagnose`); memory of earlier requests (the
+proxy's ``accounting.diagnosis``, :mod:`analyzer.logs.tree`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import orjson
+
+from analyzer.segments import Segment, segment_strings
+
+if TYPE_CHECKING:
+    from analyzer.detect import Volatile
+
+TEXT_WINDOW = 96  # characters each side of a difference in a prompt string
+BYTE_WINDOW = 64  # bytes each side of a difference in a segment's canonical JSON
+MIN_SIMILARITY = 0.5  # below it, two strings are not one template with a changed value
+VOLATILE_LABELS = {"time": "time of day", "date": "date", "today-phrase": "today/current-date phrase",
+                   "placeholder": "template placeholder", "uuid": "UUID", "request-id": "request/session id", "jwt": "JWT",
+                   "hex-id": "random hex id", "base64-id": "random base64 id"}
+CAUSES = {**VOLATILE_LABELS, "content": "changed content"}  # TextFork.kind → words
+
+
+def common_prefix_len(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items ``a`` and ``b`` share. Bytes and text: slices of doubling size
+    are compared until one differs, then that slice is halved down to the first difference,
+    so the work grows with where they differ, not with their length; a C-speed compare per
+    step. Other sequences (chain hashes, segment keys: one item per segment) are walked."""
+    m = min(len(a), len(b))
+    if not isinstance(a, (bytes, str)):
+        for n, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return n
+        return m
+    lo, step = 0, 64
+    while True:  # invariant: a[:lo] == b[:lo]
+        hi = min(m, lo + step)
+        if a[lo:hi] != b[lo:hi]:
+            break
+        if hi == m:
+            return m
+        lo, step = hi, step * 2
+    while hi - lo > 1:  # invariant: a[:lo] == b[:lo] and a[lo:hi] != b[lo:hi]
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def shared_segments(a: Sequence[Segment], b: Sequence[Segment]) -> int:
+    """Leading segments of ``a`` and ``b`` with equal bytes."""
+    n = 0
+    for x, y in zip(a, b):
+        if x.data != y.data:
+            break
+        n += 1
+    return n
+
+
+def volatile_at(text: str, index: int, *, window: int = TEXT_WINDOW, lead: int = 2) -> Volatile | None:
+    """The detected value covering ``index`` of ``text``, or starting at most ``lead`` characters
+    after it; only ``window`` characters each side are scanned."""
+    from analyzer.detect import Volatile, find_volatile  # imported late: detection is the heavy part
+
+    lo = max(0, index - window)
+    for v in find_volatile(text[lo : index + window]):
+        start, end = v.start + lo, v.end + lo
+        if start <= index < end or index <= start <= index + lead:
+            return Volatile(v.kind, start, end, v.value, v.severity)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    segment: int  # index of the first differing segment
+    path: str  # its field path in the later request
+    offset: int  # byte offset of the first difference in its canonical JSON (without the tag)
+    reason: str | None  # see the module table; None: new content, not a cache miss
+
+
+def fork(earlier: Sequence[Segment], later: Sequence[Segment], shared: int | None = None) -> Fork | None:
+    """Where and why ``later`` leaves ``earlier``'s prefix (``shared``: their shared segments,
+    computed when None); None when either has no segment there (one is a prefix of the other)."""
+    index = shared_segments(earlier, later) if shared is None else shared
+    if index >= len(earlier) or index >= len(later):
+        return None
+    a, b = later[index], earlier[index]
+    body_a, body_b = a.body, b.body
+    offset = common_prefix_len(body_a, body_b)
+
+    def found(reason: str | None) -> Fork:
+        return Fork(index, a.path, offset, reason)
+
+    if a.kind == b.kind == "tool" and sorted(_tools(later)) == sorted(_tools(earlier)):
+        return found("tool-order")
+    if a.kind == b.kind and len(body_a) == len(body_b) and _same_json(body_a, body_b):
+        return found("json-key-order")  # reordering keys keeps the length: a cheap first test
+    if a.kind == "tool" or b.kind == "tool":
+        return found("tools-changed")
+    if a.kind == "message" and index == len(later) - 1:
+        return found(None)  # the request's own new turn
+    if a.kind == b.kind:
+        kind = _volatile_kind(body_a, offset) or _volatile_kind(body_b, offset)
+        if kind is not None:
+            return found(f"volatile-{kind}")
+    if a.kind in ("system", "instructions") or a.role in ("system", "developer"):
+        return found("system-changed")
+    if a.kind == "schema":
+        return found("schema-changed")
+    return found(None)  # a different message
+
+
+def _tools(segments: Sequence[Segment]) -> list[bytes]:
+    return [s.data for s in segments if s.kind == "tool"]
+
+
+def _same_json(a: bytes, b: bytes) -> bool:
+    try:
+        return orjson.loads(a) == orjson.loads(b)  # dict equality ignores key order
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _volatile_kind(data: bytes, offset: int) -> str | None:
+    """The kind of volatile value covering byte ``offset`` of canonical JSON, looking only near it."""
+    lo = max(0, offset - BYTE_WINDOW)
+    text = data[lo : offset + BYTE_WINDOW].decode("utf-8", "ignore")
+    found = volatile_at(text, len(data[lo:offset].decode("utf-8", "ignore")), window=BYTE_WINDOW, lead=0)
+    return found.kind if found is not None else None
+
+
+@dataclass(frozen=True)
+class TextFork:
+    segment: int
+    field: str  # path of the differing string (or of the segment when no string differs)
+    offset: int  # first differing character in that string
+    volatile: Volatile | None  # offsets relative to the whole string
+    text: str  # the later request's string
+    before: str = ""  # the earlier request's string
+
+    @property
+    def kind(self) -> str:
+        """The volatile value's kind, or ``content``."""
+        return self.volatile.kind if self.volatile else "content"
+
+    @property
+    def at(self) -> int:
+        """Where the cause starts in the string: the volatile value, else the first difference."""
+        return self.volatile.start if self.volatile else self.offset
+
+    @property
+    def similarity(self) -> float:
+        """Share of the shorter string outside the differing middle (1.0: one small value changed)."""
+        n = min(len(self.text), len(self.before))
+        if n == 0:
+            return 0.0
+        same_tail = common_prefix_len(self.text[self.offset :][::-1], self.before[self.offset :][::-1])
+        return min(1.0, (self.offset + same_tail) / n)
+
+
+def text_fork(earlier_body: Any, earlier: Sequence[Segment], later_body: Any, later: Sequence[Segment],
+              shared: int | None = None) -> TextFork | None:
+    """Why ``later_body`` stops sharing ``earlier_body``'s prefix after ``shared`` segments
+    (computed when None); None when either has no segment there."""
+    if shared is None:
+        shared = shared_segments(earlier, later)
+    if shared >= len(earlier) or shared >= len(later):
+        return None
+    before = dict(segment_strings(earlier_body, earlier[shared]))
+    for path, text in segment_strings(later_body, later[shared]):
+        other = before.get(path)
+        if other != text:
+            idx = common_prefix_len(other or "", text)
+            return TextFork(shared, path, idx, volatile_at(text, idx), text, other or "")
+    return TextFork(shared, later[shared].path, 0, None, "")
