@@ -1,6 +1,31 @@
 """The prefixgate proxy: a drop-in base URL for the OpenAI and Anthropic APIs.
 
-Starlette + uvicorn + one shared httpx client. Sees every request, tracks its repeated
-prefix, forwards it byte-for-byte, and reports usage, hits and money. Imports
-``analyzer`` (pure functions); never imports ``kvcache`` (it talks to it over HTTP).
+Sees every request, tracks its repeated prefix, forwards it byte for byte through its own
+upstream pool, and reports usage, hits and money. Starlette + uvicorn; no
+``httpx.AsyncClient`` on the request path (httpx supplies the response type and the
+transport interface only).
+
+The request path, at the top of the package:
+
+- :mod:`.app` — ``create_app(config)``: the routes and the lifespan; :mod:`.gate` — the one
+  :class:`~proxy.gate.Gate` that holds what every request shares (router, tenants, store,
+  recorder, money, upstream pool).
+- :mod:`.handler` — one ``/v1/*`` request: :mod:`.routing` (the upstream, only configured
+  bases, and the endpoint kind, resolved once) → :mod:`.tenant` → body → :mod:`.analysis`
+  → rewrite → store → early miss diagnosis, all gathered in one
+  :class:`~proxy.exchange.Exchange` that carries the request to its record.
+- :mod:`.relay` — sends the exchange upstream and streams the answer back, with
+  :mod:`.usage_tap` reading usage from a copy and :mod:`.headers` deciding which headers
+  cross; :mod:`.errors` and :mod:`.sse` are the shapes it writes and parses.
+- :mod:`.access` (the admin token), :mod:`.config`, :mod:`.private` (state-dir modes),
+  :mod:`.cli` and :mod:`.demo` (console commands).
+
+Subpackages, one concern each: :mod:`.transport` (the keep-alive HTTP/1.1 pool, llhttp
+parsing, the reuse rule), :mod:`.store` (prefix store: memory, or Redis behind a deadline
+and a breaker), :mod:`.accounting` (records, recorder, money, diagnosis memory, stats,
+metrics, the SQLite ledger, report, dashboard), :mod:`.server` (``prefixgate serve`` on
+uvicorn), :mod:`.emulator` (the providers' caching rules over HTTP, for tests and
+benchmarks; imports only ``analyzer``) and :mod:`.bench` (``prefixgate bench proxy``).
+
+Imports ``analyzer`` (pure functions); never imports ``kvcache`` (it talks to it over HTTP).
 """

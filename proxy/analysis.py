@@ -1,12 +1,15 @@
 """What the proxy learns from a request body before forwarding it.
 
-:func:`analyse` parses the body (JSON object, else "unanalysed"), reads ``model`` and
-``stream``, cuts it into segments (:mod:`analyzer.segments`) and hashes the chain
-(:mod:`analyzer.prefix`, rooted at provider + model). :func:`with_stream_usage` returns
-the body to forward when the proxy must ask for OpenAI's usage chunk itself.
+:func:`analyse` parses the body sent to a routed :class:`~proxy.routing.Target` (JSON
+object, else "unanalysed"), reads ``model`` and ``stream``, cuts it into segments
+(:mod:`analyzer.segments`) and hashes the chain (:mod:`analyzer.prefix`, rooted at
+provider + model). :func:`needs_stream_usage` says whether the proxy must ask an OpenAI
+stream for its usage chunk, :func:`with_stream_usage` returns the body that asks.
 
-Never raises on a body: anything that does not parse is forwarded as it came. This module
-does not touch the store or the network.
+Never raises on a body: anything that does not parse is forwarded as it came. What the
+route is (caching, usage in streams) comes from the target's
+:class:`~proxy.routing.Endpoint`; this module does not look at the path, the store or the
+network.
 """
 
 from __future__ import annotations
@@ -18,11 +21,7 @@ import orjson
 
 from analyzer.prefix import Chain, chain, root_hash
 from analyzer.segments import Segment, segments_for
-from proxy.routing import OPENAI
-
-# Routes whose prefixes a provider caches; only these are recorded in the store.
-CACHING_ROUTES = ("/chat/completions", "/responses", "/completions", "/messages")
-_USAGE_OPT_ROUTES = ("/chat/completions", "/completions")
+from proxy.routing import Endpoint, Target
 
 
 @dataclass(slots=True)
@@ -33,14 +32,14 @@ class Analysis:
     stream: bool = False
     segments: list[Segment] = field(default_factory=list)
     chain: Chain | None = None
-    caches: bool = False  # the route has prompt caching (the chain goes to the store)
+    caches: bool = False  # the endpoint has prompt caching and the body has segments (the chain goes to the store)
 
     @property
     def total_bytes(self) -> int:
         return self.chain.bytes_at(len(self.chain)) if self.chain else 0
 
 
-def analyse(provider: str, route: str, raw: bytes) -> Analysis:
+def analyse(target: Target, raw: bytes) -> Analysis:
     if not raw.strip():
         return Analysis(analysed=True)  # nothing to parse (GET /v1/models and the like)
     try:
@@ -51,16 +50,15 @@ def analyse(provider: str, route: str, raw: bytes) -> Analysis:
         return Analysis(analysed=False)
     model = body.get("model") if isinstance(body.get("model"), str) else None
     stream = body.get("stream") is True
-    route = route.rstrip("/")
-    caches = route.endswith(CACHING_ROUTES)
-    segments = segments_for(provider, route, body)
+    provider = target.provider
+    segments = segments_for(provider, target.route.rstrip("/"), body)
     hashed = chain(segments, root_hash(provider, model or "")) if segments else None
-    return Analysis(True, body, model, stream, segments, hashed, caches and bool(segments))
+    return Analysis(True, body, model, stream, segments, hashed, target.endpoint.caches and bool(segments))
 
 
-def needs_stream_usage(provider: str, route: str, analysis: Analysis) -> bool:
+def needs_stream_usage(endpoint: Endpoint, analysis: Analysis) -> bool:
     """True when an OpenAI stream would carry no usage unless the proxy asks for it."""
-    if provider != OPENAI or not analysis.stream or not route.rstrip("/").endswith(_USAGE_OPT_ROUTES):
+    if not endpoint.ask_stream_usage or not analysis.stream:
         return False
     opts = analysis.body.get("stream_options")
     return not (isinstance(opts, dict) and opts.get("include_usage") is True)

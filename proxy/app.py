@@ -10,12 +10,12 @@ api/summary,static/*}`` (:mod:`proxy.accounting.money_app`). With ``admin_token`
 (health and static files aside) wants ``Authorization: Bearer <token>``,
 ``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
 
-Built eagerly (so callers can add sinks and enrichers before start): the router, the
-tenant hasher (creates the install secret), the store object, the recorder with the
-in-memory :class:`~proxy.accounting.stats.Stats` sink and the access-log sink. Opened in the lifespan:
-the shared upstream client. Closed in the lifespan: client, store, recorder sinks.
-``app.state``: ``gate``, ``config``, ``recorder``, ``stats``, ``store``, ``client`` (after
-start).
+Built eagerly into one :class:`~proxy.gate.Gate` (so callers can add sinks before start):
+the router, the tenant hasher (creates the install secret), the store object, the money
+layer, the recorder with the in-memory :class:`~proxy.accounting.stats.Stats` sink and the
+access-log sink. Opened in the lifespan: the upstream pool. Closed in the lifespan: pool,
+store, recorder sinks. ``app.state.gate`` is the only state; everything else is read
+through it.
 
 This module does not parse bodies or relay responses.
 """
@@ -26,7 +26,6 @@ import json
 import logging
 import time
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 import httpx
 import orjson
@@ -39,16 +38,16 @@ from starlette.routing import Route
 from proxy.server.aborts import install_log_filter
 from proxy.access import AdminAccess
 from proxy.config import ProxyConfig
+from proxy.gate import Gate
 from proxy.handler import handle
 from proxy.accounting.money_app import MoneyLayer
 from proxy.accounting.records import RequestRecord
-from proxy.accounting.recorder import Enricher, Recorder, RecordContext, Sink
+from proxy.accounting.recorder import Recorder
 from proxy.routing import Router
 from proxy.accounting.stats import Stats
 from proxy.store import PrefixStore, open_store
 from proxy.store.guard import guarded
 from proxy.tenant import TenantHasher
-from proxy.transport.upstream import Upstream
 
 log = logging.getLogger("prefixgate.access")
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
@@ -76,23 +75,6 @@ class AccessLogSink:
         return None
 
 
-@dataclass
-class Gate:
-    """Everything the handler needs, in one place."""
-
-    config: ProxyConfig
-    router: Router
-    tenants: TenantHasher
-    store: PrefixStore
-    recorder: Recorder
-    stats: Stats
-    upstream: Upstream | None = None
-    money: MoneyLayer | None = None
-
-    def finish(self, record: RequestRecord, ctx: RecordContext | None = None) -> None:
-        self.recorder.record(record, ctx)
-
-
 def _json(data: object, status: int = 200) -> Response:
     try:
         content = orjson.dumps(data)
@@ -102,12 +84,12 @@ def _json(data: object, status: int = 200) -> Response:
 
 
 async def stats_endpoint(request: Request) -> Response:
-    return _json(request.app.state.stats.to_json())  # the admin token is AdminAccess's job
+    return _json(request.app.state.gate.stats.to_json())  # the admin token is AdminAccess's job
 
 
 async def health_endpoint(request: Request) -> Response:
     gate: Gate = request.app.state.gate
-    body = {"status": "ok", "store": "memory" if gate.config.store == "memory" else "redis", "uptime_s": round(time.monotonic() - request.app.state.started, 3)}
+    body = {"status": "ok", "store": "memory" if gate.config.store == "memory" else "redis", "uptime_s": round(time.monotonic() - gate.started, 3)}
     ledger = gate.money.ledger.health() if gate.money is not None else None
     if ledger is not None:
         body["ledger"] = ledger
@@ -127,20 +109,17 @@ def create_app(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     store: PrefixStore | None = None,
-    sinks: list[Sink] | None = None,
-    enrichers: list[Enricher] | None = None,
 ) -> Starlette:
     """The proxy app. ``transport`` replaces the network (unit tests pass an
     ``httpx.MockTransport``); ``store`` replaces the one ``config.store`` names."""
     stats = Stats()
     money = MoneyLayer.build(config)  # PriceFileError / LedgerError here, before serving
-    recorder = Recorder([stats, AccessLogSink(), *money.sinks, *(sinks or [])], [*money.enrichers, *(enrichers or [])])
     gate = Gate(
         config=config,
         router=Router(config.openai_base, config.anthropic_base),
         tenants=TenantHasher.for_state_dir(config.state_dir),
         store=guarded(store if store is not None else open_store(config), config.store_timeout),
-        recorder=recorder,
+        recorder=Recorder([stats, AccessLogSink(), *money.sinks], money.enrichers),
         stats=stats,
         money=money,
     )
@@ -148,19 +127,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette):
         install_log_filter()  # uvicorn logs no traceback for a response the relay aborted (and logged)
-        gate.upstream = Upstream(config, transport)
-        app.state.client = gate.upstream.client
-        app.state.started = time.monotonic()
+        gate.start(transport)
         try:
             yield
-        finally:  # each closes even if the one before failed: the ledger's last rows must land
-            try:
-                await gate.upstream.aclose()
-            finally:
-                try:
-                    await gate.store.aclose()
-                finally:
-                    await gate.recorder.aclose()
+        finally:
+            await gate.aclose()
 
     routes = [
         Route("/v1/{path:path}", handle, methods=ALL_METHODS),  # first: the hot path matches at once
@@ -171,12 +142,4 @@ def create_app(
     middleware = [Middleware(AdminAccess, token=config.admin_token)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.gate = gate
-    app.state.config = config
-    app.state.recorder = recorder
-    app.state.stats = stats
-    app.state.store = gate.store
-    app.state.money = money
-    app.state.ledger = money.ledger
-    app.state.metrics = money.metrics
-    app.state.started = time.monotonic()
     return app

@@ -1,19 +1,23 @@
 """The ``/v1/*`` endpoint: one request from arrival to a :class:`~proxy.relay.Relay`.
 
-Order of work: route (only the configured bases) → tenant → read the body (bounded by
-``max_body``) → analyse → ``--rewrite`` if on → store look-up-and-record → miss diagnosis →
-maybe ask an OpenAI stream for usage → a :class:`~proxy.relay.Relay` that sends it
-upstream and relays the answer with the ``x-prefixgate-*`` headers. Every outcome (400,
-404, 413, 499 and 503 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay)
-ends in exactly one :class:`~proxy.accounting.records.RequestRecord`. The store, the rewrite and the diagnosis are
-advice: if one fails, the request goes on as if it were off, and the failure is logged.
-A Redis store costs a request at most its deadline (:mod:`proxy.store.guard`), and
-nothing while its breaker is open (``store.ready()`` is False: not awaited at all); then
-the prefix is unknown: ``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say
-``unknown`` and the record's ``prefix_segments`` / ``prefix_bytes`` are ``None``.
+Order of work: route (only the configured bases; the router also resolves the endpoint
+kind, once) → tenant → one :class:`~proxy.exchange.Exchange` for the request → read the
+body (bounded by ``max_body``) → analyse → ``--rewrite`` if on → store look-up-and-record →
+early miss diagnosis → maybe ask an OpenAI stream for usage → a
+:class:`~proxy.relay.Relay` that sends the exchange upstream and relays the answer with
+the ``x-prefixgate-*`` headers. Every outcome (400, 404, 413, 499 and 503
+``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay) ends in exactly one
+:class:`~proxy.accounting.records.RequestRecord`, handed to the recorder with its
+exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
+goes on as if it were off, and the failure is logged. A Redis store costs a request at
+most its deadline (:mod:`proxy.store.guard`), and nothing while its breaker is open
+(``store.ready()`` is False: not awaited at all); then the prefix is unknown:
+``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say ``unknown`` and the record's
+``prefix_segments`` / ``prefix_bytes`` are ``None``.
 
-This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`) and
-never logs headers or bodies.
+This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`),
+does not look at the path suffix (the target's endpoint says what the route is), and never
+logs headers or bodies.
 """
 
 from __future__ import annotations
@@ -23,37 +27,30 @@ import itertools
 import logging
 import os
 import time
-from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
-import httpx
+import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-import orjson
-
 from analyzer.rewrite import rewrite_request
 from proxy import errors
-from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
-from proxy.headers import request_headers
 from proxy.accounting.records import RequestRecord
-from proxy.accounting.recorder import RecordContext
+from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
+from proxy.exchange import Exchange
+from proxy.headers import request_headers
 from proxy.relay import Relay
-from proxy.routing import ANTHROPIC, OPENAI, BadPath, is_anthropic
-from proxy.usage_tap import JSONTap, SSETap, usage_kind
+from proxy.routing import ANTHROPIC, OPENAI, BadPath, Target, is_anthropic
 
 if TYPE_CHECKING:
-    from proxy.app import Gate
+    from proxy.gate import Gate
 
 log = logging.getLogger("prefixgate.handler")
 
 
 BIG_BODY = 1024 * 1024
 UNKNOWN = "unknown"  # prefix header value when the store was skipped or failed
-
-# Routes whose responses carry billable usage (counted once, when generated).
-USAGE_ROUTES = ("/chat/completions", "/responses", "/completions", "/messages", "/embeddings")
 
 # Request ids: a per-process random prefix and a counter (uuid4 per request costs an
 # os.urandom call, measurably slow on busy VMs).
@@ -101,11 +98,12 @@ async def handle(request: Request) -> Response:
         route = raw_path[:200].decode("latin-1").encode("unicode_escape").decode("ascii")  # as sent, never a decoded "\n"
         record = RequestRecord(request_id, time.time(), tenant, provider, route, method=request.method)
         error = errors.NOT_FOUND if exc.status == 404 else errors.BAD_PATH
-        return _fail(gate, record, started, error, str(exc), extra)
+        return _fail(gate, Exchange(record, started, extra), error, str(exc))
 
     record = RequestRecord(request_id, time.time(), tenant, target.provider, target.route, method=request.method)
+    exchange = Exchange(record, started, extra, target)
     try:
-        return await _prepare(request, gate, target, record, raw_headers, extra, started)
+        return await _prepare(request, gate, exchange)
     except asyncio.CancelledError:
         # The server's shutdown cut it before the relay began: one record, and the client
         # gets the 503 it says (raising on would make uvicorn answer a bare 500).
@@ -113,34 +111,37 @@ async def handle(request: Request) -> Response:
         if task is not None:
             task.uncancel()
         log.warning("request %s cut by shutdown", request_id)
-        return _fail(gate, record, started, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry", extra)
+        return _fail(gate, exchange, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry")
 
 
-async def _prepare(request: Request, gate: Gate, target, record: RequestRecord, raw_headers, extra: dict[str, str], started: float) -> Response:
+async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response:
     """Body, analysis, rewrite, store and diagnosis for a routed request; the relay."""
+    record, target, extra = exchange.record, exchange.target, exchange.headers
+    assert target is not None
     request_id = record.request_id
     tenant = record.tenant
     try:
         raw = await read_body(request, gate.config.max_body)
     except BodyTooLarge:
         message = f"request body over the proxy's limit of {gate.config.max_body} bytes (--max-body)"
-        return _fail(gate, record, started, errors.BODY_TOO_LARGE, message, extra)
+        return _fail(gate, exchange, errors.BODY_TOO_LARGE, message)
     except ClientDisconnect:  # gone while uploading: nothing to forward, still one record
-        return _fail(gate, record, started, errors.CLIENT_GONE, "client disconnected while sending the body", extra)
+        return _fail(gate, exchange, errors.CLIENT_GONE, "client disconnected while sending the body")
 
     if len(raw) > BIG_BODY:  # parse big bodies off the loop so other requests keep flowing
-        analysis = await anyio.to_thread.run_sync(analyse, target.provider, target.route, raw)
+        analysis = await anyio.to_thread.run_sync(analyse, target, raw)
     else:
-        analysis = analyse(target.provider, target.route, raw)
+        analysis = analyse(target, raw)
     if gate.config.rewrite and analysis.analysed and analysis.body is not None:
         try:
-            raw, analysis, applied = _rewrite(target.provider, target.route, raw, analysis)
+            raw, analysis, applied = _rewrite(target, raw, analysis)
         except Exception:  # a rewrite is an optimisation: forward the body as it came
             log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
             applied = []
         if applied:
             record.rewrites = applied
             extra["x-prefixgate-rewrites"] = ",".join(applied)
+    exchange.analysis = analysis
     record.analysed = analysis.analysed
     record.model = analysis.model
     record.stream = analysis.stream
@@ -165,54 +166,36 @@ async def _prepare(request: Request, gate: Gate, target, record: RequestRecord, 
     extra["x-prefixgate-prefix-bytes"] = UNKNOWN if record.prefix_bytes is None else str(record.prefix_bytes)
     if gate.money is not None and analysis.caches:
         try:
-            missed = gate.money.before(request_id, tenant, target.provider, analysis.model, analysis.segments)
+            exchange.early = gate.money.before(tenant, target.provider, analysis.model, analysis.segments)
         except Exception:  # diagnosis is advice too: the request and its record go on
             log.exception("miss diagnosis failed on request %s", request_id)
-            missed = None
-        if missed is not None:
-            extra["x-prefixgate-miss-reason"] = missed.header()
+        early = exchange.early
+        if early is not None and early.diagnosis is not None:
+            extra["x-prefixgate-miss-reason"] = early.diagnosis.header()
 
-    ctx = RecordContext(analysis.body, analysis.segments, analysis.chain)
     if gate.config.log_bodies:
         record.body = raw
-    edit = analysis.analysed and needs_stream_usage(target.provider, target.route, analysis)
-    body = with_stream_usage(raw, analysis) if edit else raw
-    headers_out = request_headers(raw_headers, force_identity=edit)
-
-    def open_upstream():
-        return gate.upstream.send(request.method, target.url, headers_out, body)
-
-    choose = partial(choose_tap, request.method, target.provider, target.route, edit)
-    return Relay(open_upstream, choose, record, lambda rec: gate.finish(rec, ctx), extra, started)
+    ask = exchange.ask_usage = analysis.analysed and needs_stream_usage(target.endpoint, analysis)
+    exchange.upstream_body = with_stream_usage(raw, analysis) if ask else raw
+    exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask)
+    return Relay(exchange, gate)
 
 
-def _rewrite(provider: str, route: str, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis, list[str]]:
+def _rewrite(target: Target, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis, list[str]]:
     """``--rewrite``: the body to forward, its analysis and the rewrites applied. Only
     cache markers change (:mod:`analyzer.rewrite`), so the prefix chain stays the same;
     the segments are re-cut so the miss diagnosis sees the new breakpoints."""
-    result = rewrite_request(provider, route, analysis.body, model=analysis.model)
+    result = rewrite_request(target.provider, target.route, analysis.body, model=analysis.model)
     if result.body is None:
         return raw, analysis, []
     new_raw = orjson.dumps(result.body)
-    return new_raw, analyse(provider, route, new_raw), list(result.applied)
+    return new_raw, analyse(target, new_raw), list(result.applied)
 
 
-def choose_tap(method: str, provider: str, route: str, edit: bool, upstream: httpx.Response) -> tuple[JSONTap | SSETap, bool]:
-    """The usage tap for this response, and whether the relay edits the stream."""
-    kind = usage_kind(provider, route)
-    encoding = upstream.headers.get("content-encoding", "").encode() or None
-    content_type = upstream.headers.get("content-type", "")
-    if not (method == "POST" and route.rstrip("/").endswith(USAGE_ROUTES)):
-        return JSONTap(kind, encoding, enabled=False), False  # retrievals would count usage twice
-    if "text/event-stream" in content_type:
-        edit = edit and encoding in (None, b"identity")
-        return SSETap(kind, encoding, strip_usage_chunk=edit), edit
-    return JSONTap(kind, encoding, enabled="json" in content_type), False
-
-
-def _fail(gate: Gate, record: RequestRecord, started: float, error: errors.ProxyError, message: str, extra: dict[str, str]) -> Response:
+def _fail(gate: Gate, exchange: Exchange, error: errors.ProxyError, message: str) -> Response:
+    record = exchange.record
     record.status = error.status
     record.error = error.kind
-    record.latency_s = time.perf_counter() - started
-    gate.finish(record)
-    return errors.error_response(record.provider, error, message, extra)
+    record.latency_s = time.perf_counter() - exchange.started
+    gate.finish(exchange)
+    return errors.error_response(record.provider, error, message, exchange.headers)

@@ -1,18 +1,21 @@
 """Sends one request upstream, relays the answer chunk by chunk, and closes the books on it.
 
-:class:`Relay` is an ASGI response. It opens the upstream exchange (a 502/504 there becomes
-the proxy's own error in the provider's shape), then sends the upstream's status and
-headers (plus the ``x-prefixgate-*`` ones, all known before the first byte), then each raw
-chunk as soon as it arrives (never buffered), feeding a copy to a usage tap
-(:mod:`proxy.usage_tap`) after the client has it. In *edit* mode (the proxy asked an OpenAI stream for usage the
-client did not want) it forwards whole SSE events instead and drops the extra usage
-chunk; every other byte is unchanged.
+:class:`Relay` is an ASGI response over one :class:`~proxy.exchange.Exchange` (what the
+handler prepared: target, upstream headers and body, record, ``x-prefixgate-*`` headers).
+It sends the request through the gate's upstream pool (a 502/504 there becomes the
+proxy's own error in the provider's shape), then sends the upstream's status and headers
+(plus the ``x-prefixgate-*`` ones, all known before the first byte), then each raw chunk
+as soon as it arrives (never buffered), feeding a copy to the usage tap
+:func:`proxy.usage_tap.tap_for` picked from the exchange, after the client has it. In
+*edit* mode (the proxy asked an OpenAI stream for usage the client did not want) it
+forwards whole SSE events instead and drops the extra usage chunk; every other byte is
+unchanged.
 
 From the moment the request is sent upstream it listens for the client going away
 (while the upstream is still thinking, too); then it stops, closes the upstream
 connection (so the upstream sees its request abandoned) and records status 499. The
-upstream response is closed and the record handed to the recorder exactly once, whatever
-happens. How a relay ends early:
+upstream response is closed and the exchange handed to the recorder
+(:meth:`proxy.gate.Gate.finish`) exactly once, whatever happens. How a relay ends early:
 
 - **client gone**: status 499, error ``client_disconnected``;
 - **upstream fails after the status line went out**: the upstream status stays, error
@@ -28,7 +31,8 @@ happens. How a relay ends early:
   WARNING line, then :class:`~proxy.server.aborts.ShutdownCut` (a cancellation) is raised.
 
 Statuses without a body (1xx, 204, 304) and answers to ``HEAD`` send no body bytes, even
-if the upstream sent some. This module does not choose what to send upstream.
+if the upstream sent some. This module does not choose what to send upstream, and keeps
+no exchange beyond its own response.
 """
 
 from __future__ import annotations
@@ -36,41 +40,31 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from proxy import errors
-from proxy.server.aborts import ShutdownCut, UpstreamFailed
+from proxy.exchange import Exchange
 from proxy.headers import has_no_body, response_headers
-from proxy.accounting.records import RequestRecord
+from proxy.server.aborts import ShutdownCut, UpstreamFailed
 from proxy.transport.upstream import UpstreamError
-from proxy.usage_tap import JSONTap, SSETap
+from proxy.usage_tap import SSETap, Tap, tap_for
 
-Tap = JSONTap | SSETap
+if TYPE_CHECKING:
+    from proxy.gate import Gate
 
 log = logging.getLogger("prefixgate.relay")
 CLIENT_CLOSED = 499
 
 
 class Relay(Response):
-    def __init__(
-        self,
-        open_upstream: Callable[[], Awaitable[httpx.Response]],
-        choose_tap: Callable[[httpx.Response], tuple[Tap, bool]],
-        record: RequestRecord,
-        finish: Callable[[RequestRecord], None],
-        extra_headers: dict[str, str],
-        started: float,
-    ) -> None:
-        self.open_upstream = open_upstream
-        self.choose_tap = choose_tap
-        self.record = record
-        self.finish = finish
-        self.extra_headers = extra_headers
-        self.started = started
+    def __init__(self, exchange: Exchange, gate: Gate) -> None:
+        self.exchange = exchange
+        self.gate = gate
+        self.record = exchange.record  # read per chunk (first byte): one attribute hop
         self.upstream: httpx.Response | None = None
         self.tap: Tap | None = None
         self.edit = False
@@ -81,7 +75,7 @@ class Relay(Response):
 
     def _first_byte(self) -> None:
         if self.record.ttfb_s is None:
-            self.record.ttfb_s = time.perf_counter() - self.started
+            self.record.ttfb_s = time.perf_counter() - self.exchange.started
 
     async def _pump(self, send: Send) -> None:
         upstream, tap = self.upstream, self.tap
@@ -110,17 +104,18 @@ class Relay(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _relay(self, send: Send) -> Response | None:
-        """Opens the exchange and relays it; returns the proxy's error reply instead when
-        the upstream could not be reached."""
-        record = self.record
+        """Sends the exchange upstream and relays the answer; returns the proxy's error reply
+        instead when the upstream could not be reached."""
+        exchange, record, upstream = self.exchange, self.record, self.gate.upstream
+        assert exchange.target is not None and exchange.upstream_headers is not None and upstream is not None
         try:
-            self.upstream = await self.open_upstream()
+            self.upstream = await upstream.send(record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body)
         except UpstreamError as exc:
             record.status, record.error = exc.error.status, exc.error.kind
-            return errors.error_response(record.provider, exc.error, exc.message, self.extra_headers)
-        self.tap, self.edit = self.choose_tap(self.upstream)
+            return errors.error_response(record.provider, exc.error, exc.message, exchange.headers)
+        self.tap, self.edit = tap_for(exchange, self.upstream)
         self.status_code = record.status = self.upstream.status_code
-        extra = [(k.encode(), v.encode()) for k, v in self.extra_headers.items()]
+        extra = [(k.encode(), v.encode()) for k, v in exchange.headers.items()]
         headers = response_headers(self.upstream.headers.raw, keep_length=not self.edit, status=self.status_code) + extra
         self._started = True
         await send({"type": "http.response.start", "status": self.status_code, "headers": headers})
@@ -177,12 +172,12 @@ class Relay(Response):
                     record.error = record.error or "client_disconnected"
                 elif cut is not None:
                     record.status, record.error = errors.SHUTDOWN_CUT.status, errors.SHUTDOWN_CUT.kind
-                record.latency_s = time.perf_counter() - self.started
+                record.latency_s = time.perf_counter() - self.exchange.started
                 try:
                     record.usage = self.tap.usage() if self.tap is not None else None
                 except Exception:  # a tap must never lose the record
                     log.exception("usage tap failed on request %s", record.request_id)
-                self.finish(record)
+                self.gate.finish(self.exchange)
         if cut is not None:
             await self._cut(scope, receive, send)
         if failure is not None:
@@ -197,7 +192,7 @@ class Relay(Response):
         (best effort), log one line, and let the cancellation go on."""
         record = self.record
         if not self._started:
-            reply = errors.error_response(record.provider, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry", self.extra_headers)
+            reply = errors.error_response(record.provider, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry", self.exchange.headers)
             try:
                 await reply(scope, receive, send)
             except Exception:  # the client may be gone too; the record is what matters

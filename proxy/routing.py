@@ -16,6 +16,15 @@ characters) are refused with :class:`BadPath`. Percent-encoded unreserved charac
 of a path is routed, analysed and counted as that path. The query string is kept byte for
 byte.
 
+The router also says what kind of endpoint the path is, once per request
+(:class:`Endpoint`, read by the analysis, the handler, the usage tap and the relay): its
+:class:`Kind` from the path's last segments (``/chat/completions``, ``/completions``,
+``/responses``, ``/messages``, ``/embeddings``, else ``other``; a trailing ``/`` ignored),
+whether a ``POST`` there is billed (its response's usage counted), whether the provider
+caches prompt prefixes there, the shape of its usage block, and whether an OpenAI stream
+there carries usage only when asked. Every other module reads these facts from the
+:class:`Target`; none looks at the path suffix again.
+
 This module does not send anything and does not look at bodies.
 """
 
@@ -23,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from typing import Mapping
 
 import httpx
@@ -49,11 +59,74 @@ class BadPath(ValueError):
         self.status = status
 
 
+class Kind(Enum):
+    """What a path is, by its last segments."""
+
+    CHAT = "chat"  # .../chat/completions
+    COMPLETIONS = "completions"  # .../completions (legacy text completions)
+    RESPONSES = "responses"  # .../responses
+    MESSAGES = "messages"  # .../messages
+    EMBEDDINGS = "embeddings"  # .../embeddings
+    OTHER = "other"  # models, files, batches, count_tokens, retrievals, …
+
+
+_SUFFIXES = (
+    ("/chat/completions", Kind.CHAT),  # before "/completions", which it also ends with
+    ("/completions", Kind.COMPLETIONS),
+    ("/responses", Kind.RESPONSES),
+    ("/messages", Kind.MESSAGES),
+    ("/embeddings", Kind.EMBEDDINGS),
+)
+_CACHING = frozenset({Kind.CHAT, Kind.COMPLETIONS, Kind.RESPONSES, Kind.MESSAGES})
+_ASKS_STREAM_USAGE = frozenset({Kind.CHAT, Kind.COMPLETIONS})
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """The facts about one (provider, :class:`Kind`); one shared instance per pair.
+
+    ``usage`` names the usage block's shape, and with it how a stream carries usage:
+    ``"chat"`` (OpenAI chat and completions: a final ``choices: []`` chunk, only with
+    ``stream_options.include_usage``), ``"responses"`` (the ``response.completed`` event's
+    ``response.usage``), ``"anthropic"`` (split between ``message_start`` and
+    ``message_delta``). ``ask_stream_usage``: the proxy must ask for that final chunk
+    itself when the client did not.
+    """
+
+    kind: Kind
+    billable: bool  # a POST here generates (billed once): its response's usage is counted
+    caches: bool  # the provider caches prompt prefixes here (the chain goes to the store)
+    usage: str  # "anthropic" | "responses" | "chat"
+    ask_stream_usage: bool
+
+
+def _endpoint(provider: str, kind: Kind) -> Endpoint:
+    usage = "anthropic" if provider == ANTHROPIC else "responses" if kind is Kind.RESPONSES else "chat"
+    return Endpoint(kind, kind is not Kind.OTHER, kind in _CACHING, usage, provider == OPENAI and kind in _ASKS_STREAM_USAGE)
+
+
+_ENDPOINTS = {(provider, kind): _endpoint(provider, kind) for provider in (OPENAI, ANTHROPIC) for kind in Kind}
+
+
+def _kind_of(route: str) -> Kind:
+    route = route.rstrip("/")
+    for suffix, kind in _SUFFIXES:
+        if route.endswith(suffix):
+            return kind
+    return Kind.OTHER
+
+
+def endpoint_for(provider: str, route: str) -> Endpoint:
+    """The :class:`Endpoint` of ``route`` at ``provider`` (shared, never allocated)."""
+    return _ENDPOINTS[provider, _kind_of(route)]
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     provider: str  # "openai" | "anthropic"
     route: str  # the client's path without the query, e.g. "/v1/chat/completions"
     url: httpx.URL  # the upstream URL, query included
+    endpoint: Endpoint  # what the route is: read by everyone instead of the path
 
 
 def _check_path(raw_path: bytes) -> bytes:
@@ -106,4 +179,4 @@ class Router:
             if len(self._urls) >= self.MAX_CACHED_URLS:
                 self._urls.clear()
             url = self._urls[(provider, upstream_path)] = base.copy_with(raw_path=upstream_path)
-        return Target(provider, route, url)
+        return Target(provider, route, url, endpoint_for(provider, route))

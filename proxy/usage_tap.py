@@ -1,5 +1,11 @@
 """Usage numbers from a response as it is relayed (a tee, never in the client's path).
 
+:func:`tap_for` picks the tap for one response from the request's
+:class:`~proxy.exchange.Exchange` (the endpoint the router resolved, the method, whether
+the proxy asked for the usage chunk) and the response's headers; it also says whether the
+relay edits the stream. Only a ``POST`` to a billable endpoint is read (a retrieval would
+count its usage twice); the usage block's shape is the endpoint's ``usage``.
+
 - :class:`JSONTap` (plain responses): keeps a decoded copy (gzip/deflate undone) up to a
   bound and parses the ``usage`` block at the end.
 - :class:`SSETap` (event streams): reads each complete event as it passes: OpenAI's final
@@ -16,22 +22,20 @@ not decide what the client sees beyond that one keep/drop answer.
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from analyzer.usage import Usage, from_anthropic, from_openai_chat, from_openai_responses, merge_anthropic_stream
-from proxy.routing import ANTHROPIC
 from proxy.sse import Event, SSEParser
+
+if TYPE_CHECKING:
+    import httpx
+
+    from proxy.exchange import Exchange
 
 MAX_JSON_COPY = 64 * 1024 * 1024
 _RESPONSES_DONE = ("response.completed", "response.incomplete", "response.failed")
-
-
-def usage_kind(provider: str, route: str) -> str:
-    if provider == ANTHROPIC:
-        return "anthropic"
-    return "responses" if route.rstrip("/").endswith("/responses") else "chat"
 
 
 def usage_from_body(kind: str, body: Any) -> Usage | None:
@@ -164,3 +168,21 @@ class SSETap:
                 return None
             return merge_anthropic_stream(self._anthropic_start, self._anthropic_delta)
         return self._usage
+
+
+Tap = JSONTap | SSETap
+
+
+def tap_for(exchange: Exchange, upstream: httpx.Response) -> tuple[Tap, bool]:
+    """The usage tap for this response, and whether the relay edits the stream (drops the
+    usage chunk the proxy asked for: only an identity-encoded event stream can be edited)."""
+    endpoint = exchange.target.endpoint  # type: ignore[union-attr]  # a relayed exchange is routed
+    kind = endpoint.usage
+    encoding = upstream.headers.get("content-encoding", "").encode() or None
+    content_type = upstream.headers.get("content-type", "")
+    if not (exchange.record.method == "POST" and endpoint.billable):
+        return JSONTap(kind, encoding, enabled=False), False  # retrievals would count usage twice
+    if "text/event-stream" in content_type:
+        edit = exchange.ask_usage and encoding in (None, b"identity")
+        return SSETap(kind, encoding, strip_usage_chunk=edit), edit
+    return JSONTap(kind, encoding, enabled="json" in content_type), False

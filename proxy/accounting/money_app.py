@@ -4,8 +4,10 @@
 and opens the ledger — both fail here, before the server starts, with a clear error
 (:class:`~analyzer.pricing.PriceFileError` naming the bad row, or
 :class:`~proxy.accounting.ledger.LedgerError` naming the file). The app then registers
-``enrichers`` and ``sinks`` with its recorder, mounts ``routes()`` and calls
-:meth:`before` for each analysed request (the ``x-prefixgate-miss-reason`` header).
+``enrichers`` and ``sinks`` with its recorder and mounts ``routes()``; the handler calls
+:meth:`before` for each analysed request on a caching endpoint and keeps the
+:class:`~proxy.accounting.money.Early` it returns on the request's exchange (its
+``diagnosis`` is the ``x-prefixgate-miss-reason`` header).
 
 This module holds no logic of its own; each part lives in its module.
 """
@@ -17,14 +19,13 @@ from typing import Sequence
 
 from starlette.routing import Route
 
-from analyzer.diagnose import Diagnosis
 from analyzer.pricing import PriceTable
 from analyzer.segments import Segment
 from proxy.accounting import dashboard
 from proxy.config import ProxyConfig
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
-from proxy.accounting.money import Money
+from proxy.accounting.money import Early, Money
 
 
 @dataclass
@@ -51,9 +52,8 @@ class MoneyLayer:
     def sinks(self) -> list:
         return [self.ledger, self.metrics]
 
-    def before(self, request_id: str, tenant: str, provider: str, model: str | None,
-               segments: Sequence[Segment]) -> Diagnosis | None:
-        return self.money.before(request_id, tenant, provider, model, segments)
+    def before(self, tenant: str, provider: str, model: str | None, segments: Sequence[Segment]) -> Early | None:
+        return self.money.before(tenant, provider, model, segments)
 
     def routes(self) -> list[Route]:
         return dashboard.routes(self.ledger, self.metrics, log_bodies=self.log_bodies)

@@ -1,34 +1,28 @@
-"""Fans each finished request's :class:`~proxy.accounting.records.RequestRecord` out to sinks.
+"""Fans each finished request out: enrichers first, then sinks.
 
-Enrichers run first, in order (``enrich(record, ctx)``: the money layer fills cost,
-savings and the miss reason); then every sink gets the record (``handle(record)``: stats,
-ledger, metrics). Both are called on the event loop and must not block: a sink that does
-I/O queues the record and batches. An enricher or sink that raises is logged and skipped,
-so one broken sink never loses the others' accounting. ``aclose()`` closes every sink.
+:meth:`Recorder.record` takes the request's :class:`~proxy.exchange.Exchange` once it is
+done. Enrichers run first, in order (``enrich(exchange)``: the money layer reads the
+record and the early miss diagnosis and fills cost, savings and the miss reason); then
+every sink gets the record alone (``handle(record)``: stats, ledger, metrics, access
+log). Both are called on the event loop and must not block: a sink that does I/O queues
+the record and batches. An enricher or sink that raises is logged and skipped, so one
+broken sink never loses the others' accounting. ``aclose()`` closes every sink.
 
-This module does not build records (the relay does) and keeps none itself.
+This module does not build records (the handler and the relay do) and keeps none itself;
+enrichers must not keep the exchange either (it holds the parsed request body).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from analyzer.prefix import Chain
-from analyzer.segments import Segment
 from proxy.accounting.records import RequestRecord
 
+if TYPE_CHECKING:
+    from proxy.exchange import Exchange
+
 log = logging.getLogger("prefixgate.recorder")
-
-
-@dataclass(slots=True)
-class RecordContext:
-    """What enrichers may look at besides the record (never the API key)."""
-
-    body: Any = None  # the parsed request body, or None when unanalysed
-    segments: list[Segment] = field(default_factory=list)
-    chain: Chain | None = None
 
 
 class Sink(Protocol):
@@ -38,7 +32,7 @@ class Sink(Protocol):
 
 
 class Enricher(Protocol):
-    def enrich(self, record: RequestRecord, ctx: RecordContext) -> None: ...
+    def enrich(self, exchange: Exchange) -> None: ...
 
 
 class Recorder:
@@ -49,14 +43,11 @@ class Recorder:
     def add_sink(self, sink: Sink) -> None:
         self.sinks.append(sink)
 
-    def add_enricher(self, enricher: Enricher) -> None:
-        self.enrichers.append(enricher)
-
-    def record(self, record: RequestRecord, ctx: RecordContext | None = None) -> None:
-        ctx = ctx or RecordContext()
+    def record(self, exchange: Exchange) -> None:
+        record = exchange.record
         for enricher in self.enrichers:
             try:
-                enricher.enrich(record, ctx)
+                enricher.enrich(exchange)
             except Exception:
                 log.exception("enricher %s failed on request %s", type(enricher).__name__, record.request_id)
         for sink in self.sinks:

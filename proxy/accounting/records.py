@@ -1,8 +1,11 @@
 """One finished request, as every sink (stats, ledger, metrics) sees it.
 
-The proxy builds a :class:`RequestRecord` when a response has been fully relayed (or has
-failed) and hands it to :class:`proxy.accounting.recorder.Recorder`, which fans it out. Records
-never hold an API key or auth header; prompt content only when ``--log-bodies`` is on.
+The handler creates a :class:`RequestRecord` with each request's
+:class:`~proxy.exchange.Exchange` and fills what it learns before forwarding; the relay
+fills the rest (status, timing, usage) and hands the exchange to
+:class:`proxy.accounting.recorder.Recorder`, whose enrichers add the money and whose
+sinks get the record alone. Records never hold an API key or auth header; prompt content
+only when ``--log-bodies`` is on.
 ``prefix_segments`` is ``None`` when the prefix store was skipped or failed: every sink
 counts that as unknown, never as a miss or as 0 repeated.
 """

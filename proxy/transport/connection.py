@@ -1,7 +1,7 @@
-"""One upstream connection as an asyncio protocol: bytes in go to the current exchange.
+"""One upstream connection as an asyncio protocol: bytes in go to the current response parser.
 
 A :class:`Connection` owns its transport (TCP or TLS) and at most one
-:class:`~proxy.transport.exchange.Exchange` at a time. Bytes that arrive while no
+:class:`~proxy.transport.exchange.ResponseParser` at a time. Bytes that arrive while no
 exchange is running, or after the running one's response ended, are unsolicited: the
 connection is marked :attr:`dead` and closed at once (a ``408`` sent to an idle
 keep-alive connection is the common case). The end of the stream is handed to the
@@ -17,13 +17,13 @@ import asyncio
 
 import httpx
 
-from proxy.transport.exchange import Exchange
+from proxy.transport.exchange import ResponseParser
 
 
 class Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.exchange: Exchange | None = None
+        self.parser: ResponseParser | None = None
         self.dead = False  # never to be reused
         self.lost = False
         self.reused = False
@@ -36,7 +36,7 @@ class Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        ex = self.exchange
+        ex = self.parser
         if ex is None or ex.complete or ex.failed is not None:
             if ex is not None and ex.complete:
                 ex.leftover = True
@@ -48,14 +48,14 @@ class Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool:
         self.dead = True
-        if self.exchange is not None:
-            self.exchange.eof()
+        if self.parser is not None:
+            self.parser.eof()
         return False  # close the transport
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.dead = self.lost = True
-        if self.exchange is not None:
-            self.exchange.eof(exc)
+        if self.parser is not None:
+            self.parser.eof(exc)
         if self._drained is not None and not self._drained.done():
             self._drained.set_exception(ConnectionResetError("connection lost while writing"))
 
@@ -69,28 +69,28 @@ class Connection(asyncio.Protocol):
 
     # -- the pool's side --------------------------------------------------------------------
 
-    def start(self, method: str) -> Exchange:
+    def start(self, method: str) -> ResponseParser:
         transport = self.transport
         assert transport is not None
-        self.exchange = Exchange(method, transport.pause_reading, transport.resume_reading)
-        return self.exchange
+        self.parser = ResponseParser(method, transport.pause_reading, transport.resume_reading)
+        return self.parser
 
     async def write(self, payload: bytes, timeout: float | None) -> None:
         """Sends ``payload`` in one write; waits (up to ``timeout``) only when the kernel
         buffer is full, and stops waiting when the upstream answers first (an early 413,
         say: the response is read, the connection never reused). Raises
         ``ConnectionError`` when the connection is gone."""
-        transport, exchange = self.transport, self.exchange
+        transport, parser = self.transport, self.parser
         if transport is None or transport.is_closing() or self.lost:
             raise ConnectionResetError("connection closed before the request was sent")
         transport.write(payload)
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while self._drained is not None and not self._drained.done():
-            if exchange is not None and (exchange.head_done or exchange.failed is not None):
+            if parser is not None and (parser.head_done or parser.failed is not None):
                 self.dead = True  # answered before the request was out: never reused
                 return
-            waits = {self._drained} if exchange is None else {self._drained, exchange.news()}
+            waits = {self._drained} if parser is None else {self._drained, parser.news()}
             left = None if deadline is None else deadline - loop.time()
             if left is not None and left <= 0:
                 raise httpx.WriteTimeout("timed out sending the request upstream")

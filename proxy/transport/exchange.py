@@ -1,6 +1,6 @@
 """One request's response on one connection, parsed by llhttp (``httptools``).
 
-An :class:`Exchange` is created when a request is written and fed every byte the
+A :class:`ResponseParser` is created when a request is written and fed every byte the
 connection receives until its response ends. llhttp does the HTTP/1.1 grammar (status
 line, header tokens and values, Content-Length, chunked coding, trailers, the
 Content-Length/Transfer-Encoding conflicts, body-less statuses); this module adds what a
@@ -41,8 +41,9 @@ class _Leftover(Exception):
     """A byte after the response's end (raised inside llhttp to stop it parsing)."""
 
 
-class Exchange:
-    """Parser callbacks and the state of one response."""
+class ResponseParser:
+    """Parser callbacks and the state of one response (one HTTP exchange on one connection;
+    not :class:`proxy.exchange.Exchange`, the proxy's whole request)."""
 
     def __init__(self, method: str, pause: Callable[[], None], resume: Callable[[], None]) -> None:
         self.parser = httptools.HttpResponseParser(self)
@@ -224,16 +225,16 @@ class Exchange:
 
 class ResponseBody(httpx.AsyncByteStream):
     """The body as it arrives (one piece per network arrival); ``aclose`` hands the
-    connection back through ``done(exchange)``, which decides reuse."""
+    connection back through ``done(parser)``, which decides reuse."""
 
-    def __init__(self, exchange: Exchange, done: Callable[[Exchange], None], read_timeout: float | None) -> None:
-        self._exchange = exchange
+    def __init__(self, parser: ResponseParser, done: Callable[[ResponseParser], None], read_timeout: float | None) -> None:
+        self._parser = parser
         self._done = done
         self._read_timeout = read_timeout
         self._closed = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        ex = self._exchange
+        ex = self._parser
         while True:
             if ex.chunks:
                 yield ex.take()
@@ -250,4 +251,4 @@ class ResponseBody(httpx.AsyncByteStream):
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            self._done(self._exchange)
+            self._done(self._parser)

@@ -33,7 +33,7 @@ from collections import defaultdict
 import httpx
 
 from proxy.transport.connection import Connection
-from proxy.transport.exchange import Exchange, ResponseBody
+from proxy.transport.exchange import ResponseBody, ResponseParser
 from proxy.transport.reuse import may_checkout, may_release
 
 
@@ -77,10 +77,10 @@ class H1Transport(httpx.AsyncBaseTransport):
 
     # -- pool -------------------------------------------------------------------------------
 
-    def _done(self, origin: tuple, conn: Connection, exchange: Exchange) -> None:
+    def _done(self, origin: tuple, conn: Connection, parser: ResponseParser) -> None:
         """The response was closed (read to the end or not): reuse or close, then free the slot."""
-        conn.exchange = None
-        if may_release(conn, exchange) and not self._closed:
+        conn.parser = None
+        if may_release(conn, parser) and not self._closed:
             conn.idle_since = time.monotonic()
             conn.reused = True
             self._idle[origin].append(conn)
@@ -164,7 +164,7 @@ class H1Transport(httpx.AsyncBaseTransport):
                         raise httpx.RemoteProtocolError("upstream closed the connection without a response") from None
         except BaseException:  # errors and cancellation: the half-used connection is never reused
             if conn is not None:
-                conn.exchange = None
+                conn.parser = None
                 conn.kill()
             self._forget()
             raise
@@ -172,22 +172,22 @@ class H1Transport(httpx.AsyncBaseTransport):
 
     async def _exchange(self, method: str, origin: tuple, conn: Connection, payload: bytes, timeouts: dict) -> httpx.Response:
         reused = conn.reused
-        exchange = conn.start(method)
+        parser = conn.start(method)
         sent_at = time.monotonic()
         try:
             await conn.write(payload, timeouts.get("write"))
         except (ConnectionError, OSError) as exc:
-            if reused and exchange.received == 0 and time.monotonic() - sent_at < self.stale_window_s:
+            if reused and parser.received == 0 and time.monotonic() - sent_at < self.stale_window_s:
                 raise _Stale from None
             raise httpx.WriteError(f"upstream connection failed while sending: {type(exc).__name__}") from None
         try:
-            await exchange.head(timeouts.get("read"))
+            await parser.head(timeouts.get("read"))
         except (httpx.RemoteProtocolError, httpx.ReadError):
-            if reused and exchange.received == 0 and time.monotonic() - sent_at < self.stale_window_s:
+            if reused and parser.received == 0 and time.monotonic() - sent_at < self.stale_window_s:
                 raise _Stale from None
             raise
-        body = ResponseBody(exchange, lambda ex: self._done(origin, conn, ex), timeouts.get("read"))
-        return httpx.Response(exchange.status, headers=exchange.headers, stream=body, extensions={"http_version": exchange.version})
+        body = ResponseBody(parser, lambda ex: self._done(origin, conn, ex), timeouts.get("read"))
+        return httpx.Response(parser.status, headers=parser.headers, stream=body, extensions={"http_version": parser.version})
 
     async def aclose(self) -> None:
         self._closed = True  # responses still open close their connections when done

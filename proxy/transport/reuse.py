@@ -27,15 +27,15 @@ import select
 _POLL_BAD = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP | getattr(select, "POLLRDHUP", 0)
 
 
-def may_release(conn, exchange) -> bool:
+def may_release(conn, parser) -> bool:
     """``conn`` (a :class:`proxy.transport.connection.Connection`) may go back to the pool
-    after ``exchange`` (its :class:`proxy.transport.exchange.Exchange`)."""
+    after the response ``parser`` read (its :class:`proxy.transport.exchange.ResponseParser`)."""
     return (
-        exchange.complete
-        and not exchange.leftover
-        and exchange.keep_alive
-        and not exchange.failed
-        and not exchange.paused
+        parser.complete
+        and not parser.leftover
+        and parser.keep_alive
+        and not parser.failed
+        and not parser.paused
         and not conn.dead
         and conn.transport is not None
         and not conn.transport.is_closing()

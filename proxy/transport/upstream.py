@@ -1,15 +1,16 @@
 """The one connection pool to the upstreams, and how a failed send becomes 502/504.
 
-:class:`Upstream` owns one shared ``httpx.AsyncClient`` (opened in the app's lifespan)
-whose transport (:class:`proxy.transport.H1Transport`; httpcore's with
-``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``, kept as the benchmark reference) keeps HTTP/1.1
-connections alive (pool sized by ``max_connections``) and writes head and body in one send,
-so no request waits on Nagle + delayed ACK. The hot path hands method, URL, headers
-(plus the ``Host`` and ``Content-Length`` httpx would add, :func:`wire_headers`) and body
-straight to :meth:`H1Transport.send` (building an ``httpx.Request`` cost more than the
-exchange); other transports get a ready ``httpx.Request``. Either way: no default headers,
-no cookie jar shared between tenants, no redirects followed, no environment proxies; the
-response is streamed (raw bytes, content-encoding untouched).
+:class:`Upstream` owns the one transport (opened in the app's lifespan): by default
+:class:`proxy.transport.H1Transport`; httpcore's with ``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``,
+kept as the benchmark reference; an ``httpx.MockTransport`` in unit tests. It keeps
+HTTP/1.1 connections alive (pool sized by ``max_connections``) and writes head and body in
+one send, so no request waits on Nagle + delayed ACK. The hot path hands method, URL,
+headers (plus the ``Host`` and ``Content-Length`` httpx would add, :func:`wire_headers`)
+and body straight to :meth:`H1Transport.send` (building an ``httpx.Request`` cost more
+than the exchange); other transports get a ready ``httpx.Request``. There is no
+``httpx.AsyncClient``: no default headers, no cookie jar shared between tenants, no
+redirects followed, no environment proxies; the response is streamed (raw bytes,
+content-encoding untouched).
 
 Exception tree raised by :meth:`Upstream.send`::
 
@@ -74,7 +75,6 @@ class Upstream:
         timeout = httpx.Timeout(
             connect=config.connect_timeout, read=config.read_timeout, write=config.write_timeout, pool=config.pool_timeout
         )
-        self.client = httpx.AsyncClient(transport=self.transport, timeout=timeout, trust_env=False, follow_redirects=False)
         self._timeout_ext = timeout.as_dict()
 
     async def send(self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes) -> httpx.Response:
@@ -97,4 +97,4 @@ class Upstream:
         return response
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        await self.transport.aclose()

@@ -4,9 +4,24 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import orjson
 
-from proxy.analysis import analyse, needs_stream_usage, with_stream_usage
+from proxy.analysis import analyse as _analyse, needs_stream_usage as _needs_stream_usage, with_stream_usage
+from proxy.routing import Target, endpoint_for
+
+
+def target(provider: str, route: str) -> Target:
+    return Target(provider, route, httpx.URL("http://upstream.test" + route), endpoint_for(provider, route))
+
+
+def analyse(provider: str, route: str, raw: bytes):
+    """The analysis of ``raw`` sent to ``route`` at ``provider`` (as the router resolves it)."""
+    return _analyse(target(provider, route), raw)
+
+
+def needs_stream_usage(provider: str, route: str, analysis) -> bool:
+    return _needs_stream_usage(endpoint_for(provider, route), analysis)
 
 
 def test_chat_body_is_segmented_and_chained_per_model():

@@ -55,7 +55,7 @@ def kept_records(client) -> list:
         async def aclose(self):
             return None
 
-    client.app.state.recorder.add_sink(Keep())
+    client.app.state.gate.recorder.add_sink(Keep())
     return seen
 
 
@@ -331,7 +331,7 @@ def test_a_failing_sink_never_breaks_a_request(make, caplog):
             return None
 
     with client:
-        client.app.state.recorder.add_sink(Boom())
+        client.app.state.gate.recorder.add_sink(Boom())
         r = client.post("/v1/chat/completions", json=CHAT)
         s = stats(client)
     assert r.status_code == 200 and s["requests"] == 1
@@ -437,7 +437,7 @@ def test_an_absurd_usage_number_stops_no_accounting(make, state_dir):
 def test_stats_answers_even_with_a_number_orjson_refuses(make):
     client, _ = make()
     with client:
-        client.app.state.stats.total.output_tokens = 2**70  # however it got there
+        client.app.state.gate.stats.total.output_tokens = 2**70  # however it got there
         s = client.get("/prefixgate/stats")
     assert s.status_code == 200 and s.json()["output_tokens"] == 2**70
 
@@ -446,7 +446,7 @@ def test_health_is_degraded_while_the_ledger_writer_is_not_running(make):
     client, _ = make()
     with client:
         assert client.get("/prefixgate/health").json()["ledger"]["writer_alive"] is True
-        client.app.state.ledger.close_sync()  # the writer thread ends
+        client.app.state.gate.money.ledger.close_sync()  # the writer thread ends
         health = client.get("/prefixgate/health")
         assert client.post("/v1/chat/completions", json=CHAT).status_code == 200  # requests go on
     assert health.status_code == 503 and health.json()["status"] == "degraded"

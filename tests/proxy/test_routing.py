@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.routing import ANTHROPIC, OPENAI, BadPath, Router
+from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Router, endpoint_for
 
 ROUTER = Router("http://10.0.0.1:9000/gw/v1", "http://10.0.0.2:9001")
 
@@ -95,3 +95,27 @@ def test_escaped_unreserved_characters_route_as_the_path_they_spell(path, provid
     target = ROUTER.resolve(path, b"", {})
     assert (target.provider, target.route) == (provider, route)
     assert target.url.raw_path.endswith(route.encode()[3:] if provider == OPENAI else route.encode())
+
+
+@pytest.mark.parametrize(
+    "path, headers, kind, billable, caches, usage, ask",
+    [
+        (b"/v1/chat/completions", {}, Kind.CHAT, True, True, "chat", True),
+        (b"/v1/chat/completions/", {}, Kind.CHAT, True, True, "chat", True),  # a trailing "/" is the same endpoint
+        (b"/v1/completions", {}, Kind.COMPLETIONS, True, True, "chat", True),
+        (b"/v1/responses", {}, Kind.RESPONSES, True, True, "responses", False),
+        (b"/v1/embeddings", {}, Kind.EMBEDDINGS, True, False, "chat", False),
+        (b"/v1/models", {}, Kind.OTHER, False, False, "chat", False),
+        (b"/v1/messages", {}, Kind.MESSAGES, True, True, "anthropic", False),
+        (b"/v1/messages/count_tokens", {}, Kind.OTHER, False, False, "anthropic", False),
+        (b"/v1/chat/completions", {"x-api-key": "k"}, Kind.CHAT, True, True, "anthropic", False),  # the provider decides the usage shape
+    ],
+)
+def test_the_router_resolves_the_endpoint_once(path, headers, kind, billable, caches, usage, ask):
+    endpoint = ROUTER.resolve(path, b"", headers).endpoint
+    assert (endpoint.kind, endpoint.billable, endpoint.caches, endpoint.usage, endpoint.ask_stream_usage) == (kind, billable, caches, usage, ask)
+
+
+def test_endpoints_are_shared_not_built_per_request():
+    assert ROUTER.resolve(b"/v1/chat/completions", b"a=1", {}).endpoint is ROUTER.resolve(b"/v1/%63hat/completions", b"", {}).endpoint
+    assert endpoint_for(OPENAI, "/v1/chat/completions") is ROUTER.resolve(b"/v1/chat/completions", b"", {}).endpoint

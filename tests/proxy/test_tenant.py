@@ -120,7 +120,7 @@ def test_the_app_leaves_the_state_dir_0700_and_its_ledger_0600(tmp_path, monkeyp
     monkeypatch.delenv("PREFIXGATE_HOME")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     app = create_app(ProxyConfig())
-    app.state.ledger.close_sync()
+    app.state.gate.money.ledger.close_sync()
     state = default_state_dir()
     assert _mode(state) == 0o700
     assert _mode(state / "ledger.sqlite") == 0o600 and _mode(state / SECRET_FILE) == 0o600

@@ -5,8 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 
+import httpx
+
 from analyzer.usage import Usage
-from proxy.usage_tap import JSONTap, SSETap, usage_kind
+from proxy.accounting.records import RequestRecord
+from proxy.exchange import Exchange
+from proxy.routing import Target, endpoint_for
+from proxy.usage_tap import JSONTap, SSETap, tap_for
 
 
 def sse(*objs, events=None) -> bytes:
@@ -19,9 +24,9 @@ def sse(*objs, events=None) -> bytes:
 
 
 def test_kinds():
-    assert usage_kind("anthropic", "/v1/messages") == "anthropic"
-    assert usage_kind("openai", "/v1/responses") == "responses"
-    assert usage_kind("openai", "/v1/chat/completions") == "chat"
+    assert endpoint_for("anthropic", "/v1/messages").usage == "anthropic"
+    assert endpoint_for("openai", "/v1/responses").usage == "responses"
+    assert endpoint_for("openai", "/v1/chat/completions").usage == "chat"
 
 
 def test_json_tap_gzip_and_chunks():
@@ -99,3 +104,27 @@ def test_disabled_json_tap_keeps_nothing():
     tap = JSONTap("chat", None, enabled=False)
     tap.feed(json.dumps({"usage": {"prompt_tokens": 1}}).encode())
     assert tap.usage() is None and tap._parts == []
+
+
+def _exchange(method: str, route: str, ask_usage: bool = False) -> Exchange:
+    provider = "anthropic" if route.startswith("/v1/messages") else "openai"
+    target = Target(provider, route, httpx.URL("http://upstream.test" + route), endpoint_for(provider, route))
+    return Exchange(RequestRecord("r", 0.0, "t", provider, route, method=method), target=target, ask_usage=ask_usage)
+
+
+def _response(content_type: str, encoding: str | None = None) -> httpx.Response:
+    headers = {"content-type": content_type, **({"content-encoding": encoding} if encoding else {})}
+    return httpx.Response(200, headers=headers)
+
+
+def test_tap_for_reads_the_exchange():
+    tap, edit = tap_for(_exchange("POST", "/v1/chat/completions", ask_usage=True), _response("text/event-stream"))
+    assert isinstance(tap, SSETap) and tap.kind == "chat" and tap.strip_usage_chunk and edit
+    tap, edit = tap_for(_exchange("POST", "/v1/chat/completions", ask_usage=True), _response("text/event-stream", "gzip"))
+    assert isinstance(tap, SSETap) and not tap.strip_usage_chunk and not edit  # a compressed stream is never edited
+    tap, edit = tap_for(_exchange("POST", "/v1/messages"), _response("application/json"))
+    assert isinstance(tap, JSONTap) and tap.kind == "anthropic" and tap._decoder.ok and not edit
+    tap, edit = tap_for(_exchange("POST", "/v1/audio/speech"), _response("application/json"))
+    assert isinstance(tap, JSONTap) and not tap._decoder.ok  # not billable: nothing kept
+    tap, edit = tap_for(_exchange("GET", "/v1/responses"), _response("application/json"))
+    assert isinstance(tap, JSONTap) and tap.kind == "responses" and not tap._decoder.ok  # a retrieval would count twice

@@ -3,8 +3,9 @@ from __future__ import annotations
 from analyzer.pricing import PriceTable
 from analyzer.segments import segments_for
 from analyzer.usage import Usage
-from proxy.accounting.money import Money
+from proxy.accounting.money import Early, Money
 from proxy.accounting.records import RequestRecord
+from proxy.exchange import Exchange
 
 LONG = "Policy: refunds within 30 days; be polite and precise. " * 110  # ~6 KB
 
@@ -22,77 +23,84 @@ def rec(rid: str, usage: Usage | None, model: str = "gpt-4o-mini", prefix_segmen
                          analysed=True, usage=usage, prefix_segments=prefix_segments)
 
 
+def done(record: RequestRecord, early: Early | None = None) -> Exchange:
+    """The finished request as the recorder hands it to enrichers: its record and what
+    ``Money.before`` saw at request time."""
+    return Exchange(record, early=early)
+
+
 def test_cost_and_savings_filled():
     money = Money(PriceTable.load())
-    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    a = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
     r = rec("a", Usage(2006, 1920, 0, 0, 300), prefix_segments=1)
-    money.enrich(r)
+    money.enrich(done(r, a))
     assert abs(r.cost_usd - 0.0003369) < 1e-9 and abs(r.saved_usd - 0.000144) < 1e-9
 
 
 def test_unknown_model_is_unpriced_never_zero():
     money = Money(PriceTable.load())
     r = rec("x", Usage(100, 0, 0, 0, 5), model="private-llm")
-    money.enrich(r)
+    money.enrich(done(r))
     assert r.cost_usd is None and r.saved_usd is None and r.missed_usd is None
 
 
 def test_volatile_system_prompt_gets_a_reason_before_the_response():
     money = Money(PriceTable.load())
-    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(f"Now: 2026-11-30T10:00:01Z. {LONG}")), ts=0)
-    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
-    early = money.before("b", "t", "openai", "gpt-4o-mini", segs(body(f"Now: 2026-11-30T10:00:09Z. {LONG}")), ts=8)
+    a = money.before("t", "openai", "gpt-4o-mini", segs(body(f"Now: 2026-11-30T10:00:01Z. {LONG}")), ts=0)
+    money.enrich(done(rec("a", Usage(1600, 0, 0, 0, 10)), a))
+    b = money.before("t", "openai", "gpt-4o-mini", segs(body(f"Now: 2026-11-30T10:00:09Z. {LONG}")), ts=8)
+    early = b.diagnosis
     assert early is not None and early.reason == "volatile-time"
     r = rec("b", Usage(1600, 0, 0, 0, 10))
-    money.enrich(r)
+    money.enrich(done(r, b))
     assert r.miss_reason.startswith("volatile-time; path=messages[0]; offset=")
     assert r.missed_usd == 0.0  # the proxy saw no repeated prefix (it forked at segment 0)
 
 
 def test_repeat_not_cached_is_missed_money():
     money = Money(PriceTable.load())
-    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
-    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
-    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
+    a = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
+    money.enrich(done(rec("a", Usage(1600, 0, 0, 0, 10)), a))
+    b = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
     r = rec("b", Usage(1600, 0, 0, 0, 10), prefix_segments=1)
-    money.enrich(r)
+    money.enrich(done(r, b))
     assert r.miss_reason == "not-cached"
     sys_tokens = -(-len(segs(body(LONG))[0].data) // 4)
     tokens = 1024 + (sys_tokens - 1024) // 128 * 128
     assert abs(r.missed_usd - tokens * (0.15 - 0.075) / 1e6) < 1e-12
     # the same repeat, cached by the provider: no reason, nothing missed
-    money.before("c", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q3")), ts=40)
+    c = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG, "q3")), ts=40)
     r = rec("c", Usage(1600, tokens, 0, 0, 10), prefix_segments=1)
-    money.enrich(r)
+    money.enrich(done(r, c))
     assert r.miss_reason is None and r.missed_usd == 0.0
 
 
 def test_failed_request_keeps_the_request_time_reason():
     money = Money(PriceTable.load())
-    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
-    money.enrich(rec("a", Usage(10, 0, 0, 0, 1)))
-    money.before("b", "t", "openai", "gpt-4o", segs(body(LONG, model="gpt-4o")), ts=1)
+    a = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    money.enrich(done(rec("a", Usage(10, 0, 0, 0, 1)), a))
+    b = money.before("t", "openai", "gpt-4o", segs(body(LONG, model="gpt-4o")), ts=1)
     r = rec("b", None, model="gpt-4o")
-    money.enrich(r)
+    money.enrich(done(r, b))
     assert r.miss_reason.startswith("model-changed") and r.cost_usd is None
 
 
 def test_unknown_prefix_is_not_a_miss():
     # The store was skipped (breaker open): what repeated is unknown, so what was missed is too.
     money = Money(PriceTable.load())
-    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
-    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
-    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
+    a = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG, "q1")), ts=0)
+    money.enrich(done(rec("a", Usage(1600, 0, 0, 0, 10)), a))
+    b = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG, "q2")), ts=30)
     r = rec("b", Usage(1600, 0, 0, 0, 10), prefix_segments=None)
-    money.enrich(r)
+    money.enrich(done(r, b))
     assert r.cost_usd is not None and r.missed_usd is None
 
 
 def test_a_flagged_usage_gets_null_money_even_after_a_seen_prefix():
     money = Money(PriceTable.load())
-    money.before("a", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
-    money.enrich(rec("a", Usage(1600, 0, 0, 0, 10)))
-    money.before("b", "t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=10)
+    a = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=0)
+    money.enrich(done(rec("a", Usage(1600, 0, 0, 0, 10)), a))
+    b = money.before("t", "openai", "gpt-4o-mini", segs(body(LONG)), ts=10)
     r = rec("b", Usage(1600, 0, 0, 0, 10, flags=("usage.completion_tokens:too_large",)), prefix_segments=1)
-    money.enrich(r)
+    money.enrich(done(r, b))
     assert r.cost_usd is None and r.saved_usd is None and r.missed_usd is None

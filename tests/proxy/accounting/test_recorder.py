@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from proxy.accounting.records import RequestRecord
-from proxy.accounting.recorder import Recorder, RecordContext
+from proxy.accounting.recorder import Recorder
+from proxy.analysis import Analysis
+from proxy.exchange import Exchange
 
 
 class Sink:
@@ -24,19 +26,19 @@ class Sink:
 
 
 class Pricer:
-    def enrich(self, record, ctx):
-        record.cost_usd = float(len(ctx.segments))
+    def enrich(self, exchange):
+        exchange.record.cost_usd = float(len(exchange.analysis.segments))
 
 
 class Broken:
-    def enrich(self, record, ctx):
+    def enrich(self, exchange):
         raise ValueError("bad enricher")
 
 
 def test_enrichers_run_before_sinks_and_failures_are_contained(caplog):
     good, bad = Sink(), Sink(fail=True)
     recorder = Recorder([bad, good], [Broken(), Pricer()])
-    recorder.record(RequestRecord("r1", 0.0, "t", "openai", "/v1/x"), RecordContext(segments=[1, 2, 3]))
+    recorder.record(Exchange(RequestRecord("r1", 0.0, "t", "openai", "/v1/x"), analysis=Analysis(True, segments=[1, 2, 3])))
     assert good.seen == [("r1", 3.0)]
     assert "bad enricher" in caplog.text or "Broken" in caplog.text
     asyncio.run(recorder.aclose())

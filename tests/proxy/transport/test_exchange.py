@@ -7,11 +7,11 @@ import asyncio
 import httpx
 import pytest
 
-from proxy.transport.exchange import HIGH_WATER, Exchange
+from proxy.transport.exchange import HIGH_WATER, ResponseParser
 
 
-def feed(data: bytes, method: str = "POST", pieces: int = 1) -> Exchange:
-    ex = Exchange(method, lambda: None, lambda: None)
+def feed(data: bytes, method: str = "POST", pieces: int = 1) -> ResponseParser:
+    ex = ResponseParser(method, lambda: None, lambda: None)
     size = max(1, len(data) // pieces)
     for i in range(0, len(data), size):
         ex.feed(data[i : i + size])
@@ -106,7 +106,7 @@ def test_204_and_304_have_no_body_whatever_their_content_length():
 
 def test_reading_pauses_above_the_high_water_mark_and_resumes_when_taken():
     calls = []
-    ex = Exchange("POST", lambda: calls.append("pause"), lambda: calls.append("resume"))
+    ex = ResponseParser("POST", lambda: calls.append("pause"), lambda: calls.append("resume"))
     size = HIGH_WATER * 2
     ex.feed(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size + b"x" * (HIGH_WATER + 10))
     assert calls == ["pause"]
@@ -115,7 +115,7 @@ def test_reading_pauses_above_the_high_water_mark_and_resumes_when_taken():
 
 def test_head_waits_and_raises_the_timeout_as_read_timeout():
     async def go():
-        ex = Exchange("POST", lambda: None, lambda: None)
+        ex = ResponseParser("POST", lambda: None, lambda: None)
         with pytest.raises(httpx.ReadTimeout):
             await ex.head(0.01)
         loop = asyncio.get_running_loop()
@@ -127,7 +127,7 @@ def test_head_waits_and_raises_the_timeout_as_read_timeout():
 
 
 def test_a_trailer_that_never_ends_is_refused_not_buffered():
-    ex = Exchange("POST", lambda: None, lambda: None)
+    ex = ResponseParser("POST", lambda: None, lambda: None)
     ex.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: ")
     for _ in range(100):  # 6.4 MB of one trailer value, in 64 KiB reads
         ex.feed(b"a" * 65536)
@@ -137,7 +137,7 @@ def test_a_trailer_that_never_ends_is_refused_not_buffered():
 
 
 def test_a_long_stream_of_small_chunks_is_not_mistaken_for_framing_abuse():
-    ex = Exchange("POST", lambda: None, lambda: None)
+    ex = ResponseParser("POST", lambda: None, lambda: None)
     ex.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
     for _ in range(50_000):
         ex.feed(b"1\r\nx\r\n")

@@ -1,0 +1,44 @@
+"""One proxied request, from arrival to its record: :class:`Exchange`.
+
+The handler builds exactly one per ``/v1/*`` request, right after routing, and fills it as
+it learns: the :class:`~proxy.routing.Target` (upstream URL, and the
+:class:`~proxy.routing.Endpoint` the router resolved once), the body's
+:class:`~proxy.analysis.Analysis`, the money layer's early miss diagnosis
+(:class:`~proxy.accounting.money.Early`), what goes upstream, and the
+:class:`~proxy.accounting.records.RequestRecord`. The relay
+(:class:`~proxy.relay.Relay`), the usage tap (:func:`proxy.usage_tap.tap_for`) and the
+recorder's enrichers read it; sinks see only its record. Nothing outlives the request's
+response holding it: no table keyed by request id, so a request that never finishes
+leaves nothing behind.
+
+Not to be confused with the transport's :class:`~proxy.transport.exchange.ResponseParser`
+(one HTTP response parsed on one upstream connection): this object is the proxy's view of
+the whole request, and never touches a socket. It holds data, no behaviour: it does not
+route, analyse, send or record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from proxy.accounting.records import RequestRecord
+
+if TYPE_CHECKING:
+    from proxy.accounting.money import Early
+    from proxy.analysis import Analysis
+    from proxy.headers import RawHeaders
+    from proxy.routing import Target
+
+
+@dataclass(slots=True, eq=False)
+class Exchange:
+    record: RequestRecord  # the request id, tenant, provider, route and method are its first fields
+    started: float = 0.0  # time.perf_counter() at arrival: latency and TTFB count from here
+    headers: dict[str, str] = field(default_factory=dict)  # the x-prefixgate-* response headers, all known before the first byte
+    target: Target | None = None  # None only when the path was refused (404 / 400)
+    analysis: Analysis | None = None  # None until the body is read, or when it never was
+    early: Early | None = None  # the money layer's request-time observation; None: not observed
+    ask_usage: bool = False  # the proxy spliced include_usage into an OpenAI stream: the relay drops that chunk
+    upstream_headers: RawHeaders | None = None  # what goes upstream (hop-by-hop and our own headers dropped)
+    upstream_body: bytes = b""

@@ -1,0 +1,63 @@
+"""Everything the request path shares, in one object: :class:`Gate`.
+
+One per app (``app.state.gate``, the only thing on ``app.state``): the config, the router,
+the tenant hasher, the prefix store (behind its guard), the recorder with its sinks and
+enrichers, the in-memory stats, the money layer (prices, ledger, metrics) and, once the
+app has started, the upstream pool. :meth:`Gate.start` opens the pool in the app's
+lifespan; :meth:`Gate.aclose` closes pool, store and recorder sinks, each even if the
+one before failed (the ledger's last rows must land). :meth:`Gate.finish` hands a done
+request's :class:`~proxy.exchange.Exchange` to the recorder.
+
+This module does not build the parts (:func:`proxy.app.create_app` does) and holds no
+per-request state.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import httpx
+
+from proxy.accounting.money_app import MoneyLayer
+from proxy.accounting.recorder import Recorder
+from proxy.accounting.stats import Stats
+from proxy.config import ProxyConfig
+from proxy.routing import Router
+from proxy.store import PrefixStore
+from proxy.tenant import TenantHasher
+from proxy.transport.upstream import Upstream
+
+if TYPE_CHECKING:
+    from proxy.exchange import Exchange
+
+
+@dataclass
+class Gate:
+    config: ProxyConfig
+    router: Router
+    tenants: TenantHasher
+    store: PrefixStore
+    recorder: Recorder
+    stats: Stats
+    money: MoneyLayer | None = None
+    upstream: Upstream | None = None  # opened by start()
+    started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
+
+    def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.upstream = Upstream(self.config, transport)
+        self.started = time.monotonic()
+
+    def finish(self, exchange: Exchange) -> None:
+        self.recorder.record(exchange)
+
+    async def aclose(self) -> None:
+        try:
+            if self.upstream is not None:
+                await self.upstream.aclose()
+        finally:
+            try:
+                await self.store.aclose()
+            finally:
+                await self.recorder.aclose()
