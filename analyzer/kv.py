@@ -22,8 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 
-KIB = 1024
-GIB = 1024**3
+from analyzer.sizes import GIB as GIB, parse_bytes as parse_bytes  # re-exported: kv.GIB, kv.parse_bytes
 
 
 @dataclass(frozen=True)
@@ -62,25 +61,6 @@ def find_preset(name: str) -> ModelPreset:
     if key not in PRESETS:
         raise ValueError(f"unknown model {name!r}; known: {', '.join(sorted(PRESETS))}")
     return PRESETS[key]
-
-
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
-
-def parse_bytes(text: str, *, per_second: bool = False) -> float:
-    """'80GB' → 80e9 (decimal), '80GiB' → 80·2³⁰, '3.35TB/s' → 3.35e12 (with ``per_second``)."""
-    raw = text.strip().replace(",", "").replace("_", "")
-    if per_second:
-        raw = re.sub(r"(?i)(/s|ps)$", "", raw)
-    m = re.fullmatch(r"(?i)(\d+(?:\.\d*)?|\.\d+)(?:e(\d+))?\s*([kmgt]i?b?|b)?", raw)
-    if not m:
-        raise ValueError(f"not a size: {text!r} (examples: 80GB, 24GiB, 3.35TB/s)")
-    unit = (m.group(3) or "").upper()
-    if unit and not unit.endswith("B"):
-        unit += "B"
-    value = float(m.group(1)) * (10 ** int(m.group(2)) if m.group(2) else 1)
-    return value * _UNITS[unit]
 
 
 def parse_tokens(text: str) -> int:

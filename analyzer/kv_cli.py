@@ -14,18 +14,19 @@ from typing import Any
 import click
 
 from analyzer import kv
+from analyzer.sizes import GIB, KIB, MIB, parse_bytes
 
 
 def _fmt_bytes(n: float) -> str:
-    if n >= kv.GIB:
-        return f"{n / kv.GIB:,.2f} GiB ({n / 1e9:,.2f} GB)"
-    if n >= 1024**2:
-        return f"{n / 1024**2:,.2f} MiB ({n / 1e6:,.2f} MB)"
-    return f"{n / kv.KIB:,.2f} KiB" if n >= kv.KIB else f"{n:,.0f} B"
+    if n >= GIB:
+        return f"{n / GIB:,.2f} GiB ({n / 1e9:,.2f} GB)"
+    if n >= MIB:
+        return f"{n / MIB:,.2f} MiB ({n / 1e6:,.2f} MB)"
+    return f"{n / KIB:,.2f} KiB" if n >= KIB else f"{n:,.0f} B"
 
 
 def _positive_size(flag: str, text: str, *, per_second: bool = False) -> float:
-    value = kv.parse_bytes(text, per_second=per_second)
+    value = parse_bytes(text, per_second=per_second)
     if value <= 0:
         raise ValueError(f"{flag} must be more than 0, got {text!r}")
     return value

@@ -7,5 +7,6 @@ Modules, one concern each: ``config`` (config.json → ModelConfig), ``loader`` 
 (an offline random demo checkpoint) and ``bench`` (``prefixgate bench engine``).
 
 This package is the only one in prefixgate that imports torch; ``proxy`` and ``analyzer`` never import it.
+Of theirs it imports one leaf module, ``analyzer.wire`` (the OpenAI error and SSE shapes the server writes).
 It does not batch requests, and it does not download anything.
 """

@@ -5,7 +5,8 @@ is set, then ``data: [DONE]``). Usage reports ``prompt_tokens_details.cached_tok
 whose KV was reused from the shared block pool. Every error is OpenAI's error JSON: bad requests
 (including prompts longer than the context, code ``context_length_exceeded``) get a 400, unknown routes
 404, wrong methods 405, a failure while generating 503 (or an ``error`` event mid-stream), anything
-unexpected 500. The model runs in worker threads, one request at a time.
+unexpected 500 (the error and SSE shapes: ``analyzer.wire``, shared with the proxy and the emulator).
+The model runs in worker threads, one request at a time.
 This module does not load models (see ``engine``) or parse CLI flags (see ``cli``).
 """
 
@@ -22,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from analyzer.wire import SSE_DONE, SSE_MEDIA_TYPE, openai_error, openai_error_type, sse_data
 from kvcache.engine import Engine, EngineRun
 from kvcache.errors import ContextLengthError, EngineError
 from kvcache.generate import GenerationParams
@@ -37,8 +39,7 @@ def error_response(
     code: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    kind = "invalid_request_error" if status < 500 else "server_error"
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    body = openai_error(message, openai_error_type(status), param=param, code=code)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -50,10 +51,6 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:  # 404,
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:
     return error_response(f"internal error: {type(exc).__name__}: {exc}", status=500)
-
-
-def _sse(payload: dict) -> bytes:
-    return b"data: " + orjson.dumps(payload) + b"\n\n"
 
 
 class Completion:
@@ -138,7 +135,7 @@ def create_app(engine: Engine) -> Starlette:
         if req.stream:
             return StreamingResponse(
                 _stream(completion, builder, req.include_usage),
-                media_type="text/event-stream",
+                media_type=SSE_MEDIA_TYPE,
                 headers={"cache-control": "no-cache"},
             )
         try:
@@ -167,19 +164,19 @@ async def _stream(completion: Completion, builder: ResponseBuilder, include_usag
             piece = await run_in_threadpool(next, pieces, done)
             if piece is done:
                 break
-            yield _sse(builder.chunk(piece, first=first))
+            yield sse_data(builder.chunk(piece, first=first))
             first = False
         if first and builder.chat:
-            yield _sse(builder.chunk(None, first=True))
-        yield _sse(builder.chunk(None, finish_reason=completion.finish_reason))
+            yield sse_data(builder.chunk(None, first=True))
+        yield sse_data(builder.chunk(None, finish_reason=completion.finish_reason))
         if include_usage:
             usage_block, timings = completion.usage()
-            yield _sse(builder.usage_chunk(usage_block, timings))
-        yield b"data: [DONE]\n\n"
+            yield sse_data(builder.usage_chunk(usage_block, timings))
+        yield SSE_DONE
     except Exception as exc:  # the response has started: the error becomes the stream's last event
         message = str(exc) if isinstance(exc, EngineError) else f"internal error: {type(exc).__name__}: {exc}"
-        yield _sse({"error": {"message": message, "type": "server_error", "param": None, "code": None}})
-        yield b"data: [DONE]\n\n"
+        yield sse_data(openai_error(message, "server_error"))
+        yield SSE_DONE
     finally:
         try:
             pieces.close()  # client gone: release the model lock and the request's KV blocks now

@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.sizes import KIB, MIB
+
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com"
-KiB = 1024
-MiB = 1024 * 1024
 
 
 def default_state_dir() -> Path:
@@ -47,8 +47,8 @@ class ProxyConfig:
     store: str = "memory"  # "memory" or a redis:// URL
     ledger: str | None = None  # SQLite path; None → <state_dir>/ledger.sqlite; ":memory:" allowed
     state_dir: Path = field(default_factory=default_state_dir)
-    max_body: int = 32 * MiB
-    max_header_size: int = 64 * KiB  # request line + headers; 431 above (proxy.server.head_limit)
+    max_body: int = 32 * MIB
+    max_header_size: int = 64 * KIB  # request line + headers; 431 above (proxy.server.head_limit)
     connect_timeout: float = 10.0
     read_timeout: float = 600.0
     write_timeout: float = 60.0
@@ -74,7 +74,7 @@ class ProxyConfig:
             raise ValueError(f"--store must be 'memory' or a redis:// URL, got {self.store!r}")
         if self.max_body <= 0:
             raise ValueError("--max-body must be positive")
-        if self.max_header_size < 1024:
+        if self.max_header_size < KIB:
             raise ValueError("--max-header-size must be at least 1KiB")
         if self.shutdown_timeout < 0:
             raise ValueError("--shutdown-timeout must be 0 or more")

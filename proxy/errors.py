@@ -1,9 +1,10 @@
 """The proxy's own error responses, in the shape of the provider the client talks to.
 
 Clients use that provider's SDK, so a 413/502/504 made by the proxy must parse as that
-SDK's error: OpenAI ``{"error": {"message", "type", "code"}}``, Anthropic
-``{"type": "error", "error": {"type", "message"}}``. Every proxy-made error also carries
-``x-prefixgate-error: <kind>`` so it is never mistaken for the upstream's.
+SDK's error: OpenAI ``{"error": {"message", "type", "code", "param"}}``, Anthropic
+``{"type": "error", "error": {"type", "message"}}`` (both built by :mod:`analyzer.wire`).
+Every proxy-made error also carries ``x-prefixgate-error: <kind>`` so it is never
+mistaken for the upstream's.
 
 Errors the upstream itself returns are not built here: they are relayed verbatim.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import orjson
 from starlette.responses import Response
 
+from analyzer.wire import anthropic_error, openai_error
 from proxy.routing import ANTHROPIC
 
 
@@ -39,8 +41,8 @@ SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")  # the 
 def error_body(provider: str, error: ProxyError, message: str) -> bytes:
     message = f"prefixgate: {message}"
     if provider == ANTHROPIC:
-        return orjson.dumps({"type": "error", "error": {"type": error.anthropic_type, "message": message}})
-    return orjson.dumps({"error": {"message": message, "type": error.openai_type, "code": error.kind, "param": None}})
+        return orjson.dumps(anthropic_error(error.anthropic_type, message))
+    return orjson.dumps(openai_error(message, error.openai_type, code=error.kind, code_before_param=True))
 
 
 def error_response(provider: str, error: ProxyError, message: str, extra_headers: dict[str, str] | None = None) -> Response:

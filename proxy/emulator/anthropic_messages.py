@@ -18,10 +18,11 @@ from starlette.responses import JSONResponse, Response
 
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
+from analyzer.wire import sse_event
 from proxy.emulator.anthropic_cache import AnthropicUsage, CacheRuleError, apply_anthropic_cache
 from proxy.emulator.errors import anthropic_error
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.sse import named_event, sse_response
+from proxy.emulator.sse import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 MODELS = ("claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5")
@@ -74,18 +75,18 @@ def handle_messages(state: EmulatorState, call: Call) -> Response:
 
 def _events(message: dict, usage: AnthropicUsage, pieces: list[str], n_out: int) -> Iterator[bytes]:
     start = {**message, "content": [], "stop_reason": None, "usage": usage_block(usage, 1)}
-    yield named_event("message_start", {"type": "message_start", "message": start})
-    yield named_event("content_block_start", {"type": "content_block_start", "index": 0,
-                                              "content_block": {"type": "text", "text": ""}})
-    yield named_event("ping", {"type": "ping"})
+    yield sse_event("message_start", {"type": "message_start", "message": start})
+    yield sse_event("content_block_start", {"type": "content_block_start", "index": 0,
+                                            "content_block": {"type": "text", "text": ""}})
+    yield sse_event("ping", {"type": "ping"})
     for piece in pieces:
-        yield named_event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                  "delta": {"type": "text_delta", "text": piece}})
-    yield named_event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield named_event("message_delta", {"type": "message_delta",
-                                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                        "usage": {"output_tokens": n_out}})
-    yield named_event("message_stop", {"type": "message_stop"})
+        yield sse_event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                "delta": {"type": "text_delta", "text": piece}})
+    yield sse_event("content_block_stop", {"type": "content_block_stop", "index": 0})
+    yield sse_event("message_delta", {"type": "message_delta",
+                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                      "usage": {"output_tokens": n_out}})
+    yield sse_event("message_stop", {"type": "message_stop"})
 
 
 def handle_count_tokens(state: EmulatorState, call: Call) -> Response:

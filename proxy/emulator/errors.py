@@ -1,4 +1,4 @@
-"""Error responses in each provider's own JSON shape.
+"""Error responses in each provider's own JSON shape (the shapes: :mod:`analyzer.wire`).
 
 OpenAI: ``{"error": {"message", "type", "param", "code"}}``.
 Anthropic: ``{"type": "error", "error": {"type", "message"}}`` (plus ``request_id``).
@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse
 
-OPENAI_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error",
-                404: "invalid_request_error", 409: "invalid_request_error", 413: "invalid_request_error",
-                422: "invalid_request_error", 429: "requests", 500: "server_error", 502: "server_error",
-                503: "server_error", 504: "server_error"}
+from analyzer import wire
+
 OPENAI_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
 ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
@@ -25,17 +23,14 @@ def _headers(status: int) -> dict[str, str]:
 
 
 def openai_error(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
-    kind = OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code or OPENAI_CODES.get(status)}}
+    kind = "requests" if status == 429 else wire.openai_error_type(status)
+    body = wire.openai_error(message, kind, param=param, code=code or OPENAI_CODES.get(status))
     return JSONResponse(body, status_code=status, headers=_headers(status))
 
 
 def anthropic_error(status: int, message: str, request_id: str | None = None) -> JSONResponse:
     kind = ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    body: dict = {"type": "error", "error": {"type": kind, "message": message}}
-    if request_id:
-        body["request_id"] = request_id
-    return JSONResponse(body, status_code=status, headers=_headers(status))
+    return JSONResponse(wire.anthropic_error(kind, message, request_id=request_id), status_code=status, headers=_headers(status))
 
 
 def provider_error(provider: str, status: int, message: str) -> JSONResponse:

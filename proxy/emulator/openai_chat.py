@@ -15,10 +15,11 @@ from typing import Any, Iterator
 
 from starlette.responses import JSONResponse, Response
 
+from analyzer.wire import SSE_DONE, sse_data
 from proxy.emulator.errors import openai_error
 from proxy.emulator.openai_cache import PromptCacheResult, apply_openai_cache, rendered_prompt
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.sse import DONE, data_event, sse_response
+from proxy.emulator.sse import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 FINGERPRINT = "fp_emulator"
@@ -96,7 +97,7 @@ def _chat_events(rid: str, created: int, model: str, pieces: list[str], usage: d
         if with_usage:
             payload["usage"] = None
         payload.update(extra)
-        return data_event(payload)
+        return sse_data(payload)
 
     def delta(d: dict, finish: str | None = None) -> list[dict]:
         return [{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}]
@@ -107,7 +108,7 @@ def _chat_events(rid: str, created: int, model: str, pieces: list[str], usage: d
     yield chunk(delta({}, "stop"))
     if with_usage:
         yield chunk([], usage=usage)
-    yield DONE
+    yield SSE_DONE
 
 
 def _completion_events(rid: str, created: int, model: str, pieces: list[str], usage: dict, with_usage: bool) -> Iterator[bytes]:
@@ -117,11 +118,11 @@ def _completion_events(rid: str, created: int, model: str, pieces: list[str], us
         if with_usage:
             payload["usage"] = None
         payload.update(extra)
-        return data_event(payload)
+        return sse_data(payload)
 
     for i, piece in enumerate(pieces):
         last = i == len(pieces) - 1
         yield chunk([{"index": 0, "text": piece, "logprobs": None, "finish_reason": "stop" if last else None}])
     if with_usage:
         yield chunk([], usage=usage)
-    yield DONE
+    yield SSE_DONE

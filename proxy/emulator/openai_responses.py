@@ -16,11 +16,12 @@ from typing import Any, Iterator
 
 from starlette.responses import JSONResponse, Response
 
+from analyzer.wire import sse_event
 from proxy.emulator.errors import openai_error
 from proxy.emulator.openai_cache import PromptCacheResult, apply_openai_cache, rendered_prompt
 from proxy.emulator.openai_chat import openai_ttl
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.sse import named_event, sse_response
+from proxy.emulator.sse import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 
@@ -77,7 +78,7 @@ def _events(rid: str, mid: str, created: int, body: dict, text: str, pieces: lis
         nonlocal seq
         payload = {"type": kind, "sequence_number": seq, **fields}
         seq += 1
-        return named_event(kind, payload)
+        return sse_event(kind, payload)
 
     part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
     where = {"item_id": mid, "output_index": 0, "content_index": 0}

@@ -1,30 +1,21 @@
-"""Server-sent events: encoding, and the streaming body that honours ``x-emulator-hold``.
+"""Server-sent events: the streaming body that honours ``x-emulator-hold``.
 
 Each event is written (and flushed by uvicorn) on its own, so a client sees event 1
 before event 2 exists. OpenAI streams are ``data:`` lines ending in ``data: [DONE]``;
-Anthropic and the Responses API also send ``event:`` lines. This module does not build
-the events' payloads.
+Anthropic and the Responses API also send ``event:`` lines; the frames are encoded by
+:mod:`analyzer.wire`. This module does not build the events' payloads.
 """
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable
 
-import orjson
 from starlette.responses import StreamingResponse
 
+from analyzer.wire import SSE_MEDIA_TYPE
 from proxy.emulator.state import Call, EmulatorState
 
-DONE = b"data: [DONE]\n\n"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-
-
-def data_event(payload: Any) -> bytes:
-    return b"data: " + orjson.dumps(payload) + b"\n\n"
-
-
-def named_event(name: str, payload: Any) -> bytes:
-    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
 
 
 async def _body(state: EmulatorState, call: Call, events: Iterable[bytes]) -> AsyncIterator[bytes]:
@@ -36,5 +27,5 @@ async def _body(state: EmulatorState, call: Call, events: Iterable[bytes]) -> As
 
 def sse_response(state: EmulatorState, call: Call, events: Iterable[bytes], headers: dict[str, str]) -> StreamingResponse:
     return StreamingResponse(
-        _body(state, call, events), media_type="text/event-stream; charset=utf-8", headers={**SSE_HEADERS, **headers}
+        _body(state, call, events), media_type=SSE_MEDIA_TYPE, headers={**SSE_HEADERS, **headers}
     )

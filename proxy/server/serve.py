@@ -17,23 +17,16 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 
 import click
 
+from analyzer.sizes import parse_bytes
 from proxy.config import ANTHROPIC_DEFAULT_BASE, OPENAI_DEFAULT_BASE, ProxyConfig
-
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_size(text: str) -> int:
-    """``"32MiB"`` → 33554432, ``"20kb"`` → 20000, ``"1024"`` → 1024."""
-    match = _SIZE.match(str(text))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _UNITS:
-        raise ValueError(f"not a size: {text!r} (use e.g. 1048576, 512KiB, 32MiB, 1GB)")
-    return int(float(match.group(1)) * _UNITS[unit])
+    """``"32MiB"`` → 33554432, ``"20kb"`` → 20000, ``"1024"`` → 1024 (:mod:`analyzer.sizes`; no exponents)."""
+    return int(parse_bytes(text, exponent=False, hint="use e.g. 1048576, 512KiB, 32MiB, 1GB"))
 
 
 class SizeParam(click.ParamType):

@@ -1,0 +1,58 @@
+"""Wire shapes that three servers write: OpenAI and Anthropic error bodies, and the
+server-sent-event frames of a stream.
+
+Written once for the proxy (its own 4xx/5xx, :mod:`proxy.errors`), the upstream emulator
+(:mod:`proxy.emulator.errors`, :mod:`proxy.emulator.sse`) and the local engine's server
+(:mod:`kvcache.server`).
+
+- OpenAI error: ``{"error": {"message", "type", "param", "code"}}``, ``param`` and ``code``
+  always present (``null`` when unset), as OpenAI sends them.
+- Anthropic error: ``{"type": "error", "error": {"type", "message"}}``, plus ``request_id``
+  when given.
+- SSE: ``data: <json>\\n\\n``, ``event: <name>\\ndata: <json>\\n\\n``, and OpenAI's end of
+  stream ``data: [DONE]\\n\\n``.
+
+It is the one module of ``analyzer`` that ``kvcache`` may import (tests/test_layout.py), so it
+imports nothing first-party: a leaf, standard library and orjson only. It builds dicts
+and bytes; it chooses no status, sends nothing, and parses no stream (see :mod:`proxy.sse`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+SSE_MEDIA_TYPE = "text/event-stream"
+SSE_DONE = b"data: [DONE]\n\n"
+
+
+def sse_data(payload: Any) -> bytes:
+    """One ``data:`` event: the payload as compact JSON."""
+    return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+
+def sse_event(name: str, payload: Any) -> bytes:
+    """One named event (Anthropic, the Responses API): ``event:`` line, then ``data:``."""
+    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+def openai_error_type(status: int) -> str:
+    """OpenAI's ``type`` for a status: ``server_error`` from 500 up, else ``invalid_request_error``."""
+    return "server_error" if status >= 500 else "invalid_request_error"
+
+
+def openai_error(message: str, type: str, *, param: str | None = None, code: str | None = None,
+                 code_before_param: bool = False) -> dict[str, Any]:
+    """OpenAI's error body. ``code_before_param`` keeps the proxy's own errors byte for byte as
+    it has always sent them (the key order differs; clients parse either)."""
+    tail = {"code": code, "param": param} if code_before_param else {"param": param, "code": code}
+    return {"error": {"message": message, "type": type, **tail}}
+
+
+def anthropic_error(type: str, message: str, *, request_id: str | None = None) -> dict[str, Any]:
+    """Anthropic's error body; ``request_id`` only when given."""
+    body: dict[str, Any] = {"type": "error", "error": {"type": type, "message": message}}
+    if request_id:
+        body["request_id"] = request_id
+    return body
