@@ -41,7 +41,7 @@ from analyzer.segments import ANTHROPIC, Segment
 from analyzer.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from analyzer.diagnose import Seen
+    from analyzer.segments import Seen
 
 OPENAI_MIN_TOKENS = 1024
 OPENAI_STEP_TOKENS = 128

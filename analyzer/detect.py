@@ -42,6 +42,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
+KIND_LABELS = {"time": "time of day", "date": "date", "today-phrase": "today/current-date phrase",
+               "placeholder": "template placeholder", "uuid": "UUID", "request-id": "request/session id", "jwt": "JWT",
+               "hex-id": "random hex id", "base64-id": "random base64 id"}  # each kind in words, for findings and reasons
 
 
 @dataclass(frozen=True, slots=True)

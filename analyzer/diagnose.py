@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from analyzer.cache_rules import OPENAI_STEP_TOKENS, min_cacheable_tokens, provider_ttl_s
 from analyzer.divergence import fork, shared_segments
-from analyzer.segments import ANTHROPIC, Seen  # Seen lives next to Segment; callers may import it from here too
+from analyzer.segments import ANTHROPIC, Seen
 from analyzer.tokens import estimate_tokens
 
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import orjson
 
+from analyzer.detect import KIND_LABELS
 from analyzer.segments import Segment, segment_strings
 
 if TYPE_CHECKING:
@@ -45,9 +46,7 @@ if TYPE_CHECKING:
 TEXT_WINDOW = 96  # characters each side of a difference in a prompt string
 BYTE_WINDOW = 64  # bytes each side of a difference in a segment's canonical JSON
 MIN_SIMILARITY = 0.5  # below it, two strings are not one template with a changed value
-VOLATILE_LABELS = {"time": "time of day", "date": "date", "today-phrase": "today/current-date phrase",
-                   "placeholder": "template placeholder", "uuid": "UUID", "request-id": "request/session id", "jwt": "JWT",
-                   "hex-id": "random hex id", "base64-id": "random base64 id"}
+VOLATILE_LABELS = KIND_LABELS
 CAUSES = {**VOLATILE_LABELS, "content": "changed content"}  # TextFork.kind → words
 
 

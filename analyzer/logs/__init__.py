@@ -3,6 +3,6 @@
 :mod:`.reader` streams records from JSONL logs and the proxy's SQLite ledger;
 :mod:`.tree` is the prefix tree over segment hashes; :mod:`.analysis` runs one pass
 (provider rules from :mod:`analyzer.cache_rules`, forks from :mod:`analyzer.divergence`,
-prices from :mod:`analyzer.pricing`); :mod:`.report` prints; :mod:`.cli` is the command;
-:mod:`.bench` generates a large log and measures the pass.
+prices from :mod:`analyzer.pricing`); :mod:`.report` prints; :mod:`.cli` is the command. Its benchmark is
+:mod:`analyzer.bench` (``prefixgate bench analyze``).
 """

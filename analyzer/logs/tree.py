@@ -21,7 +21,7 @@ ROOT_CANDIDATES = 8  # distinct first segments remembered per model, to explain 
 
 
 @dataclass(frozen=True)
-class Seen:
+class Match:
     shared: int  # leading segments seen before (at any time)
     live: int  # leading segments seen within the TTL
     previous: tuple[int, ...]  # the last request through the deepest shared node; at segment 0, recent distinct first segments
@@ -41,7 +41,7 @@ class PrefixTree:
         return len(self.nodes)
 
     def insert(self, root: bytes, keys: list[bytes], ends: list[int], paths: list[str], ts: float | None,
-               ttl: float, request: int, line: int, model: str = "", exact: range | None = None) -> Seen:
+               ttl: float, request: int, line: int, model: str = "", exact: range | None = None) -> Match:
         """Count one request's chain. ``exact``: the indexes whose ``ends`` are exact (all when
         None); they replace a node's size, which a ledger row without a body can only estimate."""
         nodes = self.nodes
@@ -79,7 +79,7 @@ class PrefixTree:
             del firsts[next(iter(firsts))]
         if len(nodes) > self.max_nodes:
             self._prune()
-        return Seen(shared, live, previous, branched)
+        return Match(shared, live, previous, branched)
 
     def _prune(self) -> None:
         before = len(self.nodes)

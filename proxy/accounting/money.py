@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Sequence
 
 from analyzer.cost import cost_of, missed_usd
 from analyzer.cache_rules import missed_tokens
-from analyzer.diagnose import Diagnosis, Seen, settle
+from analyzer.diagnose import Diagnosis, settle
+from analyzer.segments import Seen
 from analyzer.pricing import PriceTable
 from analyzer.segments import Segment
 from proxy.accounting.diagnosis import DiagnosisMemory

@@ -38,7 +38,7 @@ class RequestRecord:
     total_bytes: int = 0
     chain: list[str] | None = None  # first 8 bytes (hex) of each prefix-chain hash; None when unanalysed
     error: str | None = None  # the proxy's own error kind ("upstream_timeout", …)
-    # Filled by the money layer (issue 5) when prices are known:
+    # Filled by the money layer (proxy.accounting.money) when prices are known:
     cost_usd: float | None = None
     saved_usd: float | None = None
     missed_usd: float | None = None

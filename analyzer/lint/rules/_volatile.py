@@ -5,8 +5,9 @@ where it stands. Shared by the rules that quote a value (PG001–PG008 in
 
 from __future__ import annotations
 
-LABELS = {"time": "time of day", "date": "date", "today-phrase": "today/current-date phrase", "placeholder": "template placeholder",
-          "uuid": "UUID", "request-id": "request/session id", "jwt": "JWT", "hex-id": "random hex id", "base64-id": "random base64 id"}
+from analyzer.detect import KIND_LABELS as LABELS
+
+__all__ = ["LABELS", "short", "where"]
 
 
 def short(value: str, limit: int = 48) -> str:

@@ -213,7 +213,7 @@ def test_a_full_inbox_is_handed_over_without_waiting_for_the_timer(tmp_path):
     assert ledger.written == 9
 
 
-# -- values it cannot store, writer errors, health (issue 15) ---------------------------------
+# -- values it cannot store, writer errors, health ---------------------------------
 
 ABSURD = 9223372036854775808  # one past SQLite's signed 64-bit INTEGER
 
@@ -367,7 +367,7 @@ def test_a_v1_ledger_without_flags_stays_readable_and_gains_the_column(tmp_path)
     old = [c for c in COLUMNS if c != "flags"]
     conn = sqlite3.connect(path)
     conn.execute(f"CREATE TABLE requests (id INTEGER PRIMARY KEY, {', '.join(old)})")
-    conn.execute(f"INSERT INTO requests (request_id, ts, provider, input_tokens) VALUES ('old', 1.0, 'openai', 5)")
+    conn.execute("INSERT INTO requests (request_id, ts, provider, input_tokens) VALUES ('old', 1.0, 'openai', 5)")
     conn.commit()
     conn.close()
 
