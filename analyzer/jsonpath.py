@@ -2,7 +2,7 @@
 
 One syntax for every module that names a place in a request body: segments
 (:mod:`analyzer.segments`), lint positions and findings (``analyzer.lint``), forks
-(:mod:`analyzer.divergence`), the miss-reason header and the rewrites (:mod:`analyzer.rewrite`).
+(:mod:`analyzer.divergence`), the miss-reason header and the rewrites (:mod:`analyzer.rewrite.breakpoints`).
 
 - ``[n]`` is a list index;
 - ``.name`` (``name`` alone at the start) is an object key of letters, digits, ``_`` and ``-``;

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "lint": "analyzer.lint.cli:lint_command",
     "analyze": "analyzer.logs.cli:analyze_command",
     "kv": "analyzer.kv_cli:kv_command",
+    "rewrite": "analyzer.rewrite.cli:rewrite_command",
     "report": "proxy.accounting.report:report_command",
     "bench": "proxy.cli:bench_group",
     "local": "kvcache.cli:local_command",
@@ -28,6 +29,7 @@ BENCH_COMMANDS: dict[str, str] = {
     "proxy": "proxy.bench.command:bench_proxy_command",
     "engine": "kvcache.bench.command:bench_engine_command",
     "analyze": "analyzer.bench:bench_analyze_command",
+    "rewrite": "proxy.bench.rewrite:bench_rewrite_command",
 }
 
 HELP = {
@@ -37,8 +39,9 @@ HELP = {
     "lint": "Flag what breaks prompt caching in prompts, request bodies and logs.",
     "analyze": "Find repeated prefixes and money in request logs.",
     "kv": "KV-cache calculator: bytes, conversations that fit, decode ceiling.",
+    "rewrite": "Show what --rewrite safe|aggressive would send for a request body.",
     "report": "Cost and savings summary from the ledger.",
-    "bench": "Benchmarks (JSON + table): the proxy, the local engine, analyze.",
+    "bench": "Benchmarks (JSON + table): the proxy, the local engine, analyze, rewrite.",
     "local": "Serve a local Llama-family model with a real KV cache (OpenAI-style API).",
 }
 

@@ -61,10 +61,14 @@ class ProxyConfig:
     admin_token: str | None = None
     log_bodies: bool = False
     prices: str | None = None  # price file overriding the bundled one
-    rewrite: bool = False
+    rewrite: str = "off"  # off | safe | aggressive (analyzer.rewrite); a request's x-prefixgate-rewrite overrides it
     shutdown_timeout: float = 10.0  # s that in-flight requests get on shutdown before being cut (proxy.server.shutdown)
 
     def __post_init__(self) -> None:
+        if isinstance(self.rewrite, bool):  # the old on/off flag: on was the safe rewrites
+            object.__setattr__(self, "rewrite", "safe" if self.rewrite else "off")
+        if self.rewrite not in ("off", "safe", "aggressive"):
+            raise ValueError(f"--rewrite must be off, safe or aggressive, got {self.rewrite!r}")
         for name in ("openai_base", "anthropic_base"):
             value = getattr(self, name)
             if not value.startswith(("http://", "https://")):

@@ -30,6 +30,7 @@ class ProxyError:
 
 BAD_PATH = ProxyError(400, "bad_path", "invalid_request_error", "invalid_request_error")
 NOT_FOUND = ProxyError(404, "not_found", "invalid_request_error", "not_found_error")
+BAD_REWRITE_MODE = ProxyError(400, "bad_rewrite_mode", "invalid_request_error", "invalid_request_error")  # x-prefixgate-rewrite
 CLIENT_GONE = ProxyError(499, "client_disconnected", "invalid_request_error", "invalid_request_error")
 BODY_TOO_LARGE = ProxyError(413, "body_too_large", "invalid_request_error", "request_too_large")
 UPSTREAM_UNREACHABLE = ProxyError(502, "upstream_unreachable", "api_error", "api_error")

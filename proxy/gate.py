@@ -2,8 +2,8 @@
 
 One per app (``app.state.gate``, the only thing on ``app.state``): the config, the router,
 the tenant hasher, the prefix store (behind its guard), the recorder with its sinks and
-enrichers, the in-memory stats, the money layer (prices, ledger, metrics) and, once the
-app has started, the upstream pool. :meth:`Gate.start` opens the pool in the app's
+enrichers, the in-memory stats, the money layer (prices, ledger, metrics), the reuse
+tracker of the rewrite (:mod:`proxy.reuse`) and, once the app has started, the upstream pool. :meth:`Gate.start` opens the pool in the app's
 lifespan; :meth:`Gate.aclose` closes pool, store and recorder sinks, each even if the
 one before failed (the ledger's last rows must land). :meth:`Gate.finish` hands a done
 request's :class:`~proxy.exchange.Exchange` to the recorder.
@@ -24,6 +24,7 @@ from proxy.accounting.money_app import MoneyLayer
 from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
+from proxy.reuse import ReuseTracker
 from proxy.routing import Router
 from proxy.store import PrefixStore
 from proxy.tenant import TenantHasher
@@ -43,6 +44,7 @@ class Gate:
     stats: Stats
     money: MoneyLayer | None = None
     upstream: Upstream | None = None  # opened by start()
+    reuse: ReuseTracker = field(default_factory=ReuseTracker)  # heads over time, for the ttl-1h rewrite
     started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
 
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:

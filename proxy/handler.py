@@ -2,7 +2,8 @@
 
 Order of work: route (only the configured bases; the router also resolves the endpoint
 kind, once) → tenant → one :class:`~proxy.exchange.Exchange` for the request → read the
-body (bounded by ``max_body``) → analyse → ``--rewrite`` if on → store look-up-and-record →
+body (bounded by ``max_body``) → analyse → the rewrite (``--rewrite`` or the request's
+``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`) → store look-up-and-record →
 early miss diagnosis → maybe ask an OpenAI stream for usage → a
 :class:`~proxy.relay.Relay` that sends the exchange upstream and relays the answer with
 the ``x-prefixgate-*`` headers. Every outcome (400, 404, 413, 499 and 503
@@ -34,14 +35,14 @@ import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from analyzer.rewrite import rewrite_request
+from analyzer.rewrite import ANTHROPIC_MESSAGES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, head_key, rewrite_request
 from proxy import errors
 from proxy.accounting.records import RequestRecord
 from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
 from proxy.exchange import Exchange
 from proxy.headers import request_headers
 from proxy.relay import Relay
-from proxy.routing import ANTHROPIC, OPENAI, BadPath, Target, is_anthropic
+from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Target, is_anthropic
 
 if TYPE_CHECKING:
     from proxy.gate import Gate
@@ -132,12 +133,16 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         analysis = await anyio.to_thread.run_sync(analyse, target, raw)
     else:
         analysis = analyse(target, raw)
-    if gate.config.rewrite and analysis.analysed and analysis.body is not None:
+    mode = _rewrite_mode(request, gate)
+    if mode is None:
+        return _fail(gate, exchange, errors.BAD_REWRITE_MODE, f"x-prefixgate-rewrite must be one of {', '.join(MODES)}")
+    api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" else None
+    if mode != OFF and api is not None and analysis.analysed and analysis.body is not None:
         try:
-            raw, analysis, applied = _rewrite(target, raw, analysis)
+            raw, analysis, applied = _rewrite(gate, target, tenant, api, mode, raw, analysis)
         except Exception:  # a rewrite is an optimisation: forward the body as it came
             log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
-            applied = []
+            applied = [SKIPPED_ERROR]
         if applied:
             record.rewrites = applied
             extra["x-prefixgate-rewrites"] = ",".join(applied)
@@ -181,13 +186,27 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     return Relay(exchange, gate)
 
 
-def _rewrite(target: Target, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis, list[str]]:
-    """``--rewrite``: the body to forward, its analysis and the rewrites applied. Only
-    cache markers change (:mod:`analyzer.rewrite`), so the prefix chain stays the same;
-    the segments are re-cut so the miss diagnosis sees the new breakpoints."""
-    result = rewrite_request(target.provider, target.route, analysis.body, model=analysis.model)
+_REWRITE_API = {(OPENAI, Kind.CHAT): OPENAI_CHAT, (OPENAI, Kind.RESPONSES): OPENAI_RESPONSES, (ANTHROPIC, Kind.MESSAGES): ANTHROPIC_MESSAGES}
+
+
+def _rewrite_mode(request: Request, gate: Gate) -> str | None:
+    """``--rewrite``, or the request's ``x-prefixgate-rewrite`` (never forwarded); None when
+    the header names no mode."""
+    asked = request.headers.get("x-prefixgate-rewrite")
+    if asked is None:
+        return gate.config.rewrite
+    asked = asked.strip().lower()
+    return asked if asked in MODES else None
+
+
+def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis, list[str]]:
+    """The body to forward, its analysis (re-cut when the body changed, so the store and
+    the miss diagnosis see what the provider will) and the rewrite ids applied."""
+    body = analysis.body
+    reuse = gate.reuse.observe(head_key(tenant, api, body)) if api == ANTHROPIC_MESSAGES and isinstance(body, dict) else None
+    result = rewrite_request(api, body, mode=mode, model=analysis.model, tenant=tenant, reuse=reuse)
     if result.body is None:
-        return raw, analysis, []
+        return raw, analysis, list(result.applied)
     new_raw = orjson.dumps(result.body)
     return new_raw, analyse(target, new_raw), list(result.applied)
 

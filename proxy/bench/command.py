@@ -30,9 +30,12 @@ ROUNDS = 4
 NAGLE_FLOOR_MS = 30.0
 
 
-def request_body(provider: str, size: int, i: int, stream: bool) -> tuple[str, bytes]:
+def request_body(provider: str, size: int, i: int, stream: bool, volatile: bool = False) -> tuple[str, bytes]:
+    """A chat request of about ``size`` bytes; ``volatile``: its system prompt starts with the
+    time and a request id, as real agents' do (what ``--rewrite aggressive`` works on)."""
     phrase = "You are the support assistant for Example Corp. Follow the policy exactly. "
-    system = (phrase * (size // len(phrase) + 1))[:size]
+    head = f"Current date and time: 2026-12-01 {8 + i // 3600 % 12:02d}:{i // 60 % 60:02d}:{i % 60:02d} UTC\nRequest id: req_{i:024x}\n" if volatile else ""
+    system = head + (phrase * (size // len(phrase) + 1))[: max(0, size - len(head))]
     question = f"Question {i}: can I get a refund for order {1000 + i}?"
     if provider == "anthropic":
         body = {"model": "claude-sonnet-4-6", "max_tokens": 16, "stream": stream,
@@ -58,14 +61,17 @@ def _stats(result: RunResult, key: str, target: str) -> dict[str, float]:
             "n": len(values)}
 
 
-async def _scenario(pools: dict[str, Pool], provider: str, size: int, stream: bool, requests: int, concurrency: int) -> dict:
+async def _scenario(pools: dict[str, Pool], provider: str, size: int, stream: bool, requests: int, concurrency: int,
+                    rewrite: str | None = None) -> dict:
     results = {target: RunResult() for target in pools}
     per_round = max(1, requests // ROUNDS)
     for r in range(ROUNDS):
         for target, pool in pools.items():
-            def make(i: int, port: int = pool.port) -> bytes:
-                path, body = request_body(provider, size, r * per_round + i, stream)
-                return build_request("127.0.0.1", port, path, body, _headers(provider))
+            extra = {"x-prefixgate-rewrite": rewrite if target == "proxy_rewrite" else "off"} if rewrite and target != "direct" else {}
+
+            def make(i: int, port: int = pool.port, extra: dict = extra) -> bytes:
+                path, body = request_body(provider, size, r * per_round + i, stream, volatile=rewrite is not None)
+                return build_request("127.0.0.1", port, path, body, {**_headers(provider), **extra})
 
             part = await run_load(pool, make, per_round, concurrency)
             results[target].samples += part.samples
@@ -75,36 +81,43 @@ async def _scenario(pools: dict[str, Pool], provider: str, size: int, stream: bo
     out: dict = {target: _stats(res, key, target) for target, res in results.items()}
     out["added_p50_ms"] = out["proxy"]["p50"] - out["direct"]["p50"]
     out["added_p99_ms"] = out["proxy"]["p99"] - out["direct"]["p99"]
+    if "proxy_rewrite" in out:  # the rewrite's own cost: the same proxy, header off vs the mode, side by side
+        out["rewrite_added_p50_ms"] = out["proxy_rewrite"]["p50"] - out["proxy"]["p50"]
+        out["rewrite_added_p99_ms"] = out["proxy_rewrite"]["p99"] - out["proxy"]["p99"]
     for target, res in results.items():
         out[target]["rps"] = len(res.ok()) / res.wall_s
         out[target]["errors"] = res.errors
     return out
 
 
-async def _measure(ports: dict[str, int], provider: str, requests: int, concurrency: int, warmup: int, size: int) -> dict:
+async def _measure(ports: dict[str, int], provider: str, requests: int, concurrency: int, warmup: int, size: int,
+                   rewrite: str | None = None) -> dict:
     pools = {target: Pool("127.0.0.1", port) for target, port in ports.items()}
     try:
         for stream in (False, True):  # warm up: connections, caches, code paths
-            await _scenario(pools, provider, size, stream, max(warmup, ROUNDS), concurrency)
+            await _scenario(pools, provider, size, stream, max(warmup, ROUNDS), concurrency, rewrite)
         scenarios = {}
         for stream in (False, True):
             for conc in (1, concurrency):
                 name = f"{'stream_ttfb' if stream else 'plain'}_c{conc}"
-                scenarios[name] = await _scenario(pools, provider, size, stream, requests, conc)
+                scenarios[name] = await _scenario(pools, provider, size, stream, requests, conc, rewrite)
         return scenarios
     finally:
         for pool in pools.values():
             await pool.aclose()
 
 
-def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size: int, profile: Path | None = None) -> dict:
+def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size: int, profile: Path | None = None,
+              rewrite: str | None = None) -> dict:
     machine = {"cpus": os.cpu_count(), "load_1m_before": round(os.getloadavg()[0], 2),
                "python": platform.python_version()}
     with tempfile.TemporaryDirectory(prefix="prefixgate-bench-") as tmp:
         with emulator_and_proxy(Path(tmp), profile) as (emu_port, proxy_port):
             ports = {"direct": emu_port, "proxy": proxy_port}
-            scenarios = asyncio.run(_measure(ports, provider, requests, concurrency, warmup, size))
-    path, body = request_body(provider, size, 0, False)
+            if rewrite:
+                ports["proxy_rewrite"] = proxy_port
+            scenarios = asyncio.run(_measure(ports, provider, requests, concurrency, warmup, size, rewrite))
+    path, body = request_body(provider, size, 0, False, volatile=rewrite is not None)
     plain_n = scenarios[f"plain_c{concurrency}"]
     return {
         "bench": "proxy", "provider": provider, "route": path, "request_bytes": len(body),
@@ -116,7 +129,8 @@ def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size:
         "throughput_rps": {"direct": plain_n["direct"]["rps"], "proxy": plain_n["proxy"]["rps"],
                            "proxy_over_direct": plain_n["proxy"]["rps"] / plain_n["direct"]["rps"]},
         "nagle_suspect": scenarios["plain_c1"]["added_p50_ms"] >= NAGLE_FLOOR_MS,
-        "errors": sum(s[t]["errors"] for s in scenarios.values() for t in ("direct", "proxy")),
+        "rewrite": rewrite,
+        "errors": sum(s[t]["errors"] for s in scenarios.values() for t in ports),
         "proxy_profile": str(profile) if profile else None,
     }
 
@@ -140,6 +154,9 @@ def _table(result: dict) -> None:
     console.print(f"throughput at concurrency {result['concurrency']}: proxy {t['proxy']:.0f} req/s = "
                   f"{t['proxy_over_direct']:.0%} of direct {t['direct']:.0f} req/s"
                   + ("   [red]~40 ms floor at concurrency 1: Nagle/delayed-ACK suspected[/red]" if result["nagle_suspect"] else ""))
+    if result.get("rewrite"):
+        for name, s in result["latency_ms"].items():
+            console.print(f"--rewrite {result['rewrite']} adds over off ({name}): p50 {s['rewrite_added_p50_ms']:+.3f} ms, p99 {s['rewrite_added_p99_ms']:+.3f} ms")
 
 
 @click.command("proxy")
@@ -151,15 +168,17 @@ def _table(result: dict) -> None:
               help="Warm-up requests per side before measuring.")
 @click.option("--body-kb", default=20, show_default=True, type=click.IntRange(1, 16_384), help="Request size in KB.")
 @click.option("--provider", default="openai", show_default=True, type=click.Choice(["openai", "anthropic"]))
+@click.option("--rewrite", type=click.Choice(["safe", "aggressive"]), default=None,
+              help="Also send through the proxy with x-prefixgate-rewrite MODE (bodies then carry a clock and a request id) and report what the rewrite adds over off, side by side.")
 @click.option("--json", "json_only", is_flag=True, help="Print only the JSON object (no table).")
 @click.option("--profile", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run the proxy under cProfile and write its stats here (figures then include the profiler's cost).")
-def bench_proxy_command(requests: int, concurrency: int, warmup: int, body_kb: int, provider: str, json_only: bool,
-                        profile: Path | None) -> None:
+def bench_proxy_command(requests: int, concurrency: int, warmup: int, body_kb: int, provider: str, rewrite: str | None,
+                        json_only: bool, profile: Path | None) -> None:
     """Latency added by the proxy (p50/p99, concurrency 1 and N, plain and streaming TTFB) and
     requests/s through the proxy vs direct, against the emulator on loopback."""
     result = run_bench(provider, requests, concurrency, warmup, body_kb * 1000,
-                       profile.resolve() if profile else None)
+                       profile.resolve() if profile else None, rewrite)
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     if not json_only:
         _table(result)

@@ -56,7 +56,8 @@ class SizeParam(click.ParamType):
 @click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN", help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN).")
 @click.option("--log-bodies", is_flag=True, help="Keep request bodies in the ledger (prompts, never keys).")
 @click.option("--prices", default=None, type=click.Path(dir_okay=False), help="Price file overriding the bundled one.")
-@click.option("--rewrite", is_flag=True, help="Add Anthropic cache breakpoints where none are set; cap more than 4 (content never changes).")
+@click.option("--rewrite", type=click.Choice(["off", "safe", "aggressive"]), default="off", show_default=True, is_flag=False, flag_value="safe",
+              help="Rewrite requests so the provider's cache hits: safe (sorted tools, breakpoints, TTL, prompt_cache_key; no text changes), aggressive (also moves volatile values to the latest user turn). A bare --rewrite means safe; x-prefixgate-rewrite overrides it per request.")
 @click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut).")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 def serve_command(host, port, openai_base, anthropic_base, store, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):

@@ -95,7 +95,7 @@ def test_segment_paths_parse_and_point_at_their_value(cut, body):
 
 
 def test_rewrite_blocks_sit_at_their_segments_paths():
-    from analyzer.rewrite import _blocks
+    from analyzer.rewrite.breakpoints import _blocks
 
     body = {"tools": [{"name": "t", "input_schema": {}}], "system": [{"type": "text", "text": "s"}],
             "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "text", "text": "a"}]}]}

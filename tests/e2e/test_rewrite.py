@@ -25,7 +25,7 @@ KEY = "sk-ant-rewrite-e2e"
 
 
 @contextlib.contextmanager
-def gateway(tmp_path, rewrite: bool):
+def gateway(tmp_path, rewrite: bool | str):
     with serve(create_emulator()) as upstream:
         cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=tmp_path / "state",
                           ledger=str(tmp_path / "ledger.sqlite"), rewrite=rewrite)
@@ -67,3 +67,48 @@ def test_without_rewrite_nothing_is_cached_or_changed(tmp_path):
         assert second.headers["x-prefixgate-prefix-segments"] == "1"  # the repeat is still seen
     # the ledger is flushed when the proxy shuts down (the with block above)
     assert ledger_rewrites(tmp_path) == ["[]", "[]"]
+
+
+def agent_turns(client_kind: str, proxy: str, header_mode: str | None, turns: int = 8):
+    """An agent loop (clock and id in the system prompt, tools reshuffled) through the
+    official SDK; returns (cached tokens per turn, rewrite header per turn)."""
+    from proxy.bench.agent_workload import conversation
+
+    extra = {"x-prefixgate-rewrite": header_mode} if header_mode else {}
+    cached, applied = [], []
+    if client_kind == "anthropic":
+        client = anthropic.Anthropic(base_url=proxy, api_key=KEY)
+        for body in conversation("anthropic", turns):
+            raw = client.messages.with_raw_response.create(**body, extra_headers=extra)
+            cached.append(raw.parse().usage.cache_read_input_tokens)
+            applied.append(raw.headers.get("x-prefixgate-rewrites"))
+    else:
+        import openai
+
+        client = openai.OpenAI(base_url=f"{proxy}/v1", api_key="sk-rewrite-e2e")
+        for body in conversation("openai", turns):
+            raw = client.chat.completions.with_raw_response.create(**body, extra_headers=extra)
+            cached.append(raw.parse().usage.prompt_tokens_details.cached_tokens)
+            applied.append(raw.headers.get("x-prefixgate-rewrites"))
+    return cached, applied
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_aggressive_turns_a_volatile_agent_loop_into_cache_hits(tmp_path, provider):
+    with gateway(tmp_path, rewrite="off") as (proxy, _app):
+        off, off_applied = agent_turns(provider, proxy, None)
+        safe, _ = agent_turns(provider, proxy, "safe")
+        aggressive, applied = agent_turns(provider, proxy, "aggressive")
+    assert off_applied == [None] * 8 and sum(off) == 0  # the clock at the top forks every request
+    assert sum(safe) == 0  # sorting tools cannot help while the clock leads the system prompt
+    assert all("move-volatile-values" in a for a in applied)
+    assert all(c > 2000 for c in aggressive[1:])  # from the second turn on, the head and the conversation so far hit
+
+
+def test_a_bad_rewrite_header_is_a_400_in_the_provider_shape(tmp_path):
+    with gateway(tmp_path, rewrite="off") as (proxy, _app):
+        client = anthropic.Anthropic(base_url=proxy, api_key=KEY, max_retries=0)
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": "hi"}],
+                                   extra_headers={"x-prefixgate-rewrite": "sometimes"})
+    assert "x-prefixgate-rewrite must be one of off, safe, aggressive" in str(caught.value)

@@ -295,7 +295,7 @@ def test_a_failing_rewrite_forwards_the_body_unchanged_and_keeps_the_record(make
         r = client.post("/v1/messages", content=body, headers={"anthropic-version": "2023-06-01"})
         s = stats(client)
     assert r.status_code == 200 and up.requests[0].content == body
-    assert "x-prefixgate-rewrites" not in r.headers
+    assert r.headers["x-prefixgate-rewrites"] == "skipped-error"  # forwarded as it came, and counted
     assert s["requests"] == 1 and s["errors"] == 0
     assert "rewrite failed" in caplog.text
 

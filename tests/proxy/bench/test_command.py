@@ -63,3 +63,16 @@ def test_bench_proxy_anthropic_route_with_a_proxy_profile(tmp_path):
     assert data["proxy_profile"] == str(profile.resolve())
     functions = {f"{path}:{name}" for path, _, name in pstats.Stats(str(profile)).stats}
     assert any("proxy/handler.py" in f or "proxy/app.py" in f for f in functions)
+
+
+def test_bench_proxy_measures_the_rewrite_side_by_side():
+    result = CliRunner().invoke(
+        bench_proxy_command, ["--requests", "4", "--warmup", "0", "--concurrency", "2", "--rewrite", "aggressive", "--json"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["rewrite"] == "aggressive" and data["errors"] == 0
+    for scenario in data["latency_ms"].values():
+        assert scenario["proxy_rewrite"]["n"] == 4
+        assert scenario["rewrite_added_p50_ms"] == pytest.approx(scenario["proxy_rewrite"]["p50"] - scenario["proxy"]["p50"])

@@ -1,4 +1,4 @@
-"""Opt-in request rewriting (``prefixgate serve --rewrite``): cache breakpoints in the right places.
+"""``safe`` for Anthropic: cache breakpoints in the right places.
 
 Two rewrites, each with a kebab-case id the proxy writes to the ledger's ``rewrites`` column:
 
@@ -19,12 +19,12 @@ Two rewrites, each with a kebab-case id the proxy writes to the ledger's ``rewri
   earlier turns wrote). Dropped: the older middle ones, whose prefixes lie inside the kept
   later ones. Dropping keeps the remaining TTL order, so a valid 1h-before-5m order stays valid.
 
-What it does NOT do: it never changes, reorders or strips prompt content (no tool sorting,
-no removal of timestamps or other volatile values), never moves an existing breakpoint, and
+What it does NOT do: it never changes, reorders or strips prompt content (tool sorting and
+moving volatile values are :mod:`.tools` and :mod:`.volatile`), never moves an existing breakpoint, and
 never touches a request that already has one (except to cap more than 4). The rewritten
 body's canonical segment bytes (:func:`analyzer.segments.anthropic_segments`) equal the
 original's: only markers differ, so the model's output cannot change. OpenAI has no
-breakpoints, so OpenAI requests are never rewritten. Bodies of an unexpected shape are left
+breakpoints, so OpenAI requests are never touched here. Bodies of an unexpected shape are left
 alone; nothing here raises, does I/O, or mutates its input.
 """
 
@@ -63,7 +63,7 @@ class _Block:
     role: str | None = None
 
 
-def rewrite_request(provider: str, route: str, body: dict[str, Any], *, model: str | None) -> Rewrite:
+def place_breakpoints(provider: str, route: str, body: dict[str, Any], *, model: str | None) -> Rewrite:
     """The rewrites that apply to ``body`` (never mutated) sent to ``route``."""
     try:
         if provider != ANTHROPIC or not isinstance(route, str) or not route.rstrip("/").endswith("/messages"):

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from analyzer.rewrite import ADD_BREAKPOINTS, CAP_BREAKPOINTS, REWRITES, Rewrite, rewrite_request
+from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, REWRITES, Rewrite
+from analyzer.rewrite.breakpoints import place_breakpoints as rewrite_request
 from analyzer.segments import anthropic_segments
 from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache, breakpoints
 from proxy.emulator.config import EmulatorConfig

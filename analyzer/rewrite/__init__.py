@@ -1,0 +1,121 @@
+"""Rewrite requests so the provider's prompt cache hits: ``off``, ``safe``, ``aggressive``.
+
+``off`` forwards the body byte for byte. ``safe`` never changes what the model reads, only
+where the cache can see it; ``aggressive`` also moves volatile values out of the head.
+Every rewrite applied has a kebab-case id (:data:`REWRITES`), in the order applied:
+
+=========================  ==========  ====================================================
+id                         mode        what
+=========================  ==========  ====================================================
+``move-volatile-values``   aggressive  times, ids, dates-of-today in system/tools → end of
+                                       the latest user turn, with their labels (:mod:`.volatile`)
+``move-volatile-blocks``   aggressive  Anthropic system blocks that are volatile as a whole
+``sort-tools``             safe        tools by name (:mod:`.tools`)
+``sort-tool-keys``         safe        JSON keys inside each tool, recursively
+``add-breakpoints``        safe        Anthropic breakpoints after tools, system and the
+                                       conversation so far (:mod:`.breakpoints`)
+``cap-breakpoints``        safe        more than 4 Anthropic breakpoints cut to 4
+``ttl-1h``                 safe        head breakpoints kept 1 h where this tenant's head
+                                       comes back after 5-60 min (:mod:`.ttl`)
+``prompt-cache-key``       safe        OpenAI ``prompt_cache_key`` from tenant + masked head
+                                       (:mod:`.cache_key`)
+=========================  ==========  ====================================================
+
+Two more ids say why nothing was done: ``skipped-unknown-shape`` (an API this module
+knows, a body it does not: forwarded untouched) — a rewrite that raises is the caller's
+to catch, and the proxy then forwards the original body and records ``skipped-error``.
+
+Guarantees (tested, with hypothesis for the properties): idempotent and deterministic;
+nothing is lost (every tool, message and volatile value is still in the body; ``safe``
+leaves every message's text unchanged); never more than 4 breakpoints; the input is never
+mutated. This package does no I/O and keeps no state beyond :mod:`.movable`'s cache of
+decisions per stable head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, place_breakpoints
+from analyzer.rewrite.cache_key import PROMPT_CACHE_KEY, add_cache_key, head_key
+from analyzer.rewrite.tools import SORT_TOOL_KEYS, SORT_TOOLS, sort_tools
+from analyzer.rewrite.ttl import TTL_1H, Reuse, apply_ttl, pays_for_1h
+from analyzer.rewrite.volatile import MOVE_BLOCKS, MOVE_VALUES, move_volatile
+
+OFF, SAFE, AGGRESSIVE = "off", "safe", "aggressive"
+MODES = (OFF, SAFE, AGGRESSIVE)
+ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES = "anthropic-messages", "openai-chat", "openai-responses"
+APIS = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES)
+SKIPPED_SHAPE, SKIPPED_ERROR = "skipped-unknown-shape", "skipped-error"
+REWRITES = {
+    MOVE_VALUES: "volatile values moved from system/tools to the end of the latest user turn",
+    MOVE_BLOCKS: "volatile system blocks moved to the end of the latest user turn",
+    SORT_TOOLS: "tools sorted by name",
+    SORT_TOOL_KEYS: "JSON keys inside tools sorted",
+    ADD_BREAKPOINTS: "cache_control breakpoints added after tools, system and the conversation so far",
+    CAP_BREAKPOINTS: "the oldest middle breakpoints of a request with more than 4 dropped",
+    TTL_1H: "head breakpoints marked ttl 1h (the head returns after 5-60 minutes)",
+    PROMPT_CACHE_KEY: "prompt_cache_key set from the tenant and the masked head",
+}
+
+__all__ = ["AGGRESSIVE", "APIS", "MODES", "OFF", "REWRITES", "SAFE", "Reuse", "Rewrite", "api_for", "head_key", "rewrite_request"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    body: dict[str, Any] | None  # None: forward the original bytes
+    applied: list[str] = field(default_factory=list)  # rewrite ids, or one skipped-* id
+
+
+def api_for(provider: str, route: str) -> str | None:
+    """Which request shape a route takes, or None when no rewrite applies to it."""
+    path = route.split("?", 1)[0].rstrip("/")
+    if provider == "anthropic":
+        return ANTHROPIC_MESSAGES if path.endswith("/messages") else None
+    if path.endswith("/chat/completions"):
+        return OPENAI_CHAT
+    if path.endswith("/responses"):
+        return OPENAI_RESPONSES
+    return None
+
+
+def _understood(api: str, body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    if api == OPENAI_RESPONSES:
+        return isinstance(body.get("input", ""), (str, list)) and isinstance(body.get("tools", []), list)
+    return isinstance(body.get("messages"), list) and bool(body["messages"]) and isinstance(body.get("tools", []), list)
+
+
+def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None, tenant: str = "anonymous",
+                    reuse: Reuse | None = None) -> Rewrite:
+    """The body to forward for ``api`` under ``mode`` (``body`` is never mutated)."""
+    if mode not in MODES:
+        raise ValueError(f"rewrite mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == OFF or api not in APIS:
+        return Rewrite(None)
+    if not _understood(api, body):
+        return Rewrite(None, [SKIPPED_SHAPE])
+    applied: list[str] = []
+    cur = body
+    if mode == AGGRESSIVE:
+        moved, ids = move_volatile(api, cur)
+        if moved is not None:
+            cur, applied = moved, applied + ids
+    tools, ids = sort_tools(cur.get("tools"))
+    if tools is not None:
+        cur, applied = {**cur, "tools": tools}, applied + ids
+    if api == ANTHROPIC_MESSAGES:
+        placed = place_breakpoints("anthropic", "/v1/messages", cur, model=model)
+        if placed.body is not None:
+            cur, applied = placed.body, applied + placed.applied
+        if pays_for_1h(reuse):
+            longer, ids = apply_ttl(cur)
+            if longer is not None:
+                cur, applied = longer, applied + ids
+    else:
+        keyed, ids = add_cache_key(tenant, api, cur)
+        if keyed is not None:
+            cur, applied = keyed, applied + ids
+    return Rewrite(cur if applied else None, applied)

@@ -1,0 +1,82 @@
+"""``safe`` for OpenAI: a ``prompt_cache_key`` so one app's requests meet on one cache machine.
+
+OpenAI routes a request to a cache machine by a hash of its first ~256 tokens, and by
+``prompt_cache_key`` when one is given; requests with the same key and prefix share a
+cache. When the client sent none, the proxy sets ``pg-`` + 32 hex digits (35 characters,
+under OpenAI's 64) of a keyed hash of the tenant and the request's head — the tools and
+the leading system/developer text (Responses: ``instructions``) — with its volatile
+values masked (:mod:`.movable`), so the same app gets the same key even while its system
+prompt still carries a clock, and two apps of one tenant, or one app of two tenants, do
+not share one. A key the client set is never touched. :func:`head_key` is the same hash, also used to
+follow one head's reuse over time (the ``ttl-1h`` choice).
+
+This module does not change anything but that one field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import xxhash
+
+from .movable import movable
+
+PROMPT_CACHE_KEY = "prompt-cache-key"
+
+
+def _masked(text: str) -> str:
+    out, at = [], 0
+    for s in movable(text):
+        out.append(text[at:s.start])
+        out.append("\0")
+        at = s.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return []
+
+
+def head_texts(api: str, body: dict[str, Any]) -> list[str]:
+    """The head's prompt texts: Anthropic's system, Responses' instructions, or the leading
+    system/developer messages of Chat Completions."""
+    if api == "anthropic-messages":
+        return _texts(body.get("system"))
+    if api == "openai-responses":
+        return _texts(body.get("instructions"))
+    texts: list[str] = []
+    for m in body.get("messages") or []:
+        if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
+            break
+        texts += _texts(m.get("content"))
+    return texts
+
+
+def head_key(tenant: str, api: str, body: dict[str, Any]) -> str:
+    """A hash (32 hex digits) of the tenant and the head with its volatile values masked:
+    the same for every request of one app of one tenant, whatever its clock says. Tools
+    count with their keys sorted and in name order, as the ``safe`` rewrite sends them."""
+    h = xxhash.xxh3_128()
+    h.update(tenant.encode("utf-8", "surrogatepass") + b"\0")
+    tools = body.get("tools")
+    for tool in sorted(orjson.dumps(t, option=orjson.OPT_SORT_KEYS) for t in tools) if isinstance(tools, list) else [orjson.dumps(tools)]:
+        h.update(tool + b"\0")
+    for text in head_texts(api, body):
+        h.update(b"\0" + _masked(text).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:32]
+
+
+def cache_key_for(tenant: str, api: str, body: dict[str, Any]) -> str:
+    return "pg-" + head_key(tenant, api, body)
+
+
+def add_cache_key(tenant: str, api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    if api not in ("openai-chat", "openai-responses") or "prompt_cache_key" in body:
+        return None, []
+    return {**body, "prompt_cache_key": cache_key_for(tenant, api, body)}, [PROMPT_CACHE_KEY]

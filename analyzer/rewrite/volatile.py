@@ -1,0 +1,229 @@
+"""``aggressive``: move volatile values out of the cacheable head, never drop them.
+
+The head is what every request of an app shares: the tools and the system prompt
+(Anthropic ``system``; Chat Completions' leading ``system``/``developer`` messages;
+Responses' ``instructions``). A clock or a request id there forks every request at that
+byte. Each value :func:`.movable.movable` finds is replaced in the head by a fixed marker
+(:data:`MARKER`), so the head's wording stays and its bytes repeat, and the value goes,
+with its label, to the end of the latest user turn, where the model still reads it::
+
+    <context moved from the system prompt>
+    Current date and time: 2026-12-01 08:15:03 UTC
+    Request id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b
+    </context>
+
+Anthropic: appended as a text block to the latest user message. Chat Completions: appended
+to the latest user message's text, or — when tool results follow it — as a new user
+message at the end (so the tool loop's prefix keeps repeating). Responses: appended to the
+input the same way. An Anthropic system block that is volatile as a whole (nothing left
+but its label once its values are out) moves entire; static blocks keep their order, and a
+``cache_control`` it carried passes to the block before it.
+
+Idempotent (a second pass finds no value left in the head), deterministic, and it never
+mutates its input. This module does not sort tools or place breakpoints.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .movable import Span, movable
+
+MOVE_VALUES = "move-volatile-values"
+MOVE_BLOCKS = "move-volatile-blocks"
+MARKER = "[see the end of the latest user message]"
+OPEN, CLOSE = "<context moved from the system prompt>", "</context>"
+_WORDY = re.compile(r"[^\W\d_]{2,}")
+
+
+def _line(label: str, value: str) -> str:
+    label = label.strip()
+    if not label:
+        return value
+    return label + value if label.endswith("=") else f"{label} {value}"
+
+
+def _mask(text: str, spans: tuple[Span, ...]) -> tuple[str, list[str]]:
+    """``text`` with each value replaced by the marker, and the moved ``label value`` lines."""
+    out, lines, at = [], [], 0
+    for s in spans:
+        out.append(text[at:s.start])
+        out.append(MARKER)
+        lines.append(_line(text[s.label_start:s.start], text[s.start:s.end]))
+        at = s.end
+    out.append(text[at:])
+    return "".join(out), lines
+
+
+def _whole(text: str, spans: tuple[Span, ...]) -> bool:
+    """Nothing but labels and values: the block is volatile as a whole."""
+    rest, at = [], 0
+    for s in spans:
+        rest.append(text[at:s.label_start])
+        at = s.end
+    rest.append(text[at:])
+    return not _WORDY.search("".join(rest))
+
+
+class _Moves:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.applied: list[str] = []
+
+    def text(self, text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        spans = movable(text)
+        if not spans:
+            return text
+        new, lines = _mask(text, spans)
+        self.lines += lines
+        if MOVE_VALUES not in self.applied:
+            self.applied.append(MOVE_VALUES)
+        return new
+
+    def parts(self, content: Any, text_type: str = "text") -> Any:
+        """A message content: a string, or a list of parts with text."""
+        if isinstance(content, str):
+            return self.text(content)
+        if not isinstance(content, list):
+            return content
+        out = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == text_type and isinstance(part.get("text"), str):
+                new = self.text(part["text"])
+                part = part if new is part["text"] else {**part, "text": new}
+            out.append(part)
+        return out
+
+    def descriptions(self, value: Any) -> Any:
+        """Every ``description`` string inside a tool definition."""
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                out[k] = self.text(v) if k == "description" and isinstance(v, str) else self.descriptions(v)
+            return out
+        if isinstance(value, list):
+            return [self.descriptions(v) for v in value]
+        return value
+
+
+def _context(lines: list[str]) -> str:
+    return "\n".join([OPEN, *lines, CLOSE])
+
+
+def _anthropic_system(system: Any, moves: _Moves) -> Any:
+    if isinstance(system, str):
+        return moves.text(system)
+    if not isinstance(system, list):
+        return system
+    out: list[Any] = []
+    for block in system:
+        if not (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)):
+            out.append(block)
+            continue
+        spans = movable(block["text"])
+        if spans and _whole(block["text"], spans):
+            moves.lines.append(block["text"].strip())
+            if MOVE_BLOCKS not in moves.applied:
+                moves.applied.append(MOVE_BLOCKS)
+            if "cache_control" in block and out and isinstance(out[-1], dict):
+                out[-1] = {**out[-1], "cache_control": block["cache_control"]}
+            continue
+        new = moves.text(block["text"])
+        out.append(block if new is block["text"] else {**block, "text": new})
+    return out
+
+
+def _append_anthropic(messages: list[Any], ctx: str) -> list[Any] | None:
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            if not isinstance(content, list):
+                return None
+            out = list(messages)
+            out[i] = {**m, "content": [*content, {"type": "text", "text": ctx}]}
+            return out
+    return None
+
+
+def _append_text(content: Any, ctx: str, text_type: str) -> Any:
+    if isinstance(content, str):
+        return f"{content}\n\n{ctx}" if content else ctx
+    if isinstance(content, list):
+        return [*content, {"type": text_type, "text": ctx}]
+    return None
+
+
+def _append_openai(messages: list[Any], ctx: str, text_type: str = "text") -> list[Any] | None:
+    last = messages[-1] if messages else None
+    if not isinstance(last, dict):
+        return None
+    role = last.get("role")
+    if role in ("tool", "function") or last.get("type") in ("function_call_output", "function_call"):
+        return [*messages, {"role": "user", "content": ctx}]
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = _append_text(m.get("content"), ctx, text_type)
+            if content is None:
+                return None
+            out = list(messages)
+            out[i] = {**m, "content": content}
+            return out
+    return None
+
+
+def move_volatile(api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """``api``: ``"anthropic-messages"``, ``"openai-chat"`` or ``"openai-responses"``.
+    Returns the new body (None: nothing moved) and the rewrites applied."""
+    moves = _Moves()
+    new = dict(body)
+    if isinstance(body.get("tools"), list):
+        new["tools"] = moves.descriptions(body["tools"])
+    if api == "anthropic-messages":
+        if "system" in body:
+            new["system"] = _anthropic_system(body["system"], moves)
+            if new["system"] == []:
+                del new["system"]
+        if not moves.lines or not isinstance(body.get("messages"), list):
+            return None, []
+        messages = _append_anthropic(body["messages"], _context(moves.lines))
+    elif api == "openai-chat":
+        messages_in = body.get("messages")
+        if not isinstance(messages_in, list):
+            return None, []
+        head = []
+        for m in messages_in:
+            if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
+                break
+            content = moves.parts(m.get("content"))
+            head.append(m if content is m.get("content") else {**m, "content": content})
+        if not moves.lines:
+            return None, []
+        messages = _append_openai([*head, *messages_in[len(head):]], _context(moves.lines))
+    elif api == "openai-responses":
+        if "instructions" in body:
+            new["instructions"] = moves.text(body["instructions"])
+        if not moves.lines:
+            return None, []
+        items = body.get("input")
+        ctx = _context(moves.lines)
+        if isinstance(items, str):
+            new["input"] = f"{items}\n\n{ctx}" if items else ctx
+            return new, moves.applied
+        messages = _append_openai(items, ctx, "input_text") if isinstance(items, list) else None
+        if messages is not None:
+            new["input"] = messages
+            return new, moves.applied
+        return None, []
+    else:
+        return None, []
+    if messages is None:
+        return None, []  # nowhere to put the values: leave the request as it came
+    new["messages"] = messages
+    return new, moves.applied

@@ -1,0 +1,109 @@
+"""``prefixgate bench rewrite``: what ``--rewrite`` buys on an agent workload, in tokens and USD.
+
+Starts the emulator (which applies each provider's caching rules and reports usage the way
+the provider does) and the proxy as processes on loopback, then replays agent
+conversations (:mod:`proxy.bench.agent_workload`: 24 turns, the time and a request id at
+the top of the system prompt, tools and schema keys in a new order on every call) through
+the proxy with ``x-prefixgate-rewrite: off``, ``safe`` and ``aggressive``, for OpenAI Chat
+Completions and Anthropic Messages; the *ideal*: the same app with nothing volatile (with
+``safe``, i.e. the breakpoints a well-built Anthropic app sets); and the tool-order part
+alone (clock fixed, tools reshuffled) with ``off`` and ``safe``. Each (provider, variant) uses its own API key, so no run reads another's cache.
+For each it reports prompt tokens, cached tokens, the hit rate, the cost in USD (bundled
+prices) and cached tokens as a share of the ideal's. One JSON object, then a table unless
+``--json``.
+
+This module sends only to the emulator it starts.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+import httpx
+import orjson
+
+from analyzer.cost import cost_of
+from analyzer.pricing import PriceTable
+from analyzer.usage import from_anthropic, from_openai_chat
+from proxy.bench.agent_workload import conversation
+from proxy.bench.procs import emulator_and_proxy
+
+# variant → (workload: clock and id in the system prompt?, tools reshuffled?, --rewrite mode)
+VARIANTS = {
+    "ideal": (False, False, "safe"),  # nothing volatile, breakpoints where Anthropic wants them
+    "off": (True, True, "off"),
+    "safe": (True, True, "safe"),
+    "aggressive": (True, True, "aggressive"),
+    "tools-only off": (False, True, "off"),  # only the tool order varies
+    "tools-only safe": (False, True, "safe"),
+}
+MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-6"}
+
+
+def _replay(client: httpx.Client, provider: str, variant: str, conversations: int, turns: int) -> dict:
+    clock, shuffle, mode = VARIANTS[variant]
+    key = f"sk-bench-rewrite-{provider}-{variant.replace(' ', '-')}"
+    headers = {"x-prefixgate-rewrite": mode}
+    if provider == "anthropic":
+        route, headers = "/v1/messages", {**headers, "x-api-key": key, "anthropic-version": "2023-06-01"}
+    else:
+        route, headers = "/v1/chat/completions", {**headers, "authorization": f"Bearer {key}"}
+    price = PriceTable.load().lookup(MODELS[provider])
+    totals = {"requests": 0, "prompt_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0}
+    for seed in range(conversations):
+        for body in conversation(provider, turns, volatile=clock, shuffle=shuffle, seed=seed + 1, model=MODELS[provider]):
+            response = client.post(route, content=orjson.dumps(body), headers={**headers, "content-type": "application/json"})
+            if response.status_code != 200:
+                raise click.ClickException(f"{provider}/{variant}: HTTP {response.status_code}: {response.text[:200]}")
+            raw = response.json()["usage"]
+            usage = from_anthropic(raw) if provider == "anthropic" else from_openai_chat(raw)
+            totals["requests"] += 1
+            totals["prompt_tokens"] += usage.input_tokens
+            totals["cached_tokens"] += usage.cached_tokens
+            totals["cache_write_tokens"] += usage.cache_write_tokens
+            totals["cost_usd"] += cost_of(usage, price).cost_usd or 0.0
+    totals["hit_rate"] = totals["cached_tokens"] / totals["prompt_tokens"] if totals["prompt_tokens"] else 0.0
+    totals["cost_usd"] = round(totals["cost_usd"], 6)
+    return totals
+
+
+def run(conversations: int, turns: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="pg-bench-rewrite-") as tmp:
+        with emulator_and_proxy(Path(tmp)) as (_emu_port, proxy_port):
+            results: dict = {}
+            with httpx.Client(base_url=f"http://127.0.0.1:{proxy_port}", timeout=60) as client:
+                for provider in ("openai", "anthropic"):
+                    rows = {variant: _replay(client, provider, variant, conversations, turns) for variant in VARIANTS}
+                    ideal = rows["ideal"]["cached_tokens"] or 1
+                    for row in rows.values():
+                        row["of_ideal"] = row["cached_tokens"] / ideal
+                    results[provider] = rows
+    return {"bench": "rewrite", "conversations": conversations, "turns": turns, "models": MODELS, "results": results}
+
+
+def _table(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"prefixgate bench rewrite — {result['conversations']} conversations × {result['turns']} turns per row")
+    for name in ("provider", "variant", "prompt tokens", "cached", "hit rate", "cost USD", "cached vs ideal"):
+        table.add_column(name, justify="left" if name in ("provider", "variant") else "right")
+    for provider, rows in result["results"].items():
+        for variant, row in rows.items():
+            table.add_row(provider, variant, f"{row['prompt_tokens']:,}", f"{row['cached_tokens']:,}", f"{row['hit_rate']:.1%}",
+                          f"{row['cost_usd']:.4f}", f"{row['of_ideal']:.1%}")
+    Console(stderr=False).print(table)
+
+
+@click.command("rewrite")
+@click.option("--conversations", default=3, show_default=True, type=click.IntRange(1, 100), help="Conversations per provider and variant.")
+@click.option("--turns", default=24, show_default=True, type=click.IntRange(2, 200), help="Turns per conversation.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON object (no table).")
+def bench_rewrite_command(conversations: int, turns: int, as_json: bool) -> None:
+    """Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app, both providers."""
+    result = run(conversations, turns)
+    click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+    if not as_json:
+        _table(result)

@@ -1,0 +1,64 @@
+"""analyzer.rewrite.movable: only certain per-request values move; decisions cached exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.rewrite.movable import DecisionCache, scan
+from tests.support import FIXTURES
+
+
+def moved(text: str) -> list[tuple[str, str]]:
+    return [(text[s.label_start:s.start].strip(), text[s.start:s.end]) for s in scan(text)]
+
+
+def test_labelled_values_move_with_their_labels():
+    text = ("Current date and time: 2026-12-01 08:15:03 UTC\nRequest id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b\n"
+            "Today is Tuesday, December 1, 2026.\nSession: sess_8f7a6b5c4d3e2f1a0b9c\nThe current time is 14:32.\n"
+            "ts=1764577200 trace_id=abc123def4567890abcdef\nDate: 2026-12-01\n")
+    assert moved(text) == [
+        ("Current date and time:", "2026-12-01 08:15:03 UTC"), ("Request id:", "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b"),
+        ("Today is", "Tuesday, December 1, 2026"), ("Session:", "sess_8f7a6b5c4d3e2f1a0b9c"), ("The current time is", "14:32"),
+        ("ts=", "1764577200"), ("trace_id=", "abc123def4567890abcdef"), ("Date:", "2026-12-01"),
+    ]
+
+
+@pytest.mark.parametrize("text", [
+    "We open at 09:00 and close at 17:00.",
+    "Office hours are 09:00-17:00 Monday to Friday.",
+    "Give times like 7:45 PM, e.g. 14:30.",
+    "All times are UTC+05:30.",
+    "Knowledge cutoff: 2024-06-01.",
+    "Last updated: 2025-03-02.",
+    "Founded March 3, 2019.",
+    "anthropic-version: 2023-06-01",
+    "## [1.2.0] - 2024-03-15",
+    "Use version 2.3.1 of the API; it costs $4.99.",
+    "Use an id such as 550e8400-e29b-41d4-a716-446655440000 in tests.",
+    "For example: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+])
+def test_precision_cases_never_move(text):
+    assert moved(text) == []
+
+
+def test_the_lint_negatives_never_move():
+    assert moved((FIXTURES / "detect" / "negatives.md").read_text()) == []
+
+
+def test_the_cache_reuses_decisions_only_when_nothing_else_changed():
+    cache = DecisionCache()
+    base = "Current time: 2026-12-01 08:15:03 UTC\nCall 555-0100.\n" + "Stable policy text. " * 200
+    first = cache.movable(base)
+    ticked = base.replace("08:15:03", "08:15:10")  # the clock moved: same head otherwise
+    assert cache.movable(ticked) == first and (cache.hits, cache.misses) == (1, 1)
+    other_number = base.replace("555-0100", "555-0199")  # the same shape, but a change outside the value
+    assert cache.movable(other_number) == scan(other_number) and (cache.hits, cache.misses) == (1, 2)
+    edited = base.replace("policy", "pol1cy", 1)
+    assert cache.movable(edited) == scan(edited) and cache.misses == 3
+
+
+def test_cache_is_bounded():
+    cache = DecisionCache(max_entries=3)
+    for i in range(10):
+        cache.movable(f"Prompt number {'x' * i}: Current time: 08:15")
+    assert len(cache._entries) == 3

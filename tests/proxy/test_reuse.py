@@ -1,0 +1,30 @@
+"""proxy.reuse: a head's writes and slow returns over time, bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.rewrite import Reuse
+from proxy.reuse import ReuseTracker
+
+
+def test_writes_and_slow_returns_by_the_gap():
+    now = [1000.0]
+    tracker = ReuseTracker(clock=lambda: now[0])
+    assert tracker.observe("h") == Reuse(writes=1, slow_returns=0)
+    now[0] += 60  # within 5 minutes: a read either way
+    assert tracker.observe("h") == Reuse(1, 0)
+    now[0] += 900  # 15 minutes: a 5m cache expired, a 1h one not
+    assert tracker.observe("h") == Reuse(1, 1)
+    now[0] += 4000  # over an hour: a new write
+    assert tracker.observe("h") == Reuse(2, 1)
+    assert tracker.observe("other") == Reuse(1, 0)
+
+
+def test_bounded_least_recently_seen_first():
+    tracker = ReuseTracker(max_entries=2)
+    for key in ("a", "b", "a", "c"):
+        tracker.observe(key)
+    assert len(tracker) == 2 and tracker.observe("b") == Reuse(1, 0)  # "b" was dropped, seen anew
+    with pytest.raises(ValueError):
+        ReuseTracker(max_entries=0)
