@@ -35,7 +35,7 @@ import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from analyzer.rewrite import ANTHROPIC_MESSAGES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, head_key, rewrite_request
+from analyzer.rewrite import ANTHROPIC_MESSAGES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, SKIPPED_SHAPE, head_key, rewrite_request
 from proxy import errors
 from proxy.accounting.records import RequestRecord
 from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
@@ -137,15 +137,21 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     if mode is None:
         return _fail(gate, exchange, errors.BAD_REWRITE_MODE, f"x-prefixgate-rewrite must be one of {', '.join(MODES)}")
     api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" else None
-    if mode != OFF and api is not None and analysis.analysed and analysis.body is not None:
+    applied: list[str] = []
+    if mode != OFF and api is not None and not analysis.analysed and raw.strip():
+        applied = [SKIPPED_SHAPE]  # not a JSON object: forwarded untouched, and counted
+    elif mode != OFF and api is not None and analysis.analysed and analysis.body is not None:
         try:
-            raw, analysis, applied = _rewrite(gate, target, tenant, api, mode, raw, analysis)
+            if len(raw) > BIG_BODY:  # detection and re-serialising a big body: off the loop
+                raw, analysis, applied = await anyio.to_thread.run_sync(_rewrite, gate, target, tenant, api, mode, raw, analysis)
+            else:
+                raw, analysis, applied = _rewrite(gate, target, tenant, api, mode, raw, analysis)
         except Exception:  # a rewrite is an optimisation: forward the body as it came
             log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
             applied = [SKIPPED_ERROR]
-        if applied:
-            record.rewrites = applied
-            extra["x-prefixgate-rewrites"] = ",".join(applied)
+    if applied:
+        record.rewrites = applied
+        extra["x-prefixgate-rewrites"] = ",".join(applied)
     exchange.analysis = analysis
     record.analysed = analysis.analysed
     record.model = analysis.model

@@ -14,6 +14,7 @@ This module never sees prompt text, only keys.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 
@@ -23,17 +24,22 @@ FIVE_MINUTES, ONE_HOUR = 300.0, 3600.0
 
 
 class ReuseTracker:
-    def __init__(self, max_entries: int = 100_000, clock=time.time) -> None:
+    def __init__(self, max_entries: int = 100_000, clock=time.monotonic) -> None:
         if max_entries <= 0:
             raise ValueError("max_entries must be positive")
         self.max_entries = max_entries
         self._clock = clock
         self._heads: OrderedDict[str, list[float]] = OrderedDict()  # key → [last seen, writes, slow returns]
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._heads)
 
     def observe(self, key: str) -> Reuse:
+        with self._lock:  # the rewrite of a big body runs in a worker thread
+            return self._observe(key)
+
+    def _observe(self, key: str) -> Reuse:
         now = self._clock()
         entry = self._heads.get(key)
         if entry is None:

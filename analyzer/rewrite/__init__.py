@@ -83,9 +83,11 @@ def api_for(provider: str, route: str) -> str | None:
 def _understood(api: str, body: Any) -> bool:
     if not isinstance(body, dict):
         return False
+    if body.get("tools") is not None and not isinstance(body["tools"], list):
+        return False
     if api == OPENAI_RESPONSES:
-        return isinstance(body.get("input", ""), (str, list)) and isinstance(body.get("tools", []), list)
-    return isinstance(body.get("messages"), list) and bool(body["messages"]) and isinstance(body.get("tools", []), list)
+        return isinstance(body.get("input", ""), (str, list))
+    return isinstance(body.get("messages"), list) and bool(body["messages"])
 
 
 def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None, tenant: str = "anonymous",

@@ -14,10 +14,13 @@ it on its line, e.g. ``Current date and time:``):
   label shows them to be an example ("e.g.", "such as", "example", "format").
 
 Detection costs about 10 ms per 20 KB, far too much per request, so results are kept in a
-:class:`DecisionCache` keyed by the text's *shape* (every hex digit mapped to ``0``): a
-system prompt that differs from an earlier one only inside the values found there (the
-clock ticked, a new request id) reuses the earlier spans after an exact check that every
-byte outside them is the same. Same input, same output, in every process.
+:class:`DecisionCache` keyed by the text's *shape* (every letter and digit mapped to one
+character, so a new clock reading, UUID, ULID or JWT of the same length keeps the key).
+An entry is reused only when every character outside the cached values is the same and a
+fresh scan of each value's own line finds exactly the cached values there: the answer is
+the one a fresh scan of the whole text gives (a property test checks it), so it does not
+depend on what the process saw before. Bounded by entries and bytes; texts over 1 MiB are
+scanned, not kept. Safe to share between threads.
 
 This module does not change any text.
 """
@@ -25,6 +28,7 @@ This module does not change any text.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -38,7 +42,7 @@ _NOT_NOW = re.compile(r"(?i)\b(?:cut-?off|updated|since|founded|released?|versio
 _EXAMPLE = re.compile(r"(?i)(?:\be\.g\.|\bi\.e\.|example|such as|\blike\b|for instance|format|sample|placeholder|looks? like)\W*$")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d|\d{1,2}:\d{2}.*\d{4}|\d{4}.*\d{1,2}:\d{2}")
 _EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
-_HEX_SHAPE = str.maketrans("123456789abcdefABCDEF", "0" * 21)
+_SHAPE = str.maketrans("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "a" * 62)
 MAX_LABEL = 80
 
 
@@ -49,12 +53,12 @@ class Span:
     label_start: int  # the label is text[label_start:start].strip()
 
 
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.;!?]\s")
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.;!?,]\s")  # sentence or clause
 
 
 def _label_start(text: str, start: int, floor: int) -> int:
-    """Where the label of a value at ``start`` begins: its line, its sentence, after the
-    previous value, at most ``MAX_LABEL`` characters back."""
+    """Where the label of a value at ``start`` begins: its line, its sentence or clause,
+    after the previous value, at most ``MAX_LABEL`` characters back."""
     at = max(text.rfind("\n", 0, start) + 1, floor, start - MAX_LABEL)
     ends = [m.end() for m in _SENTENCE_END.finditer(text, at, start)]
     return ends[-1] if ends else at
@@ -102,32 +106,67 @@ def _outside(text: str, spans: tuple[Span, ...]) -> list[str]:
     return out
 
 
-class DecisionCache:
-    """Spans per stable head, LRU-bounded; exact for any text (see the module docstring)."""
+def _same_lines(text: str, spans: tuple[Span, ...]) -> bool:
+    """A fresh scan of each line holding a cached value finds exactly the cached values."""
+    lines: dict[int, list[Span]] = {}
+    for s in spans:
+        lines.setdefault(text.rfind("\n", 0, s.start) + 1, []).append(s)
+    for start, cached in lines.items():
+        end = text.find("\n", cached[-1].end)
+        found = scan(text[start : len(text) if end < 0 else end])
+        if [(f.start + start, f.end + start, f.label_start + start) for f in found] != [(c.start, c.end, c.label_start) for c in cached]:
+            return False
+    return True
 
-    def __init__(self, max_entries: int = 512) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[bytes, tuple[str, tuple[Span, ...]]] = OrderedDict()
+
+class DecisionCache:
+    """Spans per stable head, bounded by entries and bytes; exact (see the module docstring)."""
+
+    PER_KEY = 4  # texts of one shape kept side by side
+
+    def __init__(self, max_entries: int = 2048, max_bytes: int = 32 * 1024 * 1024, max_text: int = 1024 * 1024) -> None:
+        self.max_entries, self.max_bytes, self.max_text = max_entries, max_bytes, max_text
+        self._entries: OrderedDict[bytes, list[tuple[str, tuple[Span, ...]]]] = OrderedDict()
+        self._bytes = 0
+        self._count = 0
+        self._lock = threading.Lock()
         self.hits = self.misses = 0
 
     def movable(self, text: str) -> tuple[Span, ...]:
         if not text:
             return ()
-        key = xxhash.xxh3_128_digest(text.translate(_HEX_SHAPE).encode("utf-8", "surrogatepass"))
-        entry = self._entries.get(key)
-        if entry is not None:
-            old, spans = entry
-            if len(old) == len(text) and _outside(old, spans) == _outside(text, spans):
-                self._entries.move_to_end(key)
-                self.hits += 1
+        if len(text) > self.max_text:
+            self.misses += 1
+            return scan(text)
+        key = xxhash.xxh3_128_digest(text.translate(_SHAPE).encode("utf-8", "surrogatepass"))
+        with self._lock:
+            candidates = list(self._entries.get(key, ()))
+        for old, spans in candidates:
+            if len(old) == len(text) and _outside(old, spans) == _outside(text, spans) and _same_lines(text, spans):
+                with self._lock:
+                    self.hits += 1
+                    if key in self._entries:
+                        self._entries.move_to_end(key)
                 return spans
-        self.misses += 1
         spans = scan(text)
-        self._entries[key] = (text, spans)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self.misses += 1
+            kept = self._entries.setdefault(key, [])
+            kept.insert(0, (text, spans))
+            self._bytes += len(text)
+            self._count += 1
+            if len(kept) > self.PER_KEY:
+                self._bytes -= len(kept.pop()[0])
+                self._count -= 1
+            self._entries.move_to_end(key)
+            while self._entries and (self._count > self.max_entries or self._bytes > self.max_bytes):
+                _, dropped = self._entries.popitem(last=False)
+                self._bytes -= sum(len(t) for t, _ in dropped)
+                self._count -= len(dropped)
         return spans
+
+    def __len__(self) -> int:
+        return self._count
 
 
 _DEFAULT = DecisionCache()
@@ -136,3 +175,9 @@ _DEFAULT = DecisionCache()
 def movable(text: str) -> tuple[Span, ...]:
     """The movable values of ``text``, through the process-wide decision cache."""
     return _DEFAULT.movable(text)
+
+
+def clear_cache() -> None:
+    """Forget every cached decision (tests: a fresh process)."""
+    global _DEFAULT
+    _DEFAULT = DecisionCache()

@@ -17,7 +17,8 @@ to the latest user message's text, or — when tool results follow it — as a n
 message at the end (so the tool loop's prefix keeps repeating). Responses: appended to the
 input the same way. An Anthropic system block that is volatile as a whole (nothing left
 but its label once its values are out) moves entire; static blocks keep their order, and a
-``cache_control`` it carried passes to the block before it.
+``cache_control`` it carried passes to the block before it (or the next kept one, or the
+last tool).
 
 Idempotent (a second pass finds no value left in the head), deterministic, and it never
 mutates its input. This module does not sort tools or place breakpoints.
@@ -57,13 +58,15 @@ def _mask(text: str, spans: tuple[Span, ...]) -> tuple[str, list[str]]:
 
 
 def _whole(text: str, spans: tuple[Span, ...]) -> bool:
-    """Nothing but labels and values: the block is volatile as a whole."""
+    """Nothing but short labels and values: the block is volatile as a whole (an
+    instruction that merely ends in a value is not: its words stay in the system prompt)."""
     rest, at = [], 0
     for s in spans:
-        rest.append(text[at:s.label_start])
+        rest.append(text[at:s.start])
         at = s.end
     rest.append(text[at:])
-    return not _WORDY.search("".join(rest))
+    words = _WORDY.findall(" ".join(rest))
+    return len(words) <= 3 * len(spans) and sum(map(len, words)) <= 16 * len(spans)
 
 
 class _Moves:
@@ -74,14 +77,15 @@ class _Moves:
     def text(self, text: Any) -> Any:
         if not isinstance(text, str):
             return text
-        spans = movable(text)
-        if not spans:
-            return text
-        new, lines = _mask(text, spans)
-        self.lines += lines
-        if MOVE_VALUES not in self.applied:
-            self.applied.append(MOVE_VALUES)
-        return new
+        for _ in range(4):  # a value glued to the next shows that one once masked: until none is left
+            spans = movable(text)
+            if not spans:
+                break
+            text, lines = _mask(text, spans)
+            self.lines += lines
+            if MOVE_VALUES not in self.applied:
+                self.applied.append(MOVE_VALUES)
+        return text
 
     def parts(self, content: Any, text_type: str = "text") -> Any:
         """A message content: a string, or a list of parts with text."""
@@ -113,12 +117,15 @@ def _context(lines: list[str]) -> str:
     return "\n".join([OPEN, *lines, CLOSE])
 
 
-def _anthropic_system(system: Any, moves: _Moves) -> Any:
+def _anthropic_system(system: Any, moves: _Moves) -> tuple[Any, Any]:
+    """The system with its values masked and volatile blocks out, and a ``cache_control``
+    left without a block (the first block moved, nothing before it to carry it)."""
     if isinstance(system, str):
-        return moves.text(system)
+        return moves.text(system), None
     if not isinstance(system, list):
-        return system
+        return system, None
     out: list[Any] = []
+    orphan = None  # a moved block's marker waiting for the next kept block
     for block in system:
         if not (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)):
             out.append(block)
@@ -128,12 +135,18 @@ def _anthropic_system(system: Any, moves: _Moves) -> Any:
             moves.lines.append(block["text"].strip())
             if MOVE_BLOCKS not in moves.applied:
                 moves.applied.append(MOVE_BLOCKS)
-            if "cache_control" in block and out and isinstance(out[-1], dict):
-                out[-1] = {**out[-1], "cache_control": block["cache_control"]}
+            if "cache_control" in block:
+                if out and isinstance(out[-1], dict):
+                    out[-1] = {**out[-1], "cache_control": block["cache_control"]}
+                else:
+                    orphan = block["cache_control"]
             continue
         new = moves.text(block["text"])
-        out.append(block if new is block["text"] else {**block, "text": new})
-    return out
+        block = block if new is block["text"] else {**block, "text": new}
+        if orphan is not None and "cache_control" not in block:
+            block, orphan = {**block, "cache_control": orphan}, None
+        out.append(block)
+    return out, orphan
 
 
 def _append_anthropic(messages: list[Any], ctx: str) -> list[Any] | None:
@@ -187,9 +200,13 @@ def move_volatile(api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None
         new["tools"] = moves.descriptions(body["tools"])
     if api == "anthropic-messages":
         if "system" in body:
-            new["system"] = _anthropic_system(body["system"], moves)
+            new["system"], orphan = _anthropic_system(body["system"], moves)
             if new["system"] == []:
                 del new["system"]
+            if orphan is not None:  # every system block moved: the last tool carries the marker
+                tools = new.get("tools")
+                if isinstance(tools, list) and tools and isinstance(tools[-1], dict) and "cache_control" not in tools[-1]:
+                    new["tools"] = [*tools[:-1], {**tools[-1], "cache_control": orphan}]
         if not moves.lines or not isinstance(body.get("messages"), list):
             return None, []
         messages = _append_anthropic(body["messages"], _context(moves.lines))

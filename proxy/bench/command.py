@@ -30,11 +30,18 @@ ROUNDS = 4
 NAGLE_FLOOR_MS = 30.0
 
 
+def _ulid(i: int) -> str:
+    """A ULID-like id for request ``i`` (Crockford base32, letters well beyond hex)."""
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    n = (i * 0x9E3779B97F4A7C15) % (32**26)
+    return "".join(alphabet[(n >> (5 * k)) & 31] for k in range(26))
+
+
 def request_body(provider: str, size: int, i: int, stream: bool, volatile: bool = False) -> tuple[str, bytes]:
     """A chat request of about ``size`` bytes; ``volatile``: its system prompt starts with the
     time and a request id, as real agents' do (what ``--rewrite aggressive`` works on)."""
     phrase = "You are the support assistant for Example Corp. Follow the policy exactly. "
-    head = f"Current date and time: 2026-12-01 {8 + i // 3600 % 12:02d}:{i // 60 % 60:02d}:{i % 60:02d} UTC\nRequest id: req_{i:024x}\n" if volatile else ""
+    head = f"Current date and time: 2026-12-01 {8 + i // 3600 % 12:02d}:{i // 60 % 60:02d}:{i % 60:02d} UTC\nRequest id: {_ulid(i)}\n" if volatile else ""
     system = head + (phrase * (size // len(phrase) + 1))[: max(0, size - len(head))]
     question = f"Question {i}: can I get a refund for order {1000 + i}?"
     if provider == "anthropic":

@@ -112,3 +112,13 @@ def test_a_bad_rewrite_header_is_a_400_in_the_provider_shape(tmp_path):
             client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": "hi"}],
                                    extra_headers={"x-prefixgate-rewrite": "sometimes"})
     assert "x-prefixgate-rewrite must be one of off, safe, aggressive" in str(caught.value)
+
+
+def test_a_body_that_is_not_json_is_forwarded_untouched_and_counted(tmp_path):
+    import httpx
+
+    with gateway(tmp_path, rewrite="aggressive") as (proxy, _app):
+        r = httpx.post(f"{proxy}/v1/chat/completions", content=b"not json at all", headers={"authorization": "Bearer sk-x"})
+        models = httpx.get(f"{proxy}/v1/models", headers={"authorization": "Bearer sk-x"})
+    assert r.headers["x-prefixgate-rewrites"] == "skipped-unknown-shape"
+    assert "x-prefixgate-rewrites" not in models.headers  # nothing to rewrite on a GET

@@ -62,3 +62,53 @@ def test_cache_is_bounded():
     for i in range(10):
         cache.movable(f"Prompt number {'x' * i}: Current time: 08:15")
     assert len(cache._entries) == 3
+
+
+def test_a_cached_decision_never_outlives_its_value():
+    """The same shape with a value that is no longer volatile gets a fresh answer."""
+    cache = DecisionCache()
+    for earlier, later in [
+        ("Request id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b", "Request id: 00000000-0000-0000-0000-000000000000"),
+        ("Current time: 12:30", "Current time: 29:59"),
+        ("Session: 8f7a6b5c4d3e2f1a0b9c", "Session: 0000000000000000"),
+        ("Request id: req_8f7a6b5c4d3e2f1a", "Request id: abcdefghijklmnopqrst"),
+    ]:
+        cache.movable(earlier)
+        assert cache.movable(later) == scan(later), later
+
+
+def test_ulids_and_jwts_keep_the_cache_warm():
+    cache = DecisionCache()
+    tail = "\nYou are Atlas. " * 500
+    cache.movable("Request id: 01HZX3Q8RN5T2VKPJ4C7W9BDEF" + tail)
+    spans = cache.movable("Request id: 01HZX4K2MB7Q9ZRT3XWN8PC5GH" + tail)
+    assert cache.hits == 1 and spans == scan("Request id: 01HZX4K2MB7Q9ZRT3XWN8PC5GH" + tail)
+
+
+LINES = ["You are Atlas.", "Office hours are 09:00-17:00.", "Call 555-0100.", "Current time: {t}", "Request id: {u}",
+         "Session: {h}", "Today is {d}.", "Version {v} of the API.", "Example: {u}"]
+
+
+def _fill(rng_values, template: str) -> str:
+    t, u, h, d, v = rng_values
+    return template.format(t=t, u=u, h=h, d=d, v=v)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_values = st.tuples(
+    st.sampled_from(["08:15", "29:59", "12:30:45", "9:05", "2026-12-01 08:15:03 UTC"]),
+    st.sampled_from(["3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b", "00000000-0000-0000-0000-000000000000", "01HZX3Q8RN5T2VKPJ4C7W9BDEF"]),
+    st.sampled_from(["8f7a6b5c4d3e2f1a0b9c", "0000000000000000", "abcdefabcdefabcdef12", "deadbeef"]),
+    st.sampled_from(["December 1, 2026", "Tuesday", "2026-12-01"]),
+    st.sampled_from(["2.3.1", "10.4", "1"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(LINES), min_size=1, max_size=5), _values), min_size=2, max_size=8))
+def test_the_cache_always_answers_what_a_fresh_scan_answers(texts):
+    cache = DecisionCache(max_entries=8)
+    for lines, values in texts:
+        text = "\n".join(_fill(values, line) for line in lines)
+        assert cache.movable(text) == scan(text)

@@ -66,3 +66,32 @@ def test_tool_descriptions_and_responses_instructions():
 def test_nothing_to_move_or_nowhere_to_put_it_leaves_the_body():
     assert move_volatile("openai-chat", {"messages": [{"role": "system", "content": "You are Atlas."}, {"role": "user", "content": "hi"}]}) == (None, [])
     assert move_volatile("anthropic-messages", {"system": SYSTEM, "messages": [{"role": "assistant", "content": "x"}]}) == (None, [])
+
+
+def test_an_instruction_that_ends_in_a_value_stays_in_the_system_prompt():
+    body = {"system": [{"type": "text", "text": "Never reveal internal pricing to anyone, session id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b"}],
+            "messages": [{"role": "user", "content": "hi"}]}
+    out, applied = move_volatile("anthropic-messages", body)
+    assert applied == [MOVE_VALUES]
+    assert out["system"][0]["text"] == f"Never reveal internal pricing to anyone, session id: {MARKER}"
+    assert "session id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b" in out["messages"][0]["content"][-1]["text"]
+
+
+def test_a_leading_volatile_block_hands_its_marker_on():
+    one_hour = {"type": "ephemeral", "ttl": "1h"}
+    body = {"system": [{"type": "text", "text": "Current time: 2026-12-01T08:15:03Z", "cache_control": one_hour},
+                       {"type": "text", "text": "You are Atlas."}],
+            "messages": [{"role": "user", "content": "hi"}]}
+    out, _ = move_volatile("anthropic-messages", body)
+    assert out["system"] == [{"type": "text", "text": "You are Atlas.", "cache_control": one_hour}]
+    only = {"tools": [{"name": "t", "input_schema": {}}], "system": [body["system"][0]], "messages": body["messages"]}
+    out, _ = move_volatile("anthropic-messages", only)
+    assert "system" not in out and out["tools"][-1]["cache_control"] == one_hour
+
+
+def test_glued_values_all_move_in_one_pass():
+    body = {"messages": [{"role": "system", "content": "Trace 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b2026-12-01 08:15:03 and go."},
+                         {"role": "user", "content": "hi"}]}
+    out, _ = move_volatile("openai-chat", body)
+    assert move_volatile("openai-chat", out) == (None, [])
+    assert "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b" in out["messages"][1]["content"]
