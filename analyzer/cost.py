@@ -1,7 +1,8 @@
 """Money from usage: what a request cost, what caching saved, what it could have saved.
 
 - **cost**: plain input tokens at ``input``, cached reads at ``cache_read``, cache writes at
-  ``cache_write_5m`` / ``cache_write_1h``, output at ``output`` (USD per 1M tokens).
+  ``cache_write_5m`` / ``cache_write_1h``, output at ``output`` (USD per 1M tokens); the
+  four parts come with it (``Cost.parts``, a :class:`Breakdown`), computed once.
 - **uncached**: the same tokens as if no cache existed: every prompt token at ``input``.
 - **saved** = uncached − cost. It is negative when a request only wrote to the cache
   (Anthropic bills writes at 1.25× or 2× input); the sign is kept, never clamped.
@@ -26,20 +27,6 @@ PER = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
-class Cost:
-    cost_usd: float | None
-    uncached_usd: float | None
-    saved_usd: float | None
-
-    @property
-    def priced(self) -> bool:
-        return self.cost_usd is not None
-
-
-UNPRICED = Cost(None, None, None)
-
-
-@dataclass(frozen=True, slots=True)
 class Breakdown:
     """Cost split by token kind (for the dashboard's stacked chart)."""
 
@@ -51,6 +38,21 @@ class Breakdown:
     @property
     def total(self) -> float:
         return self.input_usd + self.cache_read_usd + self.cache_write_usd + self.output_usd
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    cost_usd: float | None
+    uncached_usd: float | None
+    saved_usd: float | None
+    parts: Breakdown | None = None  # cost_usd split by token kind; None when unpriced
+
+    @property
+    def priced(self) -> bool:
+        return self.cost_usd is not None
+
+
+UNPRICED = Cost(None, None, None)
 
 
 def breakdown(usage: Usage, price: Price) -> Breakdown:
@@ -65,9 +67,10 @@ def breakdown(usage: Usage, price: Price) -> Breakdown:
 def cost_of(usage: Usage | None, price: Price | None) -> Cost:
     if usage is None or price is None or usage.flags:
         return UNPRICED
-    actual = breakdown(usage, price).total
+    parts = breakdown(usage, price)
+    actual = parts.total
     uncached = (usage.input_tokens * price.input + usage.output_tokens * price.output) / PER
-    return Cost(cost_usd=actual, uncached_usd=uncached, saved_usd=uncached - actual)
+    return Cost(cost_usd=actual, uncached_usd=uncached, saved_usd=uncached - actual, parts=parts)
 
 
 def missed_usd(tokens: int, price: Price | None) -> float | None:

@@ -1,6 +1,7 @@
 """``prefixgate analyze``: repeated prefixes, hit rates and money in request logs.
 
-:mod:`.reader` streams records from JSONL logs and the proxy's SQLite ledger;
+:mod:`.reader` streams records from JSONL logs and the proxy's SQLite ledger (whose columns
+:mod:`.ledger_columns` names, for the proxy that writes it too);
 :mod:`.tree` is the prefix tree over segment hashes; :mod:`.analysis` runs one pass
 (provider rules from :mod:`analyzer.cache_rules`, forks from :mod:`analyzer.divergence`,
 prices from :mod:`analyzer.pricing`); :mod:`.report` prints; :mod:`.cli` is the command. Its benchmark is

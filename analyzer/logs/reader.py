@@ -3,8 +3,9 @@
 A JSONL line is a bare request body, or a record ``{"request"|"body": body, "response":
 {…"usage"…} | "usage": {…}, "ts"|"timestamp": epoch seconds or ISO 8601, "provider",
 "route", "model", "session_id"}``. Provider and route come from the record or from
-:func:`analyzer.segments.guess_shape`. A ledger row gives usage, timing and the chain of
-segment hashes (``chain``), and the body when the proxy ran with ``--log-bodies``.
+:func:`analyzer.segments.guess_shape`. A ledger row (its columns named once, in
+:mod:`.ledger_columns`, for the proxy that writes it and for this reader) gives usage, timing
+and the chain of segment hashes (``chain``), and the body when the proxy ran with ``--log-bodies``.
 
 Records are yielded one at a time (memory does not grow with the log). A line or row that
 cannot be read is reported through ``on_error(file, line, message)`` and skipped.
@@ -20,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from analyzer.logs.ledger_columns import COLUMNS, TABLE
 from analyzer.segments import guess_shape
 from analyzer.usage import Usage, from_any
 
@@ -129,14 +131,10 @@ def read_jsonl(path: str, on_error: OnError, on_bytes: Callable[[int], None] | N
                 yield rec
 
 
-LEDGER_COLUMNS = ("id", "ts", "provider", "model", "route", "input_tokens", "cached_tokens", "cache_write_tokens",
-                  "cache_write_1h_tokens", "output_tokens", "total_bytes", "prefix_segments", "prefix_bytes", "chain", "tenant", "analysed")
-
-
 def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
     try:
         conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
-        cols = {row[1] for row in conn.execute("PRAGMA table_info(requests)")}
+        cols = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
     except sqlite3.Error as exc:
         on_error(path, None, f"not a readable SQLite ledger: {exc}")
         return
@@ -144,9 +142,9 @@ def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
         on_error(path, None, "no `requests` table: not a prefixgate ledger")
         conn.close()
         return
-    wanted = [c for c in LEDGER_COLUMNS if c in cols] + (["body"] if "body" in cols else [])
+    wanted = [c for c in ("id", *COLUMNS) if c in cols]  # an older ledger lacks the newer columns
     try:
-        for row in conn.execute(f"SELECT {', '.join(wanted)} FROM requests ORDER BY id"):
+        for row in conn.execute(f"SELECT {', '.join(wanted)} FROM {TABLE} ORDER BY id"):
             r = dict(zip(wanted, row))
             body = None
             if r.get("body"):

@@ -6,6 +6,7 @@ of :mod:`.diagnosis`) fill the money on its :class:`.records.RequestRecord`, the
 keep the record: in-memory totals (:mod:`.stats`), the SQLite ledger (:mod:`.ledger`,
 schema in :mod:`.ledger_schema`), Prometheus series (:mod:`.metrics`). Readers: the
 summary API and the dashboard (:mod:`.summary`, :mod:`.dashboard`, :mod:`.money_app`,
-``static/``) and ``prefixgate report`` (:mod:`.report`). The proxy writes into this
+``static/``) and ``prefixgate report`` (:mod:`.report`). Every counter they show is
+defined once, in :mod:`.counters`. The proxy writes into this
 package; nothing here sends requests.
 """

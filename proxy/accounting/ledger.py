@@ -8,8 +8,9 @@ thread writes rows in batches (one transaction per batch); ``flush()``, ``read()
 ``aclose()`` and ``close_sync()`` hand the inbox over first, so nothing handled is lost.
 
 What a row holds: time, tenant hash, provider, model, route, status, latency, time to first
-byte, usage, cost / saved / missed, repeated-prefix length, miss reason, rewrites and the
-chain of prefix hashes (first 8 bytes of each, hex). Prompt content only with
+byte, usage, cost / saved / missed and the cost by token kind (as the money layer put them
+on the record: the ledger prices nothing), repeated-prefix length, miss reason, rewrites and
+the chain of prefix hashes (first 8 bytes of each, hex). Prompt content only with
 ``--log-bodies`` (``record.body``, which never carries headers, so never an API key).
 
 Failure policy (chosen, documented, tested):
@@ -51,7 +52,6 @@ import threading
 import time
 from typing import Any, Callable, TypeVar
 
-from analyzer.pricing import PriceTable
 from proxy.accounting.ledger_schema import COLUMNS, FLAGS_COLUMN, INSERT, LedgerError, connect, open_ledger, row_for, storable
 from proxy.accounting.records import RequestRecord
 
@@ -92,12 +92,11 @@ _STOP = object()
 class Ledger:
     """Recorder sink (``handle`` / ``aclose``) writing rows in batches on its own thread."""
 
-    def __init__(self, path: str, *, prices: PriceTable | None = None, log_bodies: bool = False,
+    def __init__(self, path: str, *, log_bodies: bool = False,
                  batch_size: int = 256, flush_interval_s: float = 0.2, max_pending: int = 100_000,
                  busy_timeout_s: float = 5.0, handoff_interval_s: float = 0.02, handoff_size: int = 128,
                  trouble_window_s: float = 60.0) -> None:
         self.path = path
-        self.prices = prices
         self.log_bodies = log_bodies
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
@@ -132,7 +131,7 @@ class Ledger:
             self._dropped_loop += 1  # the writer is stuck (disk gone): keep memory bounded
             self._last_trouble = time.monotonic()
             return
-        row = row_for(record, self.prices, self.log_bodies)
+        row = row_for(record, self.log_bodies)
         if row[FLAGS_COLUMN] is not None:
             self._flagged_loop += 1
         self._inbox.append(row)

@@ -8,7 +8,10 @@ A ledger file it creates is mode 0600 (its ``-wal`` and ``-shm`` follow the file
 in a folder it creates 0700 (:mod:`proxy.private`); an existing file or folder is left as
 the user set it.
 
-:func:`row_for` turns a :class:`~proxy.accounting.records.RequestRecord` into the row tuple (prompt
+The columns and their types are named once, in :mod:`analyzer.logs.ledger_columns` (the
+``analyze`` reader takes them from there too). :func:`row_for` turns a
+:class:`~proxy.accounting.records.RequestRecord` into the row tuple, copying what the money
+layer computed (cost, savings, the cost breakdown) and computing nothing itself (prompt
 content only when bodies are logged); its ``flags`` column lists what was changed on the
 way: the usage numbers :mod:`analyzer.usage` clamped (``usage.<field>:<why>``).
 :func:`storable` is the writer's last resort for a row SQLite refused: a copy with every
@@ -25,33 +28,16 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from analyzer.cost import breakdown
-from analyzer.pricing import PriceTable
+from analyzer.logs.ledger_columns import COLUMN_TYPES, COLUMNS, TABLE
 from proxy.private import create_private_file, private_dir
 from proxy.accounting.records import RequestRecord
 
-COLUMNS: tuple[str, ...] = (
-    "request_id", "ts", "tenant", "provider", "model", "route", "method", "status", "stream",
-    "latency_ms", "ttfb_ms", "analysed", "input_tokens", "cached_tokens", "cache_write_tokens",
-    "cache_write_1h_tokens", "output_tokens", "cost_usd", "saved_usd", "missed_usd",
-    "cost_input_usd", "cost_cache_read_usd", "cost_cache_write_usd", "cost_output_usd",
-    "prefix_segments", "prefix_bytes", "total_segments", "total_bytes", "miss_reason",
-    "rewrites", "error", "chain", "body", "flags",
-)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS requests (
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
     id INTEGER PRIMARY KEY,
-    request_id TEXT, ts REAL, tenant TEXT, provider TEXT, model TEXT, route TEXT, method TEXT,
-    status INTEGER, stream INTEGER, latency_ms REAL, ttfb_ms REAL, analysed INTEGER,
-    input_tokens INTEGER, cached_tokens INTEGER, cache_write_tokens INTEGER,
-    cache_write_1h_tokens INTEGER, output_tokens INTEGER,
-    cost_usd REAL, saved_usd REAL, missed_usd REAL,
-    cost_input_usd REAL, cost_cache_read_usd REAL, cost_cache_write_usd REAL, cost_output_usd REAL,
-    prefix_segments INTEGER, prefix_bytes INTEGER, total_segments INTEGER, total_bytes INTEGER,
-    miss_reason TEXT, rewrites TEXT, error TEXT, chain TEXT, body BLOB, flags TEXT
+    {", ".join(f"{name} {kind}" for name, kind in COLUMN_TYPES)}
 );
-CREATE INDEX IF NOT EXISTS requests_ts ON requests (ts);
+CREATE INDEX IF NOT EXISTS requests_ts ON {TABLE} (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 SCHEMA_VERSION = "2"  # 2: the flags column
@@ -89,11 +75,10 @@ def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.executescript(SCHEMA)
-        have = {row[1] for row in conn.execute("PRAGMA table_info(requests)")}
-        for column in COLUMNS:  # older ledgers gain new columns
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
+        for column, kind in COLUMN_TYPES:  # older ledgers gain new columns
             if column not in have:
-                kind = "BLOB" if column == "body" else "REAL" if column.endswith(("_usd", "_ms")) else "TEXT"
-                conn.execute(f"ALTER TABLE requests ADD COLUMN {column} {kind}")
+                conn.execute(f"ALTER TABLE {TABLE} ADD COLUMN {column} {kind}")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         conn.commit()
     except sqlite3.DatabaseError as exc:  # "file is not a database", "database is locked", …
@@ -103,12 +88,11 @@ def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection
     return conn
 
 
-def row_for(record: RequestRecord, prices: PriceTable | None, log_bodies: bool) -> tuple[Any, ...]:
+def row_for(record: RequestRecord, log_bodies: bool) -> tuple[Any, ...]:
+    """The record as a row of :data:`COLUMNS`. It computes nothing: the money, its breakdown by
+    token kind and the miss reason are the money layer's, stored as the record has them."""
     u = record.usage
-    parts = None
-    if u is not None and prices is not None and record.cost_usd is not None:
-        price = prices.lookup(record.model)
-        parts = breakdown(u, price) if price is not None else None
+    parts = record.cost_breakdown
     return (
         record.request_id, record.ts, record.tenant, record.provider, record.model, record.route, record.method,
         record.status, int(record.stream), record.latency_s * 1000.0,
@@ -119,7 +103,7 @@ def row_for(record: RequestRecord, prices: PriceTable | None, log_bodies: bool) 
         parts.input_usd if parts else None, parts.cache_read_usd if parts else None,
         parts.cache_write_usd if parts else None, parts.output_usd if parts else None,
         record.prefix_segments, record.prefix_bytes, record.total_segments, record.total_bytes,
-        record.miss_reason, json.dumps(list(record.rewrites)), record.error,
+        record.miss_reason, json.dumps(record.rewrites) if record.rewrites else "[]", record.error,
         ",".join(record.chain) if record.chain else None,
         record.body if log_bodies and record.body is not None else None,
         ",".join(u.flags) if u is not None and u.flags else None,
@@ -165,4 +149,4 @@ def storable(row: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[str]]:
     return tuple(cells), flags
 
 
-INSERT = f"INSERT INTO requests ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+INSERT = f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"

@@ -9,7 +9,9 @@ Two calls per request:
   timestamp, a TTL already past, a prefix below the minimum). The handler keeps it on the
   request's :class:`~proxy.exchange.Exchange` (``exchange.early``).
 - :meth:`Money.enrich` — a recorder enricher, once the response is done: reads the record
-  and the early observation from the exchange, prices the usage (:mod:`analyzer.cost`),
+  and the early observation from the exchange, looks the model's price up (once: no sink
+  prices anything again), prices the usage with its breakdown by token kind
+  (:mod:`analyzer.cost`; the ledger stores ``record.cost_breakdown`` as it is),
   counts missed tokens (a prefix the proxy saw repeat within the provider's TTL that the
   provider did not report as cached) and settles the miss reason with the cached tokens
   the provider reported.
@@ -68,7 +70,7 @@ class Money:
         price = self.prices.lookup(record.model)
         usage = record.usage
         cost = cost_of(usage, price)
-        record.cost_usd, record.saved_usd = cost.cost_usd, cost.saved_usd
+        record.cost_usd, record.saved_usd, record.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts
         if early is None:
             record.missed_usd = 0.0 if cost.priced else None
             return

@@ -39,7 +39,7 @@ class MoneyLayer:
     @classmethod
     def build(cls, config: ProxyConfig) -> "MoneyLayer":
         prices = PriceTable.load(config.prices)
-        ledger = Ledger(config.ledger_path, prices=prices, log_bodies=config.log_bodies)
+        ledger = Ledger(config.ledger_path, log_bodies=config.log_bodies)
         metrics = Metrics()
         metrics.attach_ledger(lambda: (ledger.failures, ledger.dropped, ledger.flagged))
         return cls(prices, Money(prices), ledger, metrics, config.log_bodies)

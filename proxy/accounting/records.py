@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.cost import Breakdown
 from analyzer.usage import Usage
 
 
@@ -43,5 +44,6 @@ class RequestRecord:
     saved_usd: float | None = None
     missed_usd: float | None = None
     miss_reason: str | None = None
-    rewrites: list[str] = field(default_factory=list)
+    rewrites: list[str] = field(default_factory=list)  # kebab-case ids of the rewrites applied, in order
     body: bytes | None = None  # only with --log-bodies
+    cost_breakdown: Breakdown | None = None  # cost_usd by token kind, set with it by the money layer; the ledger stores it

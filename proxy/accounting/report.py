@@ -2,8 +2,10 @@
 
 Reads the SQLite ledger read-only (a running proxy may keep writing it) and prints the
 same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`): a rich table of totals
-and one row per model; ``--json`` prints the whole summary as JSON, ``--csv`` the
-per-model rows. ``--since`` takes ``24h``, ``7d``, ``30m`` or an ISO time (default: all).
+(every shown counter of :data:`proxy.accounting.counters.COUNTERS`, formatted by its kind),
+one row per model, the miss reasons and the requests per rewrite id; ``--json`` prints the
+whole summary as JSON, ``--csv`` the per-model rows. ``--since`` takes ``24h``, ``7d``,
+``30m`` or an ISO time (default: all).
 
 Exit codes: 0 printed, 2 bad flag or unreadable ledger. It never writes to the ledger.
 """
@@ -20,6 +22,7 @@ from typing import Any
 import click
 
 from proxy.config import ProxyConfig
+from proxy.accounting.counters import BY_NAME, COUNTERS
 from proxy.accounting.ledger import LedgerError, connect
 from proxy.accounting.summary import parse_since, summarize
 
@@ -52,6 +55,39 @@ def load_summary(ledger: str, since: str | None) -> dict[str, Any]:
         raise click.UsageError(f"ledger {ledger}: {exc}") from None
 
 
+# The counters the totals table places on its own rows (the rest follow, by name).
+TOKEN_ROW = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
+PLACED = {"requests", "cost_usd", "saved_usd", "missed_usd", "prefix_hits", "prefix_unknown", *TOKEN_ROW,
+          "unpriced", "unanalysed", "errors", "rewritten"}
+
+
+def value(name: str, summary: dict[str, Any]) -> str:
+    """A counter's value as the report prints it: by the counter's kind in the table."""
+    v = summary[name]
+    return usd(v) if BY_NAME[name].kind == "usd" else f"{v:,}"
+
+
+def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
+    """The totals table: the familiar rows first, then each shown counter they do not place
+    (by its name), so a counter added to the table is printed without a change here."""
+    rows = [
+        ("requests", value("requests", s)),
+        ("spent", value("cost_usd", s)),
+        ("saved by caching", value("saved_usd", s)),
+        ("missed savings", value("missed_usd", s)),
+        ("token hit rate", f"{s['token_hit_rate']:.1%}"),
+        ("requests with a repeated prefix", f"{value('prefix_hits', s)} ({s['request_hit_rate']:.1%})"
+         + (f", {value('prefix_unknown', s)} unknown (store skipped)" if s.get("prefix_unknown") else "")),
+        ("input / cached / cache-write / output tokens", " / ".join(value(n, s) for n in TOKEN_ROW)),
+        ("unpriced requests", value("unpriced", s)),
+        ("unanalysed requests", value("unanalysed", s)),
+        ("errors", value("errors", s)),
+        ("rewritten requests", value("rewritten", s)),
+    ]
+    rows += [(c.name.replace("_", " "), value(c.name, s)) for c in COUNTERS if c.shown and c.name not in PLACED]
+    return rows
+
+
 def render_table(summary: dict[str, Any]) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -61,21 +97,7 @@ def render_table(summary: dict[str, Any]) -> str:
     totals = Table(title="prefixgate — cost summary", show_header=False)
     totals.add_column("what")
     totals.add_column("value", justify="right")
-    rows = [
-        ("requests", f"{summary['requests']:,}"),
-        ("spent", usd(summary["cost_usd"])),
-        ("saved by caching", usd(summary["saved_usd"])),
-        ("missed savings", usd(summary["missed_usd"])),
-        ("token hit rate", f"{summary['token_hit_rate']:.1%}"),
-        ("requests with a repeated prefix", f"{summary['prefix_hits']:,} ({summary['request_hit_rate']:.1%})"
-         + (f", {summary['prefix_unknown']:,} unknown (store skipped)" if summary.get("prefix_unknown") else "")),
-        ("input / cached / cache-write / output tokens",
-         f"{summary['input_tokens']:,} / {summary['cached_tokens']:,} / {summary['cache_write_tokens']:,} / {summary['output_tokens']:,}"),
-        ("unpriced requests", f"{summary['unpriced']:,}"),
-        ("unanalysed requests", f"{summary['unanalysed']:,}"),
-        ("errors", f"{summary['errors']:,}"),
-    ]
-    for row in rows:
+    for row in total_rows(summary):
         totals.add_row(*row)
     console.print(totals)
     models = Table(title="per model")
@@ -92,6 +114,13 @@ def render_table(summary: dict[str, Any]) -> str:
         for r in summary["miss_reasons"]:
             reasons.add_row(r["reason"], f"{r['count']:,}", usd(r["missed_usd"]))
         console.print(reasons)
+    if summary.get("rewrites"):
+        rewrites = Table(title="rewrites")
+        rewrites.add_column("rewrite")
+        rewrites.add_column("requests", justify="right")
+        for rewrite, n in summary["rewrites"].items():
+            rewrites.add_row(rewrite, f"{n:,}")
+        console.print(rewrites)
     return buf.getvalue()
 
 

@@ -1,17 +1,17 @@
 """In-memory totals behind ``GET /prefixgate/stats``: a recorder sink.
 
-Counts per process since start: totals, per provider, per (provider, model). Keys:
-``requests``, ``prefix_hits`` (requests with a repeated prefix), ``input_tokens``,
-``cached_tokens``, ``cache_write_tokens``, ``output_tokens`` (from the usage the upstream
-reported), ``unanalysed`` (bodies that did not parse), ``errors`` (status ≥ 400 or a
-proxy-side error), ``prefix_unknown`` (the prefix store was skipped or failed: neither a
-hit nor a miss), and the money the money layer put on records: ``cost_usd``,
-``saved_usd``, ``missed_usd``, ``unpriced`` (requests with usage but no price).
+Counts per process since start: totals, per provider, per (provider, model), one key per
+shown counter of :data:`proxy.accounting.counters.COUNTERS` (``requests``, ``prefix_hits``,
+the token counts, ``unanalysed``, ``errors``, the money, ``unpriced``, ``prefix_unknown``,
+``rewritten``; the table says what each counts and the summary sums the same over the
+ledger). Money is null, never $0, when requests had usage but none of them had a price.
+The totals and each provider also count rewrites per id (``rewrites``: ``{id: requests}``).
 
 Model names come from request bodies, so per-model rows are capped (``max_models``
 distinct (provider, model) pairs); later models are counted in one ``"other"`` row per
-provider, and totals stay exact. Without the cap a client could grow the process's memory
-and this JSON without bound.
+provider, and totals stay exact. Rewrite ids are capped the same way (``max_rewrite_ids``,
+then ``other``). Without the caps a client could grow the process's memory and this JSON
+without bound.
 
 Token counts arrive sanitised (:mod:`analyzer.usage` caps each at 10⁹ and flags it), so the
 sums stay far inside the 64-bit integers orjson writes.
@@ -21,75 +21,87 @@ This module does not persist anything (the ledger does) and never sees API keys.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from operator import add
 
+from proxy.accounting.counters import COUNTERS, INDEX, MAX_REWRITE_IDS, OTHER, ZERO, Cap, Number, contributions, finish, ranked
 from proxy.accounting.records import RequestRecord
 
+_REQUESTS = INDEX["requests"]
 
-@dataclass(slots=True)
+
 class Counters:
-    requests: int = 0
-    prefix_hits: int = 0
-    input_tokens: int = 0
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
-    output_tokens: int = 0
-    unanalysed: int = 0
-    errors: int = 0
-    cost_usd: float = 0.0
-    saved_usd: float = 0.0
-    missed_usd: float = 0.0
-    unpriced: int = 0
-    prefix_unknown: int = 0
-    priced: int = 0  # not reported; tells "nothing here had a price" (null) from "$0"
+    """One row of sums (the totals, a provider, a model): a value per counter of the table,
+    also readable and settable by name (``row.output_tokens``)."""
 
-    def add(self, r: RequestRecord) -> None:
-        self.requests += 1
-        if r.prefix_segments is None:
-            self.prefix_unknown += 1
-        else:
-            self.prefix_hits += r.prefix_segments > 0
-        self.unanalysed += not r.analysed
-        self.errors += r.status >= 400 or r.error is not None
-        if r.usage is not None:
-            self.input_tokens += r.usage.input_tokens
-            self.cached_tokens += r.usage.cached_tokens
-            self.cache_write_tokens += r.usage.cache_write_tokens
-            self.output_tokens += r.usage.output_tokens
-            if r.cost_usd is None:
-                self.unpriced += 1
-        if r.cost_usd is not None:
-            self.priced += 1
-        self.cost_usd += r.cost_usd or 0.0
-        self.saved_usd += r.saved_usd or 0.0
-        self.missed_usd += r.missed_usd or 0.0
+    __slots__ = ("rewrites", "values")
 
-    def to_dict(self) -> dict[str, int | float | None]:
-        """Money is null, never $0, when requests had usage but none of them had a price."""
-        out: dict[str, int | float | None] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "priced"}
-        unknown = self.unpriced > 0 and self.priced == 0
-        for key in ("cost_usd", "saved_usd", "missed_usd"):
-            out[key] = None if unknown else round(float(getattr(self, key)), 9) + 0.0  # never "-0.0"
+    def __init__(self, *, by_rewrite: bool = False) -> None:
+        self.values: list[Number] = list(ZERO)
+        self.rewrites: dict[str, int] | None = {} if by_rewrite else None  # id → requests
+
+    def add(self, record: RequestRecord) -> None:
+        self.values = list(map(add, self.values, contributions(record)))
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = finish(self.values)
+        if self.rewrites is not None:
+            out["rewrites"] = ranked(self.rewrites)
         return out
 
 
-OTHER_MODEL = "other"
+def _by_name(i: int) -> property:
+    def get(self: Counters) -> Number:
+        return self.values[i]
+
+    def set(self: Counters, value: Number) -> None:
+        self.values[i] = value
+
+    return property(get, set)
+
+
+for _i, _counter in enumerate(COUNTERS):
+    setattr(Counters, _counter.name, _by_name(_i))
 
 
 class Stats:
-    def __init__(self, max_models: int = 1000) -> None:
+    def __init__(self, max_models: int = 1000, max_rewrite_ids: int = MAX_REWRITE_IDS) -> None:
         self.max_models = max_models
-        self.total = Counters()
-        self.providers: dict[str, Counters] = {}
-        self.models: dict[tuple[str, str], Counters] = {}
+        self.total = Counters(by_rewrite=True)
+        self.models: dict[tuple[str, str], Counters] = {}  # each provider's rows add up to its totals
+        self.provider_rewrites: dict[str, dict[str, int]] = {}
+        self._rewrite_id = Cap(max_rewrite_ids)
 
     def handle(self, record: RequestRecord) -> None:
-        self.total.add(record)
-        self.providers.setdefault(record.provider, Counters()).add(record)
+        d = contributions(record)  # once per record, added to two rows
+        total = self.total
+        total.values = list(map(add, total.values, d))
         key = (record.provider, record.model or "")
-        if key not in self.models and len(self.models) >= self.max_models:
-            key = (record.provider, OTHER_MODEL)
-        self.models.setdefault(key, Counters()).add(record)
+        model = self.models.get(key)
+        if model is None:
+            if len(self.models) >= self.max_models:
+                key = (record.provider, OTHER)
+                model = self.models.get(key)
+            if model is None:
+                model = self.models[key] = Counters()
+        model.values = list(map(add, model.values, d))
+        if record.rewrites:
+            by_id = self.provider_rewrites.setdefault(record.provider, {})
+            for rewrite in record.rewrites:
+                rewrite = self._rewrite_id(rewrite)
+                total.rewrites[rewrite] = total.rewrites.get(rewrite, 0) + 1  # type: ignore[index, union-attr]
+                by_id[rewrite] = by_id.get(rewrite, 0) + 1
+
+    @property
+    def providers(self) -> dict[str, Counters]:
+        """Per provider: the sum of its model rows (every request is in exactly one)."""
+        out: dict[str, Counters] = {}
+        for (provider, _), row in self.models.items():
+            acc = out.get(provider)
+            if acc is None:
+                acc = out[provider] = Counters(by_rewrite=True)
+                acc.rewrites = dict(self.provider_rewrites.get(provider, {}))
+            acc.values = list(map(add, acc.values, row.values))
+        return out
 
     async def aclose(self) -> None:
         return None
@@ -99,6 +111,6 @@ class Stats:
         out["providers"] = {name: c.to_dict() for name, c in sorted(self.providers.items())}
         out["models"] = [
             {"provider": provider, "model": model or None, **c.to_dict()}
-            for (provider, model), c in sorted(self.models.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+            for (provider, model), c in sorted(self.models.items(), key=lambda kv: (-kv[1].values[_REQUESTS], kv[0]))
         ]
         return out

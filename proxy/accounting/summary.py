@@ -1,11 +1,13 @@
 """The cost summary of a time range, computed from the ledger (dashboard API and `report`).
 
 :func:`summarize` reads the ``requests`` table of a ledger and returns plain JSON-ready
-data: totals (the same keys and definitions as ``/prefixgate/stats``, so the two agree for
-the same requests), hit rates, a time series (cost stacked by paid input, cached read,
-cache write and output; token hit rate), the top repeated prefixes, miss reasons, and a
-per-model table. A row whose prefix is unknown (``prefix_segments`` NULL: the store was
-skipped) counts as ``prefix_unknown``, on neither side of ``request_hit_rate``.
+data: totals (one SUM of each counter's ``sql`` of :data:`proxy.accounting.counters.COUNTERS`,
+the table ``/prefixgate/stats`` sums in memory, so the two agree for the same requests), hit
+rates, requests per rewrite id (``rewrites``, in total and per provider, at most 64 ids), a
+time series (cost stacked by paid input, cached read, cache write and output; token hit
+rate), the top repeated prefixes, miss reasons, and a per-model table. A row whose prefix
+is unknown (``prefix_segments`` NULL: the store was skipped) counts as ``prefix_unknown``,
+on neither side of ``request_hit_rate``.
 :func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
 
 Repeated prefixes are shown as a short fingerprint (the first 8 bytes of the chain hash,
@@ -19,6 +21,7 @@ import math
 import re
 import sqlite3
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -26,21 +29,10 @@ import orjson
 
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
+from proxy.accounting.counters import COUNTERS, MAX_REWRITE_IDS, OTHER, finish, ranked
 
-COUNT_KEYS = ("requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "unanalysed", "errors", "unpriced")
-MONEY_KEYS = ("cost_usd", "saved_usd", "missed_usd")
-_AGG = """
-    COUNT(*),
-    COALESCE(SUM(prefix_segments > 0), 0),
-    COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cached_tokens), 0),
-    COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0),
-    COALESCE(SUM(analysed = 0), 0),
-    COALESCE(SUM(status >= 400 OR error IS NOT NULL), 0),
-    COALESCE(SUM(input_tokens IS NOT NULL AND cost_usd IS NULL), 0),
-    COALESCE(SUM(cost_usd), 0.0), COALESCE(SUM(saved_usd), 0.0), COALESCE(SUM(missed_usd), 0.0),
-    COALESCE(SUM(cost_usd IS NOT NULL), 0),
-    COALESCE(SUM(prefix_segments IS NULL), 0)
-"""
+# One SUM per counter of the table, in its order; NULL adds nothing.
+_AGG = ", ".join(f"COALESCE(SUM({c.sql}), {'0.0' if c.kind == 'usd' else '0'})" for c in COUNTERS)
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -65,13 +57,10 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
     return when.timestamp()
 
 
-def _totals(row: tuple[Any, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = dict(zip(COUNT_KEYS, (int(v) for v in row[:9])))
-    unknown = out["unpriced"] > 0 and int(row[12]) == 0  # usage but no price at all: null, never $0
-    out.update({k: None if unknown else round(float(v), 9) + 0.0 for k, v in zip(MONEY_KEYS, row[9:12])})
+def _totals(row: Sequence[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = finish(row)  # usage but no price at all: money null, never $0
     out["token_hit_rate"] = out["cached_tokens"] / out["input_tokens"] if out["input_tokens"] else 0.0
-    out["prefix_unknown"] = int(row[13])  # store skipped or failed: neither a hit nor a miss
-    known = out["requests"] - out["prefix_unknown"]
+    known = out["requests"] - out["prefix_unknown"]  # store skipped or failed: neither a hit nor a miss
     out["request_hit_rate"] = out["prefix_hits"] / known if known else 0.0
     return out
 
@@ -100,6 +89,9 @@ def summarize(conn: sqlite3.Connection, since: float | None = None, until: float
         for row in conn.execute(f"SELECT provider, model, {_AGG} FROM requests{where} GROUP BY provider, model", args)
     ]
     models.sort(key=lambda m: (-m["requests"], m["provider"] or "", m["model"] or ""))
+    totals["rewrites"], by_provider = _rewrites(conn, where, args)
+    for name, block in providers.items():
+        block["rewrites"] = by_provider.get(name, {})
     span = conn.execute(f"SELECT MIN(ts), MAX(ts) FROM requests{where}", args).fetchone()
     return {
         "since": since,
@@ -173,6 +165,27 @@ def _preview(provider: str, route: str, body: bytes, n: int, limit: int = 160) -
         return None
     text = " | ".join(s.data.partition(b"\x1f")[2].decode("utf-8", "replace") for s in segments[:n])
     return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def _rewrites(conn, where, args, limit: int = MAX_REWRITE_IDS) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Requests per rewrite id (the ``rewrites`` column's JSON arrays), in total and per
+    provider: the ``limit`` most frequent ids by name, the rest together as ``other``."""
+    rows = conn.execute(
+        "SELECT provider, j.value, COUNT(*) FROM requests, "
+        "json_each(CASE WHEN json_valid(requests.rewrites) THEN requests.rewrites ELSE '[]' END) AS j"
+        f"{(where + ' AND' if where else ' WHERE')} j.type = 'text' GROUP BY provider, j.value", args).fetchall()
+    total: dict[str, int] = {}
+    for _, rewrite, n in rows:
+        total[rewrite] = total.get(rewrite, 0) + n
+    keep = set(list(ranked(total))[:limit])
+    folded: dict[str, int] = {}
+    per_provider: dict[str, dict[str, int]] = {}
+    for provider, rewrite, n in rows:
+        key = rewrite if rewrite in keep else OTHER
+        folded[key] = folded.get(key, 0) + n
+        by_id = per_provider.setdefault(provider, {})
+        by_id[key] = by_id.get(key, 0) + n
+    return ranked(folded), {p: ranked(c) for p, c in per_provider.items()}
 
 
 def _miss_reasons(conn, where, args) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import pytest
 
 from analyzer.cost import breakdown, cost_of, missed_usd
 from analyzer.pricing import Price, PriceTable
-from analyzer.usage import from_anthropic, from_openai_chat
+from analyzer.usage import Usage, from_anthropic, from_openai_chat
 
 TOL = 1e-9
 
@@ -105,3 +105,11 @@ def test_a_clamped_usage_number_is_priced_null_never_a_guess(table):
     price = table.lookup("gpt-4o-mini")
     usage = from_openai_chat({"prompt_tokens": 100, "completion_tokens": 9223372036854775808})
     assert usage.flags and cost_of(usage, price).cost_usd is None and not cost_of(usage, price).priced
+
+
+def test_the_cost_carries_its_breakdown_computed_once(table):
+    price = table.lookup("claude-sonnet-4-5")
+    usage = Usage(12000, 1000, 10000, 4000, 20)
+    cost = cost_of(usage, price)
+    assert cost.parts == breakdown(usage, price) and cost.parts.total == cost.cost_usd
+    assert cost_of(usage, None).parts is None and cost_of(None, price).parts is None

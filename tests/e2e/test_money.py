@@ -105,6 +105,8 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
     assert float(dom.by_id["card-hit"]["data-value"]) == pytest.approx(stats_after["cached_tokens"] / stats_after["input_tokens"])
     assert [r["data-reason"] for r in dom.find("div", **{"class": "reason"})] == ["volatile-time"]
     assert len(dom.find("rect", **{"class": "bar"})) > 0
+    assert stats_after["rewrites"] == {} and stats_after["rewritten"] == 0  # --rewrite is off
+    assert not [r for r in dom.find("tr") if "data-rewrite" in r] and dom.text["rewrites-none"] == "none in this range"
 
     # after shutdown the ledger holds every request, and no key anywhere
     rows = sqlite3.connect(str(tmp_path / "ledger.sqlite")).execute(
@@ -159,6 +161,26 @@ def test_anthropic_write_premium_and_unpriced_model(tmp_path):
         assert summary[key] == stats[key], key
     for key in ("cost_usd", "saved_usd", "missed_usd"):
         assert abs(summary[key] - stats[key]) < 1e-9, key
+
+
+def test_rewrites_counted_alike_in_stats_summary_metrics_and_report(tmp_path):
+    with gateway(tmp_path, rewrite="safe") as (proxy, _app):
+        client = anthropic.Anthropic(base_url=proxy, api_key=ANTHROPIC_KEY, max_retries=0)
+        for question in ("first", "second"):  # a long system prompt and no cache_control: the proxy adds breakpoints
+            raw = client.messages.with_raw_response.create(model="claude-sonnet-4-6", max_tokens=8, system=BODY,
+                                                           messages=[{"role": "user", "content": question}])
+            assert "add-breakpoints" in raw.headers["x-prefixgate-rewrites"].split(",")
+        stats = admin_get(proxy, "/prefixgate/stats").json()
+        summary = admin_get(proxy, "/prefixgate/api/summary?since=all").json()
+        metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for f in text_string_to_metric_families(admin_get(proxy, "/prefixgate/metrics").text) for s in f.samples}
+    assert stats["rewrites"]["add-breakpoints"] == 2 and stats["rewritten"] == 2
+    assert summary["rewrites"] == stats["rewrites"] and summary["rewritten"] == 2
+    assert stats["providers"]["anthropic"]["rewrites"] == summary["providers"]["anthropic"]["rewrites"] == stats["rewrites"]
+    for rewrite, n in stats["rewrites"].items():
+        assert metrics[("prefixgate_rewrites_total", (("provider", "anthropic"), ("rewrite", rewrite)))] == n
+    out = CliRunner().invoke(cli, ["report", "--ledger", str(tmp_path / "ledger.sqlite")]).output
+    assert "add-breakpoints" in out and "rewritten requests" in out
 
 
 def test_serve_refuses_bad_price_file_and_corrupt_ledger(tmp_path):

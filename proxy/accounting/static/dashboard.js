@@ -133,6 +133,19 @@ function fillReasons(rows) {
   }
 }
 
+function fillRewrites(s) {
+  const body = document.querySelector("#rewrites tbody");
+  body.replaceChildren();
+  const rows = Object.entries(s.rewrites || {});
+  if (!rows.length) body.append(el("tr", {}, el("td", { colspan: 2, class: "empty", id: "rewrites-none" }, "none in this range")));
+  for (const [rewrite, count] of rows) {
+    body.append(el("tr", { "data-rewrite": rewrite, "data-count": count },
+      el("td", {}, el("code", {}, rewrite)), el("td", { class: "n" }, int(count))));
+  }
+  document.getElementById("rewrites-sub").textContent =
+    rows.length ? `${int(s.rewritten)} of ${int(s.requests)} requests rewritten` : "";
+}
+
 function fillModels(rows) {
   const body = document.querySelector("#models tbody");
   body.replaceChildren();
@@ -158,6 +171,7 @@ function render(s) {
   drawHit(s.series);
   fillPrefixes(s.top_prefixes, s.bodies_logged);
   fillReasons(s.miss_reasons);
+  fillRewrites(s);
   fillModels(s.models);
   document.getElementById("footer").textContent =
     `requests ${int(s.requests)} · errors ${int(s.errors)} · unanalysed ${int(s.unanalysed)} · ledger rows written ${int(s.ledger.written)}` +

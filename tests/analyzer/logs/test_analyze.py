@@ -249,3 +249,9 @@ def test_a_binary_file_or_directory_is_named_without_flooding_stderr(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     lines = result.stderr.splitlines()
     assert len(lines) == 22 and "80 more unreadable line(s)" in result.stderr and "is a directory" in result.stderr
+
+
+def test_the_reader_takes_the_ledger_columns_from_the_one_list():
+    from analyzer.logs import ledger_columns, reader
+
+    assert reader.COLUMNS is ledger_columns.COLUMNS and not hasattr(reader, "LEDGER_COLUMNS")

@@ -9,7 +9,6 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from analyzer.pricing import PriceTable
 from proxy.access import AdminAccess
 from proxy.accounting.dashboard import routes
 from proxy.accounting.ledger import Ledger
@@ -29,7 +28,7 @@ def dashboard_app(tmp_path):
     stats = Stats()
 
     async def fill():
-        ledger = Ledger(str(tmp_path / "ledger.sqlite"), prices=PriceTable.load())
+        ledger = Ledger(str(tmp_path / "ledger.sqlite"))
         for r in recs:
             r.chain = ["aa" * 8, "bb" * 8] if r.prefix_segments else ["cc" * 8]
             ledger.handle(r)
@@ -63,6 +62,9 @@ def test_page_renders_with_data_equal_to_stats(dashboard_app, chromium_path, tmp
     assert [r["data-reason"] for r in dom.find("div", **{"class": "reason"})] == ["volatile-time"]
     models = {r["data-model"] for r in dom.find("tr") if "data-model" in r}
     assert models == {m["model"] or "" for m in want["models"]}
+    rewrites = {r["data-rewrite"]: int(r["data-count"]) for r in dom.find("tr") if "data-rewrite" in r}
+    assert rewrites == want["rewrites"] == {"add-breakpoints": 3, "cap-breakpoints": 1}
+    assert dom.text["rewrites-sub"] == "3 of 14 requests rewritten" and "rewrites-none" not in dom.by_id
     assert (tmp_path / "dashboard.png").stat().st_size > 10_000
 
 

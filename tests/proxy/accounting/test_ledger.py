@@ -6,17 +6,23 @@ import sqlite3
 
 import pytest
 
+from analyzer.cost import Breakdown, cost_of
 from analyzer.pricing import PriceTable
 from analyzer.usage import Usage
-from proxy.accounting.ledger import COLUMNS, Ledger, LedgerError, open_ledger
+from proxy.accounting.ledger import COLUMNS, Ledger, LedgerError, open_ledger, row_for
+from proxy.accounting.ledger_schema import SCHEMA
 from proxy.accounting.records import RequestRecord
+
+USAGE = Usage(2006, 1920, 0, 0, 300)
+COST = cost_of(USAGE, PriceTable.load().lookup("gpt-4o-mini"))  # what the money layer puts on the record
 
 
 def record(i: int, **kw) -> RequestRecord:
     base = dict(request_id=f"r{i}", ts=1_700_000_000.0 + i, tenant="t" * 16, provider="openai",
                 route="/v1/chat/completions", model="gpt-4o-mini", status=200, latency_s=0.012, ttfb_s=0.004,
-                analysed=True, usage=Usage(2006, 1920, 0, 0, 300), prefix_segments=1, prefix_bytes=7000,
-                total_segments=2, total_bytes=7100, cost_usd=0.0003369, saved_usd=0.000144, missed_usd=0.0)
+                analysed=True, usage=USAGE, prefix_segments=1, prefix_bytes=7000,
+                total_segments=2, total_bytes=7100, cost_usd=0.0003369, saved_usd=0.000144, missed_usd=0.0,
+                cost_breakdown=COST.parts)
     base.update(kw)
     return RequestRecord(**base)
 
@@ -34,7 +40,7 @@ def test_rows_written_in_batches_and_flushed_on_close(tmp_path):
     path = str(tmp_path / "ledger.sqlite")
 
     async def main():
-        ledger = Ledger(path, prices=PriceTable.load(), batch_size=7)
+        ledger = Ledger(path, batch_size=7)
         for i in range(20):
             r = record(i)
             r.chain = ["0011223344556677", "ffeeddccbbaa9988"]
@@ -61,9 +67,10 @@ def test_unpriced_and_failed_requests_keep_nulls(tmp_path):
     path = str(tmp_path / "l.sqlite")
 
     async def main():
-        ledger = Ledger(path, prices=PriceTable.load())
-        ledger.handle(record(1, model="mystery", cost_usd=None, saved_usd=None, missed_usd=None))
-        ledger.handle(record(2, status=502, usage=None, cost_usd=None, saved_usd=None, missed_usd=None, error="upstream_unreachable", ttfb_s=None))
+        ledger = Ledger(path)
+        ledger.handle(record(1, model="mystery", cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None))
+        ledger.handle(record(2, status=502, usage=None, cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None,
+                             error="upstream_unreachable", ttfb_s=None))
         assert await ledger.flush()
         await ledger.aclose()
 
@@ -224,9 +231,9 @@ def test_an_absurd_usage_number_is_clamped_flagged_and_the_next_row_written(tmp_
     path = str(tmp_path / "ledger.sqlite")
 
     async def main():
-        ledger = Ledger(path, prices=PriceTable.load())
+        ledger = Ledger(path)
         absurd = from_openai_chat({"prompt_tokens": 10, "completion_tokens": ABSURD})
-        ledger.handle(record(1, usage=absurd, cost_usd=None, saved_usd=None, missed_usd=None))
+        ledger.handle(record(1, usage=absurd, cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None))
         ledger.handle(record(2))
         assert await ledger.flush()
         health = ledger.health()
@@ -425,3 +432,44 @@ def test_an_existing_folder_or_ledger_keeps_the_mode_its_user_gave_it(tmp_path, 
     existing.chmod(0o640)
     open_ledger(str(existing)).close()
     assert _mode(shared) == 0o750 and _mode(shared / "new.sqlite") == 0o600 and _mode(existing) == 0o640
+
+
+def test_a_column_an_older_ledger_gains_has_its_declared_type(tmp_path):
+    # Before: added columns were TEXT unless named *_usd/*_ms, so an integer stored in, say,
+    # cache_write_1h_tokens came back as the string '400'.
+    from analyzer.logs.ledger_columns import COLUMN_TYPES
+
+    path = str(tmp_path / "old.sqlite")
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE requests (id INTEGER PRIMARY KEY, request_id TEXT, ts REAL)")
+    conn.commit()
+    conn.close()
+
+    async def main():
+        ledger = Ledger(path)
+        ledger.handle(record(1, usage=Usage(2006, 0, 800, 400, 300)))
+        await ledger.aclose()
+
+    asyncio.run(main())
+    conn = sqlite3.connect(path)
+    assert {r[1]: r[2] for r in conn.execute("PRAGMA table_info(requests)") if r[1] != "id"} == dict(COLUMN_TYPES)
+    assert conn.execute("SELECT cache_write_1h_tokens, status FROM requests").fetchone() == (400, 200)
+
+
+def test_the_schema_is_the_columns_the_analyzer_reads():
+    from analyzer.logs import ledger_columns
+
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(SCHEMA)
+    assert COLUMNS is ledger_columns.COLUMNS
+    assert [(r[1], r[2]) for r in conn.execute("PRAGMA table_info(requests)")] == [("id", "INTEGER"), *ledger_columns.COLUMN_TYPES]
+
+
+def test_the_row_stores_the_breakdown_the_record_carries_and_prices_nothing(tmp_path):
+    parts = Breakdown(0.25, 0.125, 0.0625, 0.5)  # not what any price gives: the ledger copies, never recomputes
+    row = dict(zip(COLUMNS, row_for(record(1, cost_usd=0.9375, cost_breakdown=parts), log_bodies=False)))
+    assert (row["cost_input_usd"], row["cost_cache_read_usd"], row["cost_cache_write_usd"], row["cost_output_usd"]) == (0.25, 0.125, 0.0625, 0.5)
+    row = dict(zip(COLUMNS, row_for(record(2, cost_usd=0.001, cost_breakdown=None), log_bodies=False)))
+    assert row["cost_usd"] == 0.001 and row["cost_input_usd"] is None  # no breakdown on the record: none invented
+    assert row["rewrites"] == "[]"
+    assert dict(zip(COLUMNS, row_for(record(3, rewrites=["a", "b"]), log_bodies=False)))["rewrites"] == '["a", "b"]'

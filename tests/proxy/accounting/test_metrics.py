@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from analyzer.usage import Usage
@@ -66,3 +67,46 @@ def test_unknown_prefix_is_counted_apart_from_hits():
     s = samples(m)
     assert s[("prefixgate_prefix_unknown_total", (("provider", "openai"),))] == 1
     assert s[("prefixgate_prefix_hits_total", (("provider", "openai"),))] == 1
+
+
+def test_rewrites_by_provider_and_id():
+    m = Metrics()
+    m.handle(RequestRecord("a", 0, "t", "anthropic", "/v1/messages", status=200, rewrites=["add-breakpoints", "cap-breakpoints"]))
+    m.handle(RequestRecord("b", 0, "t", "anthropic", "/v1/messages", status=200, rewrites=["add-breakpoints"]))
+    m.handle(RequestRecord("c", 0, "t", "openai", "/v1/chat/completions", status=200, rewrites=["prompt-cache-key"]))
+    m.handle(RequestRecord("d", 0, "t", "openai", "/v1/chat/completions", status=200))
+    s = samples(m)
+    assert s[("prefixgate_rewrites_total", (("provider", "anthropic"), ("rewrite", "add-breakpoints")))] == 2
+    assert s[("prefixgate_rewrites_total", (("provider", "anthropic"), ("rewrite", "cap-breakpoints")))] == 1
+    assert s[("prefixgate_rewrites_total", (("provider", "openai"), ("rewrite", "prompt-cache-key")))] == 1
+    assert s[("prefixgate_rewritten_total", (("provider", "anthropic"),))] == 2
+    assert s[("prefixgate_rewritten_total", (("provider", "openai"),))] == 1
+
+
+def test_rewrite_labels_are_capped():
+    m = Metrics(max_rewrite_ids=2)
+    for i in range(5):
+        m.handle(RequestRecord(str(i), 0, "t", "openai", "/v1/x", status=200, rewrites=[f"r{i}"]))
+    labels = {dict(k[1])["rewrite"]: v for k, v in samples(m).items() if k[0] == "prefixgate_rewrites_total"}
+    assert labels == {"r0": 1, "r1": 1, "other": 3}
+
+
+def test_every_exported_counter_equals_stats():
+    # One table behind both: each series summed over its labels is the counter /prefixgate/stats shows.
+    from proxy.accounting.counters import COUNTERS
+    from proxy.accounting.stats import Stats
+    from tests.proxy.accounting.test_counters import variety
+
+    m, stats = Metrics(), Stats()
+    for r in variety():
+        m.handle(r)
+        stats.handle(r)
+    want, s = stats.to_json(), samples(m)
+    for c in COUNTERS:
+        if c.metric is None or not c.shown:
+            continue
+        series = [v for (name, labels), v in s.items() if name.startswith(c.metric.name) and not name.endswith("_created")
+                  and (c.metric.kind is None or ("kind", c.metric.kind) in labels)]
+        assert sum(series) == pytest.approx(want[c.name], abs=1e-12), c.name
+    tokens_in = sum(v for (name, labels), v in s.items() if name == "prefixgate_tokens_total" and ("kind", "input") in labels)
+    assert tokens_in == sum(r.usage.uncached_input_tokens for r in variety() if r.usage)

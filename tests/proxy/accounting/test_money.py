@@ -104,3 +104,39 @@ def test_a_flagged_usage_gets_null_money_even_after_a_seen_prefix():
     r = rec("b", Usage(1600, 0, 0, 0, 10, flags=("usage.completion_tokens:too_large",)), prefix_segments=1)
     money.enrich(done(r, b))
     assert r.cost_usd is None and r.saved_usd is None and r.missed_usd is None
+
+
+def test_the_cost_breakdown_is_set_with_the_cost():
+    money = Money(PriceTable.load())
+    r = rec("a", Usage(2006, 1920, 0, 0, 300))
+    money.enrich(done(r))
+    parts = r.cost_breakdown
+    assert parts.total == r.cost_usd and parts.cache_read_usd == 1920 * 0.075 / 1e6
+    unpriced = rec("x", Usage(100, 0, 0, 0, 5), model="private-llm")
+    money.enrich(done(unpriced))
+    assert unpriced.cost_breakdown is None
+
+
+def test_the_price_is_looked_up_once_per_record_on_the_whole_path(tmp_path):
+    import sqlite3
+
+    from proxy.accounting.ledger import Ledger
+    from proxy.accounting.metrics import Metrics
+    from proxy.accounting.recorder import Recorder
+    from proxy.accounting.stats import Stats
+
+    prices = PriceTable.load()
+    looked_up: list[str | None] = []
+    lookup = prices.lookup
+    prices.lookup = lambda model: looked_up.append(model) or lookup(model)  # type: ignore[method-assign]
+    money = Money(prices)
+    ledger = Ledger(str(tmp_path / "l.sqlite"))
+    recorder = Recorder([Stats(), ledger, Metrics()], [money])
+    for i, model in enumerate(("gpt-4o-mini", "gpt-4o-mini", "private-llm")):
+        early = money.before("t", "openai", model, segs(body(LONG, f"q{i}", model=model)), ts=i)
+        recorder.record(done(rec(f"r{i}", Usage(1600, 1024 if i else 0, 0, 0, 10), model=model, prefix_segments=min(i, 1)), early))
+    ledger.close_sync()
+    assert looked_up == ["gpt-4o-mini", "gpt-4o-mini", "private-llm"]
+    rows = sqlite3.connect(tmp_path / "l.sqlite").execute(
+        "SELECT cost_usd, cost_input_usd + cost_cache_read_usd + cost_cache_write_usd + cost_output_usd FROM requests ORDER BY id").fetchall()
+    assert [a == b for a, b in rows[:2]] == [True, True] and rows[2] == (None, None)

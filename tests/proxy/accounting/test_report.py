@@ -47,3 +47,43 @@ def test_bad_input_is_a_clear_error(tmp_path):
     result = run("--ledger", str(corrupt), "--since", "yesterday")
     assert result.exit_code == 2 and "--since" in result.output
     assert run("--ledger", str(corrupt), "--json", "--csv").exit_code == 2
+
+
+def test_rewrites_are_printed_per_id(tmp_path):
+    path = str(tmp_path / "ledger.sqlite")
+    write(path, records())
+    out = run("--ledger", path).output
+    lines = [line for line in out.splitlines() if "breakpoints" in line or "rewritten requests" in line]
+    assert [line.split() for line in lines] == [
+        ["│", "rewritten", "requests", "│", "3", "│"],
+        ["│", "add-breakpoints", "│", "3", "│"],
+        ["│", "cap-breakpoints", "│", "1", "│"],
+    ]
+    data = json.loads(run("--ledger", path, "--json").output)
+    assert data["rewrites"] == {"add-breakpoints": 3, "cap-breakpoints": 1} and data["rewritten"] == 3
+
+
+def test_no_rewrite_table_when_nothing_was_rewritten(tmp_path):
+    path = str(tmp_path / "ledger.sqlite")
+    recs = records()
+    for r in recs:
+        r.rewrites = []
+    write(path, recs)
+    out = run("--ledger", path).output
+    assert "rewritten requests" in out and "breakpoints" not in out and "rewrite " not in out
+
+
+def test_every_shown_counter_is_in_the_totals_table(monkeypatch):
+    from proxy.accounting import report
+    from proxy.accounting.counters import COUNTERS, Counter
+
+    summary = {c.name: 7 if c.kind != "usd" else 1.5 for c in COUNTERS if c.shown}
+    summary.update(token_hit_rate=0.5, request_hit_rate=0.25)
+    rows = dict(report.total_rows(summary))
+    assert rows["spent"] == "$1.50" and rows["rewritten requests"] == "7"
+    assert {c.name for c in COUNTERS if c.shown} <= report.PLACED
+    # a counter added to the table is printed (by its name, formatted by its kind) with no change to the report
+    extra = Counter("tool_calls_usd", "0.0", "0.0", "usd", "A counter added later.")
+    monkeypatch.setattr(report, "COUNTERS", (*COUNTERS, extra))
+    monkeypatch.setitem(report.BY_NAME, extra.name, extra)
+    assert report.total_rows({**summary, "tool_calls_usd": 2.25})[-1] == ("tool calls usd", "$2.25")

@@ -73,3 +73,53 @@ def test_unknown_prefix_is_neither_a_hit_nor_a_miss():
     stats.handle(rec(status=200, analysed=True, prefix_segments=0))
     out = stats.to_json()
     assert (out["requests"], out["prefix_hits"], out["prefix_unknown"]) == (3, 1, 1)
+
+
+def test_rewrites_are_counted_per_id_in_total_and_per_provider():
+    stats = Stats()
+    stats.handle(rec("anthropic", "claude", status=200, rewrites=["add-breakpoints", "cap-breakpoints"]))
+    stats.handle(rec("anthropic", "claude", status=200, rewrites=["add-breakpoints"]))
+    stats.handle(rec("openai", "gpt-4o", status=200, rewrites=["prompt-cache-key"]))
+    stats.handle(rec("openai", "gpt-4o", status=200))
+    out = stats.to_json()
+    assert out["rewrites"] == {"add-breakpoints": 2, "cap-breakpoints": 1, "prompt-cache-key": 1}
+    assert list(out["rewrites"]) == ["add-breakpoints", "cap-breakpoints", "prompt-cache-key"]  # most first, then by name
+    assert out["rewritten"] == 3
+    assert out["providers"]["anthropic"]["rewrites"] == {"add-breakpoints": 2, "cap-breakpoints": 1}
+    assert out["providers"]["openai"]["rewrites"] == {"prompt-cache-key": 1}
+    assert out["providers"]["openai"]["rewritten"] == 1
+    rows = {m["model"]: m for m in out["models"]}
+    assert rows["claude"]["rewritten"] == 2 and "rewrites" not in rows["claude"]
+
+
+def test_no_rewrite_gives_an_empty_map_and_zero():
+    stats = Stats()
+    stats.handle(rec(status=200))
+    out = stats.to_json()
+    assert out["rewrites"] == {} and out["rewritten"] == 0 and out["providers"]["openai"]["rewrites"] == {}
+
+
+def test_rewrite_ids_are_capped_and_the_rest_counted_as_other():
+    stats = Stats(max_rewrite_ids=2)
+    for ids in (["a"], ["b"], ["c"], ["d", "a"], ["c"]):
+        stats.handle(rec(status=200, rewrites=ids))
+    out = stats.to_json()
+    assert out["rewrites"] == {"a": 2, "other": 3, "b": 1}
+    assert out["rewritten"] == 5
+
+
+def test_providers_add_up_their_model_rows_and_the_totals():
+    stats = Stats(max_models=1)
+    for provider, model in (("openai", "a"), ("openai", "b"), ("anthropic", "c"), ("anthropic", "c")):
+        stats.handle(rec(provider, model, status=200, usage=Usage(10, 5, 0, 0, 1), cost_usd=0.5, saved_usd=0.25))
+    out = stats.to_json()
+    assert out["providers"]["openai"]["requests"] == 2 and out["providers"]["anthropic"]["cached_tokens"] == 10
+    assert sum(p["cost_usd"] for p in out["providers"].values()) == out["cost_usd"] == 2.0
+
+
+def test_a_row_reads_and_sets_each_counter_by_name():
+    stats = Stats()
+    stats.handle(rec(status=200, usage=Usage(10, 0, 0, 0, 3)))
+    assert stats.total.output_tokens == 3 and stats.total.requests == 1
+    stats.total.output_tokens = 2**70
+    assert stats.to_json()["output_tokens"] == 2**70

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from analyzer.cost import Breakdown
 from analyzer.usage import Usage
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.records import RequestRecord
@@ -16,13 +17,17 @@ T0 = 1_700_000_000.0  # 2023-11-14
 
 
 def records() -> list[RequestRecord]:
+    """Records as the money layer leaves them: cost with its breakdown, some rewritten."""
     out = []
     for i in range(12):
         cached = 1024 if i % 3 else 0
+        cost = 0.001 - cached * 1e-7
         out.append(RequestRecord(
             f"r{i}", T0 + i * 600, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
             analysed=True, usage=Usage(2000, cached, 0, 0, 100), prefix_segments=1 if cached else 0,
-            prefix_bytes=4400, total_segments=2, total_bytes=4600, cost_usd=0.001 - cached * 1e-7,
+            prefix_bytes=4400, total_segments=2, total_bytes=4600, cost_usd=cost,
+            cost_breakdown=Breakdown(cost - 0.0002 - cached * 5e-8, cached * 5e-8, 0.0, 0.0002),
+            rewrites=["add-breakpoints", "cap-breakpoints"] if i == 5 else ["add-breakpoints"] if i % 4 == 1 else [],
             saved_usd=cached * 1e-7, missed_usd=0.0 if cached else 0.00007,
             miss_reason=None if cached else "volatile-time; path=messages[0]; offset=9",
             body=json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": f"q{i}"}]}).encode(),
@@ -121,3 +126,60 @@ def test_unknown_prefixes_agree_with_stats_and_stay_out_of_the_hit_rate(tmp_path
     assert (s["prefix_hits"], s["prefix_unknown"]) == (stats.to_json()["prefix_hits"], stats.to_json()["prefix_unknown"]) == (1, 2)
     assert s["request_hit_rate"] == 0.5  # one hit of the two requests whose prefix is known
     assert s["top_prefixes"][0]["count"] == 1
+
+
+def test_every_counter_and_the_rewrites_agree_with_stats(tmp_path):
+    import sqlite3
+
+    from proxy.accounting.counters import COUNTERS
+    from tests.proxy.accounting.test_counters import variety
+
+    path = str(tmp_path / "l.sqlite")
+    recs = records() + variety()
+    write(path, recs)
+    stats = Stats()
+    for r in recs:
+        stats.handle(r)
+    want, s = stats.to_json(), summarize(sqlite3.connect(path))
+    for c in (c for c in COUNTERS if c.shown):
+        if c.kind == "usd":
+            assert s[c.name] == pytest.approx(want[c.name], abs=1e-9), c.name
+        else:
+            assert s[c.name] == want[c.name], c.name
+    assert s["rewrites"] == want["rewrites"] == {"add-breakpoints": 5, "cap-breakpoints": 2, "skipped-error": 1}
+    assert list(s["rewrites"]) == list(want["rewrites"])  # the same order: most first
+    assert s["rewritten"] == want["rewritten"] == 5  # the skipped-error request was not changed
+    for name, block in want["providers"].items():
+        assert s["providers"][name]["rewrites"] == block["rewrites"], name
+        assert s["providers"][name]["rewritten"] == block["rewritten"], name
+    by_model = {(m["provider"], m["model"]): m["rewritten"] for m in s["models"]}
+    assert by_model == {(m["provider"], m["model"]): m["rewritten"] for m in want["models"]}
+
+
+def test_rewrites_in_a_range_and_rows_without_a_readable_list(tmp_path):
+    import sqlite3
+
+    path = str(tmp_path / "l.sqlite")
+    write(path, records())
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE requests SET rewrites = NULL WHERE request_id = 'r1'")  # a row from before the column
+    conn.execute("UPDATE requests SET rewrites = 'add-breakpoints' WHERE request_id = 'r9'")  # not JSON: skipped
+    conn.commit()
+    s = summarize(conn)
+    assert s["rewrites"] == {"add-breakpoints": 1, "cap-breakpoints": 1} and s["rewritten"] == 1  # r5 alone
+    later = summarize(conn, since=T0 + 3000)  # r5 onwards
+    assert later["rewrites"] == {"add-breakpoints": 1, "cap-breakpoints": 1} and later["requests"] == 7
+    assert summarize(conn, since=T0 + 3600)["rewrites"] == {} and summarize(conn, since=T0 + 3600)["rewritten"] == 0
+
+
+def test_rewrite_ids_in_the_summary_are_capped(tmp_path):
+    import sqlite3
+
+    from proxy.accounting.summary import _rewrites
+
+    path = str(tmp_path / "l.sqlite")
+    recs = [RequestRecord(f"x{i}", T0 + i, "t", "openai", "/v1/chat/completions", status=200, rewrites=ids)
+            for i, ids in enumerate([["a", "b"], ["a"], ["c"], ["d"], ["a", "c"]])]
+    write(path, recs)
+    total, per_provider = _rewrites(sqlite3.connect(path), "", [], limit=2)
+    assert total == {"a": 3, "c": 2, "other": 2} and per_provider == {"openai": total}
