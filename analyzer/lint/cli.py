@@ -1,6 +1,7 @@
 """``prefixgate lint``: the command. Exit 0 clean, 1 findings, 2 usage or input error.
 
-Reads paths (files, directories, globs; ``.`` by default), the ``[tool.prefixgate.lint]``
+Reads paths (files, directories, globs; ``.`` by default) or, with ``--stdin``, one
+prompt or body from standard input; the ``[tool.prefixgate.lint]``
 section of the nearest pyproject.toml, runs the selected rules, applies a baseline, and
 prints in the chosen format. Input errors are printed to stderr as
 ``error: file:line: message``; the other files are still checked and the exit code is 2.
@@ -19,7 +20,7 @@ from analyzer.lint import output
 from analyzer.lint.config import ConfigError, load_config, resolve
 from analyzer.lint.engine import run
 from analyzer.lint.fix import fixed_text, unified_diff
-from analyzer.lint.inputs import load
+from analyzer.lint.inputs import load, load_stdin
 from analyzer.lint.model import InputError
 from analyzer.lint.rules import BY_CODE, BY_NAME, RULES
 from analyzer.lint.sarif import to_sarif
@@ -55,9 +56,12 @@ def _report_errors(errors: list[InputError]) -> None:
 @click.option("--baseline", "baseline_path", metavar="FILE", help="Suppress findings recorded in this baseline file.")
 @click.option("--write-baseline", metavar="FILE", help="Record the current findings as the baseline and exit 0.")
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Lint one prompt or request body read from standard input.")
+@click.option("--stdin-filename", metavar="NAME", help="Name (and so kind, by its suffix) of the --stdin input in findings.")
 @click.option("--explain", metavar="CODE", help="Show a rule's documentation and exit.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
-def lint_command(paths, output_format, select, extend_select, ignore, exit_zero, fix, diff, baseline_path, write_baseline, output_file, explain, list_rules) -> None:
+def lint_command(paths, output_format, select, extend_select, ignore, exit_zero, fix, diff, baseline_path, write_baseline, output_file,
+                 from_stdin, stdin_filename, explain, list_rules) -> None:
     """Flag what breaks prompt caching in prompt files, request bodies (.json) and logs (.jsonl)."""
     if explain:
         click.echo(_explain(explain))
@@ -76,7 +80,9 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
     if fmt not in FORMATS:
         raise click.UsageError(f"output-format {fmt!r} in {cfg.source} is not one of {', '.join(FORMATS)}")
 
-    loaded = load(list(paths) or ["."], cfg.exclude)
+    if from_stdin and (paths or fix or diff):
+        raise click.UsageError("--stdin lints standard input only: no paths, --fix or --diff with it")
+    loaded = load_stdin(sys.stdin.buffer.read(), stdin_filename) if from_stdin else load(list(paths) or ["."], cfg.exclude)
     findings = run(loaded, codes)
 
     if fix or diff:

@@ -1,15 +1,43 @@
-"""One document as the rules see it: a prompt file or one request, its text units and the
-volatile values found in each (detected once, shared by every rule).
+"""One document as the rules see it: a prompt file, a source file or one request, its text
+units and the volatile values found in each (detected once, shared by every rule).
+
+Where a string sits in a request body decides how it is read: JSON-schema ``examples``,
+``example``, ``enum``, ``default`` and ``const`` values are examples, never findings; a
+``description`` is read with :func:`analyzer.detect.find_volatile`'s ``"description"``
+context (a clock time or date there needs a "now" label). A source file's units are its
+prompt-like literals and templates (:mod:`analyzer.lint.sources`).
 
 This module runs no rule.
 """
 
 from __future__ import annotations
 
+import re
+import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from analyzer.detect import Volatile, find_volatile
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
+from analyzer.lint.model import InputError
+from analyzer.lint.sources import JS_SUFFIXES
+from analyzer.lint.sources import javascript, python
+from analyzer.lint.sources.pieces import volatile_values
+
+_SCHEMA_EXAMPLE = re.compile(r"\.(?:examples?|enum|default|const)(?:\[\d+\])*$")
+_DESCRIPTION = re.compile(r"\.description$")
+
+
+def field_context(path: str | None) -> str | None:
+    """``"prompt"``, ``"description"``, or None for a schema example (never a finding)."""
+    if path and _SCHEMA_EXAMPLE.search(path):
+        return None
+    return "description" if path and _DESCRIPTION.search(path) else "prompt"
+
+
+def _vols(unit: TextUnit) -> list[Volatile]:
+    context = field_context(unit.field)
+    return [] if context is None else find_volatile(unit.text, context=context)
 
 
 @dataclass
@@ -25,9 +53,23 @@ class Doc:
         return cls(src, None, [unit], [find_volatile(unit.text)])
 
     @classmethod
+    def for_source(cls, src: SourceFile) -> "Doc":
+        """A Python or JS/TS file: one unit per prompt-like literal (raises InputError when it does not parse)."""
+        suffix = Path(src.path).suffix.lower()
+        try:
+            found = javascript.templates(src.text, suffix) if suffix in JS_SUFFIXES else python.templates(src.text)
+        except SyntaxError as exc:
+            raise InputError(src.path, f"not valid Python: {exc.msg}", exc.lineno, exc.offset) from None
+        except (ValueError, RecursionError, tokenize.TokenError) as exc:  # null bytes, absurd nesting
+            raise InputError(src.path, f"not valid Python: {exc}") from None
+        units = [TextUnit(t.text, None, True, lambda i, t=t: src.line_col(t.file_offset(i)),
+                          end_position=lambda i, t=t: src.line_col(t.file_end(i))) for t in found]
+        return cls(src, None, units, [volatile_values(t) for t in found])
+
+    @classmethod
     def for_request(cls, req: Request) -> "Doc":
         units = req.units()
-        return cls(req.file, req, units, [find_volatile(u.text) for u in units])
+        return cls(req.file, req, units, [_vols(u) for u in units])
 
     def static_after(self, unit_index: int, offset: int) -> int:
         """Bytes of cacheable content after ``offset`` of a unit (what a volatile value there un-caches)."""

@@ -1,6 +1,9 @@
 """Files → what the rules read: source files, parsed requests, and text units with positions.
 
 - A prompt file (.txt, .md, templates) is one :class:`TextUnit`, all of it cacheable.
+- A source file (.py, .js, .ts …) gives one :class:`TextUnit` per prompt-like literal or
+  template (:mod:`analyzer.lint.sources`), each cacheable, with its volatile values already
+  judged (interpolations by what they call).
 - A JSON file holds one request body (bare, or ``{"request": body, …}``) or a list of them;
   a JSONL file holds one per line. Each becomes a :class:`Request`: provider and route
   (``analyzer.segments.guess_shape``), segments in cache order, and the *boundary*: how many
@@ -51,6 +54,10 @@ class TextUnit:
     cacheable: bool
     position: Callable[[int], tuple[int, int]]  # index in text → (line, col) in the file
     segment: int | None = None  # index of the request segment holding it
+    end_position: Callable[[int], tuple[int, int]] | None = None  # where a value ending at an index ends (default: position)
+
+    def end(self, index: int) -> tuple[int, int]:
+        return (self.end_position or self.position)(index)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Run the selected rules over loaded files and return sorted findings.
 
-Prompt files and each request body are checked by the ``text``/``request`` rules, each
-file once by the ``file`` rules, and every file with more than one request by the ``log``
+Prompt files, source files (their prompt-like literals) and each request body are checked
+by the ``text``/``request`` rules, each prompt or JSON file once by the ``file`` rules (a
+source file's bytes are code, not a prompt), and every file with more than one request by the ``log``
 rules. In a log the same finding repeats on every request (a timestamp in the system
 prompt is in all of them), so repeats of one rule at one field path for one cause are
 collapsed into their first occurrence with a count and the lines.
@@ -52,12 +53,17 @@ def run(loaded: Loaded, codes: Iterable[str]) -> list[Finding]:
     doc_rules = by_scope["text"] + by_scope["request"]
     findings: list[Finding] = []
     for src in loaded.files:
-        for m in by_scope["file"]:
-            findings.extend(_guarded(loaded, m, src, src.path))
+        if src.kind != "source":
+            for m in by_scope["file"]:
+                findings.extend(_guarded(loaded, m, src, src.path))
         reqs = loaded.requests.get(src.path)
         if reqs is None:
             if doc_rules:
-                doc = Doc.for_text(src)
+                try:
+                    doc = Doc.for_source(src) if src.kind == "source" else Doc.for_text(src)
+                except InputError as exc:
+                    loaded.errors.append(exc)
+                    continue
                 for m in doc_rules:
                     findings.extend(_guarded(loaded, m, doc, src.path))
             continue

@@ -2,7 +2,7 @@
 
 Each fix keeps the prompt's meaning and only makes its bytes canonical. Prompt files are
 edited as text; JSON request files are re-serialised (indent kept) after the change. JSONL
-logs are records of what was sent and are never rewritten. :func:`unified_diff` shows a
+logs are records of what was sent and are never rewritten; neither is source code. :func:`unified_diff` shows a
 fix without writing it (``--diff``).
 """
 
@@ -64,8 +64,8 @@ def fixed_text(src: SourceFile, codes: set[str]) -> str | None:
     """The file's new text after the fixes for ``codes``, or None when nothing changes."""
     codes = codes & FIXABLE
     original = (BOM if src.has_bom else "") + src.text
-    if not codes or src.kind == "jsonl":
-        return None
+    if not codes or src.kind in ("jsonl", "source"):
+        return None  # logs are records of what was sent; code is not rewritten
     if src.kind == "text":
         text = src.text.replace(BOM, "") if "PG201" in codes else original
         if "PG202" in codes:

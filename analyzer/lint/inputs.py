@@ -1,9 +1,12 @@
 """Command-line paths → source files and requests, with every unreadable thing reported.
 
-Paths may be files, directories (searched recursively for prompt, JSON and JSONL files;
-hidden folders, ``node_modules`` and virtualenvs skipped) and globs (``prompts/**/*.md``).
-Suffixes decide the reading: ``.json`` a body (or a list of bodies), ``.jsonl``/``.ndjson``
-a log with one record per line, anything else prompt text.
+Paths may be files, directories (searched recursively for prompt, JSON, JSONL and source
+files; hidden folders, ``node_modules`` and virtualenvs skipped) and globs
+(``prompts/**/*.md``). Suffixes decide the reading: ``.json`` a body (or a list of bodies),
+``.jsonl``/``.ndjson`` a log with one record per line, ``.py``/``.js``/``.ts``/… source code
+(its prompt-like literals, :mod:`analyzer.lint.sources`), anything else prompt text.
+:func:`load_stdin` reads one prompt or body from standard input (``--stdin``): JSON when
+it parses as JSON, prompt text otherwise, unless a file name given with it says more.
 
 Nothing here raises on bad input: a file that cannot be read, invalid UTF-8, invalid JSON
 or a bad JSONL line becomes an :class:`~analyzer.lint.model.InputError` naming the file and
@@ -23,6 +26,7 @@ from pathlib import Path
 from analyzer.jsonpath import index_path
 from analyzer.lint.documents import BOM, Request, SourceFile, request_from
 from analyzer.lint.model import InputError
+from analyzer.lint.sources import SOURCE_SUFFIXES
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".prompt", ".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".mustache", ".hbs", ".liquid"}
 JSON_SUFFIXES = {".json"}
@@ -43,7 +47,7 @@ def _kind(path: str) -> str:
         return "json"
     if suffix in JSONL_SUFFIXES:
         return "jsonl"
-    return "text"
+    return "source" if suffix in SOURCE_SUFFIXES else "text"
 
 
 def discover(paths: list[str], exclude: list[str] | None = None) -> tuple[list[tuple[str, bool]], list[InputError]]:
@@ -65,7 +69,7 @@ def discover(paths: list[str], exclude: list[str] | None = None) -> tuple[list[t
             for root, dirs, files in os.walk(raw):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
                 for name in sorted(files):
-                    if Path(name).suffix.lower() in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES:
+                    if Path(name).suffix.lower() in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES | SOURCE_SUFFIXES:
                         add(os.path.join(root, name), False)
         elif os.path.exists(raw) or os.path.islink(raw):
             add(raw, True)
@@ -86,13 +90,17 @@ def read_source(path: str) -> SourceFile:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    return source_from_bytes(path, data)
+
+
+def source_from_bytes(path: str, data: bytes, kind: str | None = None) -> SourceFile:
     has_bom = data.startswith(BOM.encode())
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(path, f"not UTF-8 text (byte {exc.start})", line) from None
-    return SourceFile(path, data, text[1:] if has_bom else text, has_bom, _kind(path))
+    return SourceFile(path, data, text[1:] if has_bom else text, has_bom, kind or _kind(path))
 
 
 def _json_error(src: SourceFile, exc: json.JSONDecodeError, line_base: int = 0, what: str = "invalid JSON") -> InputError:
@@ -141,6 +149,17 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
     return out
 
 
+def _add(loaded: Loaded, src: SourceFile, explicit: bool) -> None:
+    if src.kind in ("text", "source"):
+        loaded.files.append(src)
+        return
+    reqs = read_requests(src, explicit, loaded.errors)
+    if reqs is None:
+        return
+    loaded.files.append(src)
+    loaded.requests[src.path] = reqs
+
+
 def load(paths: list[str], exclude: list[str] | None = None) -> Loaded:
     files, errors = discover(paths, exclude)
     loaded = Loaded(errors=errors)
@@ -150,12 +169,25 @@ def load(paths: list[str], exclude: list[str] | None = None) -> Loaded:
         except InputError as exc:
             loaded.errors.append(exc)
             continue
-        if src.kind == "text":
-            loaded.files.append(src)
-            continue
-        reqs = read_requests(src, explicit, loaded.errors)
-        if reqs is None:
-            continue
-        loaded.files.append(src)
-        loaded.requests[src.path] = reqs
+        _add(loaded, src, explicit)
+    return loaded
+
+
+def load_stdin(data: bytes, filename: str | None = None) -> Loaded:
+    """One prompt, body or log from standard input, shown as ``filename`` (default ``-``)."""
+    loaded = Loaded()
+    path = filename or "-"
+    kind = None
+    if not filename or Path(filename).suffix.lower() not in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES | SOURCE_SUFFIXES:
+        try:
+            json.loads(data.decode("utf-8-sig"))
+            kind = "json"
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            kind = "text"
+    try:
+        src = source_from_bytes(path, data, kind)
+    except InputError as exc:
+        loaded.errors.append(exc)
+        return loaded
+    _add(loaded, src, True)
     return loaded

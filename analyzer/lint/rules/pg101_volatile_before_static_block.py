@@ -34,7 +34,7 @@ def check(doc: Doc):
             tokens = estimate_tokens(doc.static_after(i, v.end))
             if tokens >= STATIC_TOKENS:
                 line, col = unit.position(v.start)
-                end_line, end_col = unit.position(v.end)
+                end_line, end_col = unit.end(v.end)
                 msg = RULE.message.format(label=LABELS[v.kind], value=short(v.value), where=where(unit.field), tokens=tokens)
                 yield Finding(RULE, msg, doc.file.path, line, col, end_line, end_col, field=unit.field, key=f"{v.kind}:{v.value}", group=v.kind)
                 return  # the first one is the one to move

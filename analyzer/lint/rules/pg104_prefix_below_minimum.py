@@ -28,6 +28,8 @@ RULE = Rule(
 
 def check(doc: Doc):
     req = doc.request
+    if doc.file.kind == "source":
+        return  # a source file's length says nothing about one prompt's
     if req is None:
         tokens = estimate_tokens(doc.prefix_bytes())
         minimum = OPENAI_RULES.min_tokens

@@ -4,7 +4,7 @@ random id) inside the cacheable prefix. One rule class, eight entries.
 Each entry is a :class:`VolatileValueRule`: its :class:`~analyzer.lint.model.Rule` (code,
 kebab-case name, message template, docs) and the detector kinds (:mod:`analyzer.detect`)
 it reports. ``check`` gives one finding per detected value of those kinds in a cacheable
-unit. Values in the per-request tail (after the last breakpoint, or in the last message)
+unit, its message ending with why the value was judged volatile. Values in the per-request tail (after the last breakpoint, or in the last message)
 are where volatile content belongs: not findings. Entries have ``RULE`` and ``check`` like
 the one-rule modules, so the registry lists both alike.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
-from analyzer.lint.rules._volatile import LABELS, short, where
+from analyzer.lint.rules._volatile import LABELS, because, short, where
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ class VolatileValueRule:
                 if v.kind not in self.kinds:
                     continue
                 line, col = unit.position(v.start)
-                end_line, end_col = unit.position(v.end)
-                msg = rule.message.format(label=LABELS[v.kind], value=short(v.value), where=where(unit.field))
+                end_line, end_col = unit.end(v.end)
+                msg = rule.message.format(label=LABELS[v.kind], value=short(v.value), where=where(unit.field)) + because(v)
                 yield Finding(rule, msg, doc.file.path, line, col, end_line, end_col, field=unit.field,
                               key=f"{v.kind}:{v.value}", group=v.kind, severity=v.severity if self.own_severity else None)
 

@@ -222,3 +222,45 @@ def test_sarif_uris_stay_inside_the_root_or_are_absolute(work, tmp_path_factory)
     far = outside.resolve().as_uri()
     assert far in locations and "uriBaseId" not in locations[far] and not any(u.startswith("..") for u in locations)
     jsonschema.Draft7Validator(SCHEMA).validate(sarif)
+
+
+def test_stdin_reads_one_prompt_or_body(work):
+    result = CliRunner().invoke(lint_command, ["--stdin"], input="You are helpful.\nCurrent time: 14:05:09 UTC\n")
+    assert result.exit_code == 1 and "\n-:2:15: PG001" in result.stdout and "there — follows `Current time`" in result.stdout
+    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "Now 12:30. Be brief."}, {"role": "user", "content": "hi"}]}
+    result = CliRunner().invoke(lint_command, ["--stdin", "--stdin-filename", "req.json", "--output-format", "json"], input=json.dumps(body))
+    (finding,) = json.loads(result.stdout)
+    assert result.exit_code == 1 and (finding["file"], finding["field"]) == ("req.json", "messages[0].content")
+    result = CliRunner().invoke(lint_command, ["--stdin", "--stdin-filename", "agent.py"],
+                                input='PROMPT = f"You are the agent for the team. Now: {datetime.now()}."\n')
+    assert result.exit_code == 1 and "agent.py:1:" in result.stdout and "PG004" in result.stdout
+    assert CliRunner().invoke(lint_command, ["--stdin"], input="You are the support assistant.\n").exit_code == 0
+    result = CliRunner().invoke(lint_command, ["--stdin", "a.md"], input="x")
+    assert result.exit_code == 2 and "--stdin" in result.output
+
+
+def test_schema_examples_are_never_findings_and_descriptions_need_a_now_label(work):
+    tool = {"type": "function", "function": {"name": "book", "description": "Book a slot in HH:MM, for the 09:15 opening.",
+            "parameters": {"type": "object", "properties": {
+                "start": {"type": "string", "examples": ["09:15", "2026-12-03T10:00:00Z"], "default": "10:30:00"},
+                "when": {"type": "string", "description": "Today is 2026-11-30; book after it."}}}}}
+    body = {"model": "gpt-4o", "tools": [tool], "messages": [{"role": "user", "content": "hi"}]}
+    write(work / "b.json", json.dumps(body, indent=2))
+    findings = json.loads(lint("b.json", "--output-format", "json", "--select", "PG0").stdout)
+    assert [(f["code"], f["field"]) for f in findings] == [
+        ("PG003", "tools[0].function.parameters.properties.when.description"),
+        ("PG002", "tools[0].function.parameters.properties.when.description")]
+
+
+def test_a_source_tree_is_linted_where_its_prompts_live(work):
+    (work / "src").mkdir()
+    write(work / "src" / "prompt.ts", "export const system = `You are the travel assistant for our users.\n"
+                                       "The current date is ${new Date().toLocaleDateString()}.`;\n")
+    write(work / "src" / "util.py", 'import logging\nlogging.info(f"started at {datetime.now()} for the user and the team")\n')
+    result = lint("src")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("src/prompt.ts:2:1: PG003 today/current-date phrase `The current date is`")
+    assert lines[1].startswith("src/prompt.ts:2:21: PG004 template placeholder `${new Date().toLocaleDateString()}`")
+    assert lines[1].endswith("(a clock, date or id) — calls `new Date()`")
+    assert "util.py" not in result.stdout

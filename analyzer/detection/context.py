@@ -1,0 +1,234 @@
+"""What the words around a value say about it.
+
+A per-request value and a fixed one can look alike (``14:30`` in "Current time: 14:30" and
+in "e.g. 14:30"); the words before and after tell them apart. This module reads them:
+
+- :func:`label` — the words before a value on its line and in its sentence (at most
+  :data:`MAX_LABEL` characters back, never past the previous value);
+- :func:`word_classes` of that label: "now" ("current", "today", "now", "time:", "it is",
+  "sent at"), "static" (cut-off, updated, released, founded, version, historical verbs,
+  schedules), "around" (weaker: "in", "by", "since", "every", "was"), "session"
+  (per-request and per-session words), "example" ("e.g.", "such as", "example", "format",
+  "like"); and, for ids,
+  :data:`FIXED` (hardware and protocol ids: GATT services, CLSIDs, namespaces) and
+  :data:`DIGEST` (commit, sha256, checksum);
+- where a value stands: a changelog or release line, a version, alone on its line, inside
+  code (fenced or inline) or a link.
+
+It keeps no state between calls except :class:`CodeSpans`, built once per text and only
+when a value needs it. It decides nothing (see :mod:`.judge`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+MAX_LABEL = 80
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bNo)[.;!?](?:\s|$)")
+# Word classes of a label. A label is split into lower-case words (and read for a few
+# marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
+_CLASS_WORDS = {
+    "example": "example examples like format formatted sample samples placeholder placeholders pattern syntax mock dummy fake "
+               "say demo specimen",
+    "static": "cutoff cutoffs trained training knowledge updated modified revised revision founded established incorporated "
+              "release released launch launched published introduced version versions effective valid expires expire expiry "
+              "expiration deadline due born died birthday anniversary copyright deprecated sunset announced signed happened "
+              "occurred began opened closed open opens close closes hours schedule scheduled schedules cron holiday holidays "
+              "meeting meetings appointment appointments maintenance history historical timeline",
+    "now": "now current currently today today's tonight date datetime time timestamp clock ts sent received logged requested "
+           "generated rendered started created fetched retrieved it's",
+    "session": "session request conversation turn run trace remaining quota balance login visit",
+    "around": "in by from before after since until till between every daily weekly each during ago start starts end ends first "
+              "last earliest latest was were default reference fixed static constant build built window",
+}
+_CLASS_PHRASES = {
+    "example": {"such as", "for example", "for instance", "in the", "would be", "should look", "valid value", "valid values",
+                "test id", "test uuid", "test value", "test values"},
+    "static": {"took place", "release date"},
+    "now": {"right now", "at the", "local time", "local date", "it is"},
+    "around": {"at least", "at most"},
+}
+_CLASS_MARKS = re.compile(r"(?i)(?P<example>\be\.g\b|\bi\.e\b|\bhh:mm\b|\byyyy\b|\biso[ -]?8601\b)|(?P<static>\bcut-off|©)|(?P<now>_at\b)")
+_LABEL_WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*(?:'[a-z]+)?")
+_EVENT_SUFFIX = ("at", "on", "ts", "time", "date", "timestamp")  # opened_at, sent_on, start_ts: a field holding a moment
+_BY_WORD: dict[str, list[str]] = {}
+for _cls, _words in _CLASS_WORDS.items():
+    for _w in _words.split():
+        _BY_WORD.setdefault(_w, []).append(_cls)
+_BY_PHRASE = {p: c for c, ps in _CLASS_PHRASES.items() for p in ps}
+_BY_PHRASE.pop("in the")  # "in the form" only: checked below
+_BY_PHRASE.pop("at the")  # "at the moment" only: checked below
+
+
+def word_classes(label_text: str) -> frozenset[str]:
+    """Which classes ("example", "static", "now", "session", "around") the words of a label
+    belong to; one split of the label and set look-ups, no regex per class."""
+    low = label_text.lower()
+    words: list[str] = []
+    found: set[str] = set()
+    for token in _LABEL_WORD.findall(low):
+        parts = token.split("_")
+        if len(parts) > 1 and parts[-1] in _EVENT_SUFFIX:
+            found.add("now")  # a field named for a moment: its words ("opened", "expires") describe the event
+            parts = [p for p in parts if "static" not in _BY_WORD.get(p, ()) and "around" not in _BY_WORD.get(p, ())]
+        words += parts
+    found.update(c for w in words for c in _BY_WORD.get(w, ()))
+    for a, b in zip(words, words[1:]):
+        c = _BY_PHRASE.get(f"{a} {b}")
+        if c:
+            found.add(c)
+    if "in the form" in low:
+        found.add("example")
+    if "at the moment" in low:
+        found.add("now")
+    if "_at" in low or "." in low or "©" in low or ":" in low or "-" in low:
+        found.update(m.lastgroup for m in _CLASS_MARKS.finditer(label_text))
+    return frozenset(found)
+
+
+FIXED = re.compile(r"(?i)\b(?:services?|characteristics?|descriptors?|gatt|ble|bluetooth|clsid|iid|interface|namespace|protocol|"
+                   r"schema|hardware|firmware|vendor|profile|product|plugin|extension|app(?:lication)?[ _-]?id|client[ _-]?id|"
+                   r"well-known|constant|registry|type ?id|model[ _-]?id|project|workspace|org(?:anization)?|\$id|urn)\b")
+FIXED_AFTER = re.compile(r"(?i)^\W{0,3}\(?(?:stable|fixed|constant|permanent|never changes)\b")
+DIGEST = re.compile(r"(?i)(?:commit|sha\d*|revision|rev|hash|checksum|digest|md5|etag|fingerprint|integrity)(?:\s+(?:is|was|id))?\W{0,6}$")
+_DIGEST_WORD = re.compile(r"(?i)\b(?:commit|sha\d*|revision|hash|checksum|digest|md5|etag|fingerprint|integrity)\b")
+VERSION = re.compile(r"(?i)version\W{0,4}$")  # "anthropic-version: 2023-06-01", "API version 2024-02-15"
+_CHANGELOG_LINE = re.compile(r"^[ \t]*(?:[-*+]|#{1,6}|\d+\.)?[ \t]*\[?$")  # only a bullet/heading before the date …
+_CHANGELOG_AFTER = re.compile(r"\]?[ \t]*(?::|-|–|—|\()")  # … and a colon or dash after it: "- 2024-03-15: v2.4 adds …"
+_RELEASE_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]*\[?v?\d+\.\d+[^\n]*$")  # "## [1.2.0] - 2024-03-15"
+_ALONE_BEFORE = re.compile(r"^[ \t>*_#\[(-]*(?:\**(?:[A-Za-z][\w ./-]{0,30})?\**[ \t]*[:=|][ \t]*)?$")
+_ALONE_AFTER = re.compile(r"[ \t\])*_.,]*(?:\(?[A-Z]{2,5}\)?)?[ \t\])*_.]*$")
+_URL_TAIL = re.compile(r"\b(?:https?|ftp|s3|gs|wss?)://[^\s<>\"'`)\]]*\Z")
+
+
+REACH = 400  # how far a line is read around a value: a longer line is prose, not a field or a table row
+
+
+def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The value's line, at most :data:`REACH` characters either side."""
+    lo = max(0, start - REACH)
+    hi = min(len(text), end + REACH)
+    line_end = text.find("\n", end, hi)
+    line_start = text.rfind("\n", lo, start)
+    return (line_start + 1 if line_start >= 0 else lo), (hi if line_end < 0 else line_end)
+
+
+def label_start(text: str, start: int, floor: int = 0) -> int:
+    """Where the label of a value at ``start`` begins: its line, its sentence, after the
+    previous value (``floor``), at most :data:`MAX_LABEL` characters back."""
+    at = max(text.rfind("\n", max(0, start - MAX_LABEL), start) + 1, floor, start - MAX_LABEL)
+    last = at
+    for m in _SENTENCE_END.finditer(text, at, start):
+        last = m.end()
+    return last
+
+
+def label(text: str, start: int, floor: int = 0) -> str:
+    return text[label_start(text, start, floor):start]
+
+
+def clause(label_text: str) -> str:
+    """The last clause of a label: what stands right before the value ("request " in
+    "Active workspace id: ws_41a9c2, request ")."""
+    cut = max(label_text.rfind(","), label_text.rfind(";"), label_text.rfind("("), label_text.rfind(")"))
+    return label_text[cut + 1:]
+
+
+_EXAMPLE_INTRO = re.compile(r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$)")
+
+
+def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480) -> bool:
+    """The value sits under a line that introduces an example ("Example output:"), with no
+    blank line between them (looking at most ``max_lines`` lines and ``reach`` characters back)."""
+    ls = text.rfind("\n", max(0, start - reach), start) + 1
+    if ls == 0:
+        return False
+    lines = text[max(0, ls - reach):ls - 1].split("\n")
+    for line in reversed(lines[-max_lines:]):
+        if not line.strip():
+            return False
+        if line.rstrip().endswith(":") and _EXAMPLE_INTRO.search(line[-120:]):
+            return True
+    return False
+
+
+def after(text: str, end: int, width: int = 24) -> str:
+    """The words right after a value, up to the end of its line."""
+    stop = text.find("\n", end, end + width)
+    return text[end: end + width if stop < 0 else stop]
+
+
+def alone_on_line(text: str, start: int, end: int) -> bool:
+    """The value stands on its own line, maybe after a short key (``Date: …``, ``| 2026-11-30 |``)."""
+    ls, le = line_bounds(text, start, end)
+    return bool(_ALONE_BEFORE.match(text[ls:start]) and _ALONE_AFTER.match(text[end:le]))
+
+
+def static_date(text: str, start: int, end: int) -> str:
+    """Why a date names a fixed thing (an API version, a changelog entry, a release heading), or ""."""
+    if VERSION.search(text, max(0, start - 24), start):
+        return "version"
+    ls, le = line_bounds(text, start, end)
+    if _CHANGELOG_LINE.match(text[ls:start]) and _CHANGELOG_AFTER.match(text, end):
+        return "changelog"
+    return "release heading" if _RELEASE_HEADING.match(text[ls:le]) else ""
+
+
+def in_url(text: str, start: int) -> bool:
+    return bool(_URL_TAIL.search(text, max(0, start - 400), start))
+
+
+def digest_label(text: str, start: int, lab: str = "") -> bool:
+    """Labelled as a digest: right before it ("commit 3f2a…", "sha256:") or anywhere in its
+    label ("Checksum of quill-4.2.0.tar.gz: 5d41…")."""
+    return bool(DIGEST.search(text, max(0, start - 24), start) or _DIGEST_WORD.search(lab))
+
+
+class CodeSpans:
+    """Fenced (```` ``` ````/``~~~``) and inline (`` `…` ``) code of one text, found on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.any = "`" in text or "~~~" in text
+        self._fences: list[tuple[int, int]] | None = None
+
+    def _fenced(self) -> list[tuple[int, int]]:
+        if self._fences is None:
+            text = self.text
+            marks: list[tuple[int, str]] = []
+            for mark in ("```", "~~~"):
+                k = text.find(mark)
+                while k >= 0:
+                    ls = text.rfind("\n", max(0, k - 64), k) + 1
+                    if (ls or k < 64) and not text[ls:k].strip(" \t"):
+                        marks.append((k, mark))
+                    k = text.find(mark, k + 3)
+                    while k > 0 and text[k - 1] == mark[0]:
+                        k = text.find(mark, k + 1)
+            spans: list[tuple[int, int]] = []
+            opened: tuple[int, str] | None = None
+            for k, mark in sorted(marks):
+                if opened is None:
+                    opened = (k, mark)
+                elif mark == opened[1]:
+                    end = text.find("\n", k)
+                    spans.append((opened[0], len(text) if end < 0 else end))
+                    opened = None
+            if opened is not None:
+                spans.append((opened[0], len(text)))
+            self._fences = spans
+        return self._fences
+
+    def __contains__(self, pos: int) -> bool:
+        if not self.any:
+            return False
+        text = self.text
+        fences = self._fenced()
+        i = bisect.bisect_right(fences, (pos, len(text) + 1)) - 1
+        if i >= 0 and fences[i][0] <= pos < fences[i][1]:
+            return True
+        ls, le = line_bounds(text, pos, pos)
+        ticks = text.count("`", ls, pos)
+        return ticks % 2 == 1 and text.find("`", pos, le) >= 0

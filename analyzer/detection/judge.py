@@ -1,0 +1,272 @@
+"""Keep or drop each candidate from :mod:`.shapes`, and say why it was kept.
+
+The rules, per kind (each has a test in ``tests/analyzer/test_detect.py`` and cases in the
+labelled corpus ``tests/fixtures/detect/corpus``):
+
+- nothing inside code (fenced or inline) is volatile; neither is anything whose label
+  says it is an example ("e.g.", "such as", "like", "format", "example") or that stands
+  under an "Example output:" line — a template slot with a volatile name only when the
+  example wording is right before it;
+- a **timestamp** (date with a time) is volatile unless fixed wording labels it (cut-off,
+  updated, released …) or its year is before 2000; an **epoch** (seconds after a time word,
+  milliseconds of 2017–2036) unless it is an example;
+- a **clock time** is volatile after a today-phrase, right after a kept date, with a "now"
+  label ("Current time:", "It is", "sent at", ``opened_at:``), to the second, or alone on
+  its line; never in a range ("09:00–17:00"), a time-zone offset ("+05:30"), or with
+  schedule or fixed wording ("opens", "hours", "last updated");
+- a **date** is volatile after a today-phrase, right after a kept clock time, with a "now"
+  label ("Date:", "Current date", "as of today"), or alone on its line; never as an API
+  version, a changelog or release line, with fixed wording (knowledge cut-off, last
+  updated, founded, released) or a preposition of a fixed moment right before it ("sent
+  before 2020-01-01"), before 2000, or in running prose without a "now" label;
+- a **template slot** is volatile by its name or expression (:mod:`.names`), or by a "now"
+  or per-session key right before it ("Current date: ${EXPR}", "Session: {x}" — not "time
+  to first token of {x}");
+- a **UUID** is volatile unless it is patterned (nil, counting digits, the Bluetooth base),
+  name-based or without an RFC version (unless a request/session label says otherwise),
+  one of a vendor family in the same text, in a link, or labelled as fixed hardware or
+  protocol (service, characteristic, CLSID, namespace);
+- request/session ids, provider ids and JWTs are volatile; random-looking hex and base64
+  runs too, unless labelled as a digest (commit, sha256, checksum), fixed, or in a link.
+
+``context="description"`` (a tool or schema ``description``) keeps a clock time or a date
+only with a "now" label or after a today-phrase: descriptions explain, they rarely carry
+the current moment. This module finds nothing itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cached_property
+
+from analyzer.detection import context as cx
+from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
+from analyzer.detection.shapes import EPOCH_MS, RANGE_AFTER, RANGE_BEFORE, Candidate
+
+PRIORITY = {"jwt": 0, "time": 1, "uuid": 2, "request-id": 3, "placeholder": 4, "today-phrase": 5, "date": 6, "hex-id": 7, "base64-id": 8}
+_EPOCH_CONTEXT = re.compile(r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)\W{0,6}$")
+_EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as|\bexample:?)\W{0,3}$")
+_EXAMPLE_AFTER = re.compile(r"(?i)^\W{0,3}(?:\(?e\.g\b|\(?example\b|\(?for example\b|\(?sample\b|\(?placeholder\b)")
+_ID_LABEL = re.compile(r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$")
+_FIXED_MOMENT = frozenset("before after since until till from between by through".split())  # "sent before 2020-01-01"
+_UUID_KIND_WORDS = {"random": "a random (version 4) UUID", "time": "a time-based UUID", "custom": "a version 8 UUID"}
+
+
+def _short(s: str, limit: int = 32) -> str:
+    s = " ".join(s.split()).strip(" :=-,(")
+    return s if len(s) <= limit else "…" + s[-(limit - 1):]
+
+
+def _year(value: str) -> int | None:
+    m = re.search(r"(?<!\d)(1[6-9]\d\d|2\d\d\d)(?!\d)", value)
+    return int(m.group(1)) if m else None
+
+
+class _Judge:
+    def __init__(self, text: str, cands: list[Candidate], context: str) -> None:
+        self.text = text
+        self.code = cx.CodeSpans(text)
+        self.description = context == "description"
+        self.families = uuid_families([text[c.start:c.end] for c in cands if c.kind == "uuid"])
+        self.phrase_start = self.phrase_end = -10
+        self.last_kept: Candidate | None = None
+        self.floor = 0
+
+    def after_phrase(self, c: Candidate) -> bool:
+        gap = self.text[self.phrase_end:c.start] if self.phrase_end >= 0 else "\n"
+        return 0 <= c.start - self.phrase_end <= 3 and "\n" not in gap
+
+    def after_time(self, c: Candidate) -> bool:
+        k = self.last_kept
+        if not (k and k.kind == "time" and k.shape in ("clock", "seconds")):
+            return False
+        gap = self.text[k.end:c.start]
+        return len(gap) <= 5 and "\n" not in gap and gap.strip(" ,") in ("", "on", "-")
+
+    def after_date(self, c: Candidate) -> bool:
+        k = self.last_kept
+        if not (k and k.kind == "date"):
+            return False
+        gap = self.text[k.end:c.start]
+        return len(gap) <= 4 and "\n" not in gap and gap.strip(" ,") in ("", "at", "@", "T", "-")
+
+    def reason(self, c: Candidate) -> str | None:
+        """Why ``c`` is volatile, or None to drop it."""
+        text = self.text
+        if c.start in self.code:
+            return None
+        w = _Around(text, c, self.floor)
+        if c.kind == "today-phrase":
+            return None if w.example else ""  # the wording itself: its finding explains it
+        if c.kind == "placeholder":
+            if c.shape:
+                return None if _EXAMPLE_RIGHT_BEFORE.search(text, max(0, c.start - 16), c.start) else c.shape
+            if w.example or w.static:
+                return None
+            if self.after_phrase(c):
+                return self.follows()
+            tokens = w.near.split()
+            start = max(0, len(tokens) - 3)  # the slot's own key: "Current date:", "Session:"
+            words = [t for i, t in enumerate(tokens[start:], start) if not (i and tokens[i - 1].lower() in ("per", "each", "every"))]
+            key = cx.word_classes(" ".join(words))  # "bytes per conversation at batch {x}" is a rate, not a conversation's
+            return w.labelled if ("now" in key and "static" not in key) or "session" in key else None
+        if c.kind == "time":
+            return self.time(c, w)
+        if c.kind == "date":
+            return self.date(c, w)
+        if c.kind == "request-id" and c.shape == "labelled-id":
+            return None if w.example else f"labelled `{_short(c.expr)}`"
+        if w.example:
+            return None
+        value = w.value
+        if c.kind == "uuid":
+            return self.uuid(c, w)
+        if c.kind == "request-id":
+            if c.shape == "typed" and (not looks_random_b64(value.split("_", 1)[-1].split("-", 1)[-1] + "Aa1")
+                                       or cx.FIXED.search(w.near) or cx.FIXED_AFTER.match(cx.after(text, c.end, 40))):
+                return None  # a word-like suffix, or a stable project/app key
+            return f"a `{value.split('_')[0].split('-')[0]}` id"
+        if c.kind == "jwt":
+            return "a JWT: a per-session credential"
+        if cx.in_url(text, c.start) or cx.digest_label(text, c.start, w.near) or cx.FIXED.search(w.near):
+            return None
+        if c.kind == "hex-id":
+            return f"{len(value)} random-looking hex digits" if looks_random_hex(value) else None
+        return f"{len(value.rstrip('='))} random-looking base64 characters" if looks_random_b64(value) else None
+
+    def follows(self) -> str:
+        return f"follows `{_short(self.text[self.phrase_start:self.phrase_end])}`"
+
+    def time(self, c: Candidate, w: "_Around") -> str | None:
+        text, value = self.text, w.value
+        if c.shape in ("epoch", "epoch-ms"):
+            if w.example:
+                return None  # an epoch is machine-rendered: even an "expires at" one is a session's, not a fixed date
+            if c.shape == "epoch":
+                return "epoch seconds after a time word" if _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start) else None
+            return "epoch milliseconds of 2017–2036" if int(value) in EPOCH_MS else None
+        if c.shape == "timestamp":
+            if self.after_phrase(c):
+                return self.follows()
+            if w.example or w.static or (self.description and not w.now):
+                return None
+            year = _year(value)
+            if year is not None and year < 2000:
+                return None
+            return w.labelled if w.now else "a full timestamp"
+        if RANGE_AFTER.match(text, c.end) or RANGE_BEFORE.search(text, max(0, c.start - 16), c.start):
+            return None  # a schedule ("09:00–17:00") is static text
+        if w.example:
+            return None
+        if self.after_phrase(c):
+            return self.follows()
+        if self.after_date(c):
+            return "the time of the date before it"
+        if w.static:
+            return None
+        if w.now:
+            return w.labelled
+        if self.description or w.around:
+            return None
+        if c.shape == "seconds":
+            return "a clock reading to the second"
+        return "a clock time alone on its line" if cx.alone_on_line(text, c.start, c.end) else None
+
+    def date(self, c: Candidate, w: "_Around") -> str | None:
+        text = self.text
+        if self.after_phrase(c) or c.shape == "after-today":
+            return self.follows()
+        if self.after_time(c):
+            return "the date of the time before it"
+        if w.example or cx.static_date(text, c.start, c.end) or w.static:
+            return None
+        year = _year(w.value)
+        if year is not None and year < 2000:
+            return None  # historical
+        if w.now:
+            return w.labelled
+        if self.description or w.around:
+            return None
+        return "a date alone on its line" if cx.alone_on_line(text, c.start, c.end) else None
+
+    def uuid(self, c: Candidate, w: "_Around") -> str | None:
+        value, near = w.value, w.near
+        kind = uuid_kind(value)
+        if kind == "pattern" and len(set(value.replace("-", ""))) <= 1:
+            return None  # the nil and max UUIDs are constants
+        if _ID_LABEL.search(near) and not cx.FIXED.search(near):
+            return f"labelled `{_short(near)}`"
+        if kind in ("pattern", "name", "nonstandard") or value in self.families:
+            return None
+        if cx.in_url(self.text, c.start) or cx.FIXED.search(near):
+            return None
+        return _UUID_KIND_WORDS[kind]
+
+    def run(self, cands: list[Candidate]) -> Iterator[tuple[Candidate, str]]:
+        taken_until = dropped_until = -1
+        for c in sorted(cands, key=lambda v: (v.start, -(v.end - v.start), PRIORITY[v.kind])):
+            if c.start < taken_until or c.end <= dropped_until:
+                continue  # overlaps a kept value, or lies inside a dropped one (no weaker kind gets its text)
+            why = self.reason(c)
+            if why is None:
+                dropped_until = max(dropped_until, c.end)
+                continue
+            taken_until = c.end
+            if c.kind == "today-phrase":
+                self.phrase_start, self.phrase_end = c.start, c.end
+            else:
+                self.last_kept = c
+                self.floor = c.end
+            yield c, why
+
+
+class _Around:
+    """The words around one candidate, each read only when a rule asks for it."""
+
+    def __init__(self, text: str, c: Candidate, floor: int) -> None:
+        self.text, self.c, self.floor = text, c, floor
+
+    @cached_property
+    def value(self) -> str:
+        return self.text[self.c.start:self.c.end]
+
+    @cached_property
+    def label(self) -> str:
+        return cx.label(self.text, self.c.start, self.floor)
+
+    @cached_property
+    def near(self) -> str:
+        return cx.clause(self.label)
+
+    @cached_property
+    def labelled(self) -> str:
+        return f"labelled `{_short(self.label)}`"
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        classes = cx.word_classes(self.label)
+        last = self.label.split()[-1:]
+        return classes | {"static"} if last and last[0].lower() in _FIXED_MOMENT else classes
+
+    @property
+    def static(self) -> bool:
+        return "static" in self.words
+
+    @property
+    def around(self) -> bool:
+        return "around" in self.words
+
+    @property
+    def now(self) -> bool:
+        return "now" in self.words and "static" not in self.words
+
+    @cached_property
+    def example(self) -> bool:
+        return ("example" in self.words or bool(_EXAMPLE_AFTER.match(cx.after(self.text, self.c.end)))
+                or cx.in_example_block(self.text, self.c.start))
+
+
+def judged(text: str, cands: list[Candidate], context: str = "prompt") -> Iterator[tuple[Candidate, str]]:
+    """The kept candidates of ``text``, in order and without overlaps, each with its reason."""
+    return _Judge(text, cands, context).run(cands)

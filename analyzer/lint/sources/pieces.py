@@ -1,0 +1,102 @@
+"""One prompt template found in code: literal pieces and interpolations, in order.
+
+A :class:`Template` is what a language module (:mod:`.python`, :mod:`.javascript`) builds
+from a string literal, an f-string, a template literal or a ``+`` concatenation. Each
+:class:`Piece` is either literal text (decoded, with the file offset of every character,
+escapes included) or an interpolation (its source text as written, where it starts, and
+the :class:`~analyzer.detection.names.Verdict` its language module gave it).
+
+:func:`volatile_values` finds the volatile values of a template: the literal parts go through
+:func:`analyzer.detect.find_volatile` with every interpolation standing in as a neutral slot
+(so "Current date: ${EXPR}" is judged by its label, and "Today is {x}" is still a
+today-phrase), and each interpolation is reported at its own place when its name or call
+makes it volatile, or when the slot standing in for it was judged volatile by its label.
+This module parses no code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analyzer.detect import Volatile, find_volatile
+from analyzer.detection.names import Verdict
+
+
+@dataclass
+class Piece:
+    text: str
+    offsets: list[int] | None = None  # literal: file offset of each character, then one past the last
+    start: int = 0  # interpolation: file offset of its first character
+    verdict: Verdict | None = None  # interpolation: why it is volatile, if it is
+
+    @property
+    def literal(self) -> bool:
+        return self.offsets is not None
+
+    def offset(self, i: int) -> int:
+        if self.offsets is not None:
+            return self.offsets[min(i, len(self.offsets) - 1)]
+        return self.start + i
+
+
+@dataclass
+class Template:
+    pieces: list[Piece] = field(default_factory=list)
+    name: str = ""  # what the code calls it: a variable, key, keyword or function name
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.pieces)
+
+    @property
+    def literal_text(self) -> str:
+        return "".join(p.text for p in self.pieces if p.literal)
+
+    @property
+    def interpolated(self) -> bool:
+        return any(not p.literal for p in self.pieces)
+
+    def file_offset(self, index: int) -> int:
+        """File offset of character ``index`` of :attr:`text` (its end maps past the last piece)."""
+        at = 0
+        for p in self.pieces:
+            if index < at + len(p.text):
+                return p.offset(index - at)
+            at += len(p.text)
+        last = self.pieces[-1]
+        return last.offset(len(last.text)) if last.literal else last.start + len(last.text)
+
+    def file_end(self, index: int) -> int:
+        """File offset just past character ``index - 1`` of :attr:`text` (where a value ending there ends)."""
+        return self.file_offset(index - 1) + 1 if index > 0 else self.file_offset(0)
+
+
+def _slot(n: int) -> str:
+    """A neutral stand-in of the same length: a template slot with no volatile name."""
+    return "{" + "_" * (n - 2) + "}" if n >= 2 else "_" * n
+
+
+def volatile_values(t: Template) -> list[Volatile]:
+    text = t.text
+    filled, slots, at = [], [], 0
+    for p in t.pieces:
+        if p.literal:
+            filled.append(p.text)
+        else:
+            filled.append(_slot(len(p.text)))
+            slots.append((at, at + len(p.text), p))
+        at += len(p.text)
+    context = "description" if "description" in t.name.lower() else "prompt"
+    found = find_volatile("".join(filled), context=context)
+    by_span = {(v.start, v.end): v for v in found if v.kind == "placeholder"}
+    out = []
+    for a, b, p in slots:
+        if p.verdict is not None:
+            out.append(Volatile("placeholder", a, b, p.text, p.verdict.severity, p.verdict.reason))
+        elif (a, b) in by_span:
+            v = by_span[(a, b)]
+            out.append(Volatile("placeholder", a, b, p.text, "high", v.reason))
+    for v in found:
+        if not any(a < v.end and v.start < b for a, b, _ in slots):
+            out.append(Volatile(v.kind, v.start, v.end, text[v.start:v.end], v.severity, v.reason))
+    return sorted(out, key=lambda v: v.start)

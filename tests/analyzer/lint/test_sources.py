@@ -1,0 +1,134 @@
+"""analyzer.lint.sources: prompts where they live in code (Python with ``ast``, JS/TS with
+tree-sitter), each volatile interpolation reported at its own line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.lint.engine import run
+from analyzer.lint.inputs import load
+from analyzer.lint.sources import javascript, python
+from analyzer.lint.sources.pieces import volatile_values
+
+CODES = {f"PG00{i}" for i in range(1, 9)}
+
+
+def found(templates) -> list[tuple[str, str]]:
+    return [(v.value, v.reason) for t in templates for v in volatile_values(t) if v.kind != "today-phrase"]
+
+
+def lint_file(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    loaded = load([str(path)])
+    return run(loaded, CODES), loaded.errors
+
+
+def test_python_fstring_format_percent_and_concatenation():
+    src = '''
+import time, uuid
+from datetime import datetime, date
+
+SYSTEM_PROMPT = f"""You are Jarvis. The current time and date is {time.strftime('%c')}.
+Greet {user.name} and keep answers short."""
+stamp = datetime.now().isoformat()
+HEADER = f"You are the planner agent. Session started at {stamp}; turn {turn_count}."
+LEGACY = "Hello %s, you are using the legacy assistant. The time is %s now." % (name, datetime.now())
+FORMATTED = "You plan research tasks for the team. Today is {}; goal: {goal}.".format(date.today(), goal=goal)
+JOINED = "You are the shop assistant for our lamps. Session " + str(uuid.uuid4()) + ". Be brief and polite."
+'''
+    got = found(python.templates(src))
+    assert got == [
+        ("{time.strftime('%c')}", "calls `time.strftime()`"),
+        ("{stamp}", "`stamp` holds a value that calls `datetime.now()`"),
+        ("{turn_count}", "named `turn_count`: per-request or per-session state"),
+        ("%s", "calls `datetime.now()`"),
+        ("{}", "calls `date.today()`"),
+        ("str(uuid.uuid4())", "calls `uuid.uuid4()`"),
+    ]
+
+
+def test_python_strings_that_are_no_prompt_are_skipped():
+    src = '''"""Module docstring: Current date: 2024-01-01, session 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a0b."""
+import logging, re
+from datetime import datetime
+log = logging.getLogger(__name__)
+DATE_FORMAT = "%Y-%m-%d %H:%M"
+TEST_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+QUERY = "SELECT id FROM events WHERE created_at > '2024-01-01 00:00:00' ORDER BY id"
+ISO = re.compile(r"\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}")
+
+def run(task):
+    """Run it. Current time: 14:05 in the examples."""
+    log.info(f"task {task} started at {datetime.now():%H:%M:%S}")
+    print(f"[{datetime.now().isoformat()}] running {task} for the user in the session")
+    raise RuntimeError(f"deadline passed at {datetime.now()} for the task you asked about")
+'''
+    assert python.templates(src) == []
+
+
+def test_js_template_literals_concatenation_and_declared_values():
+    src = '''
+const getCurrentTime = () => new Date().toLocaleString();
+export const systemPrompt = () => {
+  const now = new Date().toISOString();
+  return `You are an expert researcher. Today is ${now}. Cite every source you use.`;
+};
+export const troll = `You are a helpful assistant. Current time: ${getCurrentTime}. Be polite.`;
+export function planner(goal, EXPR) {
+  return `You break research goals into steps. Current date: ${EXPR}. Goal: ${goal}`;
+}
+let systemText = "You are a friendly shop assistant. ";
+systemText += "Session " + crypto.randomUUID() + ". Recommend at most three lamps.";
+console.log(`[${Date.now()}] step at ${new Date().toISOString()}`);
+const q = sql`SELECT * FROM t WHERE created > ${new Date()}`;
+'''
+    got = found(javascript.templates(src, ".ts"))
+    assert got == [
+        ("${now}", "named `now`: a clock reading"),
+        ("${getCurrentTime}", "named `getCurrentTime`: a clock reading"),
+        ("${EXPR}", "follows `Current date`"),
+        ("crypto.randomUUID()", "calls `crypto.randomUUID()`"),
+    ]
+
+
+@pytest.mark.parametrize("suffix", [".js", ".jsx", ".ts", ".tsx", ".mjs"])
+def test_every_js_dialect_parses(suffix):
+    src = 'const system = `You are a travel assistant for our users. The current date is ${new Date().toDateString()}.`;\n'
+    assert found(javascript.templates(src, suffix)) == [("${new Date().toDateString()}", "calls `new Date()`")]
+
+
+def test_findings_point_at_the_interpolation_in_the_file(tmp_path):
+    text = ('# -*- coding: utf-8 -*-\nNAME = "Zoë"\nPROMPT = (\n    "Ünïcode prompt for the assistant. "\n'
+            '    f"Now: {datetime.now():%H:%M} and you help the user with the task."\n)\n')
+    findings, errors = lint_file(tmp_path, "p.py", text)
+    assert errors == []
+    (f,) = [f for f in findings if f.code == "PG004"]
+    line = text.splitlines()[f.line - 1]
+    assert (f.line, line[f.col - 1:f.end_col - 1]) == (5, "{datetime.now():%H:%M}")
+    assert f.message.endswith(" — calls `datetime.now()`")
+
+    ts = 'const greeting = (user) =>\n  `Welcome back, ${user.name}! Héllo — your cart has ${user.cartCount} items.`;\n'
+    findings, _ = lint_file(tmp_path, "w.ts", ts)
+    (f,) = findings
+    assert (f.line, ts.splitlines()[1][f.col - 1:f.end_col - 1]) == (2, "${user.cartCount}")
+
+    js = 'let s = "You are a shop assistant for lamps. Today is " + new Date().toDateString() + ". Be kind.";\n'
+    findings, _ = lint_file(tmp_path, "c.js", js)
+    f = next(f for f in findings if f.code == "PG004")
+    assert js[f.col - 1:f.end_col - 1] == "new Date().toDateString()"
+
+
+def test_a_python_file_that_does_not_parse_is_an_input_error(tmp_path):
+    findings, errors = lint_file(tmp_path, "broken.py", "PROMPT = f'You are {helpful'\n")
+    assert findings == [] and len(errors) == 1 and "broken.py:1" in str(errors[0]) and "not valid Python" in str(errors[0])
+
+
+def test_a_directory_scan_reads_source_files_but_never_fixes_them(tmp_path):
+    (tmp_path / "agent.py").write_text('PROMPT = f"You are the agent for the team. Now: {datetime.now()}."\n')
+    (tmp_path / "notes.md").write_text("Plain notes for the team.\n")
+    loaded = load([str(tmp_path)])
+    assert sorted(s.kind for s in loaded.files) == ["source", "text"]
+    from analyzer.lint.fix import fixed_text
+    src = next(s for s in loaded.files if s.kind == "source")
+    assert fixed_text(src, {"PG201", "PG202"}) is None
