@@ -27,6 +27,23 @@ rules (:mod:`analyzer.lint.rules`) and the money layer (:mod:`analyzer.diagnose`
 
   The longest matching model-name prefix wins, so dated snapshots and point releases
   (``claude-opus-5-5``) inherit their family's figure.
+- Gemini: implicit caching, automatic on Gemini 2.5 and newer models, no breakpoints;
+  ``cachedContentTokenCount`` (inside ``promptTokenCount``) says what was read from a
+  cache. Minimum prompt per model (Google AI for Developers, "Context caching", table of
+  2026-10-13, https://ai.google.dev/gemini-api/docs/caching): 2,048 tokens for Gemini 2.5
+  Flash and 2.5 Pro; 4,096 for Gemini 3.x (3.1 Pro, 3.5–3.8 Flash), Gemini 4 and every model
+  not listed. Google publishes neither the granularity of a hit nor how long an implicit
+  entry lives ("send requests with similar prefix in a short amount of time"): the rules
+  here count any length from the minimum (step 1) and keep a prefix 5 minutes, the shortest
+  TTL any other provider documents. Explicit ``cachedContents`` default to 1 hour.
+- DeepSeek: context caching on disk, automatic for every request; a later request hits a
+  persisted prefix unit it matches in full (DeepSeek API docs, "Context Caching",
+  https://api-docs.deepseek.com/guides/kv_cache). Taken here as automatic from 64 tokens in
+  64-token units (the unit of the docs' earlier edition), kept an hour (the docs: unused
+  entries are cleared within "a few hours to a few days").
+
+A named upstream (``prefixgate serve --config``) says whose rules apply by one of
+:data:`RULES`; :func:`rules_for` takes that name where it takes a provider.
 
 Token counts are the byte-based estimate of :mod:`analyzer.tokens`. This module knows no
 prices (see :mod:`analyzer.cost`), formats nothing and keeps no state.
@@ -60,6 +77,18 @@ ANTHROPIC_MIN_TOKENS: dict[str, int] = {
 }
 
 
+GEMINI = "gemini"
+DEEPSEEK = "deepseek"
+GEMINI_TTL_S = 300.0  # implicit caching: undocumented, see above
+GEMINI_EXPLICIT_TTL_S = 3600.0  # cachedContents without a ttl
+GEMINI_DEFAULT_MIN_TOKENS = 4096
+GEMINI_MIN_TOKENS: dict[str, int] = {"gemini-2.5-flash": 2048, "gemini-2.5-pro": 2048}
+DEEPSEEK_MIN_TOKENS = 64
+DEEPSEEK_STEP_TOKENS = 64
+DEEPSEEK_TTL_S = 3600.0
+RULES = ("openai", ANTHROPIC, GEMINI, DEEPSEEK)  # the names a named upstream's ``rules`` may take
+
+
 @dataclass(frozen=True)
 class CacheRules:
     """One provider's rules for one model."""
@@ -73,18 +102,40 @@ class CacheRules:
 
 
 OPENAI_RULES = CacheRules("openai", OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS, None, OPENAI_TTL_S, False)
+DEEPSEEK_RULES = CacheRules(DEEPSEEK, DEEPSEEK_MIN_TOKENS, DEEPSEEK_STEP_TOKENS, None, DEEPSEEK_TTL_S, False)
+
+
+def _longest_prefix(table: dict[str, int], model: str, default: int) -> int:
+    name = (model or "").lower().rsplit("/", 1)[-1]  # "models/gemini-2.5-flash", "vendor/claude-…"
+    best = max((p for p in table if name.startswith(p)), key=len, default="")
+    return table[best] if best else default
 
 
 def anthropic_min_tokens(model: str) -> int:
     """Anthropic's minimum cacheable prefix for ``model`` (``vendor/`` prefixes and case ignored)."""
+    return _longest_prefix(ANTHROPIC_MIN_TOKENS, model, ANTHROPIC_DEFAULT_MIN_TOKENS)
+
+
+def gemini_min_tokens(model: str) -> int:
+    """Gemini's minimum prompt for implicit caching (``models/`` prefixes and case ignored)."""
+    return _longest_prefix(GEMINI_MIN_TOKENS, model, GEMINI_DEFAULT_MIN_TOKENS)
+
+
+def gemini_implicit(model: str) -> bool:
+    """True for the models with implicit caching: Gemini 2.5 and newer (not 1.x or 2.0)."""
     name = (model or "").lower().rsplit("/", 1)[-1]
-    best = max((p for p in ANTHROPIC_MIN_TOKENS if name.startswith(p)), key=len, default="")
-    return ANTHROPIC_MIN_TOKENS[best] if best else ANTHROPIC_DEFAULT_MIN_TOKENS
+    return not name.startswith(("gemini-1", "gemini-2.0", "gemini-pro", "gemini-ultra"))
 
 
 def rules_for(provider: str, model: str) -> CacheRules:
+    """The rules of ``provider`` (a protocol, or a name in :data:`RULES`) for ``model``;
+    any other name gets OpenAI's (automatic caching is the common case)."""
     if provider == ANTHROPIC:
         return CacheRules(ANTHROPIC, anthropic_min_tokens(model), 1, ANTHROPIC_MAX_BREAKPOINTS, ANTHROPIC_TTL_S["5m"], True)
+    if provider == GEMINI:
+        return CacheRules(GEMINI, gemini_min_tokens(model), 1, None, GEMINI_TTL_S, False)
+    if provider == DEEPSEEK:
+        return DEEPSEEK_RULES
     return OPENAI_RULES
 
 
@@ -104,7 +155,7 @@ def cacheable_tokens(rules: CacheRules, prefix_bytes: int) -> int:
 def provider_ttl_s(provider: str, segments: Sequence[Segment]) -> float:
     """How long the provider keeps a prefix these segments cache (Anthropic: the longest breakpoint TTL)."""
     if provider != ANTHROPIC:
-        return OPENAI_TTL_S
+        return rules_for(provider, "").ttl_s
     ttls = [ANTHROPIC_TTL_S[s.cache_control] for s in segments if s.cache_control in ANTHROPIC_TTL_S]
     return max(ttls, default=ANTHROPIC_TTL_S["5m"])
 

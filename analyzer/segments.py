@@ -10,6 +10,12 @@ as canonical bytes:
 - OpenAI Chat Completions: each tool → the structured-output schema → each message.
 - OpenAI Responses: each tool → the ``text.format`` schema → instructions → each input item.
 - OpenAI Completions: the prompt.
+- Gemini ``generateContent`` / ``streamGenerateContent`` (and ``countTokens``): the
+  ``cachedContent`` reference (the name of an explicit cache, which the model reads first)
+  → each part of ``systemInstruction`` → each tool → each part of each content
+  (``cachedContent → systemInstruction → tools → contents``). The REST API takes camelCase
+  and snake_case field names alike; both are read, and each segment's path is the field
+  as the body spells it.
 
 Canonical bytes: compact JSON, key order kept where it reaches the prompt (tool schemas,
 content blocks), ``cache_control`` markers dropped (they do not change the cached bytes),
@@ -36,7 +42,9 @@ from analyzer.jsonpath import JsonPath, index_path, key_path
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
-HEAD_KINDS = frozenset({"tool", "schema", "system", "instructions"})
+GEMINI = "gemini"
+HEAD_KINDS = frozenset({"cached", "tool", "schema", "system", "instructions"})
+GEMINI_PROMPT_METHODS = (":generateContent", ":streamGenerateContent", ":countTokens")
 # Structural ids the API requires, images and data, signatures, markers: not prompt prose, and
 # they repeat unchanged across the turns of a conversation.
 SKIP_KEYS = frozenset({"id", "tool_call_id", "tool_use_id", "call_id", "signature", "encrypted_content", "data",
@@ -45,7 +53,7 @@ SKIP_KEYS = frozenset({"id", "tool_call_id", "tool_use_id", "call_id", "signatur
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    kind: str  # "tool", "schema", "system", "instructions", "message", "prompt"
+    kind: str  # "cached" (Gemini's cachedContent), "tool", "schema", "system", "instructions", "message", "prompt"
     path: str  # field path in the body, e.g. "messages[2].content[0]"
     data: bytes  # canonical bytes (what is hashed)
     cache_control: str | None = None  # "5m" / "1h" when a breakpoint ends this segment
@@ -232,6 +240,71 @@ def openai_completions_segments(body: dict[str, Any]) -> list[Segment]:
     return []
 
 
+# -- Gemini ------------------------------------------------------------------------------
+
+
+def _field(body: dict[str, Any], camel: str, snake: str) -> tuple[str, Any]:
+    """(the key as the body spells it, its value); camelCase wins when both are present."""
+    if camel in body:
+        return camel, body[camel]
+    if snake in body:
+        return snake, body[snake]
+    return camel, None
+
+
+def _parts(content: Any) -> tuple[str | None, list[Any]]:
+    """(the key holding the parts, the parts) of a Gemini ``Content``; a bare string is one text part."""
+    if isinstance(content, str):
+        return None, [{"text": content}]
+    if isinstance(content, dict):
+        parts = content.get("parts")
+        if isinstance(parts, list):
+            return "parts", parts
+        if isinstance(parts, (dict, str)):
+            return "parts", [parts if isinstance(parts, dict) else {"text": parts}]
+        return None, []
+    if isinstance(content, list):
+        return None, content
+    return None, []
+
+
+def gemini_segments(body: dict[str, Any]) -> list[Segment]:
+    out: list[Segment] = []
+    key, cached = _field(body, "cachedContent", "cached_content")
+    if isinstance(cached, str) and cached:
+        out.append(_seg("cached", key, cached))
+    key, system = _field(body, "systemInstruction", "system_instruction")
+    if system is not None:
+        inner, parts = _parts(system)
+        field = key_path(key, inner) if inner else key
+        for j, part in enumerate(parts):
+            path = field if isinstance(system, str) else index_path(field, j)
+            out.append(_seg("system", path, part, role="system"))
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        for i, tool in enumerate(tools):
+            out.append(_seg("tool", index_path("tools", i), tool))
+    contents = body.get("contents")
+    if isinstance(contents, (str, dict)):
+        contents = [contents]
+        single = True
+    else:
+        single = False
+    if isinstance(contents, list):
+        for i, content in enumerate(contents):
+            where = "contents" if single else index_path("contents", i)
+            role = content.get("role") if isinstance(content, dict) and isinstance(content.get("role"), str) else "user"
+            inner, parts = _parts(content)
+            if not parts and not isinstance(content, (dict, str)):
+                out.append(_seg("message", where, content, tag=f"{role}:0", role=role))
+                continue
+            field = key_path(where, inner) if inner else where
+            for j, part in enumerate(parts):
+                path = field if isinstance(content, str) else index_path(field, j)
+                out.append(_seg("message", path, part, tag=f"{role}:{j}", role=role))
+    return out
+
+
 def segments_for(provider: str, route: str, body: Any) -> list[Segment]:
     """Segments of ``body`` sent to ``route`` (a path such as ``/v1/chat/completions``).
 
@@ -242,6 +315,8 @@ def segments_for(provider: str, route: str, body: Any) -> list[Segment]:
     route = route.rstrip("/")
     if provider == ANTHROPIC:
         return anthropic_segments(body) if route.endswith("/messages") or route.endswith("/count_tokens") else []
+    if provider == GEMINI:
+        return gemini_segments(body) if route.endswith(GEMINI_PROMPT_METHODS) else []
     if route.endswith("/chat/completions"):
         return openai_chat_segments(body)
     if route.endswith("/responses"):
@@ -255,6 +330,9 @@ def guess_shape(body: Any) -> tuple[str, str] | None:
     """(provider, route) for a bare body in a log, or None when it is no known request."""
     if not isinstance(body, dict):
         return None
+    if "contents" in body and "messages" not in body:
+        model = body.get("model") if isinstance(body.get("model"), str) else "model"
+        return GEMINI, f"/v1beta/models/{model.rsplit('/', 1)[-1]}:generateContent"
     if "messages" in body:
         if "system" in body or "max_tokens" in body and "anthropic_version" in body or _has_anthropic_blocks(body):
             return ANTHROPIC, "/v1/messages"

@@ -159,9 +159,11 @@ def from_anthropic(u: Mapping[str, Any]) -> Usage:
 
 
 def from_gemini(u: Mapping[str, Any]) -> Usage:
-    """Gemini ``usageMetadata``: ``promptTokenCount`` includes ``cachedContentTokenCount``."""
+    """Gemini ``usageMetadata``: ``promptTokenCount`` includes ``cachedContentTokenCount``
+    (implicit and explicit cache reads alike); ``toolUsePromptTokenCount`` (what a tool such
+    as search fed back) is billed as input too, and ``thoughtsTokenCount`` as output."""
     n = _Reader()
-    prompt = n(u, "promptTokenCount")
+    prompt = n(u, "promptTokenCount") + n(u, "toolUsePromptTokenCount")
     cached = n(u, "cachedContentTokenCount")
     output = n(u, "candidatesTokenCount") + n(u, "thoughtsTokenCount")
     return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=output)

@@ -1,4 +1,4 @@
-"""Wire shapes that three servers write: OpenAI and Anthropic error bodies, and the
+"""Wire shapes that three servers write: OpenAI, Anthropic and Gemini error bodies, and the
 server-sent-event frames of a stream.
 
 Written once for the proxy (its own 4xx/5xx, :mod:`proxy.errors`), the upstream emulator
@@ -9,6 +9,8 @@ Written once for the proxy (its own 4xx/5xx, :mod:`proxy.errors`), the upstream 
   always present (``null`` when unset), as OpenAI sends them.
 - Anthropic error: ``{"type": "error", "error": {"type", "message"}}``, plus ``request_id``
   when given.
+- Gemini error (Google's): ``{"error": {"code", "message", "status"}}``, ``status`` the
+  canonical gRPC code name for the HTTP status (``NOT_FOUND``, ``RESOURCE_EXHAUSTED``, …).
 - SSE: ``data: <json>\\n\\n``, ``event: <name>\\ndata: <json>\\n\\n``, and OpenAI's end of
   stream ``data: [DONE]\\n\\n``.
 
@@ -56,3 +58,14 @@ def anthropic_error(type: str, message: str, *, request_id: str | None = None) -
     if request_id:
         body["request_id"] = request_id
     return body
+
+
+GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                 409: "ABORTED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED",
+                 500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+
+def gemini_error(status: int, message: str) -> dict[str, Any]:
+    """Google's error body for HTTP ``status``."""
+    name = GEMINI_STATUS.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+    return {"error": {"code": status, "message": message, "status": name}}

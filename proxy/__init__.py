@@ -1,4 +1,5 @@
-"""The prefixgate proxy: a drop-in base URL for the OpenAI and Anthropic APIs.
+"""The prefixgate proxy: a drop-in base URL for the OpenAI, Anthropic and Gemini APIs, and
+for any number of named upstreams speaking one of them.
 
 Sees every request, tracks its repeated prefix, forwards it byte for byte through its own
 upstream pool, and reports usage, hits and money. Starlette + uvicorn; no
@@ -10,14 +11,15 @@ The request path, at the top of the package:
 - :mod:`.app` — ``create_app(config)``: the routes and the lifespan; :mod:`.gate` — the one
   :class:`~proxy.gate.Gate` that holds what every request shares (router, tenants, store,
   recorder, money, upstream pool).
-- :mod:`.handler` — one ``/v1/*`` request: :mod:`.routing` (the upstream, only configured
-  bases, and the endpoint kind, resolved once) → :mod:`.tenant` → body → :mod:`.analysis`
+- :mod:`.handler` — one proxied request (``/v1/*``, ``/v1beta/*``, ``/NAME/*``):
+  :mod:`.routing` (the upstream, only configured bases, and the endpoint kind, resolved once) → :mod:`.tenant` → body → :mod:`.analysis`
   → rewrite → store → early miss diagnosis, all gathered in one
   :class:`~proxy.exchange.Exchange` that carries the request to its record.
 - :mod:`.relay` — sends the exchange upstream and streams the answer back, with
   :mod:`.usage_tap` reading usage from a copy and :mod:`.headers` deciding which headers
   cross; :mod:`.errors` and :mod:`.sse` are the shapes it writes and parses.
-- :mod:`.access` (the admin token), :mod:`.config`, :mod:`.private` (state-dir modes),
+- :mod:`.access` (the admin token), :mod:`.config` (and :mod:`.config_file`, the named
+  upstreams of ``serve --config``), :mod:`.private` (state-dir modes),
   :mod:`.cli` and :mod:`.demo` (console commands).
 
 Subpackages, one concern each: :mod:`.transport` (the keep-alive HTTP/1.1 pool, llhttp

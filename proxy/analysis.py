@@ -1,9 +1,11 @@
 """What the proxy learns from a request body before forwarding it.
 
 :func:`analyse` parses the body sent to a routed :class:`~proxy.routing.Target` (JSON
-object, else "unanalysed"), reads ``model`` and ``stream``, cuts it into segments
-(:mod:`analyzer.segments`) and hashes the chain (:mod:`analyzer.prefix`, rooted at
-provider + model). :func:`needs_stream_usage` says whether the proxy must ask an OpenAI
+object, else "unanalysed"), reads ``model`` and ``stream`` (Gemini names both in the path:
+the target's ``model`` and its endpoint's ``stream`` win), cuts it into segments
+(:mod:`analyzer.segments`, in the protocol's cache order) and hashes the chain
+(:mod:`analyzer.prefix`, rooted at upstream name + model: the defaults are named after
+their protocol, and two upstreams never share a provider cache, so never a chain). :func:`needs_stream_usage` says whether the proxy must ask an OpenAI
 stream for its usage chunk, :func:`with_stream_usage` returns the body that asks.
 
 Never raises on a body: anything that does not parse is forwarded as it came. What the
@@ -48,11 +50,10 @@ def analyse(target: Target, raw: bytes) -> Analysis:
         return Analysis(analysed=False)
     if not isinstance(body, dict):
         return Analysis(analysed=False)
-    model = body.get("model") if isinstance(body.get("model"), str) else None
-    stream = body.get("stream") is True
-    provider = target.provider
-    segments = segments_for(provider, target.route.rstrip("/"), body)
-    hashed = chain(segments, root_hash(provider, model or "")) if segments else None
+    model = target.model or (body.get("model") if isinstance(body.get("model"), str) else None)
+    stream = target.endpoint.stream or body.get("stream") is True
+    segments = segments_for(target.provider, target.route.rstrip("/"), body)
+    hashed = chain(segments, root_hash(target.upstream, model or "")) if segments else None
     return Analysis(True, body, model, stream, segments, hashed, target.endpoint.caches and bool(segments))
 
 

@@ -1,6 +1,8 @@
 """The proxy as a Starlette app: ``create_app(config) -> Starlette``.
 
-Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`);
+Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`), and so is every
+path outside ``/prefixgate/`` (``/v1beta/...`` for Gemini, ``/NAME/...`` for a named
+upstream; the router answers 404 for the rest, naming the prefixes it serves);
 ``GET /prefixgate/stats`` (JSON totals, per provider and per model),
 ``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 when the store's
 breaker is open or the ledger is in trouble: its writer thread not running, or a write failure
@@ -60,15 +62,17 @@ def _printable(text: str | None) -> str | None:
 
 
 class AccessLogSink:
-    """One INFO line per request: id, provider, route, model, status, timing, prefix.
-    Never the query string, headers or body (they can hold keys)."""
+    """One INFO line per request: id, provider (and the upstream's name when it is not the
+    provider's), route, model, status, timing, prefix. Never the query string (Gemini's
+    ``?key=``), headers or body (they can hold keys)."""
 
     def handle(self, r: RequestRecord) -> None:
         if log.isEnabledFor(logging.INFO):
             log.info(
-                "%s %s %s %s model=%s status=%d %.1fms prefix=%s/%d%s",
+                "%s %s %s %s model=%s status=%d %.1fms prefix=%s/%d%s%s",
                 r.request_id, r.provider, r.method, r.route, _printable(r.model), r.status, r.latency_s * 1000,
-                "unknown" if r.prefix_segments is None else r.prefix_segments, r.total_segments, f" error={r.error}" if r.error else "",
+                "unknown" if r.prefix_segments is None else r.prefix_segments, r.total_segments,
+                f" upstream={r.upstream}" if r.upstream and r.upstream != r.provider else "", f" error={r.error}" if r.error else "",
             )
 
     async def aclose(self) -> None:
@@ -104,6 +108,14 @@ async def health_endpoint(request: Request) -> Response:
     return _json(body, 200 if body["status"] == "ok" else 503)
 
 
+async def handle_other(request: Request) -> Response:
+    """Every path no route above took: proxied (the router decides), except the proxy's own
+    ``/prefixgate/`` namespace in any spelling, which stays a plain 404 and is never recorded."""
+    if request.scope["path"].lower().startswith("/prefixgate"):
+        return Response("Not Found", status_code=404, media_type="text/plain")
+    return await handle(request)
+
+
 def create_app(
     config: ProxyConfig,
     *,
@@ -116,7 +128,7 @@ def create_app(
     money = MoneyLayer.build(config)  # PriceFileError / LedgerError here, before serving
     gate = Gate(
         config=config,
-        router=Router(config.openai_base, config.anthropic_base),
+        router=Router.for_config(config),
         tenants=TenantHasher.for_state_dir(config.state_dir),
         store=guarded(store if store is not None else open_store(config), config.store_timeout),
         recorder=Recorder([stats, AccessLogSink(), *money.sinks], money.enrichers),
@@ -138,6 +150,7 @@ def create_app(
         Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
         Route("/prefixgate/health", health_endpoint, methods=["GET"]),
         *money.routes(),
+        Route("/{path:path}", handle_other, methods=ALL_METHODS),  # last: /v1beta/, /NAME/..., and the 404 naming the prefixes
     ]
     middleware = [Middleware(AdminAccess, token=config.admin_token)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)

@@ -1,7 +1,13 @@
 """The proxy's configuration, checked once at start.
 
-One frozen dataclass, built by ``prefixgate serve`` from its flags (and by tests
-directly). Nothing here reads the network or opens files except :func:`default_state_dir`,
+One frozen dataclass, :class:`ProxyConfig`, built by ``prefixgate serve`` from its flags and
+its config file (:mod:`proxy.config_file`), and by tests directly; and one per upstream,
+:class:`UpstreamSpec`. The upstreams are the three defaults, named after their protocol
+(``openai`` from ``--openai-base``, ``anthropic`` from ``--anthropic-base``, ``gemini`` from
+``--gemini-base``; served at the root: ``/v1/...``, ``/v1beta/...``) and the named ones of
+the config file, each served under ``/NAME/...``; a named one called like a default
+replaces it. :attr:`ProxyConfig.all_upstreams` is that list, the only hosts the proxy ever
+contacts. Nothing here reads the network or opens files except :func:`default_state_dir`,
 which only computes a path.
 """
 
@@ -9,13 +15,82 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from analyzer.cache_rules import RULES
 from analyzer.sizes import KIB, MIB
 
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com"
+GEMINI_DEFAULT_BASE = "https://generativelanguage.googleapis.com"
+PROTOCOLS = ("openai", "anthropic", "gemini")
+# Path segments the root routes use: no upstream may be named like them.
+RESERVED_NAMES = frozenset({"v1", "v1beta", "v1alpha", "prefixgate", "upload"})
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_base_url(value: str, what: str) -> str:
+    """``value`` without a trailing ``/``; ValueError unless it is an absolute http(s) URL
+    with a host and no credentials, query or fragment (a key there would be written to
+    the config and sent to every client's upstream)."""
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        raise ValueError(f"{what} must be an http(s) URL, got {value!r}")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  # raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"{what} is not a valid URL: {value!r}") from None
+    if not parts.hostname:
+        raise ValueError(f"{what} has no host: {value!r}")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ValueError(f"{what} must not carry credentials (the client's key passes through): {value!r}")
+    if parts.query or parts.fragment or "?" in value or "#" in value:
+        raise ValueError(f"{what} must not carry a query or fragment: {value!r}")
+    if any(seg in (".", "..") for seg in parts.path.split("/")):
+        raise ValueError(f"{what} must not hold '.' or '..' segments: {value!r}")
+    return value.rstrip("/")
+
+
+@dataclass(frozen=True)
+class UpstreamSpec:
+    """One upstream the proxy may contact.
+
+    ``name`` is also its path prefix (``/NAME/...``); ``protocol`` the wire format its
+    clients speak (``openai`` | ``anthropic`` | ``gemini``); ``base_url`` what you would give
+    that protocol's SDK as its base URL; ``rules`` whose caching rules and usage fields apply
+    (:data:`analyzer.cache_rules.RULES`; default: the protocol's); ``prices`` an optional
+    price-table key for the money layer. ``line`` is where a config file defined it (for
+    error messages only).
+    """
+
+    name: str
+    protocol: str
+    base_url: str
+    rules: str | None = None
+    prices: str | None = None
+    line: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"upstream name must be 1-64 of A-Z a-z 0-9 _ . - (it is the path prefix), got {self.name!r}")
+        if self.name.lower() in RESERVED_NAMES:
+            raise ValueError(f"upstream name {self.name!r} is reserved (the proxy's own /{self.name} routes)")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {self.protocol!r} for upstream {self.name!r} (expected openai, anthropic or gemini)")
+        object.__setattr__(self, "base_url", check_base_url(self.base_url, f"base_url of upstream {self.name!r}"))
+        rules = self.protocol if self.rules is None else self.rules
+        if rules not in RULES:
+            raise ValueError(f"unknown rules {rules!r} for upstream {self.name!r} (expected one of {', '.join(RULES)})")
+        object.__setattr__(self, "rules", rules)
+        if self.prices is not None and (not isinstance(self.prices, str) or not self.prices):
+            raise ValueError(f"prices of upstream {self.name!r} must be a non-empty string")
+
+    @property
+    def prefix(self) -> str:
+        return "/" + self.name
 
 
 def default_state_dir() -> Path:
@@ -42,6 +117,8 @@ def is_loopback(host: str) -> bool:
 class ProxyConfig:
     openai_base: str = OPENAI_DEFAULT_BASE
     anthropic_base: str = ANTHROPIC_DEFAULT_BASE
+    gemini_base: str = GEMINI_DEFAULT_BASE
+    upstreams: tuple[UpstreamSpec, ...] = ()  # named upstreams (the config file), served under /NAME/
     host: str = "127.0.0.1"
     port: int = 8080
     store: str = "memory"  # "memory" or a redis:// URL
@@ -69,11 +146,21 @@ class ProxyConfig:
             object.__setattr__(self, "rewrite", "safe" if self.rewrite else "off")
         if self.rewrite not in ("off", "safe", "aggressive"):
             raise ValueError(f"--rewrite must be off, safe or aggressive, got {self.rewrite!r}")
-        for name in ("openai_base", "anthropic_base"):
-            value = getattr(self, name)
-            if not value.startswith(("http://", "https://")):
-                raise ValueError(f"--{name.replace('_', '-')} must be an http(s) URL, got {value!r}")
-            object.__setattr__(self, name, value.rstrip("/"))
+        for name in ("openai_base", "anthropic_base", "gemini_base"):
+            object.__setattr__(self, name, check_base_url(getattr(self, name), f"--{name.replace('_', '-')}"))
+        object.__setattr__(self, "upstreams", tuple(self.upstreams))
+        seen: dict[str, UpstreamSpec] = {}
+        for spec in self.upstreams:
+            if not isinstance(spec, UpstreamSpec):
+                raise ValueError(f"upstreams must be UpstreamSpec, got {type(spec).__name__}")
+            other = seen.get(spec.name.lower())
+            if other is not None:
+                raise ValueError(f"duplicate upstream prefix {spec.prefix!r} (upstreams {other.name!r} and {spec.name!r})")
+            seen[spec.name.lower()] = spec
+            if spec.name.lower() in PROTOCOLS and spec.name not in PROTOCOLS:
+                raise ValueError(f"duplicate upstream prefix {spec.prefix!r}: the default {spec.name.lower()!r} upstream has it")
+            if spec.name in PROTOCOLS and spec.protocol != spec.name:
+                raise ValueError(f"upstream {spec.name!r} replaces the default one and must keep protocol {spec.name!r}")
         if not (self.store == "memory" or self.store.startswith(("redis://", "rediss://", "unix://"))):
             raise ValueError(f"--store must be 'memory' or a redis:// URL, got {self.store!r}")
         if self.max_body <= 0:
@@ -93,6 +180,17 @@ class ProxyConfig:
                 "/prefixgate/* shows cost and prefix data"
             )
         object.__setattr__(self, "state_dir", Path(self.state_dir))
+
+    @property
+    def all_upstreams(self) -> tuple[UpstreamSpec, ...]:
+        """The defaults (unless a named upstream replaces one), then the named ones."""
+        named = {spec.name for spec in self.upstreams}
+        defaults = tuple(
+            UpstreamSpec(protocol, protocol, base)
+            for protocol, base in (("openai", self.openai_base), ("anthropic", self.anthropic_base), ("gemini", self.gemini_base))
+            if protocol not in named
+        )
+        return defaults + self.upstreams
 
     @property
     def ledger_path(self) -> str:

@@ -2,7 +2,8 @@
 
 Clients use that provider's SDK, so a 413/502/504 made by the proxy must parse as that
 SDK's error: OpenAI ``{"error": {"message", "type", "code", "param"}}``, Anthropic
-``{"type": "error", "error": {"type", "message"}}`` (both built by :mod:`analyzer.wire`).
+``{"type": "error", "error": {"type", "message"}}``, Gemini
+``{"error": {"code", "message", "status"}}`` (all built by :mod:`analyzer.wire`).
 Every proxy-made error also carries ``x-prefixgate-error: <kind>`` so it is never
 mistaken for the upstream's.
 
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 import orjson
 from starlette.responses import Response
 
-from analyzer.wire import anthropic_error, openai_error
-from proxy.routing import ANTHROPIC
+from analyzer.wire import anthropic_error, gemini_error, openai_error
+from proxy.routing import ANTHROPIC, GEMINI
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,8 @@ def error_body(provider: str, error: ProxyError, message: str) -> bytes:
     message = f"prefixgate: {message}"
     if provider == ANTHROPIC:
         return orjson.dumps(anthropic_error(error.anthropic_type, message))
+    if provider == GEMINI:
+        return orjson.dumps(gemini_error(error.status, message))
     return orjson.dumps(openai_error(message, error.openai_type, code=error.kind, code_before_param=True))
 
 

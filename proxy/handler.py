@@ -1,14 +1,17 @@
-"""The ``/v1/*`` endpoint: one request from arrival to a :class:`~proxy.relay.Relay`.
+"""The proxied endpoints (``/v1/*``, ``/v1beta/*``, ``/NAME/*``): one request from arrival to a
+:class:`~proxy.relay.Relay`.
 
-Order of work: route (only the configured bases; the router also resolves the endpoint
-kind, once) → tenant → one :class:`~proxy.exchange.Exchange` for the request → read the
+Order of work: route (only the configured upstreams; the router also resolves the endpoint
+kind, the upstream's name and rules, and Gemini's model, once) → tenant (the key from its
+header, or Gemini's ``?key=``) → one :class:`~proxy.exchange.Exchange` for the request → read the
 body (bounded by ``max_body``) → analyse → the rewrite (``--rewrite`` or the request's
 ``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`) → store look-up-and-record →
 early miss diagnosis → maybe ask an OpenAI stream for usage → a
 :class:`~proxy.relay.Relay` that sends the exchange upstream and relays the answer with
 the ``x-prefixgate-*`` headers. Every outcome (400, 404, 413, 499 and 503
 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay) ends in exactly one
-:class:`~proxy.accounting.records.RequestRecord`, handed to the recorder with its
+:class:`~proxy.accounting.records.RequestRecord` (but a path whose first segment names no
+prefix the proxy serves: a 404 in OpenAI's shape naming the prefixes, and no record), handed to the recorder with its
 exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
 goes on as if it were off, and the failure is logged. A Redis store costs a request at
 most its deadline (:mod:`proxy.store.guard`), and nothing while its breaker is open
@@ -42,7 +45,7 @@ from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_us
 from proxy.exchange import Exchange
 from proxy.headers import request_headers
 from proxy.relay import Relay
-from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Target, is_anthropic
+from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Target, error_provider
 
 if TYPE_CHECKING:
     from proxy.gate import Gate
@@ -91,17 +94,22 @@ async def handle(request: Request) -> Response:
     extra = {"x-prefixgate-request-id": request_id, "x-prefixgate-prefix-segments": "0", "x-prefixgate-prefix-bytes": "0"}
     raw_path = scope.get("raw_path") or scope["path"].encode()
     raw_path = raw_path.split(b"?", 1)[0]
-    tenant = gate.tenants.tenant_of(raw_headers)
+    query = scope.get("query_string", b"")
+    tenant = gate.tenants.tenant_of(raw_headers, query)
     try:
-        target = gate.router.resolve(raw_path, scope.get("query_string", b""), request.headers)
+        target = gate.router.resolve(raw_path, query, request.headers)
     except BadPath as exc:
-        provider = ANTHROPIC if is_anthropic(scope["path"], request.headers) else OPENAI
+        if exc.unknown_prefix:  # no upstream's path at all (a browser's /favicon.ico): answered, never recorded
+            return errors.error_response(OPENAI, errors.NOT_FOUND, str(exc), extra)
+        provider = exc.provider or error_provider(scope["path"], request.headers)
         route = raw_path[:200].decode("latin-1").encode("unicode_escape").decode("ascii")  # as sent, never a decoded "\n"
         record = RequestRecord(request_id, time.time(), tenant, provider, route, method=request.method)
+        record.upstream = exc.upstream
         error = errors.NOT_FOUND if exc.status == 404 else errors.BAD_PATH
         return _fail(gate, Exchange(record, started, extra), error, str(exc))
 
     record = RequestRecord(request_id, time.time(), tenant, target.provider, target.route, method=request.method)
+    record.upstream = target.upstream
     exchange = Exchange(record, started, extra, target)
     try:
         return await _prepare(request, gate, exchange)
@@ -136,7 +144,9 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     mode = _rewrite_mode(request, gate)
     if mode is None:
         return _fail(gate, exchange, errors.BAD_REWRITE_MODE, f"x-prefixgate-rewrite must be one of {', '.join(MODES)}")
-    api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" else None
+    # Rewrites speak OpenAI's and Anthropic's own fields (prompt_cache_key, cache_control): only
+    # where those rules apply; a look-alike (DeepSeek, Gemini) gets its body as sent.
+    api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" and target.rules == target.provider else None
     applied: list[str] = []
     if mode != OFF and api is not None and not analysis.analysed and raw.strip():
         applied = [SKIPPED_SHAPE]  # not a JSON object: forwarded untouched, and counted
@@ -177,7 +187,7 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     extra["x-prefixgate-prefix-bytes"] = UNKNOWN if record.prefix_bytes is None else str(record.prefix_bytes)
     if gate.money is not None and analysis.caches:
         try:
-            exchange.early = gate.money.before(tenant, target.provider, analysis.model, analysis.segments)
+            exchange.early = gate.money.before(tenant, target.rules, analysis.model, analysis.segments)  # whose caching rules apply
         except Exception:  # diagnosis is advice too: the request and its record go on
             log.exception("miss diagnosis failed on request %s", request_id)
         early = exchange.early

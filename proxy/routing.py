@@ -1,25 +1,48 @@
 """Which upstream a request goes to, and the exact upstream URL.
 
+The upstreams are :attr:`proxy.config.ProxyConfig.all_upstreams`: the three defaults at the
+root and every upstream (defaults included) under ``/NAME/``. At the root:
+
 - Anthropic: ``/v1/messages`` and everything under it (``count_tokens``, batches), and any
   ``/v1/`` request that carries an ``anthropic-version`` or ``x-api-key`` header (so the
-  Anthropic SDK's ``/v1/models`` reaches Anthropic). URL: ``anthropic_base + path``.
+  Anthropic SDK's ``/v1/models`` reaches Anthropic). URL: ``base + path``.
+- Gemini: ``/v1beta/...``, ``/v1alpha/...`` and ``/upload/v1beta/...`` (the SDK's file
+  uploads), and a ``/v1/`` request that carries
+  ``x-goog-api-key`` or whose last segment names a Gemini method
+  (``/v1/models/gemini-2.5-flash:generateContent``: the ``google-genai`` SDK's default
+  version; OpenAI's ``GET /v1/models/{id}`` has no ``:method``). URL: ``base + path``.
 - OpenAI: every other ``/v1/`` path (chat/completions, responses, completions, embeddings,
-  models, files, …). URL: ``openai_base + path-without-/v1`` (the base already ends in
-  ``/v1``, as the OpenAI SDK's base URL does).
+  models, files, …). URL: ``base + path-without-/v1`` (the base already ends in ``/v1``,
+  as the OpenAI SDK's base URL does).
 
-Never an open proxy: the upstream URL is always one of the two configured bases with the
-request's path appended; scheme, host and port come from the base only, whatever the
-``Host`` header or an absolute request target says. Paths that could climb out of the
-base path (``.``/``..`` segments, empty segments, encoded ``/``, ``\\`` or ``.``, control
-characters) are refused with :class:`BadPath`. Percent-encoded unreserved characters
-(``%63hat`` for ``chat``, RFC 3986 §6.2.2.2) are decoded first, so an equivalent spelling
-of a path is routed, analysed and counted as that path. The query string is kept byte for
-byte.
+Under ``/NAME/`` (``REST`` below is the rest of the path):
+
+- ``openai``: ``/NAME/M/REST`` → ``base_url + /REST``, where ``M`` is the last segment of
+  the base URL's path (``v1`` for ``https://api.deepseek.com/v1``; ``openai`` for Azure's
+  ``https://RES.openai.azure.com/openai``, whose SDK puts ``/openai/deployments/...?api-version=``
+  there), ``v1`` when it has none. So a client's base URL is ``http://HOST:PORT/NAME/M``,
+  or for Azure's SDK ``azure_endpoint=http://HOST:PORT/NAME``.
+- ``anthropic``: ``/NAME/v1/REST`` → ``base_url + /v1/REST`` (client base ``http://HOST:PORT/NAME``).
+- ``gemini``: ``/NAME/{v1beta,v1,v1alpha}/REST`` and ``/NAME/upload/{…}/REST`` →
+  ``base_url +`` the same (client base ``http://HOST:PORT/NAME``).
+
+Any other first segment is a 404 that names the configured prefixes.
+
+Never an open proxy: the upstream URL is always one configured base with the request's
+path appended; scheme, host and port come from the base only, whatever the ``Host`` header
+or an absolute request target says, and the upstream prefix is matched as a whole segment
+after the checks below, so no spelling of one name reaches another's base. Paths that
+could climb out of the base path (``.``/``..`` segments, empty segments, encoded ``/``,
+``\\`` or ``.``, control characters) are refused with :class:`BadPath`. Percent-encoded
+unreserved characters (``%63hat`` for ``chat``, RFC 3986 §6.2.2.2) are decoded first, so an
+equivalent spelling of a path is routed, analysed and counted as that path. The query
+string is kept byte for byte.
 
 The router also says what kind of endpoint the path is, once per request
 (:class:`Endpoint`, read by the analysis, the handler, the usage tap and the relay): its
 :class:`Kind` from the path's last segments (``/chat/completions``, ``/completions``,
-``/responses``, ``/messages``, ``/embeddings``, else ``other``; a trailing ``/`` ignored),
+``/responses``, ``/messages``, ``/embeddings``; Gemini's ``:generateContent``,
+``:streamGenerateContent``, ``:embedContent``; else ``other``; a trailing ``/`` ignored),
 whether a ``POST`` there is billed (its response's usage counted), whether the provider
 caches prompt prefixes there, the shape of its usage block, and whether an OpenAI stream
 there carries usage only when asked. Every other module reads these facts from the
@@ -33,17 +56,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import httpx
 
+from proxy.config import GEMINI_DEFAULT_BASE, UpstreamSpec
+
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
+GEMINI = "gemini"
+PROVIDERS = (OPENAI, ANTHROPIC, GEMINI)
 
 # Segments or encodings that could change which path on the upstream is reached.
 _UNSAFE = re.compile(rb"%2[ef]|%5c|%00|\\|[\x00-\x20\x7f]", re.IGNORECASE)
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~")
+_GEMINI_VERSIONS = (b"/v1beta/", b"/v1/", b"/v1alpha/")
 
 
 def _decode_unreserved(match: re.Match[bytes]) -> bytes:
@@ -52,11 +80,18 @@ def _decode_unreserved(match: re.Match[bytes]) -> bytes:
 
 
 class BadPath(ValueError):
-    """The path is not one the proxy forwards (404) or could escape the base (400)."""
+    """The path is not one the proxy forwards (404) or could escape the base (400).
 
-    def __init__(self, status: int, message: str) -> None:
+    ``provider`` is the protocol whose error shape the client gets (None: guess from the
+    request, see :func:`error_provider`); ``upstream`` the upstream's name when the path
+    named one; ``unknown_prefix`` when its first segment is no prefix the proxy serves."""
+
+    def __init__(self, status: int, message: str, provider: str | None = None, upstream: str | None = None, *, unknown_prefix: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.provider = provider
+        self.upstream = upstream
+        self.unknown_prefix = unknown_prefix  # the first segment names nothing the proxy serves (/favicon.ico): not a proxied request
 
 
 class Kind(Enum):
@@ -66,7 +101,9 @@ class Kind(Enum):
     COMPLETIONS = "completions"  # .../completions (legacy text completions)
     RESPONSES = "responses"  # .../responses
     MESSAGES = "messages"  # .../messages
-    EMBEDDINGS = "embeddings"  # .../embeddings
+    EMBEDDINGS = "embeddings"  # .../embeddings, Gemini's :embedContent / :batchEmbedContents
+    GENERATE = "generate"  # Gemini's .../models/{model}:generateContent
+    STREAM_GENERATE = "stream_generate"  # Gemini's .../models/{model}:streamGenerateContent
     OTHER = "other"  # models, files, batches, count_tokens, retrievals, …
 
 
@@ -77,7 +114,15 @@ _SUFFIXES = (
     ("/messages", Kind.MESSAGES),
     ("/embeddings", Kind.EMBEDDINGS),
 )
-_CACHING = frozenset({Kind.CHAT, Kind.COMPLETIONS, Kind.RESPONSES, Kind.MESSAGES})
+GEMINI_METHODS = {
+    "generateContent": Kind.GENERATE,
+    "streamGenerateContent": Kind.STREAM_GENERATE,
+    "embedContent": Kind.EMBEDDINGS,
+    "batchEmbedContents": Kind.EMBEDDINGS,
+    "countTokens": Kind.OTHER,
+    "batchGenerateContent": Kind.OTHER,  # a batch job: billed later, not in this response
+}
+_CACHING = frozenset({Kind.CHAT, Kind.COMPLETIONS, Kind.RESPONSES, Kind.MESSAGES, Kind.GENERATE, Kind.STREAM_GENERATE})
 _ASKS_STREAM_USAGE = frozenset({Kind.CHAT, Kind.COMPLETIONS})
 
 
@@ -89,23 +134,32 @@ class Endpoint:
     ``"chat"`` (OpenAI chat and completions: a final ``choices: []`` chunk, only with
     ``stream_options.include_usage``), ``"responses"`` (the ``response.completed`` event's
     ``response.usage``), ``"anthropic"`` (split between ``message_start`` and
-    ``message_delta``). ``ask_stream_usage``: the proxy must ask for that final chunk
-    itself when the client did not.
+    ``message_delta``), ``"gemini"`` (``usageMetadata`` on the response, or on the last
+    chunk that has one). ``ask_stream_usage``: the proxy must ask for that final chunk
+    itself when the client did not. ``stream``: the route itself streams (Gemini's
+    ``:streamGenerateContent``; elsewhere the body's ``stream`` says so).
     """
 
     kind: Kind
     billable: bool  # a POST here generates (billed once): its response's usage is counted
     caches: bool  # the provider caches prompt prefixes here (the chain goes to the store)
-    usage: str  # "anthropic" | "responses" | "chat"
+    usage: str  # "anthropic" | "responses" | "chat" | "gemini"
     ask_stream_usage: bool
+    stream: bool = False
 
 
 def _endpoint(provider: str, kind: Kind) -> Endpoint:
-    usage = "anthropic" if provider == ANTHROPIC else "responses" if kind is Kind.RESPONSES else "chat"
-    return Endpoint(kind, kind is not Kind.OTHER, kind in _CACHING, usage, provider == OPENAI and kind in _ASKS_STREAM_USAGE)
+    if provider == ANTHROPIC:
+        usage = "anthropic"
+    elif provider == GEMINI:
+        usage = "gemini"
+    else:
+        usage = "responses" if kind is Kind.RESPONSES else "chat"
+    return Endpoint(kind, kind is not Kind.OTHER, kind in _CACHING, usage, provider == OPENAI and kind in _ASKS_STREAM_USAGE,
+                    kind is Kind.STREAM_GENERATE)
 
 
-_ENDPOINTS = {(provider, kind): _endpoint(provider, kind) for provider in (OPENAI, ANTHROPIC) for kind in Kind}
+_ENDPOINTS = {(provider, kind): _endpoint(provider, kind) for provider in PROVIDERS for kind in Kind}
 
 
 def _kind_of(route: str) -> Kind:
@@ -116,17 +170,37 @@ def _kind_of(route: str) -> Kind:
     return Kind.OTHER
 
 
+def gemini_method(route: str) -> tuple[str | None, Kind | None]:
+    """(model, kind) of a Gemini ``.../models/{model}:{method}`` route; (None, None) when the
+    last segment names no Gemini method."""
+    last = route.rstrip("/").rpartition("/")[2]
+    model, colon, method = last.rpartition(":")
+    kind = GEMINI_METHODS.get(method) if colon else None
+    return (model or None, kind) if kind is not None else (None, None)
+
+
 def endpoint_for(provider: str, route: str) -> Endpoint:
     """The :class:`Endpoint` of ``route`` at ``provider`` (shared, never allocated)."""
+    if provider == GEMINI:
+        return _ENDPOINTS[provider, gemini_method(route)[1] or Kind.OTHER]
     return _ENDPOINTS[provider, _kind_of(route)]
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    provider: str  # "openai" | "anthropic"
-    route: str  # the client's path without the query, e.g. "/v1/chat/completions"
+    provider: str  # the protocol: "openai" | "anthropic" | "gemini"
+    route: str  # the client's path without the query, e.g. "/v1/chat/completions", "/deepseek/v1/chat/completions"
     url: httpx.URL  # the upstream URL, query included
     endpoint: Endpoint  # what the route is: read by everyone instead of the path
+    upstream: str = ""  # the upstream's name (its path prefix); "" → the provider's
+    rules: str = ""  # whose caching rules apply (analyzer.cache_rules.RULES); "" → the provider's
+    model: str | None = None  # the model the path names (Gemini), else None: the body says
+
+    def __post_init__(self) -> None:
+        if not self.upstream:
+            object.__setattr__(self, "upstream", self.provider)
+        if not self.rules:
+            object.__setattr__(self, "rules", self.provider)
 
 
 def _check_path(raw_path: bytes) -> bytes:
@@ -135,8 +209,8 @@ def _check_path(raw_path: bytes) -> bytes:
         raise BadPath(400, "path contains encoded separators, dots or control characters")
     if b"%" in raw_path:
         raw_path = _ESCAPE.sub(_decode_unreserved, raw_path)
-    if not raw_path.startswith(b"/v1/") or len(raw_path) <= 4:
-        raise BadPath(404, "prefixgate forwards /v1/... paths only")
+    if not raw_path.startswith(b"/") or len(raw_path) < 2:
+        raise BadPath(404, "")  # the router fills in the configured prefixes
     segments = raw_path.split(b"/")[1:]
     if any(seg in (b"", b".", b"..") for seg in segments[:-1]) or segments[-1] in (b".", b".."):
         raise BadPath(400, "path contains empty, '.' or '..' segments")
@@ -153,30 +227,139 @@ def is_anthropic(route: str, headers: Mapping[str, str]) -> bool:
     return "anthropic-version" in headers or "x-api-key" in headers
 
 
+def _is_gemini_root(route: str, headers: Mapping[str, str]) -> bool:
+    """A root ``/v1/`` request meant for Gemini: its key header, or a ``:method`` path."""
+    if ":" in route and (route.startswith("/v1/models/") or route.startswith("/v1/tunedModels/")) and gemini_method(route)[1] is not None:
+        return True
+    return "x-goog-api-key" in headers
+
+
+def error_provider(path: str, headers: Mapping[str, str]) -> str:
+    """The protocol whose error shape suits a request the router refused before it knew the upstream."""
+    if path.startswith(("/v1beta/", "/v1alpha/")) or _is_gemini_root(path, headers):
+        return GEMINI
+    return ANTHROPIC if is_anthropic(path, headers) else OPENAI
+
+
+@dataclass(frozen=True, slots=True)
+class _Upstream:
+    """An upstream as the router uses it: parsed once."""
+
+    name: str
+    protocol: str
+    rules: str
+    base: httpx.URL
+    base_path: bytes  # the base URL's path, no trailing "/"
+    marker: bytes  # openai: the segment after /NAME/ that stands for base_path ("v1", "openai", …)
+    usage: str  # what a client's base URL under /NAME looks like (for 404 messages)
+
+
+def _upstream(spec: UpstreamSpec) -> _Upstream:
+    base = httpx.URL(spec.base_url)
+    if base.scheme not in ("http", "https") or not base.host:
+        raise ValueError(f"{spec.name} base must be an absolute http(s) URL, got {base}")
+    base_path = base.raw_path.split(b"?", 1)[0].rstrip(b"/")
+    marker = base_path.rpartition(b"/")[2] or b"v1"
+    if spec.protocol == OPENAI:
+        usage = f"/{spec.name}/{marker.decode('ascii')}/..."
+    elif spec.protocol == ANTHROPIC:
+        usage = f"/{spec.name}/v1/..."
+    else:
+        usage = f"/{spec.name}/v1beta/..."
+    return _Upstream(spec.name, spec.protocol, spec.rules or spec.protocol, base, base_path, marker, usage)
+
+
+def _printable(raw: bytes) -> str:
+    return raw[:64].decode("latin-1").encode("unicode_escape").decode("ascii")
+
+
 class Router:
-    """Resolves ``(raw_path, query, headers)`` to a :class:`Target` on a configured base."""
+    """Resolves ``(raw_path, query, headers)`` to a :class:`Target` on a configured base.
+
+    ``Router(openai_base, anthropic_base)`` keeps the two-base form; ``gemini_base`` adds
+    the third default and ``named`` the config file's upstreams (:class:`~proxy.config.UpstreamSpec`;
+    one named like a default replaces it). :meth:`for_config` builds it from a
+    :class:`~proxy.config.ProxyConfig`.
+    """
 
     MAX_CACHED_URLS = 4096
 
-    def __init__(self, openai_base: str, anthropic_base: str) -> None:
-        self._bases = {OPENAI: httpx.URL(openai_base), ANTHROPIC: httpx.URL(anthropic_base)}
+    def __init__(self, openai_base: str, anthropic_base: str, gemini_base: str | None = None, named: Iterable[UpstreamSpec] = ()) -> None:
+        named = tuple(named)
+        names = {spec.name for spec in named}
+        bases = ((OPENAI, openai_base), (ANTHROPIC, anthropic_base), (GEMINI, gemini_base or GEMINI_DEFAULT_BASE))
+        defaults = [UpstreamSpec(p, p, b) for p, b in bases if p not in names]  # ValueError on a bad base
+        self._by_name: dict[bytes, _Upstream] = {}
+        for spec in (*defaults, *named):
+            up = _upstream(spec)
+            key = spec.name.encode("ascii")
+            if key in self._by_name:
+                raise ValueError(f"duplicate upstream prefix /{spec.name}")
+            self._by_name[key] = up
+        self._root = {p: self._by_name[p.encode()] for p in PROVIDERS}
         self._urls: dict[tuple[str, bytes], httpx.URL] = {}  # parsing a URL costs more than the rest of routing
-        for provider, base in self._bases.items():
-            if base.scheme not in ("http", "https") or not base.host:
-                raise ValueError(f"{provider} base must be an absolute http(s) URL, got {base}")
+        prefixes = ", ".join(f"/{name.decode()}/" for name in self._by_name)
+        self._unknown = f"this proxy serves /v1/ (openai, anthropic, gemini), /v1beta/ (gemini) and the upstream prefixes {prefixes}"
+
+    @classmethod
+    def for_config(cls, config) -> "Router":
+        return cls(config.openai_base, config.anthropic_base, config.gemini_base, config.upstreams)
+
+    def _not_found(self, first: bytes) -> BadPath:
+        return BadPath(404, f"unknown path prefix '/{_printable(first)}': {self._unknown}", OPENAI, unknown_prefix=True)
 
     def resolve(self, raw_path: bytes, query: bytes, headers: Mapping[str, str]) -> Target:
-        raw_path = _check_path(raw_path)
+        try:
+            raw_path = _check_path(raw_path)
+        except BadPath as exc:
+            if exc.status == 404:
+                raise self._not_found(b"") from None
+            raise
+        end = raw_path.find(b"/", 1)
+        first = raw_path[1:end] if end > 0 else raw_path[1:]
         route = raw_path.decode("ascii")
-        provider = ANTHROPIC if is_anthropic(route, headers) else OPENAI
-        base = self._bases[provider]
-        suffix = raw_path[3:] if provider == OPENAI else raw_path  # OpenAI base already has /v1
-        upstream_path = base.raw_path.split(b"?", 1)[0].rstrip(b"/") + suffix
+        if first == b"v1":
+            if len(raw_path) <= 4:
+                raise BadPath(404, f"no path after /v1/: {self._unknown}", OPENAI)
+            if route.startswith("/v1/messages"):
+                up = self._root[ANTHROPIC] if is_anthropic(route, headers) else self._root[OPENAI]
+            elif _is_gemini_root(route, headers):
+                up = self._root[GEMINI]
+            else:
+                up = self._root[ANTHROPIC] if is_anthropic(route, headers) else self._root[OPENAI]
+            upstream_path = up.base_path + (raw_path[3:] if up.protocol == OPENAI else raw_path)
+        elif first == b"v1beta" or first == b"v1alpha" or first == b"upload":
+            up = self._root[GEMINI]
+            upstream_path = self._named_path(up, raw_path)  # the same shapes as under /gemini/
+        else:
+            up = self._by_name.get(first)  # type: ignore[assignment]
+            if up is None:
+                raise self._not_found(first)
+            upstream_path = self._named_path(up, raw_path[end:] if end > 0 else b"")
         if query:
             upstream_path += b"?" + query
-        url = self._urls.get((provider, upstream_path))
+        key = (up.name, upstream_path)
+        url = self._urls.get(key)
         if url is None:
             if len(self._urls) >= self.MAX_CACHED_URLS:
                 self._urls.clear()
-            url = self._urls[(provider, upstream_path)] = base.copy_with(raw_path=upstream_path)
-        return Target(provider, route, url, endpoint_for(provider, route))
+            url = self._urls[key] = up.base.copy_with(raw_path=upstream_path)
+        if up.protocol == GEMINI:
+            model, kind = gemini_method(route)
+            return Target(GEMINI, route, url, _ENDPOINTS[GEMINI, kind or Kind.OTHER], up.name, up.rules, model)
+        return Target(up.protocol, route, url, _ENDPOINTS[up.protocol, _kind_of(route)], up.name, up.rules)
+
+    def _named_path(self, up: _Upstream, rest: bytes) -> bytes:
+        """The upstream path for ``rest`` (the path after ``/NAME``) at a named upstream."""
+        if up.protocol == OPENAI:
+            marker = b"/" + up.marker + b"/"
+            if rest.startswith(marker) and len(rest) > len(marker):
+                return up.base_path + rest[len(marker) - 1 :]
+        elif up.protocol == ANTHROPIC:
+            if rest.startswith(b"/v1/") and len(rest) > 4:
+                return up.base_path + rest
+        else:
+            version = rest[7:] if rest.startswith(b"/upload/") else rest  # the SDK's file uploads: /upload/v1beta/files
+            if any(version.startswith(v) and len(version) > len(v) for v in _GEMINI_VERSIONS):
+                return up.base_path + rest
+        raise BadPath(404, f"upstream '{up.name}' ({up.protocol}) serves {up.usage} only", up.protocol, up.name)

@@ -6,8 +6,9 @@ random bytes generated once per install in ``<state_dir>/tenant.key`` (created w
 older releases created 0755, is tightened to 0700 too, while a ``$PREFIXGATE_HOME`` the user
 made keeps the mode they gave it: :mod:`proxy.private`); without it a tenant id cannot be linked back to a key, not
 even by trying candidate keys. The API key is read from ``Authorization: Bearer …``,
-``x-api-key`` (Anthropic) or ``api-key`` (Azure); requests without one are
-``"anonymous"``.
+``x-api-key`` (Anthropic), ``api-key`` (Azure) or ``x-goog-api-key`` (Gemini), else from a
+``key=`` query parameter (Gemini's other spelling); requests without one are
+``"anonymous"``. The same key in a header or in the query is one tenant.
 
 This module never stores, logs or returns the key itself.
 """
@@ -19,13 +20,14 @@ import hmac
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import unquote_to_bytes
 
 from proxy.config import default_state_dir
 from proxy.private import private_dir
 
 SECRET_FILE = "tenant.key"
 ANONYMOUS = "anonymous"
-_KEY_HEADERS = (b"authorization", b"x-api-key", b"api-key")
+_KEY_HEADERS = (b"authorization", b"x-api-key", b"api-key", b"x-goog-api-key")
 
 
 def is_default_state_dir(state_dir: Path) -> bool:
@@ -69,6 +71,18 @@ def api_key_of(headers: list[tuple[bytes, bytes]]) -> bytes | None:
     return None
 
 
+def query_key_of(query: bytes) -> bytes | None:
+    """The first non-empty ``key=`` parameter of a raw query string (percent-decoded)."""
+    if b"key=" not in query:
+        return None
+    for part in query.split(b"&"):
+        if part.startswith(b"key="):
+            value = unquote_to_bytes(part[4:].replace(b"+", b" ")).strip()
+            if value:
+                return value
+    return None
+
+
 class TenantHasher:
     def __init__(self, secret: bytes) -> None:
         if len(secret) < 16:
@@ -85,5 +99,8 @@ class TenantHasher:
             return ANONYMOUS
         return hmac.new(self._secret, api_key, hashlib.sha256).hexdigest()[:32]
 
-    def tenant_of(self, headers: list[tuple[bytes, bytes]]) -> str:
-        return self.tenant_of_key(api_key_of(headers))
+    def tenant_of(self, headers: list[tuple[bytes, bytes]], query: bytes = b"") -> str:
+        key = api_key_of(headers)
+        if key is None and query:
+            key = query_key_of(query)
+        return self.tenant_of_key(key)

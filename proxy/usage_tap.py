@@ -11,7 +11,9 @@ count its usage twice); the usage block's shape is the endpoint's ``usage``.
 - :class:`SSETap` (event streams): reads each complete event as it passes: OpenAI's final
   chunk with ``usage``; the Responses API's ``response.completed`` (or ``.incomplete`` /
   ``.failed``) event; Anthropic's ``message_start`` + ``message_delta``
-  (:func:`analyzer.usage.merge_anthropic_stream`). With ``strip_usage_chunk`` it also says
+  (:func:`analyzer.usage.merge_anthropic_stream`); Gemini's ``usageMetadata``, the last
+  chunk's (``streamGenerateContent?alt=sse``). Gemini's stream without ``alt=sse`` is one
+  JSON array, read by the :class:`JSONTap` (the last element with ``usageMetadata``). With ``strip_usage_chunk`` it also says
   which event to drop: the ``choices: []`` usage chunk the proxy asked for on the client's
   behalf.
 
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from analyzer.usage import Usage, from_anthropic, from_openai_chat, from_openai_responses, merge_anthropic_stream
+from analyzer.usage import Usage, from_anthropic, from_gemini, from_openai_chat, from_openai_responses, merge_anthropic_stream
 from proxy.sse import Event, SSEParser
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ _RESPONSES_DONE = ("response.completed", "response.incomplete", "response.failed
 
 
 def usage_from_body(kind: str, body: Any) -> Usage | None:
+    if kind == "gemini":
+        return _gemini_usage(body)
     if not isinstance(body, dict):
         return None
     block = body.get("usage")
@@ -49,6 +53,17 @@ def usage_from_body(kind: str, body: Any) -> Usage | None:
     if kind == "responses":
         return from_openai_responses(block)
     return from_openai_chat(block)
+
+
+def _gemini_usage(body: Any) -> Usage | None:
+    """``usageMetadata`` of a Gemini response, or of the last chunk that has one in the JSON
+    array ``streamGenerateContent`` answers without ``alt=sse``."""
+    chunks = body if isinstance(body, list) else [body]
+    for chunk in reversed(chunks):
+        block = chunk.get("usageMetadata") if isinstance(chunk, dict) else None
+        if isinstance(block, dict):
+            return from_gemini(block)
+    return None
 
 
 class Decoder:
@@ -143,6 +158,13 @@ class SSETap:
                 return True
             self._usage = from_openai_chat(block)
             return not (self.strip_usage_chunk and obj.get("choices") == [])
+        if self.kind == "gemini":  # every chunk may carry usageMetadata, the last one the totals
+            if '"usageMetadata"' in data:
+                obj = orjson.loads(data)
+                usage = _gemini_usage(obj)
+                if usage is not None:
+                    self._usage = usage
+            return True
         if self.kind == "responses":
             if event.event in _RESPONSES_DONE or any(f'"{t}"' in data for t in _RESPONSES_DONE):
                 obj = orjson.loads(data)

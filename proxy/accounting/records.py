@@ -23,7 +23,7 @@ class RequestRecord:
     request_id: str
     ts: float  # unix seconds when the request arrived
     tenant: str  # keyed hash of the API key (hex); "anonymous" when there was none
-    provider: str  # "openai" | "anthropic"
+    provider: str  # the protocol: "openai" | "anthropic" | "gemini"
     route: str  # path, e.g. "/v1/chat/completions"
     method: str = "POST"
     model: str | None = None
@@ -47,3 +47,4 @@ class RequestRecord:
     rewrites: list[str] = field(default_factory=list)  # kebab-case ids of the rewrites applied, in order
     body: bytes | None = None  # only with --log-bodies
     cost_breakdown: Breakdown | None = None  # cost_usd by token kind, set with it by the money layer; the ledger stores it
+    upstream: str | None = None  # the upstream's name, its path prefix ("openai", "deepseek"; proxy.config.UpstreamSpec); None: the path named none

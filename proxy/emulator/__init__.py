@@ -1,4 +1,5 @@
-"""An upstream emulator for tests, benchmarks and ``make run``: OpenAI + Anthropic on one app.
+"""An upstream emulator for tests, benchmarks and ``make run``: OpenAI (and Azure's URL shape),
+Anthropic and Gemini on one app.
 
 ``create_app(EmulatorConfig(...))`` gives a Starlette app that answers the providers' routes
 (plain and SSE streaming, any model name) with deterministic replies and reports cached

@@ -1,9 +1,17 @@
-"""The emulator's Starlette app: one server answering both OpenAI and Anthropic routes.
+"""The emulator's Starlette app: one server answering OpenAI, Anthropic and Gemini routes.
 
 OpenAI under ``/v1/{chat/completions,responses,completions,embeddings,models}``;
 Anthropic at ``/v1/messages`` and ``/v1/messages/count_tokens`` (``/v1/models`` answers
 in Anthropic's shape when the request carries ``anthropic-version`` or ``x-api-key``).
 So an OpenAI SDK takes ``base_url=f"{url}/v1"`` and an Anthropic SDK ``base_url=url``.
+Gemini at ``POST /{v1beta,v1,v1alpha}/models/{model}:{method}`` (:mod:`proxy.emulator.gemini`;
+``GET /v1beta/models`` lists its models): a ``google-genai`` client takes
+``http_options={"base_url": url}``.
+Azure OpenAI's shapes answer as OpenAI: ``/openai/deployments/{name}/{chat/completions,
+completions,embeddings}?api-version=…`` (the ``AzureOpenAI`` SDK with
+``azure_endpoint=url``; without ``api-version`` a 404, as Azure answers) and
+``/openai/v1/{chat/completions,responses}``. Keys come from ``Authorization: Bearer``,
+``x-api-key``, ``api-key`` (Azure), ``x-goog-api-key`` or ``?key=`` (Gemini).
 
 Every ``/v1`` request goes through one pipeline: count it, read the test controls
 (``proxy.emulator.controls``), sleep, fail on demand, parse the JSON body (a body that
@@ -29,6 +37,7 @@ from proxy.emulator.anthropic_messages import anthropic_models, handle_count_tok
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.controls import ControlError, parse_controls
 from proxy.emulator.errors import provider_error
+from proxy.emulator.gemini import gemini_models, handle_gemini
 from proxy.emulator.openai_chat import handle_chat, handle_completions
 from proxy.emulator.openai_misc import handle_embeddings, openai_models
 from proxy.emulator.openai_responses import handle_responses
@@ -42,7 +51,10 @@ def api_key(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
     if auth[:7].lower() == "bearer " and auth[7:].strip():
         return auth[7:].strip()
-    return request.headers.get("x-api-key") or None
+    for name in ("x-api-key", "api-key", "x-goog-api-key"):  # Anthropic, Azure OpenAI, Gemini
+        if request.headers.get(name):
+            return request.headers[name]
+    return request.query_params.get("key") or None  # Gemini's ?key=
 
 
 def is_anthropic(request: Request) -> bool:
@@ -67,12 +79,14 @@ async def _prelude(state: EmulatorState, request: Request, provider: str) -> Res
     return None
 
 
-def _endpoint(provider: str, handler: Handler):
+def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
     async def endpoint(request: Request) -> Response:
         state: EmulatorState = request.app.state.emulator
         early = await _prelude(state, request, provider)
         if early is not None:
             return early
+        if azure and not request.query_params.get("api-version"):
+            return provider_error(provider, 404, "Resource not found (Azure OpenAI deployments want ?api-version=)")
         raw = await request.body()
         try:
             body = orjson.loads(raw)
@@ -80,7 +94,8 @@ def _endpoint(provider: str, handler: Handler):
             return provider_error(provider, 400, f"request body is not valid JSON: {exc}")
         if not isinstance(body, dict):
             return provider_error(provider, 400, "request body must be a JSON object")
-        call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls)
+        query = {k: v for k, v in request.query_params.items() if k != "key"}  # Gemini's ?key= is a credential
+        call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls, query)
         return handler(state, call)
 
     return endpoint
@@ -88,6 +103,9 @@ def _endpoint(provider: str, handler: Handler):
 
 async def models(request: Request) -> Response:
     state: EmulatorState = request.app.state.emulator
+    if request.url.path.startswith(("/v1beta/", "/v1alpha/")) or "x-goog-api-key" in request.headers:
+        early = await _prelude(state, request, "gemini")
+        return early or gemini_models()
     provider = "anthropic" if is_anthropic(request) else "openai"
     early = await _prelude(state, request, provider)
     if early is not None:
@@ -128,8 +146,17 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
         Route("/v1/completions", _endpoint("openai", handle_completions), methods=["POST"]),
         Route("/v1/responses", _endpoint("openai", handle_responses), methods=["POST"]),
         Route("/v1/embeddings", _endpoint("openai", handle_embeddings), methods=["POST"]),
+        # Azure OpenAI: deployments (the AzureOpenAI SDK's azure_endpoint + /openai/deployments/{name}/...?api-version=) and its v1 API
+        Route("/openai/deployments/{deployment}/chat/completions", _endpoint("openai", handle_chat, azure=True), methods=["POST"]),
+        Route("/openai/deployments/{deployment}/completions", _endpoint("openai", handle_completions, azure=True), methods=["POST"]),
+        Route("/openai/deployments/{deployment}/embeddings", _endpoint("openai", handle_embeddings, azure=True), methods=["POST"]),
+        Route("/openai/v1/chat/completions", _endpoint("openai", handle_chat), methods=["POST"]),
+        Route("/openai/v1/responses", _endpoint("openai", handle_responses), methods=["POST"]),
         Route("/v1/messages", _endpoint("anthropic", handle_messages), methods=["POST"]),
         Route("/v1/messages/count_tokens", _endpoint("anthropic", handle_count_tokens), methods=["POST"]),
+        # Gemini: POST /{v1beta,v1,v1alpha}/models/{model}:{generateContent,streamGenerateContent,countTokens}
+        *(Route(f"/{version}/models/{{name:path}}", _endpoint("gemini", handle_gemini), methods=["POST"]) for version in ("v1beta", "v1", "v1alpha")),
+        Route("/v1beta/models", models, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", models, methods=["GET"]),
         Route("/_emulator/requests", seen, methods=["GET"]),

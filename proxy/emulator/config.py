@@ -14,6 +14,7 @@ from analyzer.cache_rules import (
     ANTHROPIC_LOOKBACK_BLOCKS,
     ANTHROPIC_MAX_BREAKPOINTS,
     ANTHROPIC_TTL_S,
+    GEMINI_TTL_S,
     OPENAI_EXTENDED_TTL_S,
     OPENAI_TTL_S,
 )
@@ -25,6 +26,7 @@ class EmulatorConfig:
     openai_extended_ttl_s: float = OPENAI_EXTENDED_TTL_S  # prompt_cache_retention: "24h"
     anthropic_ttl_5m_s: float = ANTHROPIC_TTL_S["5m"]
     anthropic_ttl_1h_s: float = ANTHROPIC_TTL_S["1h"]
+    gemini_ttl_s: float = GEMINI_TTL_S  # Gemini's implicit cache: how long an unused prefix stays (undocumented; analyzer.cache_rules)
     max_cache_entries: int = 500_000  # LRU bound over all keys and models
     default_output_tokens: int = 16  # reply length when the request sets no limit
     max_output_tokens: int = 8192  # cap on any reply, whatever the request asks
@@ -37,7 +39,7 @@ class EmulatorConfig:
     clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("openai_ttl_s", "openai_extended_ttl_s", "anthropic_ttl_5m_s", "anthropic_ttl_1h_s", "hold_timeout_s"):
+        for name in ("openai_ttl_s", "openai_extended_ttl_s", "anthropic_ttl_5m_s", "anthropic_ttl_1h_s", "gemini_ttl_s", "hold_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         for name in ("max_cache_entries", "default_output_tokens", "max_output_tokens", "default_chunks", "embedding_dimensions", "max_breakpoints"):

@@ -2,6 +2,7 @@
 
 OpenAI: ``{"error": {"message", "type", "param", "code"}}``.
 Anthropic: ``{"type": "error", "error": {"type", "message"}}`` (plus ``request_id``).
+Gemini: ``{"error": {"code", "message", "status"}}``.
 Both SDKs map these to their exception classes by HTTP status. Messages never contain
 request credentials. This module does not decide *when* to fail.
 """
@@ -33,5 +34,11 @@ def anthropic_error(status: int, message: str, request_id: str | None = None) ->
     return JSONResponse(wire.anthropic_error(kind, message, request_id=request_id), status_code=status, headers=_headers(status))
 
 
+def gemini_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse(wire.gemini_error(status, message), status_code=status, headers=_headers(status))
+
+
 def provider_error(provider: str, status: int, message: str) -> JSONResponse:
+    if provider == "gemini":
+        return gemini_error(status, message)
     return anthropic_error(status, message) if provider == "anthropic" else openai_error(status, message)

@@ -43,3 +43,4 @@ class Call:
     body: dict
     key: bytes  # digest of the API key
     controls: Controls = field(default_factory=Controls)
+    query: dict[str, str] = field(default_factory=dict)  # the query string (Gemini: alt=sse); never the key

@@ -1,7 +1,8 @@
 """``prefixgate serve``: build a :class:`~proxy.config.ProxyConfig` from flags and run uvicorn.
 
 Invalid settings (a bad URL, a public host without ``--admin-token``, an unreadable size)
-are reported as a usage error (exit 2) before anything starts. uvicorn's own access log is
+are reported as a usage error (exit 2) before anything starts; a bad config file
+(``--config``, :mod:`proxy.config_file`) as one line naming the file and line (exit 2). uvicorn's own access log is
 off: it prints query strings, which can carry keys; the proxy logs its own line per
 request (``prefixgate.access``), without headers, query or body. uvicorn runs on uvloop
 with the httptools parser when they are installed (``PREFIXGATE_SERVER=asyncio``: plain
@@ -21,12 +22,18 @@ import os
 import click
 
 from analyzer.sizes import parse_bytes
-from proxy.config import ANTHROPIC_DEFAULT_BASE, OPENAI_DEFAULT_BASE, ProxyConfig
+from proxy.config import ANTHROPIC_DEFAULT_BASE, GEMINI_DEFAULT_BASE, OPENAI_DEFAULT_BASE, ProxyConfig
 
 
 def parse_size(text: str) -> int:
     """``"32MiB"`` → 33554432, ``"20kb"`` → 20000, ``"1024"`` → 1024 (:mod:`analyzer.sizes`; no exponents)."""
     return int(parse_bytes(text, exponent=False, hint="use e.g. 1048576, 512KiB, 32MiB, 1GB"))
+
+
+class ConfigError(click.ClickException):
+    """A bad config file: one line on stderr (``Error: FILE:LINE: what``), exit status 2."""
+
+    exit_code = 2
 
 
 class SizeParam(click.ParamType):
@@ -46,6 +53,9 @@ class SizeParam(click.ParamType):
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option("--openai-base", default=OPENAI_DEFAULT_BASE, show_default=True, help="What you would give the OpenAI SDK as base URL.")
 @click.option("--anthropic-base", default=ANTHROPIC_DEFAULT_BASE, show_default=True, help="What you would give the Anthropic SDK as base URL.")
+@click.option("--gemini-base", default=GEMINI_DEFAULT_BASE, show_default=True, help="What you would give the google-genai SDK as base URL.")
+@click.option("--config", "config_file", default=None, type=click.Path(dir_okay=False),
+              help="TOML file of named upstreams ([[upstream]] tables; a pyproject.toml is read at [tool.prefixgate]). Default: ./pyproject.toml when it names upstreams.")
 @click.option("--store", default="memory", show_default=True, help="Prefix store: 'memory' or redis://host:port/db[?key_prefix=...].")
 @click.option("--store-timeout", default=0.1, show_default=True, type=float, help="Redis store: seconds a look-up may take; past it the store is skipped (headers say 'unknown') until a probe, at most one per second, answers.")
 @click.option("--ledger", default=None, help="SQLite ledger path (default: <state dir>/ledger.sqlite).")
@@ -60,12 +70,21 @@ class SizeParam(click.ParamType):
               help="Rewrite requests so the provider's cache hits: safe (sorted tools, breakpoints, TTL, prompt_cache_key; no text changes), aggressive (also moves volatile values to the latest user turn). A bare --rewrite means safe; x-prefixgate-rewrite overrides it per request.")
 @click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut).")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
-def serve_command(host, port, openai_base, anthropic_base, store, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):
-    """Run the caching proxy in front of OpenAI / Anthropic."""
+def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):
+    """Run the caching proxy in front of OpenAI / Anthropic / Gemini and any named upstreams."""
+    from proxy import config_file as files
+
+    path = config_file or files.discover()
+    try:
+        upstreams = files.load(path) if path is not None else ()
+    except files.ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
     try:
         config = ProxyConfig(
             openai_base=openai_base,
             anthropic_base=anthropic_base,
+            gemini_base=gemini_base,
+            upstreams=upstreams,
             host=host,
             port=port,
             store=store,
@@ -100,7 +119,10 @@ def run(config: ProxyConfig, log_level: str = "info") -> None:
         app = create_app(config)
     except (LedgerError, PriceFileError) as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(f"prefixgate proxy on http://{config.host}:{config.port}  →  openai {config.openai_base}  anthropic {config.anthropic_base}", err=True)
+    click.echo(f"prefixgate proxy on http://{config.host}:{config.port}", err=True)
+    for spec in config.all_upstreams:
+        root = {"openai": "/v1/ ", "anthropic": "/v1/messages ", "gemini": "/v1beta/ "}.get(spec.name, "")
+        click.echo(f"  {spec.protocol:9} {root}/{spec.name}/  →  {spec.base_url}" + (f"  (rules {spec.rules})" if spec.rules != spec.protocol else ""), err=True)
     # uvloop + httptools when installed (uvicorn's "auto"; 20-30% more requests/s through the
     # proxy); PREFIXGATE_SERVER=asyncio keeps plain asyncio + h11 as the benchmark reference.
     loop, http = ("asyncio", "h11") if os.environ.get("PREFIXGATE_SERVER") == "asyncio" else ("auto", "auto")

@@ -59,3 +59,26 @@ def test_providers_differ_in_breakpoints_and_ttl():
     assert provider_ttl_s("anthropic", one_hour) == 3600.0
     assert provider_ttl_s("anthropic", []) == 300.0
     assert provider_ttl_s("openai", one_hour) == OPENAI_TTL_S
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [("gemini-2.5-flash", 2048), ("gemini-2.5-flash-lite", 2048), ("models/gemini-2.5-pro", 2048), ("gemini-3.1-pro-preview", 4096),
+     ("gemini-3.5-flash", 4096), ("gemini-4-argon", 4096), ("", 4096)],
+)
+def test_gemini_minimums(model, minimum):
+    assert min_cacheable_tokens("gemini", model) == minimum
+
+
+def test_gemini_and_deepseek_rules_are_automatic():
+    from analyzer.cache_rules import RULES, gemini_implicit
+
+    gemini, deepseek = rules_for("gemini", "gemini-2.5-flash"), rules_for("deepseek", "deepseek-chat")
+    assert (gemini.max_breakpoints, gemini.explicit, gemini.step_tokens, gemini.ttl_s) == (None, False, 1, 300.0)
+    assert (deepseek.min_tokens, deepseek.step_tokens, deepseek.explicit) == (64, 64, False)
+    assert cacheable_tokens(deepseek, 4 * 200) == 192  # 64-token units
+    assert provider_ttl_s("gemini", []) == 300.0 and provider_ttl_s("deepseek", []) == 3600.0
+    assert set(RULES) == {"openai", "anthropic", "gemini", "deepseek"}
+    assert rules_for("xai", "grok-4") is OPENAI_RULES  # any other name: automatic caching, OpenAI's numbers
+    assert gemini_implicit("gemini-2.5-flash") and gemini_implicit("gemini-3.5-flash")
+    assert not gemini_implicit("gemini-2.0-flash") and not gemini_implicit("gemini-1.5-pro")

@@ -92,3 +92,46 @@ def test_nested_tool_result_markers_do_not_change_bytes_but_mark_the_segment():
     plain_seg, marked_seg = anthropic_segments(body(inner))[0], anthropic_segments(body(marked))[0]
     assert plain_seg.data == marked_seg.data
     assert (plain_seg.cache_control, marked_seg.cache_control) == (None, "1h")
+
+
+def test_gemini_cache_order_is_cached_content_system_instruction_tools_contents():
+    from analyzer.segments import gemini_segments
+
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}, {"text": "there"}]}, {"role": "model", "parts": [{"text": "yo"}]}],
+        "tools": [{"functionDeclarations": [{"name": "lookup"}]}],
+        "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]},
+        "cachedContent": "cachedContents/abc123",
+        "generationConfig": {"maxOutputTokens": 5},
+    }
+    segs = segments_for("gemini", "/v1beta/models/gemini-2.5-flash:generateContent", body)
+    assert [(s.kind, s.path, s.role) for s in segs] == [
+        ("cached", "cachedContent", None),
+        ("system", "systemInstruction.parts[0]", "system"),
+        ("tool", "tools[0]", None),
+        ("message", "contents[0].parts[0]", "user"),
+        ("message", "contents[0].parts[1]", "user"),
+        ("message", "contents[1].parts[0]", "model"),
+    ]
+    assert [s.in_head for s in segs] == [True, True, True, False, False, False]
+    assert segs == gemini_segments(body)
+    assert segs == segments_for("gemini", "/gem/v1/models/gemini-2.5-flash:streamGenerateContent", body)
+    assert segments_for("gemini", "/v1beta/models/gemini-2.5-flash:embedContent", body) == []
+    assert segments_for("gemini", "/v1beta/models", body) == []
+
+
+def test_gemini_spellings_that_render_alike_hash_alike():
+    camel = {"systemInstruction": {"parts": [{"text": "Sys."}]}, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    snake = {"system_instruction": "Sys.", "contents": [{"parts": [{"text": "hi"}]}]}  # role defaults to user
+    route = "/v1beta/models/m:generateContent"
+    assert [s.data for s in segments_for("gemini", route, camel)] == [s.data for s in segments_for("gemini", route, snake)]
+    assert [s.path for s in segments_for("gemini", route, snake)] == ["system_instruction", "contents[0].parts[0]"]
+    # the same text as system instruction and as a user turn never hashes alike
+    assert segments_for("gemini", route, {"systemInstruction": "x"})[0].data != segments_for("gemini", route, {"contents": [{"parts": [{"text": "x"}]}]})[0].data
+
+
+def test_gemini_odd_bodies_never_raise():
+    route = "/v1beta/models/m:generateContent"
+    for body in ({"contents": None}, {"contents": [None, 3, "x", {"parts": None}]}, {"systemInstruction": 5}, {"tools": "x"}, {"cachedContent": 3}):
+        segments_for("gemini", route, body)
+    assert guess_shape({"contents": [], "model": "models/gemini-2.5-flash"}) == ("gemini", "/v1beta/models/gemini-2.5-flash:generateContent")

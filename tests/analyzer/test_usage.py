@@ -117,3 +117,10 @@ def test_usage_rejects_negative_and_inconsistent():
 def test_usage_adds():
     total = Usage(10, 5, 2, 1, 3) + Usage(1, 1, 0, 0, 1, flags=("usage.x:negative",))
     assert total == Usage(11, 6, 2, 1, 4, flags=("usage.x:negative",))
+
+
+def test_gemini_tool_use_prompt_is_input_and_thoughts_are_output():
+    u = from_gemini({"promptTokenCount": 5000, "cachedContentTokenCount": 4096, "toolUsePromptTokenCount": 200,
+                     "candidatesTokenCount": 10, "thoughtsTokenCount": 30, "totalTokenCount": 5240})
+    assert (u.input_tokens, u.cached_tokens, u.output_tokens, u.flags) == (5200, 4096, 40, ())
+    assert from_gemini({"promptTokenCount": "x", "cachedContentTokenCount": 9}).flags == ("usage.promptTokenCount:not_a_number",)

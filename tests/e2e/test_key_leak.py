@@ -1,8 +1,9 @@
 """API keys never reach stats, files or logs, whatever path a request takes.
 
 One distinctive fake key per provider goes through every path: plain, streamed, upstream
-error, proxy errors (413, 502, 504, bad path), an unparseable body and a client that hangs
-up mid-stream. Then the stats output, every file under the state dir and every log record
+error, proxy errors (413, 502, 504, bad path, unknown prefix), an unparseable body and a
+client that hangs up mid-stream; Gemini's key both in ``x-goog-api-key`` (the google-genai
+SDK) and in the ``?key=`` query, at the root and under a named upstream. Then the stats output, every file under the state dir and every log record
 (DEBUG and up) are searched for the keys.
 """
 
@@ -15,9 +16,12 @@ import anthropic
 import httpx
 import openai
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
 
 from proxy.app import create_app
-from proxy.config import ProxyConfig
+from proxy.config import ProxyConfig, UpstreamSpec
 from proxy.emulator.app import create_app as create_emulator
 from tests.support.servers import free_port, serve
 
@@ -25,8 +29,10 @@ pytestmark = pytest.mark.e2e
 
 OPENAI_KEY = "sk-LEAKCHECK-" + uuid.uuid4().hex
 ANTHROPIC_KEY = "sk-ant-LEAKCHECK-" + uuid.uuid4().hex
+GEMINI_KEY = "AIza-LEAKCHECK-" + uuid.uuid4().hex
+GEMINI_QUERY_KEY = "AIza-LEAKCHECK-query-" + uuid.uuid4().hex
 ADMIN = "admin-LEAKCHECK-" + uuid.uuid4().hex
-SDK_LOGGERS = ("openai", "anthropic", "httpx2")  # the test's own clients, not the proxy
+SDK_LOGGERS = ("openai", "anthropic", "httpx2", "google_genai", "httpx")  # the test's own clients, not the proxy
 MESSAGES = [{"role": "system", "content": "Stay on topic. " * 400}, {"role": "user", "content": "hi"}]
 
 
@@ -55,24 +61,51 @@ def drive(proxy: str, upstream: str, dead: str, state_dir) -> None:
     ) as r:
         next(r.iter_raw())  # then hang up
     httpx.post(f"{upstream}/_emulator/release/{token}")
-    cfg = ProxyConfig(openai_base=f"{dead}/v1", anthropic_base=dead, state_dir=state_dir)
+    drive_gemini(proxy, upstream)
+    cfg = ProxyConfig(openai_base=f"{dead}/v1", anthropic_base=dead, gemini_base=dead, state_dir=state_dir)
     with serve(create_app(cfg)) as refused:
         with pytest.raises(openai.InternalServerError):
             openai.OpenAI(base_url=f"{refused}/v1", api_key=OPENAI_KEY, max_retries=0).models.list()
+
+
+def drive_gemini(proxy: str, upstream: str) -> None:
+    config = types.GenerateContentConfig(system_instruction=MESSAGES[0]["content"], max_output_tokens=4)
+    for base in (proxy, f"{proxy}/vertex"):
+        g = genai.Client(api_key=GEMINI_KEY, http_options=types.HttpOptions(base_url=base))
+        g.models.generate_content(model="gemini-2.5-flash", contents="hi", config=config)
+        list(g.models.generate_content_stream(model="gemini-2.5-flash", contents="hi", config=config))
+        with pytest.raises(genai_errors.APIError):
+            g.models.generate_content(model="gemini-2.5-flash", contents="hi", config=types.GenerateContentConfig(http_options=types.HttpOptions(headers={"x-emulator-status": "429"})))
+    q = f"key={GEMINI_QUERY_KEY}"
+    body = {"contents": [{"parts": [{"text": "hi"}]}]}
+    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", json=body).status_code == 200
+    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&{q}", json=body).status_code == 200
+    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", content=b"{oops").status_code == 400  # unanalysed
+    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", content=b"x" * 70_000).status_code == 413
+    assert httpx.get(f"{proxy}/v1beta/%2e%2e/models?{q}").status_code == 400
+    assert httpx.get(f"{proxy}/nowhere/v1beta/models?{q}").status_code == 404
+    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", json=body, headers={"x-emulator-delay-ms": "1500"}).status_code == 504
+    token = uuid.uuid4().hex
+    with httpx.Client() as c, c.stream("POST", f"{proxy}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&{q}", json=body,
+                                       headers={"x-emulator-hold": token}) as r:
+        next(r.iter_raw())  # then hang up
+    httpx.post(f"{upstream}/_emulator/release/{token}")
 
 
 def test_keys_never_written_to_stats_files_or_logs(state_dir, caplog, capfd):
     caplog.set_level(logging.DEBUG)
     dead = f"http://127.0.0.1:{free_port()}"
     with serve(create_emulator()) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=state_dir, max_body=65536, read_timeout=0.5, admin_token=ADMIN)
+        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, gemini_base=upstream, state_dir=state_dir, max_body=65536,
+                          read_timeout=0.5, admin_token=ADMIN, upstreams=(UpstreamSpec("vertex", "gemini", upstream),))
         app = create_app(cfg)
         with serve(app) as proxy:
             drive(proxy, upstream, dead, state_dir)
             stats = httpx.get(f"{proxy}/prefixgate/stats", headers={"authorization": f"Bearer {ADMIN}"}).text
             health = httpx.get(f"{proxy}/prefixgate/health").text
-    assert "\"requests\":" in stats and "\"unanalysed\":3," in stats, stats  # the bad body, the 413, the bad path
-    secrets = (OPENAI_KEY, ANTHROPIC_KEY, "LEAKCHECK")
+    # the bad bodies, the 413s, the bad paths (an unknown prefix is answered, not recorded)
+    assert "\"requests\":" in stats and "\"unanalysed\":6," in stats, stats
+    secrets = (OPENAI_KEY, ANTHROPIC_KEY, GEMINI_KEY, GEMINI_QUERY_KEY, "LEAKCHECK")
     assert not any(s in stats + health for s in secrets)
     files = [p for p in state_dir.rglob("*") if p.is_file()]
     assert files, "the state dir should hold at least the tenant secret"

@@ -249,7 +249,7 @@ def test_only_configured_bases_are_contacted(make):
         s = stats(client)
     assert codes == [200, 400, 400, 400, 404, 200]
     assert {r.url.host for r in up.requests} == {"openai.test"}
-    assert s["requests"] == 5  # refused paths under /v1 are recorded too
+    assert s["requests"] == 5  # refused paths under /v1 are recorded too; /v2 is no prefix the proxy serves
 
 
 def test_an_escaped_spelling_of_a_route_is_still_counted(make):
@@ -451,3 +451,52 @@ def test_health_is_degraded_while_the_ledger_writer_is_not_running(make):
         assert client.post("/v1/chat/completions", json=CHAT).status_code == 200  # requests go on
     assert health.status_code == 503 and health.json()["status"] == "degraded"
     assert health.json()["ledger"]["writer_alive"] is False
+
+
+def test_gemini_errors_in_googles_shape_and_unknown_prefixes_unrecorded(make):
+    def answer(request):
+        if b"boom" in request.content:
+            raise httpx.ConnectError("refused")
+        return httpx.Response(200, json={"candidates": [], "usageMetadata": {"promptTokenCount": 3000, "cachedContentTokenCount": 2048,
+                                                                            "candidatesTokenCount": 4}})
+
+    client, up = make(answer, max_body=4096)
+    seen = kept_records(client)
+    route = "/v1beta/models/gemini-2.5-flash:generateContent"
+    with client:
+        ok = client.post(f"{route}?key=AIza-x", json={"contents": [{"parts": [{"text": "hi"}]}]})
+        big = client.post(route, content=b"x" * 5000, headers={"x-goog-api-key": "AIza-x"})
+        down = client.post(route, json={"contents": [{"parts": [{"text": "boom"}]}]})
+        favicon = client.get("/favicon.ico")
+        own = client.get("/prefixgate/nothing-here")
+        not_json = client.post(route, content=b'{"contents": [oops \x00', headers={"x-goog-api-key": "AIza-x"})
+    assert ok.status_code == 200 and str(up.requests[0].url) == f"https://generativelanguage.googleapis.com{route}?key=AIza-x"
+    assert (big.status_code, big.json()["error"]["status"], big.headers["x-prefixgate-error"]) == (413, "INVALID_ARGUMENT", "body_too_large")
+    assert (down.status_code, down.json()["error"]["status"], down.json()["error"]["code"]) == (502, "UNAVAILABLE", 502)
+    assert favicon.status_code == 404 and "unknown path prefix '/favicon.ico'" in favicon.json()["error"]["message"]
+    assert favicon.json()["error"]["type"] == "invalid_request_error" and own.status_code == 404
+    assert not_json.status_code == 200 and up.requests[-1].content == b'{"contents": [oops \x00'  # forwarded untouched
+    assert [(r.provider, r.upstream, r.status, r.analysed) for r in seen] == [("gemini", "gemini", 200, True), ("gemini", "gemini", 413, False),
+                                                                           ("gemini", "gemini", 502, True), ("gemini", "gemini", 200, False)]
+    assert client.app.state.gate.stats.to_json()["unanalysed"] == 2  # the 413 and the body that is not JSON
+    assert seen[0].usage.cached_tokens == 2048 and seen[0].model == "gemini-2.5-flash" and seen[0].tenant == seen[1].tenant != "anonymous"
+
+
+def test_named_upstreams_route_record_and_rewrite_only_where_their_rules_are_the_protocols(make):
+    from proxy.config import UpstreamSpec
+
+    client, up = make(rewrite="safe", upstreams=(UpstreamSpec("deepseek", "openai", "http://ds.test/v1", rules="deepseek"),
+                                                 UpstreamSpec("groq", "openai", "http://groq.test/openai/v1")))
+    seen = kept_records(client)
+    raw = json.dumps(CHAT).encode()
+    with client:
+        ds = client.post("/deepseek/v1/chat/completions", content=raw, headers={"authorization": "Bearer k"})
+        groq = client.post("/groq/v1/chat/completions", content=raw, headers={"authorization": "Bearer k"})
+        wrong = client.post("/deepseek/chat/completions", content=raw)
+    assert ds.status_code == groq.status_code == 200 and wrong.status_code == 404
+    assert [str(r.url) for r in up.requests] == ["http://ds.test/v1/chat/completions", "http://groq.test/openai/v1/chat/completions"]
+    assert up.requests[0].content == raw and "x-prefixgate-rewrites" not in ds.headers  # DeepSeek's body as sent
+    assert b"prompt_cache_key" in up.requests[1].content  # OpenAI's rules: the safe rewrite applies
+    assert [(r.upstream, r.route, r.status) for r in seen] == [("deepseek", "/deepseek/v1/chat/completions", 200), ("groq", "/groq/v1/chat/completions", 200),
+                                                                ("deepseek", "/deepseek/chat/completions", 404)]
+    assert "/deepseek/v1/..." in wrong.json()["error"]["message"]

@@ -124,3 +124,14 @@ def test_the_app_leaves_the_state_dir_0700_and_its_ledger_0600(tmp_path, monkeyp
     state = default_state_dir()
     assert _mode(state) == 0o700
     assert _mode(state / "ledger.sqlite") == 0o600 and _mode(state / SECRET_FILE) == 0o600
+
+
+def test_gemini_keys_in_the_header_or_the_query_are_one_tenant(tmp_path):
+    from proxy.tenant import query_key_of
+
+    hasher = TenantHasher(b"s" * 32)
+    one = hasher.tenant_of([(b"x-goog-api-key", b"AIza-one")])
+    assert one == hasher.tenant_of([], b"alt=sse&key=AIza-one") == hasher.tenant_of([], b"key=AIza%2Done")
+    assert one != hasher.tenant_of([], b"key=AIza-two") and hasher.tenant_of([], b"monkey=AIza-one") == "anonymous"
+    assert hasher.tenant_of([(b"x-goog-api-key", b"AIza-one")], b"key=other") == one  # the header wins
+    assert query_key_of(b"key=&key=k2") == b"k2" and query_key_of(b"alt=sse") is None

@@ -11,7 +11,7 @@ from analyzer.usage import Usage
 from proxy.accounting.records import RequestRecord
 from proxy.exchange import Exchange
 from proxy.routing import Target, endpoint_for
-from proxy.usage_tap import JSONTap, SSETap, tap_for
+from proxy.usage_tap import JSONTap, SSETap, tap_for, usage_from_body
 
 
 def sse(*objs, events=None) -> bytes:
@@ -128,3 +128,43 @@ def test_tap_for_reads_the_exchange():
     assert isinstance(tap, JSONTap) and not tap._decoder.ok  # not billable: nothing kept
     tap, edit = tap_for(_exchange("GET", "/v1/responses"), _response("application/json"))
     assert isinstance(tap, JSONTap) and tap.kind == "responses" and not tap._decoder.ok  # a retrieval would count twice
+
+
+# -- Gemini ------------------------------------------------------------------------------
+
+GEMINI_USAGE = {"promptTokenCount": 3000, "cachedContentTokenCount": 2048, "candidatesTokenCount": 7, "thoughtsTokenCount": 3, "totalTokenCount": 3010}
+
+
+def test_gemini_plain_and_the_json_array_stream():
+    tap = JSONTap("gemini", None)
+    tap.feed(json.dumps({"candidates": [], "usageMetadata": GEMINI_USAGE}).encode())
+    assert tap.usage().to_dict() == {"input_tokens": 3000, "cached_tokens": 2048, "cache_write_tokens": 0, "cache_write_1h_tokens": 0, "output_tokens": 10}
+    array = JSONTap("gemini", None)  # streamGenerateContent without alt=sse: one JSON array, the last chunk has the totals
+    body = json.dumps([{"usageMetadata": {"promptTokenCount": 3000}}, {"candidates": []}, {"usageMetadata": GEMINI_USAGE}, {"candidates": []}]).encode()
+    for i in range(0, len(body), 7):
+        array.feed(body[i : i + 7])
+    assert array.usage().cached_tokens == 2048 and array.usage().output_tokens == 10
+    assert usage_from_body("gemini", {"candidates": []}) is None and usage_from_body("gemini", [1, "x"]) is None
+
+
+def test_gemini_sse_last_usage_metadata_wins_with_crlf_frames():
+    tap = SSETap("gemini")
+    stream = b"".join(
+        b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
+        for chunk in ({"candidates": [{"content": {"parts": [{"text": "a"}]}}], "usageMetadata": {"promptTokenCount": 3000, "cachedContentTokenCount": 2048}},
+                      {"candidates": [{"content": {"parts": [{"text": "b"}]}}], "usageMetadata": GEMINI_USAGE})
+    )
+    for i in range(0, len(stream), 5):
+        tap.feed(stream[i : i + 5])
+    assert tap.usage().to_dict()["output_tokens"] == 10 and tap.usage().cached_tokens == 2048
+    assert SSETap("gemini").usage() is None
+
+
+def test_tap_for_a_gemini_stream():
+    route = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    target = Target("gemini", route, httpx.URL("http://upstream.test" + route + "?alt=sse"), endpoint_for("gemini", route))
+    exchange = Exchange(RequestRecord("r", 0.0, "t", "gemini", route), target=target)
+    tap, edit = tap_for(exchange, _response("text/event-stream"))
+    assert isinstance(tap, SSETap) and tap.kind == "gemini" and not edit
+    tap, edit = tap_for(exchange, _response("application/json"))
+    assert isinstance(tap, JSONTap) and tap.kind == "gemini"
