@@ -6,18 +6,22 @@
 - **uncached**: the same tokens as if no cache existed: every prompt token at ``input``.
 - **saved** = uncached − cost. It is negative when a request only wrote to the cache
   (Anthropic bills writes at 1.25× or 2× input); the sign is kept, never clamped.
-- **missed**: tokens of a prefix seen repeating within the provider's TTL that the provider
-  did not report as cached, priced at (``input`` − ``cache_read``): what a read would
-  have saved over paying full input for them.
+- **missed**: the tokens :mod:`analyzer.missed` names (a prefix repeated within the
+  provider's TTL, exactly or but for a volatile value, that the provider did not report as
+  cached), priced at what the request paid for them (plain input, or the cache write with
+  its premium) less the cached-read rate: what a read would have saved.
 
 A model without a price gives ``None`` everywhere (never 0): the caller counts it as
 unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
 zero): its cost is not known exactly, and money is exact or null. This module does not
-decide *which* tokens were missed (see ``proxy.accounting.money``); it only prices them.
+decide *which* tokens were missed (see :mod:`analyzer.missed`); it only prices them, and
+formats money (:func:`format_usd`).
 """
 
 from __future__ import annotations
 
+import math
+from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
 
 from analyzer.pricing import Price
@@ -73,8 +77,46 @@ def cost_of(usage: Usage | None, price: Price | None) -> Cost:
     return Cost(cost_usd=actual, uncached_usd=uncached, saved_usd=uncached - actual, parts=parts)
 
 
-def missed_usd(tokens: int, price: Price | None) -> float | None:
-    """What reading ``tokens`` from the cache would have saved; None when unpriced."""
+def missed_usd(tokens: int, price: Price | None, usage: Usage | None = None) -> float | None:
+    """What reading ``tokens`` from the cache would have saved over what the request paid for
+    them; None when unpriced.
+
+    The missed tokens follow the cached ones in the prompt, so with ``usage`` the first of
+    them are the request's cache writes (the 1-hour ones first: Anthropic requires longer
+    TTLs before shorter ones), billed with the write premium, and the rest plain input::
+
+        (w1h × (write_1h − read) + w5m × (write_5m − read) + plain × (input − read)) / 1M
+
+    Without ``usage`` (a log line without a usage block) every token counts as plain input.
+    """
     if price is None:
         return None
-    return max(0, tokens) * (price.input - price.read_rate) / PER
+    t = max(0, tokens)
+    w1h = min(t, usage.cache_write_1h_tokens) if usage is not None else 0
+    w5m = min(t - w1h, usage.cache_write_5m_tokens) if usage is not None else 0
+    plain = t - w1h - w5m
+    read = price.read_rate
+    return (w1h * (price.write_1h_rate - read) + w5m * (price.write_5m_rate - read) + plain * (price.input - read)) / PER
+
+
+def _fixed(a: float, digits: int) -> str:
+    """``a`` to ``digits`` decimals from its exact binary value, halves up (JavaScript's
+    ``toFixed``, which the dashboard uses, rounds the same way), with thousands commas."""
+    return format(Decimal(a).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP), ",f")
+
+
+def format_usd(value: float | None) -> str:
+    """Money as every prefixgate surface prints it (the dashboard's ``usd()`` mirrors it): cents
+    from a cent up (``$1,234.57``, ``$0.04``), 4 significant digits below a cent
+    (``$0.007138``, ``$0.0001536``), ``$0.00`` for nothing and ``—`` for unknown (null, never
+    $0). Negative amounts (a cache write costing more than it saved) keep their sign."""
+    if value is None:
+        return "—"
+    a = abs(value)
+    text = _fixed(a, 2)
+    if 0 < a < 0.01:
+        digits = 3 - math.floor(math.log10(a))  # decimals that give 4 significant digits
+        small = _fixed(a, digits)
+        if Decimal(small) < Decimal("0.01"):  # else it rounds up to a cent: shown in cents
+            text = small
+    return ("-$" if value < 0 and text.strip("0.,") else "$") + text

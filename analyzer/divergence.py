@@ -20,6 +20,8 @@ provider's cache order, :mod:`analyzer.segments`). This module names that place 
   None                  a different message, or the request's own new turn: new content
   ====================  ================================================================
 
+- :func:`volatile_span`: the volatile value at a byte offset of a segment (kind, start, end),
+  what :mod:`analyzer.missed` skips to see whether two segments differ only there.
 - :func:`text_fork`: with the bodies at hand, the first differing prompt string of that
   segment, the character where it differs, the volatile value there (if any) and how alike
   the two strings are; :data:`CAUSES` words a text fork's cause.
@@ -154,10 +156,21 @@ def _same_json(a: bytes, b: bytes) -> bool:
 
 def _volatile_kind(data: bytes, offset: int) -> str | None:
     """The kind of volatile value covering byte ``offset`` of canonical JSON, looking only near it."""
-    lo = max(0, offset - BYTE_WINDOW)
-    text = data[lo : offset + BYTE_WINDOW].decode("utf-8", "ignore")
-    found = volatile_at(text, len(data[lo:offset].decode("utf-8", "ignore")), window=BYTE_WINDOW, lead=0)
-    return found.kind if found is not None else None
+    span = volatile_span(data, offset)
+    return span[0] if span is not None else None
+
+
+def volatile_span(data: bytes, offset: int, window: int = BYTE_WINDOW) -> tuple[str, int, int] | None:
+    """The volatile value covering byte ``offset`` of ``data`` (canonical JSON): its kind and
+    its start and end as byte offsets of ``data``; only ``window`` bytes each side are read."""
+    lo = max(0, offset - window)
+    while lo < offset and data[lo] & 0xC0 == 0x80:  # start on a character, so offsets map back exactly
+        lo += 1
+    text = data[lo : offset + window].decode("utf-8", "ignore")
+    found = volatile_at(text, len(data[lo:offset].decode("utf-8", "ignore")), window=window, lead=0)
+    if found is None:
+        return None
+    return found.kind, lo + len(text[: found.start].encode()), lo + len(text[: found.end].encode())
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,13 @@ The bundled file is ``analyzer/prices.json``::
 
     {"version": "...", "updated": "YYYY-MM-DD",
      "models": [{"provider", "model", "aliases": [...], "input", "output", "cache_read",
-                 "cache_write_5m", "cache_write_1h", "source", "date"}, ...]}
+                 "cache_write_5m", "cache_write_1h", "source", "date", "label"?}, ...]}
 
 Prices are USD per 1M tokens. ``cache_read`` null means the provider gives no cached-read
 discount (reads bill as input); ``cache_write_*`` null means writes bill as plain input
-(OpenAI-style automatic caching). ``--prices FILE`` names a file of the same shape whose
+(OpenAI-style automatic caching). ``label`` (optional) says what a row stands for when its
+rates are borrowed — ``prefixgate demo`` prices the local engine's model "priced as
+gpt-4o-mini" — and is shown beside the model on the dashboard. ``--prices FILE`` names a file of the same shape whose
 rows are merged over the bundled ones (same model name → the override wins).
 
 Lookup: the exact name, then an alias, then the name without a provider prefix
@@ -49,6 +51,7 @@ class Price:
     cache_write_1h: float | None = None
     source: str = ""
     date: str = ""
+    label: str = ""  # shown beside the model where the rate is borrowed, e.g. "priced as gpt-4o-mini"
 
     @property
     def read_rate(self) -> float:
@@ -84,8 +87,8 @@ def _text(row: dict[str, Any], name: str, where: str) -> str:
 
 def parse_row(row: Any, index: int, origin: str) -> tuple[Price, list[str]]:
     """One checked row → (Price, aliases); raises PriceFileError naming row and field."""
-    label = row.get("model") if isinstance(row, dict) else None
-    where = f"{origin}: models[{index}]" + (f" ({label})" if isinstance(label, str) else "")
+    name = row.get("model") if isinstance(row, dict) else None
+    where = f"{origin}: models[{index}]" + (f" ({name})" if isinstance(name, str) else "")
     if not isinstance(row, dict):
         raise PriceFileError(f"{where}: must be an object, got {type(row).__name__}")
     model = _text(row, "model", where)
@@ -97,9 +100,10 @@ def parse_row(row: Any, index: int, origin: str) -> tuple[Price, list[str]]:
     numbers.update({n: _number(row, n, where, required=False) for n in _OPTIONAL_NUMBERS})
     source = row.get("source", "")
     date = row.get("date", "")
-    if not isinstance(source, str) or not isinstance(date, str):
-        raise PriceFileError(f"{where}: fields 'source' and 'date' must be strings")
-    price = Price(model=model, provider=provider, source=source, date=date, **numbers)  # type: ignore[arg-type]
+    label = row.get("label", "")
+    if not isinstance(source, str) or not isinstance(date, str) or not isinstance(label, str):
+        raise PriceFileError(f"{where}: fields 'source', 'date' and 'label' must be strings")
+    price = Price(model=model, provider=provider, source=source, date=date, label=label, **numbers)  # type: ignore[arg-type]
     return price, aliases
 
 

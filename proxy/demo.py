@@ -5,6 +5,16 @@ demo model by default, or the emulator), waits until it answers, then serves the
 ``port`` with its OpenAI base pointed at that upstream. Anthropic routes go to an emulator
 on ``port + 2``, so both SDKs work with no API keys. Stopping the proxy stops the children.
 
+Money on the first run: the local engine's models have no price of their own, so the demo
+prices each model the upstream lists (``/v1/models``) that the price table does not know at
+another model's rates (``--priced-as``, gpt-4o-mini by default), in a price file of its own
+whose rows say so (``"label": "priced as gpt-4o-mini"``, shown beside the model on the
+dashboard). A real deployment keeps its own ``--prices`` file; ``serve`` never does this.
+
+``--admin-token`` (or ``PREFIXGATE_ADMIN_TOKEN``) guards ``/prefixgate/*`` as under
+``serve``, so the demo can listen on a non-loopback host (a container). The banner names
+the routes the local engine serves; the others answer 404.
+
 This module does not build models or serve anything itself; it only wires processes.
 """
 
@@ -12,15 +22,24 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Iterator
 
 import click
+import httpx
 
+from analyzer.pricing import Price, PriceTable
 from proxy.bench.procs import wait_ready
 from proxy.config import ProxyConfig
 from proxy.server.serve import run
+
+# What `prefixgate local` answers (kvcache.server); every other path is its 404.
+LOCAL_ROUTES = ("POST /v1/chat/completions", "POST /v1/completions", "POST /v1/responses", "GET /v1/models")
+DEFAULT_PRICED_AS = "gpt-4o-mini"
 
 
 @contextlib.contextmanager
@@ -41,8 +60,51 @@ def _torch_available() -> bool:
     return importlib.util.find_spec("torch") is not None
 
 
+def listed_models(base: str) -> list[str]:
+    """The model ids an OpenAI-style upstream lists at ``base/v1/models`` (none when it lists none)."""
+    try:
+        data = httpx.get(f"{base}/v1/models", timeout=5.0).json().get("data", [])
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return []
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]]
+
+
+def demo_prices(models: list[str], priced_as: str, table: PriceTable) -> tuple[dict, Price | None]:
+    """A price file for ``models`` the table does not price: each at ``priced_as``'s rates,
+    labelled so. Raises ``click.BadParameter`` for a ``priced_as`` the table does not know."""
+    rate = table.lookup(priced_as)
+    if rate is None:
+        raise click.BadParameter(f"no price for {priced_as!r} in the price table", param_hint="--priced-as")
+    rows = [{"provider": "openai", "model": m, "input": rate.input, "output": rate.output, "cache_read": rate.cache_read,
+             "cache_write_5m": rate.cache_write_5m, "cache_write_1h": rate.cache_write_1h,
+             "label": f"priced as {rate.model}", "source": f"prefixgate demo: the local engine charged at {rate.model}'s rates "
+                                                           f"({rate.source})", "date": rate.date}
+            for m in models if table.lookup(m) is None]
+    return {"version": f"demo-priced-as-{rate.model}", "models": rows}, rate
+
+
+def banner(host: str, port: int, upstream: str, up_base: str, anthropic_base: str, priced: list[str],
+           rate: Price | None, admin_token: str | None) -> str:
+    proxy = f"http://{host}:{port}"
+    lines = [f"\nprefixgate proxy on {proxy}",
+             f"  OpenAI routes    → {upstream} upstream at {up_base}/v1"]
+    if upstream == "local":
+        lines.append(f"                     it serves {', '.join(LOCAL_ROUTES)}; other routes (e.g. /v1/embeddings) answer 404")
+    lines.append(f"  Anthropic routes → emulator at {anthropic_base} (POST /v1/messages, /v1/messages/count_tokens)")
+    if priced and rate is not None:
+        lines.append(f"  money            {', '.join(priced)} priced as {rate.model} (${rate.input:g} input, "
+                     f"${rate.read_rate:g} cached, ${rate.output:g} output per 1M tokens; a real deployment uses its own --prices)")
+    lines.append(f"  try: OPENAI_BASE_URL={proxy}/v1 OPENAI_API_KEY=demo python your_app.py")
+    token = "?token=…" if admin_token else ""
+    lines.append(f"  dashboard: {proxy}/prefixgate/dashboard{token}   stats: {proxy}/prefixgate/stats"
+                 f"   KV calculator: {proxy}/prefixgate/kv{token}")
+    if admin_token:
+        lines.append("  /prefixgate/* needs the admin token (Authorization: Bearer, or ?token= in the link)")
+    return "\n".join(lines) + "\n"
+
+
 @click.command("demo")
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (non-loopback needs --admin-token).")
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option(
     "--upstream",
@@ -53,7 +115,12 @@ def _torch_available() -> bool:
 )
 @click.option("--model", default=None, help="Checkpoint folder for the local engine (default: the demo model).")
 @click.option("--ledger", default=None, help="SQLite ledger path (default: in the state folder).")
-def demo_command(host: str, port: int, upstream: str, model: str | None, ledger: str | None) -> None:
+@click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN",
+              help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN); needed on a non-loopback host.")
+@click.option("--priced-as", default=DEFAULT_PRICED_AS, show_default=True, metavar="MODEL",
+              help="Price the local engine's models at this model's rates (labelled so); 'none' leaves them unpriced.")
+def demo_command(host: str, port: int, upstream: str, model: str | None, ledger: str | None,
+                 admin_token: str | None, priced_as: str) -> None:
     """Run the proxy at HOST:PORT in front of a local upstream; no API keys needed."""
     if upstream == "local" and not _torch_available():
         click.echo("torch is not installed (pip install -e '.[local]'); using the emulator instead.", err=True)
@@ -67,18 +134,26 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     else:
         up_args = ["emulator", "--host", "127.0.0.1", "--port", str(up_port)]
         up_timeout = 60.0
-    try:
-        config = ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base, ledger=ledger)
-    except ValueError as exc:  # a non-loopback --host: the demo has no --admin-token
+    table = PriceTable.load()
+    if priced_as.lower() != "none" and table.lookup(priced_as) is None:
+        raise click.BadParameter(f"no price for {priced_as!r} in the price table", param_hint="--priced-as")
+    try:  # checked before any child starts
+        ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base, ledger=ledger,
+                    admin_token=admin_token)
+    except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emulator_args = ["emulator", "--host", "127.0.0.1", "--port", str(anthropic_port)]
-    with _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout):
-        with _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0):
-            click.echo(
-                f"\nprefixgate proxy on http://{host}:{port}\n"
-                f"  OpenAI routes    → {upstream} upstream at {up_base}/v1\n"
-                f"  Anthropic routes → emulator at {anthropic_base}\n"
-                f"  try: OPENAI_BASE_URL=http://{host}:{port}/v1 OPENAI_API_KEY=demo python your_app.py\n"
-                f"  dashboard: http://{host}:{port}/prefixgate/dashboard   stats: http://{host}:{port}/prefixgate/stats\n"
-            )
-            run(config, "warning")  # as `prefixgate serve` runs it: no uvicorn access log, uvloop
+    with tempfile.TemporaryDirectory(prefix="prefixgate-demo-") as scratch, \
+            _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout), \
+            _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0):
+        prices, priced, rate = None, [], None
+        if upstream == "local" and priced_as.lower() != "none":
+            doc, rate = demo_prices(listed_models(up_base), priced_as, table)
+            priced = [row["model"] for row in doc["models"]]
+            if priced:
+                prices = str(Path(scratch) / "demo-prices.json")
+                Path(prices).write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        config = ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base,
+                             ledger=ledger, admin_token=admin_token, prices=prices)
+        click.echo(banner(host, port, upstream, up_base, anthropic_base, priced, rate, admin_token))
+        run(config, "warning")  # as `prefixgate serve` runs it: no uvicorn access log, uvloop

@@ -4,11 +4,18 @@
   provider's TTL* (same provider and model), rounded down by the provider's rules
   (:mod:`analyzer.cache_rules`: 1,024-token minimum and 128-token steps on OpenAI; per-model
   minimums on Anthropic, assuming breakpoints placed at the repeated prefix; a request
-  that asks for ``ttl: "1h"`` gets an hour). Logs without timestamps are taken as one
+  that asks for ``ttl: "1h"`` gets an hour), and never less than what the provider did
+  cache (the byte-based estimate may undercount; what was cached was allowed), so the
+  realised rate never exceeds the allowed one. Logs without timestamps are taken as one
   burst (every repeat within TTL).
 - **Realised**: the cached tokens in the usage the provider reported.
-- **Money** (:mod:`analyzer.cost`): spent and saved from usage; potential extra savings are
-  the allowed-but-not-cached tokens priced at input − cache read.
+- **Money** (:mod:`analyzer.cost`): spent and saved from usage; **missed** savings by the
+  proxy's definition (:mod:`analyzer.missed`: the repeated prefix, exactly or but for a
+  volatile value such as a timestamp, that the provider did not report cached, priced with
+  the write premium where it applies). A ledger row the proxy priced brings its own spent,
+  saved and missed, so ``analyze`` and the dashboard agree on the same ledger.
+- **Prefix unknown**: a ledger row written while the proxy's store was skipped states no
+  prefix sizes; it is counted apart (``prefix_unknown``), in no hit rate and no advice.
 - **Forks**: for a request that leaves a known prefix before its last message, the
   previous request through the same prefix is diffed (:func:`analyzer.divergence.text_fork`)
   and the cause (a timestamp, an id, changed content) is counted per field.
@@ -27,6 +34,7 @@ from typing import Any
 
 from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_TTL_RANGE_S, cacheable_tokens, rules_for
 from analyzer.cost import cost_of, missed_usd
+from analyzer.missed import Reuse, longest, missed_tokens, reusable
 from analyzer.divergence import MIN_SIMILARITY, text_fork
 from analyzer.logs.reader import LogRecord, ledger_ends
 from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
@@ -82,7 +90,9 @@ class Analysis:
         self.by_provider: dict[str, Totals] = {}
         self.unanalysed = 0
         self.estimated_input = 0
-        self.spent = self.saved = self.potential_extra = 0.0
+        self.spent = self.saved = self.missed = 0.0
+        self.missed_volatile = 0.0  # the part of ``missed`` behind volatile values (logs with bodies)
+        self.prefix_unknown = 0  # ledger rows without prefix information: counted apart
         self.costed = 0  # requests whose usage had a price: spent/saved are sums over these only
         self.unpriced: Counter = Counter()
         self.forks: dict[tuple[str, str], ForkStat] = {}
@@ -126,19 +136,30 @@ class Analysis:
         else:
             self.unanalysed += 1
             return
-        rules = rules_for(rec.provider, rec.model)
         ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
         if segs is not None and any(s.cache_control == "1h" for s in segs):
             ttl = max(ttl, ANTHROPIC_TTL_S["1h"])  # the request asked for Anthropic's 1-hour cache
         seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}", exact=exact)
-
+        usage = rec.usage
+        cached = usage.cached_tokens if usage is not None else 0
         est_total = estimate_tokens(ends[-1])
-        input_tokens = rec.usage.input_tokens if rec.usage else est_total
-        if rec.usage is None:
+        input_tokens = usage.input_tokens if usage is not None else est_total
+        price = self._price(rec.model)
+        self._spend(rec, price)
+        if segs is None and not rec.prefix_known:
+            # A ledger row written while the proxy's store was skipped: its chain is exact but
+            # the sizes of its prefixes are not, so it is counted apart: in no hit rate, no
+            # advice, no missed savings (the proxy's own figure for it is null too).
+            self.prefix_unknown += 1
+            return
+        if usage is None:
             self.estimated_input += 1
-        live_bytes = ends[seen.live - 1] if seen.live else 0
+
+        rules = rules_for(rec.provider, rec.model)
+        live_bytes = self._live_bytes(keys, ends, seen.live, segs is not None)
         allowed = cacheable_tokens(rules, live_bytes) if seen.live else 0
-        allowed = min(allowed, input_tokens)
+        # What the provider did cache was allowed, whatever the estimate says: realised ≤ allowed.
+        allowed = max(min(allowed, input_tokens), cached)
         if seen.shared > seen.live:
             self.expired += 1
         if seen.live and allowed == 0 and estimate_tokens(live_bytes) > 0:
@@ -150,31 +171,75 @@ class Analysis:
             t.requests += 1
             t.input_tokens += input_tokens
             t.allowed_tokens += allowed
-            if rec.usage:
+            if usage:
                 t.with_usage += 1
-                t.usage_input_tokens += rec.usage.input_tokens
-                t.cached_tokens += rec.usage.cached_tokens
+                t.usage_input_tokens += usage.input_tokens
+                t.cached_tokens += usage.cached_tokens
                 t.allowed_with_usage += allowed
 
-        price = self._price(rec.model)
-        if self.cfg.prices is not None and price is None:
-            self.unpriced[rec.model or "?"] += 1
-        cached = rec.usage.cached_tokens if rec.usage else 0
-        if rec.usage is not None:
-            cost = cost_of(rec.usage, price)
-            if cost.cost_usd is not None:
-                self.costed += 1
-                self.spent += cost.cost_usd
-                self.saved += cost.saved_usd
-        extra = missed_usd(max(0, allowed - cached), price)
-        if extra is not None:
-            self.potential_extra += extra
-
+        if rec.ledger_money is not None:  # the proxy priced this row: its missed savings, as the dashboard sums them
+            if rec.ledger_money[2] is not None:
+                self.missed += rec.ledger_money[2]
+        elif price is not None:
+            reuse = self._reusable(rec, segs, seen, ttl) if segs is not None else None
+            tokens = missed_tokens(rec.provider, rec.model, max(live_bytes, reuse.bytes if reuse else 0), cached,
+                                   usage.input_tokens if usage is not None else None)
+            usd = missed_usd(tokens, price, usage) or 0.0
+            self.missed += usd
+            if reuse is not None and reuse.volatile and reuse.bytes > live_bytes:
+                self.missed_volatile += usd  # the prompt repeated but for a timestamp, an id …
         if segs is not None:
             self._fork(rec, segs, seen, idx)
-            self._recent[idx] = (rec.body, segs)
-            if len(self._recent) > self.cfg.recent_bodies:
-                self._recent.popitem(last=False)
+            self._remember(idx, rec, segs)
+
+    def _spend(self, rec: LogRecord, price) -> None:
+        """Spent and saved: a priced ledger row's own figures (the proxy's), else the usage priced here."""
+        if self.cfg.prices is not None and price is None and rec.ledger_money is None:
+            self.unpriced[rec.model or "?"] += 1
+        if rec.ledger_money is not None:
+            cost, saved = rec.ledger_money[0], rec.ledger_money[1] or 0.0
+        elif rec.usage is not None and price is not None:
+            c = cost_of(rec.usage, price)
+            if c.cost_usd is None:
+                return
+            cost, saved = c.cost_usd, c.saved_usd or 0.0
+        else:
+            return
+        self.costed += 1
+        self.spent += cost
+        self.saved += saved
+
+    def _live_bytes(self, keys, ends, live: int, exact: bool) -> int:
+        """The size of the prefix repeated within the TTL: from the request's own segments, or
+        for a ledger row without a body, from the tree's node (exact once any row stated it)."""
+        if not live:
+            return 0
+        if not exact:
+            node = self.tree.nodes.get(keys[live - 1])
+            if node is not None:
+                return node[END]
+        return ends[live - 1]
+
+    def _remember(self, idx: int, rec: LogRecord, segs) -> None:
+        self._recent[idx] = (rec.body, segs, rec.ts)
+        if len(self._recent) > self.cfg.recent_bodies:
+            self._recent.popitem(last=False)
+
+    def _reusable(self, rec: LogRecord, segs, seen, ttl: float) -> Reuse | None:
+        """:func:`analyzer.missed.reusable` against the earlier requests the tree names (the
+        last one through the shared prefix), when this one forks from them within the TTL."""
+        if not seen.branched or seen.shared >= len(segs):
+            return None
+        best = None
+        for prev_idx in seen.previous:
+            prev = self._recent.get(prev_idx)
+            if prev is None:
+                continue
+            if rec.ts is not None and prev[2] is not None and rec.ts - prev[2] > ttl:
+                continue
+            found = reusable(segs, prev[1], seen.shared)
+            best = longest(best, found)
+        return best
 
     def _fork(self, rec: LogRecord, segs, seen, idx: int) -> None:
         n = seen.shared
@@ -188,7 +253,7 @@ class Analysis:
             prev = self._recent.get(prev_idx)
             if prev is None:
                 continue
-            fork = text_fork(prev[0], prev[1], rec.body, segs, n)
+            fork = text_fork(prev[0], prev[1], rec.body, segs, n)  # prev: (body, segments, ts)
             if fork is not None and (best is None or fork.similarity > best.similarity):
                 best = fork
         if best is None:

@@ -1,6 +1,8 @@
 """``prefixgate analyze``: where the money is in request logs (JSONL) and the proxy's ledger.
 
-Prints a report (or ``--json``), with a progress bar on stderr when stderr is a terminal.
+Prints a report (or ``--json``), with a progress bar on stderr when stderr is a terminal
+(bytes of each JSONL log, rows of each ledger; nothing when piped, ``--progress`` /
+``--no-progress`` to choose).
 Lines or rows that cannot be read are named on stderr (file and line), the rest is
 analysed, and the exit code is 2; otherwise 0.
 """
@@ -14,24 +16,40 @@ import sys
 import click
 
 from analyzer.logs.analysis import Analysis, AnalyzeConfig
-from analyzer.logs.reader import is_ledger, read_any
+from analyzer.logs.reader import is_ledger, ledger_rows, read_any
 from analyzer.logs.report import render, summarize
 
 
 MAX_ERRORS_PER_FILE = 20  # a binary or wrong file would otherwise print one error per "line"
 
 
-def _progress(total: int, enabled: bool):
-    if not enabled or total <= 0:
+def _progress(enabled: bool):
+    """A rich progress bar on stderr (one task per input), or None."""
+    if not enabled:
         return None
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    progress = Progress("analysing", BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-    return progress
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
+                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+
+
+def _sizes(path: str) -> tuple[int | None, str]:
+    """How much of ``path`` there is to read, and in what: ledger rows or JSONL bytes."""
+    if is_ledger(path):
+        return ledger_rows(path), "rows"
+    return os.path.getsize(path), "bytes"
+
+
+def _done(completed: float, total: float | None, unit: str) -> str:
+    if unit == "bytes":
+        return f"{completed / 1e6:,.1f}/{(total or 0) / 1e6:,.1f} MB"
+    return f"{int(completed):,}/{int(total or 0):,} rows"
 
 
 def run_analysis(paths: list[str], config: AnalyzeConfig, *, show_progress: bool = False) -> tuple[dict, list[str]]:
+    """Analyse every path; with ``show_progress``, a bar per file on stderr (bytes of a JSONL
+    log, rows of a ledger), gone when done."""
     errors: list[str] = []
     per_file: dict[str, int] = {}
 
@@ -41,10 +59,7 @@ def run_analysis(paths: list[str], config: AnalyzeConfig, *, show_progress: bool
             errors.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
     analysis = Analysis(config)
-    sizes = {p: os.path.getsize(p) for p in paths if os.path.isfile(p) and not is_ledger(p)}
-    progress = _progress(sum(sizes.values()), show_progress)
-    task = progress.add_task("analyse", total=sum(sizes.values())) if progress else None
-    advance = (lambda n: progress.advance(task, n)) if progress else None
+    progress = _progress(show_progress)
     if progress:
         progress.start()
     try:
@@ -55,6 +70,17 @@ def run_analysis(paths: list[str], config: AnalyzeConfig, *, show_progress: bool
             if os.path.isdir(path):
                 on_error(path, None, "is a directory; name the .jsonl logs or the ledger file in it")
                 continue
+            advance = None
+            if progress:
+                total, unit = _sizes(path)
+                task = progress.add_task(os.path.basename(path), total=total, done=_done(0, total, unit))
+                state = {"n": 0}
+
+                def advance(n: int, task=task, total=total, unit=unit, state=state) -> None:
+                    state["n"] += n
+                    if state["n"] - state.get("shown", 0) >= (65536 if unit == "bytes" else 256):  # redraw in steps, not per line
+                        state["shown"] = state["n"]
+                        progress.update(task, completed=state["n"], done=_done(state["n"], total, unit))
             for rec in read_any(path, on_error, advance):
                 analysis.add(rec)
     finally:

@@ -4,8 +4,10 @@ A JSONL line is a bare request body, or a record ``{"request"|"body": body, "res
 {…"usage"…} | "usage": {…}, "ts"|"timestamp": epoch seconds or ISO 8601, "provider",
 "route", "model", "session_id"}``. Provider and route come from the record or from
 :func:`analyzer.segments.guess_shape`. A ledger row (its columns named once, in
-:mod:`.ledger_columns`, for the proxy that writes it and for this reader) gives usage, timing
-and the chain of segment hashes (``chain``), and the body when the proxy ran with ``--log-bodies``.
+:mod:`.ledger_columns`, for the proxy that writes it and for this reader) gives usage, timing,
+the chain of segment hashes (``chain``), the proxy's money for the row when it priced it, whether
+its prefix was known (``prefix_segments`` NULL: the store was skipped), and the body when the
+proxy ran with ``--log-bodies``.
 
 Records are yielded one at a time (memory does not grow with the log). A line or row that
 cannot be read is reported through ``on_error(file, line, message)`` and skipped.
@@ -44,6 +46,8 @@ class LogRecord:
     total_bytes: int | None = None
     prefix_segments: int = 0  # ledger rows: leading segments the proxy had seen before …
     prefix_bytes: int = 0  # … and their exact size in bytes (the only segment end a row states)
+    prefix_known: bool = True  # False: a ledger row whose prefix the proxy could not look up (store skipped)
+    ledger_money: tuple[float, float | None, float | None] | None = None  # a priced ledger row: the proxy's (cost, saved, missed) USD
 
 
 def ledger_ends(n: int, total_bytes: int, prefix_segments: int, prefix_bytes: int) -> list[int]:
@@ -131,7 +135,19 @@ def read_jsonl(path: str, on_error: OnError, on_bytes: Callable[[int], None] | N
                 yield rec
 
 
-def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
+def ledger_rows(path: str) -> int | None:
+    """How many rows a ledger holds (for a progress bar); None when it cannot be read."""
+    try:
+        conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        try:
+            return conn.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def read_ledger(path: str, on_error: OnError, on_rows: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
     try:
         conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
         cols = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
@@ -145,6 +161,8 @@ def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
     wanted = [c for c in ("id", *COLUMNS) if c in cols]  # an older ledger lacks the newer columns
     try:
         for row in conn.execute(f"SELECT {', '.join(wanted)} FROM {TABLE} ORDER BY id"):
+            if on_rows:
+                on_rows(1)
             r = dict(zip(wanted, row))
             body = None
             if r.get("body"):
@@ -163,9 +181,12 @@ def read_ledger(path: str, on_error: OnError) -> Iterator[LogRecord]:
             chain = [h for h in (r.get("chain") or "").split(",") if h]
             if body is None and not chain:
                 continue  # unanalysed request (no body kept, no segments): nothing to place in the tree
+            money = (r["cost_usd"], r.get("saved_usd"), r.get("missed_usd")) if r.get("cost_usd") is not None else None
             yield LogRecord(path, r.get("id") or 0, r.get("provider") or "", r.get("route") or "", r.get("model") or "",
                             r.get("ts"), body, usage, r.get("tenant"), chain or None, r.get("total_bytes"),
-                            r.get("prefix_segments") or 0, r.get("prefix_bytes") or 0)
+                            r.get("prefix_segments") or 0, r.get("prefix_bytes") or 0,
+                            prefix_known=r.get("prefix_segments") is not None or "prefix_segments" not in r,
+                            ledger_money=money)
     except sqlite3.Error as exc:
         on_error(path, None, f"ledger read failed: {exc}")
     finally:
@@ -183,8 +204,9 @@ def is_ledger(path: str) -> bool:
         return False
 
 
-def read_any(path: str, on_error: OnError, on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+def read_any(path: str, on_error: OnError, on_progress: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+    """Records of a ledger or a JSONL log; ``on_progress`` gets the rows (ledger) or bytes (JSONL) read."""
     if is_ledger(path):
-        yield from read_ledger(path, on_error)
+        yield from read_ledger(path, on_error, on_progress)
     else:
-        yield from read_jsonl(path, on_error, on_bytes)
+        yield from read_jsonl(path, on_error, on_progress)

@@ -2,15 +2,19 @@
 
 Advice sentences name the field, the offset and the share of requests, e.g. "the time of
 day at messages[0].content offset 1,204 forks 93% of requests". Percentages are of the
-analysed requests. This module computes nothing new from the log.
+analysed requests. The allowed hit rate is over the same requests as the realised one
+(those with usage), so realised never exceeds it; rows without prefix information are
+counted apart. Money is formatted by :func:`analyzer.cost.format_usd`, as everywhere. This
+module computes nothing new from the log.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from analyzer.cost import format_usd
 from analyzer.divergence import CAUSES
-from analyzer.logs.analysis import Analysis
+from analyzer.logs.analysis import Analysis, Totals
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -32,11 +36,16 @@ def advice(a: Analysis, summary: dict[str, Any]) -> list[str]:
         what = f"the {CAUSES[f['kind']]}" + (f" `{f['example'][:32]}`" if f["kind"] != "content" and f["example"] else "")
         out.append(f"{what[0].upper()}{what[1:]} at {f['field']} offset {f['offset']:,} forks {f['share']:.0%} of requests "
                    f"({f['count']:,}); move it after the stable prefix (into the last message).")
+    volatile = summary["money"].get("missed_volatile_usd")
+    if out and volatile:
+        out.append(f"Prompts that repeated but for such values missed {format_usd(volatile)} of cache savings "
+                   "(`prefixgate serve --rewrite aggressive` moves them out of the prefix).")
     hr = summary["hit_rate"]
-    if hr["realized"] is not None and hr["allowed_with_usage"] is not None and hr["allowed_with_usage"] - hr["realized"] >= 0.05:
+    if hr["realized"] is not None and hr["allowed"] is not None and hr["allowed"] - hr["realized"] >= 0.05:
         money = summary["money"]
-        extra = f": about ${money['potential_extra_usd']:,.2f} more could be saved" if money["priced"] else ""
-        out.append(f"The providers' caching rules allow {hr['allowed_with_usage']:.0%} of input tokens from cache; "
+        extra = (f": about {format_usd(money['missed_usd'])} more could be saved"
+                 if money["priced"] and money["missed_usd"] else "")
+        out.append(f"The providers' caching rules allow {hr['allowed']:.0%} of input tokens from cache; "
                    f"the usage reports {hr['realized']:.0%}{extra}.")
     if a.no_breakpoint:
         out.append(f"{a.no_breakpoint:,} Anthropic request(s) repeat a cacheable prefix but set no cache_control breakpoint; "
@@ -50,28 +59,37 @@ def advice(a: Analysis, summary: dict[str, Any]) -> list[str]:
     return out
 
 
+def _allowed(t: Totals) -> float | None:
+    """The allowed rate over the requests the realised one covers (those with usage), so the
+    two compare like for like; over every request (input estimated) when none has usage."""
+    return _rate(t.allowed_with_usage, t.usage_input_tokens) if t.with_usage else _rate(t.allowed_tokens, t.input_tokens)
+
+
 def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, Any]:
     t = a.total
     by_provider = {p: {"requests": v.requests, "input_tokens": v.input_tokens, "allowed_tokens": v.allowed_tokens,
-                       "cached_tokens": v.cached_tokens, "allowed": _rate(v.allowed_tokens, v.input_tokens),
+                       "cached_tokens": v.cached_tokens, "allowed": _allowed(v),
                        "realized": _rate(v.cached_tokens, v.usage_input_tokens)} for p, v in sorted(a.by_provider.items())}
     priced = a.cfg.prices is not None
     summary: dict[str, Any] = {
         "sources": sources,
-        "requests": t.requests + a.unanalysed,
-        "analysed": t.requests,
+        "requests": t.requests + a.unanalysed + a.prefix_unknown,
+        "analysed": t.requests + a.prefix_unknown,
         "unanalysed": a.unanalysed,
+        "prefix_unknown": a.prefix_unknown,
         "input_errors": len(errors),
         "input_tokens": t.input_tokens,
         "requests_with_usage": t.with_usage,
         "tree_nodes": len(a.tree),
         "distinct_prefixes": sum(1 for _ in a.tree.branch_points()),
         "top_prefixes": a.top_prefixes(),
-        "hit_rate": {"allowed": _rate(t.allowed_tokens, t.input_tokens), "realized": _rate(t.cached_tokens, t.usage_input_tokens),
-                     "allowed_with_usage": _rate(t.allowed_with_usage, t.usage_input_tokens), "by_provider": by_provider},
+        # realised ≤ allowed: both over the requests with usage (allowed_all_requests: over every request)
+        "hit_rate": {"allowed": _allowed(t), "realized": _rate(t.cached_tokens, t.usage_input_tokens),
+                     "allowed_all_requests": _rate(t.allowed_tokens, t.input_tokens), "by_provider": by_provider},
         # spent/saved come from reported usage: with no priced usage in the log they are unknown (null), never $0
         "money": {"priced": priced, "spent_usd": a.spent if priced and a.costed else None, "saved_usd": a.saved if priced and a.costed else None,
-                  "potential_extra_usd": a.potential_extra if priced else None,
+                  "missed_usd": a.missed if priced else None,
+                  "missed_volatile_usd": a.missed_volatile if priced else None,
                   "unpriced_requests": sum(a.unpriced.values()), "unpriced_models": sorted(a.unpriced)},
         "forks": forks(a),
         "forked_requests": a.forked_requests,
@@ -89,7 +107,9 @@ def _pct(x: float | None) -> str:
 
 
 def render(s: dict[str, Any]) -> str:
-    lines = [f"requests {s['requests']:,} (analysed {s['analysed']:,}, unanalysed {s['unanalysed']:,}, with usage {s['requests_with_usage']:,})",
+    lines = [f"requests {s['requests']:,} (analysed {s['analysed']:,}, unanalysed {s['unanalysed']:,}, with usage {s['requests_with_usage']:,})"
+             + (f"; {s['prefix_unknown']:,} without prefix information (the proxy's store was skipped), counted apart"
+                if s["prefix_unknown"] else ""),
              f"input tokens {s['input_tokens']:,}; prefix tree {s['tree_nodes']:,} nodes, {s['distinct_prefixes']:,} distinct repeated prefixes", ""]
     hr = s["hit_rate"]
     lines.append(f"cache hit rate (share of input tokens): allowed by the providers' rules {_pct(hr['allowed'])}, realised {_pct(hr['realized'])}")
@@ -97,9 +117,9 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"  {p:<10} requests {v['requests']:>9,}  allowed {_pct(v['allowed']):>7}  realised {_pct(v['realized']):>7}")
     m = s["money"]
     if m["priced"]:
-        spent = (f"spent ${m['spent_usd']:,.2f}, saved by caching ${m['saved_usd']:,.2f}" if m["spent_usd"] is not None
+        spent = (f"spent {format_usd(m['spent_usd'])}, saved by caching {format_usd(m['saved_usd'])}" if m["spent_usd"] is not None
                  else "spent and saved n/a (no priced usage in the log)")
-        lines += ["", f"{spent}, could still save ${m['potential_extra_usd']:,.2f}"
+        lines += ["", f"{spent}, missed savings {format_usd(m['missed_usd'])}"
                   + (f" ({m['unpriced_requests']:,} requests of unpriced models: {', '.join(m['unpriced_models'][:5])})" if m["unpriced_requests"] else "")]
     if s["top_prefixes"]:
         lines += ["", "top repeated prefixes          count   tokens  share of input  model                        first seen"]

@@ -113,9 +113,14 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("saved_usd", "r.saved_usd or 0.0", "saved_usd", "usd",
             "Saved by caching vs the same tokens uncached, USD (can go down).", Metric("prefixgate_saved_usd", BY_MODEL, gauge=True)),
     Counter("missed_usd", "r.missed_usd or 0.0", "missed_usd", "usd",
-            "Savings missed on prefixes repeated but not cached, USD.", Metric("prefixgate_missed_usd", BY_MODEL)),
+            "Savings missed, USD: prompt tokens the provider could have read from its cache but did not, "
+            "because a volatile value (a timestamp, an id) changed in a repeated prefix, a breakpoint was missing, "
+            "or the provider did not cache a repeat (analyzer.missed); priced at what they were billed "
+            "(with the write premium where written) less the cached-read rate.", Metric("prefixgate_missed_usd", BY_MODEL)),
     Counter("unpriced", "u is not None and r.cost_usd is None", "input_tokens IS NOT NULL AND cost_usd IS NULL", "count",
             "Requests with usage but no price for the model.", Metric("prefixgate_unpriced", BY_MODEL)),
+    Counter("billable", "u is not None", "input_tokens IS NOT NULL", "count",
+            "Requests that reported token usage; the others bill nothing (model lists, probes, errors)."),
     Counter("prefix_unknown", "r.prefix_segments is None", "prefix_segments IS NULL", "count",
             "Requests whose prefix is unknown: the store was skipped or failed.", Metric("prefixgate_prefix_unknown")),
     Counter("rewritten", "any(not i.startswith('skipped-') for i in r.rewrites)",

@@ -12,9 +12,11 @@ Two calls per request:
   and the early observation from the exchange, looks the model's price up (once: no sink
   prices anything again), prices the usage with its breakdown by token kind
   (:mod:`analyzer.cost`; the ledger stores ``record.cost_breakdown`` as it is),
-  counts missed tokens (a prefix the proxy saw repeat within the provider's TTL that the
-  provider did not report as cached) and settles the miss reason with the cached tokens
-  the provider reported.
+  counts missed tokens (:mod:`analyzer.missed`: a prefix the proxy saw repeat within the
+  provider's TTL, exactly or but for a volatile value such as a timestamp, that the provider
+  did not report as cached; priced by :func:`analyzer.cost.missed_usd`, with the write
+  premium where the request wrote those tokens) and settles the miss reason with the cached
+  tokens the provider reported.
 
 Unknown models, and usage with a clamped number (``Usage.flags``), get ``None`` money fields
 (counted as unpriced by stats and metrics), never 0; a request whose prefix is unknown (the
@@ -30,12 +32,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from analyzer.cache_rules import provider_ttl_s
 from analyzer.cost import cost_of, missed_usd
-from analyzer.cache_rules import missed_tokens
 from analyzer.diagnose import Diagnosis, settle
-from analyzer.segments import Seen
+from analyzer.missed import Reuse, longest, missed_tokens, prefix_bytes, reusable
 from analyzer.pricing import PriceTable
-from analyzer.segments import Segment
+from analyzer.segments import Seen, Segment
+from analyzer.usage import Usage
 from proxy.accounting.diagnosis import DiagnosisMemory
 
 if TYPE_CHECKING:
@@ -83,6 +86,22 @@ class Money:
         if usage is None or not cost.priced or record.prefix_segments is None:  # unpriced (or clamped usage), or prefix unknown
             record.missed_usd = None
             return
-        elapsed = early.cur.ts - early.earlier.ts if early.earlier is not None else None
-        tokens = missed_tokens(early.cur, record.prefix_segments, usage.cached_tokens, elapsed)
-        record.missed_usd = missed_usd(tokens, price)
+        record.missed_usd = missed_usd(self.missed_tokens(early, record.prefix_segments, usage), price, usage)
+
+    @staticmethod
+    def missed_tokens(early: Early, repeated: int, usage: Usage) -> int:
+        """:mod:`analyzer.missed` for a finished request: the longer of the prefix the store saw
+        repeat (``repeated`` segments) and, when the request forked from its closest earlier
+        one at a volatile value, the prefix equal to that one but for volatile values; nothing
+        when the closest earlier request is older than the provider's TTL."""
+        cur, earlier = early.cur, early.earlier
+        if earlier is not None and cur.ts - earlier.ts > provider_ttl_s(cur.provider, cur.segments):
+            return 0
+        exact = Reuse(repeated, prefix_bytes(cur.segments, repeated))
+        volatile = None
+        if earlier is not None and early.diagnosis is not None and early.diagnosis.reason.startswith("volatile-"):
+            volatile = reusable(cur.segments, earlier.segments)
+        reuse = longest(exact, volatile)
+        if reuse.segments <= 0:
+            return 0
+        return missed_tokens(cur.provider, cur.model, reuse.bytes, usage.cached_tokens, usage.input_tokens)

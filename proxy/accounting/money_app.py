@@ -56,4 +56,4 @@ class MoneyLayer:
         return self.money.before(tenant, provider, model, segments)
 
     def routes(self) -> list[Route]:
-        return dashboard.routes(self.ledger, self.metrics, log_bodies=self.log_bodies)
+        return dashboard.routes(self.ledger, self.metrics, log_bodies=self.log_bodies, prices=self.prices)

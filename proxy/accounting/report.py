@@ -1,9 +1,11 @@
 """``prefixgate report``: the cost and savings summary of a ledger, in the terminal.
 
 Reads the SQLite ledger read-only (a running proxy may keep writing it) and prints the
-same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`): a rich table of totals
-(every shown counter of :data:`proxy.accounting.counters.COUNTERS`, formatted by its kind),
-one row per model, the miss reasons and the requests per rewrite id; ``--json`` prints the
+same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`) as tables that
+fit 80 columns: the totals (every shown counter of :data:`proxy.accounting.counters.COUNTERS`,
+formatted by its kind; money by :func:`analyzer.cost.format_usd`), one row per model that
+billed something, the requests that billed nothing by route, the miss reasons and the
+requests per rewrite id; ``--json`` prints the
 whole summary as JSON, ``--csv`` the per-model rows. ``--since`` takes ``24h``, ``7d``,
 ``30m`` or an ISO time (default: all).
 
@@ -21,6 +23,7 @@ from typing import Any
 
 import click
 
+from analyzer.cost import format_usd
 from proxy.config import ProxyConfig
 from proxy.accounting.counters import BY_NAME, COUNTERS
 from proxy.accounting.ledger import LedgerError, connect
@@ -30,12 +33,8 @@ CSV_FIELDS = ("provider", "model", "requests", "prefix_hits", "input_tokens", "c
               "output_tokens", "token_hit_rate", "cost_usd", "saved_usd", "missed_usd", "unpriced", "errors")
 
 
-def usd(value: float | None) -> str:
-    if value is None:
-        return "—"
-    sign, a = ("-" if value < 0 else ""), abs(value)
-    digits = 2 if a == 0 or a >= 1 else 4 if a >= 0.01 else 6  # the dashboard's rule
-    return f"{sign}${a:,.{digits}f}"
+usd = format_usd  # one money format everywhere (analyzer.cost.format_usd; the dashboard's JS mirrors it)
+WIDTH = 80  # the table fits an 80-column terminal, whatever the terminal
 
 
 def load_summary(ledger: str, since: str | None) -> dict[str, Any]:
@@ -56,9 +55,10 @@ def load_summary(ledger: str, since: str | None) -> dict[str, Any]:
 
 
 # The counters the totals table places on its own rows (the rest follow, by name).
-TOKEN_ROW = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
-PLACED = {"requests", "cost_usd", "saved_usd", "missed_usd", "prefix_hits", "prefix_unknown", *TOKEN_ROW,
-          "unpriced", "unanalysed", "errors", "rewritten"}
+TOKEN_ROWS = (("input tokens", "input_tokens"), ("cached tokens", "cached_tokens"),
+              ("cache-write tokens", "cache_write_tokens"), ("output tokens", "output_tokens"))
+PLACED = {"requests", "billable", "cost_usd", "saved_usd", "missed_usd", "prefix_hits", "prefix_unknown",
+          *(name for _, name in TOKEN_ROWS), "unpriced", "unanalysed", "errors", "rewritten"}
 
 
 def value(name: str, summary: dict[str, Any]) -> str:
@@ -71,14 +71,17 @@ def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     """The totals table: the familiar rows first, then each shown counter they do not place
     (by its name), so a counter added to the table is printed without a change here."""
     rows = [
-        ("requests", value("requests", s)),
+        ("requests", value("requests", s) + (f" ({value('billable', s)} billable)" if "billable" in s else "")),
         ("spent", value("cost_usd", s)),
         ("saved by caching", value("saved_usd", s)),
         ("missed savings", value("missed_usd", s)),
         ("token hit rate", f"{s['token_hit_rate']:.1%}"),
-        ("requests with a repeated prefix", f"{value('prefix_hits', s)} ({s['request_hit_rate']:.1%})"
-         + (f", {value('prefix_unknown', s)} unknown (store skipped)" if s.get("prefix_unknown") else "")),
-        ("input / cached / cache-write / output tokens", " / ".join(value(n, s) for n in TOKEN_ROW)),
+        ("requests with a repeated prefix", f"{value('prefix_hits', s)} ({s['request_hit_rate']:.1%})"),
+    ]
+    if s.get("prefix_unknown"):
+        rows.append(("prefix unknown (store skipped)", value("prefix_unknown", s)))
+    rows += [(label, value(name, s)) for label, name in TOKEN_ROWS]
+    rows += [
         ("unpriced requests", value("unpriced", s)),
         ("unanalysed requests", value("unanalysed", s)),
         ("errors", value("errors", s)),
@@ -88,36 +91,59 @@ def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def render_table(summary: dict[str, Any]) -> str:
+def _table(title: str, *columns: str, right: tuple[str, ...] = ()):
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    for col in columns:  # numbers never wrap; the names fold inside their cell instead
+        if col in right:
+            table.add_column(col, justify="right", no_wrap=True)
+        else:
+            table.add_column(col, overflow="fold", ratio=1, min_width=12)
+    return table
+
+
+def render_table(summary: dict[str, Any], width: int = WIDTH) -> str:
+    """The summary as text tables that fit ``width`` columns (long names fold inside their cell)."""
     from rich.console import Console
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=140, force_terminal=False, color_system=None)
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
     totals = Table(title="prefixgate — cost summary", show_header=False)
-    totals.add_column("what")
-    totals.add_column("value", justify="right")
+    totals.add_column("what", overflow="fold")
+    totals.add_column("value", justify="right", overflow="fold")
     for row in total_rows(summary):
         totals.add_row(*row)
     console.print(totals)
-    models = Table(title="per model")
-    for col in ("provider", "model", "requests", "hit rate", "spent", "saved", "missed", "unpriced"):
-        models.add_column(col, justify="left" if col in ("provider", "model") else "right")
+    money = ("requests", "hit rate", "spent", "saved", "missed")
+    models = _table("per model (requests that billed)", "model", *money, right=money)
+    dup = {m["model"] for m in summary["models"]}
+    dup = {name for name in dup if sum(1 for m in summary["models"] if m["model"] == name) > 1}
     for m in summary["models"]:
-        models.add_row(m["provider"] or "", m["model"] or "(none)", f"{m['requests']:,}", f"{m['token_hit_rate']:.1%}",
-                       usd(m["cost_usd"]), usd(m["saved_usd"]), usd(m["missed_usd"]), str(m["unpriced"]))
+        name = m["model"] or "(none)"
+        if name in dup or m["model"] is None:
+            name = f"{m['provider']}/{name}"
+        if m.get("priced_as"):
+            name += f" ({m['priced_as']})"
+        elif m["unpriced"] and m["cost_usd"] is None:
+            name += " (unpriced)"
+        models.add_row(name, f"{m['requests']:,}", f"{m['token_hit_rate']:.1%}", usd(m["cost_usd"]), usd(m["saved_usd"]),
+                       usd(m["missed_usd"]))
     console.print(models)
+    if summary.get("not_billable"):
+        quiet = _table("billed nothing (no usage reported)", "route", "requests", "errors", "models", right=("requests", "errors"))
+        for r in summary["not_billable"]:
+            quiet.add_row(f"{r['method']} {r['route']}".strip(), f"{r['requests']:,}", f"{r['errors']:,}", ", ".join(r["models"]) or "—")
+        console.print(quiet)
     if summary["miss_reasons"]:
-        reasons = Table(title="miss reasons")
-        for col in ("reason", "requests", "missed"):
-            reasons.add_column(col, justify="left" if col == "reason" else "right")
+        reasons = _table("miss reasons", "reason", "requests", "missed", right=("requests", "missed"))
         for r in summary["miss_reasons"]:
             reasons.add_row(r["reason"], f"{r['count']:,}", usd(r["missed_usd"]))
         console.print(reasons)
     if summary.get("rewrites"):
-        rewrites = Table(title="rewrites")
-        rewrites.add_column("rewrite")
-        rewrites.add_column("requests", justify="right")
+        rewrites = _table("rewrites", "rewrite", "requests", right=("requests",))
         for rewrite, n in summary["rewrites"].items():
             rewrites.add_row(rewrite, f"{n:,}")
         console.print(rewrites)

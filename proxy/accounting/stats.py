@@ -13,6 +13,10 @@ provider, and totals stay exact. Rewrite ids are capped the same way (``max_rewr
 then ``other``). Without the caps a client could grow the process's memory and this JSON
 without bound.
 
+``models`` lists the models that billed something (a request with usage); the requests of
+models that never did — ``GET /v1/models`` (no model), probes, calls that only failed — are
+listed apart, by method and route (``not_billable``, as in the ledger's summary).
+
 Token counts arrive sanitised (:mod:`analyzer.usage` caps each at 10⁹ and flags it), so the
 sums stay far inside the 64-bit integers orjson writes.
 
@@ -21,23 +25,37 @@ This module does not persist anything (the ledger does) and never sees API keys.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from operator import add
+from typing import Any
 
 from proxy.accounting.counters import COUNTERS, INDEX, MAX_REWRITE_IDS, OTHER, ZERO, Cap, Number, contributions, finish, ranked
 from proxy.accounting.records import RequestRecord
 
-_REQUESTS = INDEX["requests"]
+_REQUESTS, _BILLABLE = INDEX["requests"], INDEX["billable"]
+MAX_ROUTES = 20  # per model: (method, route) pairs of its requests without usage, then "other"
 
 
 class Counters:
     """One row of sums (the totals, a provider, a model): a value per counter of the table,
     also readable and settable by name (``row.output_tokens``)."""
 
-    __slots__ = ("rewrites", "values")
+    __slots__ = ("rewrites", "routes", "values")
 
     def __init__(self, *, by_rewrite: bool = False) -> None:
         self.values: list[Number] = list(ZERO)
         self.rewrites: dict[str, int] | None = {} if by_rewrite else None  # id → requests
+        self.routes: dict[tuple[str, str], list[int]] | None = None  # requests without usage: (method, route) → [requests, errors]
+
+    def count_route(self, record: RequestRecord) -> None:
+        routes = self.routes if self.routes is not None else {}
+        self.routes = routes
+        key = (record.method, record.route)
+        if key not in routes and len(routes) >= MAX_ROUTES:
+            key = ("", OTHER)
+        row = routes.setdefault(key, [0, 0])
+        row[0] += 1
+        row[1] += record.status >= 400 or record.error is not None
 
     def add(self, record: RequestRecord) -> None:
         self.values = list(map(add, self.values, contributions(record)))
@@ -84,6 +102,8 @@ class Stats:
             if model is None:
                 model = self.models[key] = Counters()
         model.values = list(map(add, model.values, d))
+        if record.usage is None:  # what it was, in case the model never bills (model lists, probes)
+            model.count_route(record)
         if record.rewrites:
             by_id = self.provider_rewrites.setdefault(record.provider, {})
             for rewrite in record.rewrites:
@@ -109,8 +129,33 @@ class Stats:
     def to_json(self) -> dict:
         out: dict = self.total.to_dict()
         out["providers"] = {name: c.to_dict() for name, c in sorted(self.providers.items())}
-        out["models"] = [
-            {"provider": provider, "model": model or None, **c.to_dict()}
-            for (provider, model), c in sorted(self.models.items(), key=lambda kv: (-kv[1].values[_REQUESTS], kv[0]))
-        ]
+        rows = sorted(self.models.items(), key=lambda kv: (-kv[1].values[_REQUESTS], kv[0]))
+        out["models"] = [{"provider": provider, "model": model or None, **c.to_dict()}
+                         for (provider, model), c in rows if c.values[_BILLABLE]]
+        out["not_billable"] = not_billable((model, c.routes) for (_, model), c in rows if not c.values[_BILLABLE])
         return out
+
+
+def not_billable(pairs: Iterable[tuple[str | None, dict[tuple[str, str], list[int]] | None]],
+                 limit: int = 20) -> list[dict[str, Any]]:
+    """The requests of models that never reported usage, by method and route, from
+    ``(model, {(method, route): [requests, errors]})`` pairs: what ``/prefixgate/stats`` and
+    :func:`proxy.accounting.summary.summarize` list under ``not_billable``. At most ``limit``
+    rows (the rest as one ``other`` row), at most 10 model names a row."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for model, routes in pairs:
+        for (method, route), (n, errors) in (routes or {}).items():
+            row = merged.setdefault((method, route), {"method": method, "route": route, "requests": 0, "errors": 0, "models": []})
+            row["requests"] += n
+            row["errors"] += errors
+            if model and model not in row["models"] and len(row["models"]) < 10:
+                row["models"].append(model)
+    folded = [merged.pop(("", OTHER))] if ("", OTHER) in merged else []  # already past a model's own cap
+    ordered = sorted(merged.values(), key=lambda r: (-r["requests"], r["route"], r["method"]))
+    if len(ordered) + len(folded) > limit:
+        folded += ordered[limit - 1:]
+        ordered = ordered[: limit - 1]
+    if folded:  # one "other" row, always last
+        ordered.append({"method": "", "route": OTHER, "requests": sum(r["requests"] for r in folded),
+                        "errors": sum(r["errors"] for r in folded), "models": []})
+    return ordered

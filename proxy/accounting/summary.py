@@ -5,7 +5,10 @@ data: totals (one SUM of each counter's ``sql`` of :data:`proxy.accounting.count
 the table ``/prefixgate/stats`` sums in memory, so the two agree for the same requests), hit
 rates, requests per rewrite id (``rewrites``, in total and per provider, at most 64 ids), a
 time series (cost stacked by paid input, cached read, cache write and output; token hit
-rate), the top repeated prefixes, miss reasons, and a per-model table. A row whose prefix
+rate; the bucket size picked from the range and the data, :func:`pick_step`), the top
+repeated prefixes, miss reasons, a per-model table of the models that billed something,
+and apart from it the requests that billed nothing (``not_billable``: model lists, probes,
+failures of models that never answered with usage), by method and route. A row whose prefix
 is unknown (``prefix_segments`` NULL: the store was skipped) counts as ``prefix_unknown``,
 on neither side of ``request_hit_rate``.
 :func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
@@ -30,6 +33,7 @@ import orjson
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
 from proxy.accounting.counters import COUNTERS, MAX_REWRITE_IDS, OTHER, finish, ranked
+from proxy.accounting.stats import not_billable
 
 # One SUM per counter of the table, in its order; NULL adds nothing.
 _AGG = ", ".join(f"COALESCE(SUM({c.sql}), {'0.0' if c.kind == 'usd' else '0'})" for c in COUNTERS)
@@ -89,6 +93,8 @@ def summarize(conn: sqlite3.Connection, since: float | None = None, until: float
         for row in conn.execute(f"SELECT provider, model, {_AGG} FROM requests{where} GROUP BY provider, model", args)
     ]
     models.sort(key=lambda m: (-m["requests"], m["provider"] or "", m["model"] or ""))
+    quiet = {(m["provider"], m["model"]) for m in models if not m["billable"]}
+    models = [m for m in models if m["billable"]]
     totals["rewrites"], by_provider = _rewrites(conn, where, args)
     for name, block in providers.items():
         block["rewrites"] = by_provider.get(name, {})
@@ -101,27 +107,54 @@ def summarize(conn: sqlite3.Connection, since: float | None = None, until: float
         **totals,
         "providers": providers,
         "models": models,
+        "not_billable": _not_billable(conn, where, args, quiet),
         "series": _series(conn, where, args, since, until, span, buckets),
         "top_prefixes": _top_prefixes(conn, where, args, top),
         "miss_reasons": _miss_reasons(conn, where, args),
     }
 
 
+# Bucket sizes a chart may use, seconds: round numbers on a clock.
+NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+              2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400)
+
+
+def pick_step(lo: float, hi: float, buckets: int) -> tuple[float, float, int]:
+    """The smallest round bucket size (:data:`NICE_STEPS`, then whole days) whose buckets,
+    aligned to its multiples (UTC), cover ``lo``..``hi`` in at most ``buckets``: (start, step, count)."""
+    def fit(step: float) -> tuple[float, float, int]:
+        start = math.floor(lo / step) * step
+        return float(start), float(step), math.floor((hi - start) / step) + 1  # the bucket holding ``hi`` included
+
+    for step in NICE_STEPS:
+        if (found := fit(step))[2] <= buckets:
+            return found
+    days = max(1, math.ceil((hi - lo) / max(1, buckets - 1) / 86400))
+    while (found := fit(days * 86400))[2] > buckets:
+        days += 1
+    return found
+
+
 def _series(conn, where, args, since, until, span, buckets: int) -> dict[str, Any]:
-    start = since if since is not None else span[0]
-    end = until if until is not None else (max(span[1], time.time()) if span[1] is not None else None)
-    if start is None or end is None or buckets < 1:
-        return {"start": start, "step": 0, "points": []}
-    step = max((end - start) / buckets, 1e-3)
+    """Cost and hit rate per bucket. The chart spans the requests in the range, not the whole
+    range: one minute of traffic in a 24 h range is drawn over that minute, in 2-second
+    buckets, so a first run shows a curve rather than one bar. The bucket size is the
+    smallest round one (1 s … 30 d) that fits ``buckets`` buckets."""
+    first, last = span
+    if first is None or buckets < 1:
+        return {"start": since, "step": 0, "points": []}
+    lo = first if since is None else max(since, first)
+    hi = last if until is None else min(until, last)
+    start, step, count = pick_step(lo, max(hi, lo), buckets)
     points = [
         {"t": start + i * step, "requests": 0, "input_usd": 0.0, "cache_read_usd": 0.0, "cache_write_usd": 0.0,
          "output_usd": 0.0, "cost_usd": 0.0, "input_tokens": 0, "cached_tokens": 0, "hit_rate": 0.0}
-        for i in range(buckets)
+        for i in range(count)
     ]
     sql = (f"SELECT ts, cost_input_usd, cost_cache_read_usd, cost_cache_write_usd, cost_output_usd, cost_usd, "
            f"input_tokens, cached_tokens FROM requests{where}")
     for ts, p_in, p_read, p_write, p_out, cost, tin, tcached in conn.execute(sql, args):
-        i = min(buckets - 1, max(0, math.floor((ts - start) / step)))
+        i = min(count - 1, max(0, math.floor((ts - start) / step)))
         pt = points[i]
         pt["requests"] += 1
         pt["input_usd"] += p_in or 0.0
@@ -134,6 +167,22 @@ def _series(conn, where, args, since, until, span, buckets: int) -> dict[str, An
     for pt in points:
         pt["hit_rate"] = pt["cached_tokens"] / pt["input_tokens"] if pt["input_tokens"] else 0.0
     return {"start": start, "step": step, "points": points}
+
+
+def _not_billable(conn, where, args, quiet: set[tuple[str, str | None]]) -> list[dict[str, Any]]:
+    """Requests of the (provider, model) pairs none of whose requests reported usage — model
+    lists (``GET /v1/models``, no model), probes, calls that only failed — by method and route
+    (:func:`proxy.accounting.stats.not_billable`, the shape ``/prefixgate/stats`` gives): they
+    bill nothing, so they are listed apart from the per-model money table."""
+    if not quiet:
+        return []
+    by_model: dict[tuple[str, str | None], dict[tuple[str, str], list[int]]] = {}
+    sql = (f"SELECT provider, model, method, route, COUNT(*), SUM(status >= 400 OR error IS NOT NULL) FROM requests{where} "
+           "GROUP BY provider, model, method, route")
+    for provider, model, method, route, n, errors in conn.execute(sql, args):
+        if (provider, model) in quiet:
+            by_model.setdefault((provider, model), {})[(method or "", route or "")] = [n, errors or 0]
+    return not_billable((model, routes) for (_, model), routes in by_model.items())
 
 
 def _top_prefixes(conn, where, args, top: int) -> list[dict[str, Any]]:

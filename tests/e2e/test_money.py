@@ -17,6 +17,9 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
+from analyzer.cost import format_usd
+from analyzer.logs.analysis import AnalyzeConfig
+from analyzer.logs.cli import run_analysis
 from analyzer.pricing import PriceTable
 from proxy.app import create_app
 from proxy.cli import cli
@@ -94,6 +97,15 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
         assert metrics[("prefixgate_miss_reasons_total", (("reason", "volatile-time"),))] == 1
         assert metrics[("prefixgate_prefix_hits_total", (("provider", "openai"),))] == 1
 
+        # Missed savings, the one definition (analyzer.missed): r3 is r2 but for the time, so its
+        # whole prompt would have been read from the cache.
+        missed = stats["missed_usd"]
+        assert missed > 0 and abs(missed - expected_missed(r3.usage.prompt_tokens)) < 1e-9
+        assert abs(metrics[("prefixgate_missed_usd_total", (("model", "gpt-4o-mini"), ("provider", "openai")))] - missed) < 1e-9
+        summary = admin_get(proxy, "/prefixgate/api/summary?since=all").json()
+        assert abs(summary["missed_usd"] - missed) < 1e-9
+        assert summary["miss_reasons"] == [{"reason": "volatile-time", "count": 1, "missed_usd": pytest.approx(missed, abs=1e-9)}]
+
         page = f"{proxy}/prefixgate/dashboard?token={ADMIN}&since=1h"
         dom = Elements(dump_dom(chromium_path, page))
         screenshot(chromium_path, page, str(tmp_path / "dashboard.png"))
@@ -118,6 +130,25 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
     for f in tmp_path.rglob("*"):
         if f.is_file():
             assert OPENAI_KEY.encode() not in f.read_bytes(), f
+
+    # report and analyze over the same ledger: the same missed dollars, formatted alike
+    report = json.loads(CliRunner().invoke(cli, ["report", "--ledger", str(tmp_path / "ledger.sqlite"), "--json"]).output)
+    assert abs(report["missed_usd"] - stats_after["missed_usd"]) < 1e-9
+    analysed, errors = run_analysis([str(tmp_path / "ledger.sqlite")], AnalyzeConfig(prices=PRICES))
+    assert errors == [] and abs(analysed["money"]["missed_usd"] - stats_after["missed_usd"]) < 1e-9
+    assert abs(analysed["money"]["spent_usd"] - stats_after["cost_usd"]) < 1e-9
+    assert analysed["hit_rate"]["realized"] <= analysed["hit_rate"]["allowed"]
+    table = CliRunner().invoke(cli, ["report", "--ledger", str(tmp_path / "ledger.sqlite")]).output
+    assert format_usd(stats_after["missed_usd"]) in table
+
+
+def expected_missed(prompt_tokens: int) -> float:
+    """r3's missed dollars by hand: the system and user segments of r3 equal r2's but for the
+    time, 7,206 + 89 canonical bytes ≈ 1,824 tokens; OpenAI caches 1,024 + 6 × 128 = 1,792 of
+    them; none were read, so 1,792 × (0.15 − 0.075) per 1M = $0.0001344 (at most the prompt's
+    uncached tokens)."""
+    assert prompt_tokens >= 1792
+    return 1792 * (0.15 - 0.075) / 1e6
 
 
 def test_anthropic_write_premium_and_unpriced_model(tmp_path):
@@ -152,6 +183,17 @@ def test_anthropic_write_premium_and_unpriced_model(tmp_path):
     assert rows[1][0] > 0
     assert rows[3][1] == "claude-private-tune" and rows[3][2] is None  # unpriced, not $0
     assert stats["unpriced"] == 1 and summary["unpriced"] == 1
+    # the third request is the second but for the time: its system block was written again
+    # (the 5-minute write premium) instead of read. Missed: the reusable prompt's tokens, the
+    # written ones at 3.75 − 0.30, the rest at 3.00 − 0.30 per 1M (analyzer.missed, cost.missed_usd).
+    u3 = third.usage
+    total = u3.input_tokens + u3.cache_creation_input_tokens + (u3.cache_read_input_tokens or 0)
+    assert u3.cache_creation_input_tokens > 1024 and not u3.cache_read_input_tokens
+    reusable_tokens = min(-(-(7169 + 42) // 4), total)  # system block (7,169 canonical bytes) + the "hi" turn (42)
+    written = min(reusable_tokens, u3.cache_creation_input_tokens)
+    want_missed = (written * (3.75 - 0.30) + (reusable_tokens - written) * (3.00 - 0.30)) / 1e6
+    missed_rows = sqlite3.connect(str(tmp_path / "ledger.sqlite")).execute("SELECT missed_usd FROM requests ORDER BY id").fetchall()
+    assert abs(missed_rows[2][0] - want_missed) < 1e-9 and missed_rows[3][0] is None  # the unpriced model: null, never $0
     assert b"Current time" in rows[0][3]  # --log-bodies keeps the prompt …
     for f in tmp_path.rglob("*"):
         if f.is_file():

@@ -13,11 +13,19 @@ const params = new URLSearchParams(location.search);
 const token = params.get("token");
 let since = params.get("since") || "24h";
 
+// Money as every prefixgate surface prints it (analyzer.cost.format_usd; a test holds the two
+// equal): cents from a cent up, 4 significant digits below, "—" for unknown (null, never $0).
+// toFixed rounds the exact binary value, halves up, as the Python side does.
+const commas = (text) => text.replace(/^(\d+)/, (d) => d.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
 function usd(v) {
   if (v === null || v === undefined) return "—";
   const a = Math.abs(v);
-  const digits = a === 0 ? 2 : a < 0.01 ? 6 : a < 1 ? 4 : 2;
-  return (v < 0 ? "-$" : "$") + a.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  let text = a.toFixed(2);
+  if (a > 0 && a < 0.01) {
+    const small = a.toFixed(3 - Math.floor(Math.log10(a)));
+    if (Number(small) < 0.01) text = small; // else it rounds up to a cent: shown in cents
+  }
+  return (v < 0 && /[1-9]/.test(text) ? "-$" : "$") + commas(text);
 }
 const pct = (v) => (100 * v).toFixed(1) + "%";
 const int = (v) => Number(v).toLocaleString("en-US");
@@ -41,9 +49,9 @@ function setCard(id, value, text) {
 }
 
 function timeLabel(t, step) {
-  const d = new Date(t * 1000);
-  if (step >= 86400) return d.toISOString().slice(5, 10);
-  return d.toISOString().slice(11, 16);
+  const d = new Date(t * 1000).toISOString();
+  if (step >= 86400) return d.slice(5, 10);
+  return step < 60 ? d.slice(11, 19) : d.slice(11, 16);
 }
 
 function axes(svg, w, h, pad, max, fmt, points, step) {
@@ -67,6 +75,7 @@ function drawCost(series) {
   const pts = series.points;
   const totals = pts.map((p) => SERIES.reduce((s, [k]) => s + p[k], 0));
   const max = Math.max(...totals, 1e-9);
+  pad.l = Math.max(44, 10 + 6 * Math.max(...[0, 1, 2, 3, 4].map((i) => usd((max * i) / 4).length))); // room for the labels
   axes(svg, w, h, pad, max, usd, pts, series.step);
   const bw = (w - pad.l - pad.r) / Math.max(pts.length, 1);
   pts.forEach((p, i) => {
@@ -128,7 +137,7 @@ function fillReasons(rows) {
   const max = Math.max(...rows.map((r) => r.count));
   for (const r of rows) {
     box.append(el("div", { class: "reason", "data-reason": r.reason, "data-count": r.count },
-      el("div", { class: "label" }, el("code", {}, r.reason), el("span", {}, `${int(r.count)} · missed ${usd(r.missed_usd)}`)),
+      el("div", { class: "label-row" }, el("code", {}, r.reason), el("span", {}, `${int(r.count)} · missed ${usd(r.missed_usd)}`)),
       el("div", { class: "bar", style: { width: `${Math.max(2, (100 * r.count) / max)}%` } })));
   }
 }
@@ -149,12 +158,26 @@ function fillRewrites(s) {
 function fillModels(rows) {
   const body = document.querySelector("#models tbody");
   body.replaceChildren();
+  if (!rows.length) body.append(el("tr", {}, el("td", { colspan: 10, class: "empty" }, "no request reported usage in this range")));
   for (const m of rows) {
     const num = (v, text) => el("td", { class: "n", "data-value": v === null ? "" : v }, text);
+    const name = el("td", {}, m.model || "(none)");
+    if (m.priced_as) name.append(el("span", { class: "label", "data-priced-as": m.priced_as }, m.priced_as));
     body.append(el("tr", { "data-provider": m.provider, "data-model": m.model || "" },
-      el("td", {}, m.provider), el("td", {}, m.model || "(none)"), num(m.requests, int(m.requests)),
+      el("td", {}, m.provider), name, num(m.requests, int(m.requests)),
       num(m.input_tokens, int(m.input_tokens)), num(m.cached_tokens, int(m.cached_tokens)), num(m.token_hit_rate, pct(m.token_hit_rate)),
       num(m.cost_usd, usd(m.cost_usd)), num(m.saved_usd, usd(m.saved_usd)), num(m.missed_usd, usd(m.missed_usd)), num(m.unpriced, int(m.unpriced))));
+  }
+}
+
+function fillNotBillable(rows) {
+  const body = document.querySelector("#not-billable tbody");
+  body.replaceChildren();
+  document.getElementById("quiet").hidden = !rows.length;
+  for (const r of rows) {
+    body.append(el("tr", { "data-route": r.route, "data-method": r.method, "data-count": r.requests },
+      el("td", {}, el("code", {}, `${r.method} ${r.route}`.trim())), el("td", { class: "n" }, int(r.requests)),
+      el("td", { class: "n" }, int(r.errors)), el("td", {}, r.models.join(", ") || "—")));
   }
 }
 
@@ -173,6 +196,7 @@ function render(s) {
   fillReasons(s.miss_reasons);
   fillRewrites(s);
   fillModels(s.models);
+  fillNotBillable(s.not_billable || []);
   document.getElementById("footer").textContent =
     `requests ${int(s.requests)} · errors ${int(s.errors)} · unanalysed ${int(s.unanalysed)} · ledger rows written ${int(s.ledger.written)}` +
     (s.ledger.failures ? ` · ledger write failures ${int(s.ledger.failures)}` : "");
@@ -196,5 +220,6 @@ async function load() {
   }
 }
 
+if (token) document.getElementById("kv-link").href = "kv?token=" + encodeURIComponent(token);
 document.querySelectorAll("#range button").forEach((b) => b.addEventListener("click", () => { since = b.dataset.since; load(); }));
 load();

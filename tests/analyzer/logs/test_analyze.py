@@ -64,7 +64,7 @@ def test_allowed_vs_realised_hit_rate_and_money(tmp_path):
     assert summary["hit_rate"]["realized"] == 0
     assert summary["hit_rate"]["allowed"] == pytest.approx(9 * allowed_each / (10 * 2000))
     price = table.lookup("gpt-4o")
-    assert summary["money"]["potential_extra_usd"] == pytest.approx(9 * allowed_each * (price.input - price.read_rate) / 1e6)
+    assert summary["money"]["missed_usd"] == pytest.approx(9 * allowed_each * (price.input - price.read_rate) / 1e6)
     assert summary["money"]["spent_usd"] == pytest.approx(10 * (2000 * price.input + 10 * price.output) / 1e6)
     top = summary["top_prefixes"][0]
     assert top["count"] == 10 and top["ends_at"] == "messages[0]" and top["tokens"] == estimate_tokens(prefix_bytes(records[0]["request"], 1))
@@ -125,7 +125,8 @@ def test_ledger_with_bodies_and_chains(tmp_path):
         ch = chain(segs, root_hash("openai", "gpt-4o"))
         row = {"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
                "input_tokens": 1500, "cached_tokens": 1024 if i else 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0,
-               "output_tokens": 5, "total_bytes": ch.ends[-1], "chain": ",".join(h[:8].hex() for h in ch.hashes)}
+               "output_tokens": 5, "total_bytes": ch.ends[-1], "chain": ",".join(h[:8].hex() for h in ch.hashes),
+               "prefix_segments": 1 if i else 0, "prefix_bytes": ch.ends[0] if i else 0}
         if i % 2 == 0:
             row["body"] = json.dumps(b).encode()
         rows.append(row)
@@ -237,7 +238,7 @@ def test_money_is_null_when_no_request_carries_usage(tmp_path):
     path = write_jsonl(tmp_path / "log.jsonl", [body(STATIC, f"q{i}") for i in range(3)])
     summary, _ = run_analysis([str(path)], AnalyzeConfig(prices=PriceTable.load()))
     assert summary["money"]["priced"] and summary["money"]["spent_usd"] is None and summary["money"]["saved_usd"] is None
-    assert summary["money"]["potential_extra_usd"] > 0
+    assert summary["money"]["missed_usd"] > 0
     text = CliRunner().invoke(analyze_command, [str(path)]).stdout
     assert "spent and saved n/a" in text and "$0.00, saved" not in text
 
@@ -255,3 +256,112 @@ def test_the_reader_takes_the_ledger_columns_from_the_one_list():
     from analyzer.logs import ledger_columns, reader
 
     assert reader.COLUMNS is ledger_columns.COLUMNS and not hasattr(reader, "LEDGER_COLUMNS")
+
+
+def test_realised_never_exceeds_allowed(tmp_path):
+    # The provider kept the prefix longer than analyze's conservative 5-minute TTL and its
+    # tokenizer counted more than bytes / 4: it reported more cached tokens than the
+    # estimate allows. What was cached was allowed.
+    records = [{"ts": 1_700_000_000 + 400 * i, "request": body(STATIC, f"q{i}"),
+                "response": {"usage": {"prompt_tokens": 2400, "completion_tokens": 5,
+                                       "prompt_tokens_details": {"cached_tokens": 2304 if i else 0}}}} for i in range(4)]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
+    hr = summary["hit_rate"]
+    assert hr["realized"] == pytest.approx(3 * 2304 / (4 * 2400))
+    assert hr["allowed"] >= hr["realized"] and hr["by_provider"]["openai"]["allowed"] >= hr["by_provider"]["openai"]["realized"]
+    assert summary["expired_repeats"] == 3  # by the configured TTL; yet the cache served them
+
+
+def test_rows_without_prefix_information_are_counted_apart(tmp_path):
+    """After a store outage the proxy wrote rows with prefix_segments NULL: their prefix sizes
+    are unknown, so they are neither misses nor "shorter than the minimum"."""
+    def rows(unknown_as):
+        out = []
+        for i in range(12):  # the system prompt repeats; five short turns differ per request
+            b = {"model": "gpt-4o", "messages": [{"role": "system", "content": STATIC},
+                                                 *({"role": "user", "content": f"turn {k} of {i}"} for k in range(5))]}
+            ch = chain(segments_for("openai", "/v1/chat/completions", b), root_hash("openai", "gpt-4o"))
+            known = i >= 10  # the store was down for the first ten requests
+            out.append({"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions",
+                        "analysed": 1, "input_tokens": 2000, "cached_tokens": 1920 if known else 0, "cache_write_tokens": 0,
+                        "cache_write_1h_tokens": 0, "output_tokens": 5, "total_bytes": ch.ends[-1],
+                        "prefix_segments": 1 if known else unknown_as, "prefix_bytes": ch.ends[0] if known else unknown_as,
+                        "chain": ",".join(h[:8].hex() for h in ch.hashes)})
+        return out
+
+    # Read as if the sizes were known, the rows' six evenly spread segments make the system
+    # prompt look shorter than 1,024 tokens: the advice the issue saw.
+    make_ledger(tmp_path / "guess.sqlite", rows(0))
+    assert run_analysis([str(tmp_path / "guess.sqlite")], AnalyzeConfig())[0]["below_minimum"] == 9
+    db = tmp_path / "ledger.sqlite"
+    make_ledger(db, rows(None))
+    summary, errors = run_analysis([str(db)], AnalyzeConfig())
+    assert errors == [] and summary["prefix_unknown"] == 10 and summary["analysed"] == 12
+    assert summary["below_minimum"] == 0 and not any("minimum" in a for a in summary["advice"])
+    assert summary["hit_rate"]["realized"] == pytest.approx(1920 / 2000)  # the two known rows only
+    assert summary["hit_rate"]["allowed"] >= summary["hit_rate"]["realized"]
+    text = CliRunner().invoke(analyze_command, [str(db)]).stdout
+    assert "10 without prefix information" in text
+
+
+def test_a_timestamp_in_the_system_prompt_is_missed_money_as_the_proxy_counts_it(tmp_path):
+    """tests/analyzer/test_missed.py's OpenAI worked example, from a JSONL log: $0.0001344."""
+    billing = "You are the billing assistant for ACME; answer in one short paragraph. " * 100
+    usage = {"prompt_tokens": 1830, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 0}}
+    records = [{"ts": 1_700_000_000 + t, "request": {"model": "gpt-4o-mini", "messages": [
+        {"role": "system", "content": f"Current time: {ts}. {billing}"}, {"role": "user", "content": q}]}, "response": {"usage": usage}}
+        for t, ts, q in ((0, "2026-11-30T10:00:01Z", "What is my balance?"), (298, "2026-11-30T10:04:59Z", "When is my invoice due?"))]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load()))
+    assert abs(summary["money"]["missed_usd"] - 0.0001344) < 1e-9  # 1,792 tokens × (0.15 − 0.075) / 1M
+    assert summary["forks"][0]["kind"] == "time"
+    assert summary["money"]["missed_volatile_usd"] == summary["money"]["missed_usd"]  # all of it behind the time
+    text = CliRunner().invoke(analyze_command, [str(tmp_path / "log.jsonl")]).stdout
+    assert "missed savings $0.0001344" in text and "but for such values missed $0.0001344" in text
+
+
+def test_a_ledger_the_proxy_priced_brings_its_own_money(tmp_path):
+    rows = [{"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
+             "input_tokens": 1500, "cached_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0, "output_tokens": 5,
+             "total_bytes": 6000, "prefix_segments": 0, "prefix_bytes": 0, "chain": f"{i:016x}",
+             "cost_usd": 0.25, "saved_usd": -0.125, "missed_usd": 0.0625 if i else None} for i in range(3)]
+    db = tmp_path / "ledger.sqlite"
+    make_ledger(db, rows)
+    money = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load()))[0]["money"]
+    assert (money["spent_usd"], money["saved_usd"], money["missed_usd"]) == (0.75, -0.375, 0.125)
+
+
+def test_progress_counts_ledger_rows(tmp_path, monkeypatch):
+    from analyzer.logs import cli
+
+    rows = [{"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
+             "total_bytes": 100, "prefix_segments": 0, "prefix_bytes": 0, "chain": f"{i:016x}"} for i in range(600)]
+    db = tmp_path / "ledger.sqlite"
+    make_ledger(db, rows)
+    seen: list[tuple] = []
+
+    class Recorder:
+        def __init__(self, *a, **k):
+            pass
+
+        def start(self):
+            seen.append(("start",))
+
+        def stop(self):
+            seen.append(("stop",))
+
+        def add_task(self, name, total, done):
+            seen.append(("task", name, total, done))
+            return 1
+
+        def update(self, task, completed, done):
+            seen.append(("update", completed, done))
+
+    monkeypatch.setattr(cli, "_progress", lambda enabled: Recorder() if enabled else None)
+    run_analysis([str(db)], AnalyzeConfig(), show_progress=True)
+    assert seen[0] == ("start",) and seen[1] == ("task", "ledger.sqlite", 600, "0/600 rows") and seen[-1] == ("stop",)
+    assert ("update", 512, "512/600 rows") in seen
+    seen.clear()
+    run_analysis([str(db)], AnalyzeConfig(), show_progress=False)
+    assert seen == []
+    piped = CliRunner().invoke(analyze_command, [str(db), "--no-prices"])  # stderr is not a terminal: no bar
+    assert piped.exit_code == 0 and piped.stderr == ""

@@ -54,7 +54,56 @@ def test_volatile_system_prompt_gets_a_reason_before_the_response():
     r = rec("b", Usage(1600, 0, 0, 0, 10))
     money.enrich(done(r, b))
     assert r.miss_reason.startswith("volatile-time; path=messages[0]; offset=")
-    assert r.missed_usd == 0.0  # the proxy saw no repeated prefix (it forked at segment 0)
+    # The store saw no repeated prefix (it forked at segment 0), but the prompt is the last one
+    # but for the time: the system segment is missed (analyzer.missed), 1,536 tokens at
+    # 0.15 − 0.075 per 1M.
+    sys_tokens = -(-len(segs(body(f"Now: 2026-11-30T10:00:09Z. {LONG}"))[0].data) // 4)
+    assert 1024 + (sys_tokens - 1024) // 128 * 128 == 1536
+    assert abs(r.missed_usd - 1536 * 0.075 / 1e6) < 1e-12
+
+
+BILLING = "You are the billing assistant for ACME; answer in one short paragraph. " * 100
+
+
+def test_worked_example_openai_timestamp_in_the_system_prompt():
+    """tests/analyzer/test_missed.py's OpenAI example, through the money layer: $0.0001344."""
+    money = Money(PriceTable.load())
+
+    def ask(ts: str, question: str, at: float):
+        return money.before("t", "openai", "gpt-4o-mini", segs(body(f"Current time: {ts}. {BILLING}", question)), ts=at)
+
+    money.enrich(done(rec("a", Usage(1830, 0, 0, 0, 20)), ask("2026-11-30T10:00:01Z", "What is my balance?", 0)))
+    r = rec("b", Usage(1830, 0, 0, 0, 20))
+    money.enrich(done(r, ask("2026-11-30T10:04:59Z", "When is my invoice due?", 298)))
+    assert r.miss_reason.startswith("volatile-time")
+    assert abs(r.missed_usd - 0.0001344) < 1e-9  # 1,792 tokens × (0.15 − 0.075) / 1M
+    # the same fork after the provider's TTL (10 minutes) had passed: nothing could have been read
+    late = rec("c", Usage(1830, 0, 0, 0, 20))
+    money.enrich(done(late, ask("2026-11-30T10:20:00Z", "And my plan?", 298 + 601)))
+    assert late.missed_usd == 0.0
+
+
+def test_worked_example_anthropic_write_premium():
+    """tests/analyzer/test_missed.py's Anthropic example, through the money layer: $0.0061836."""
+    money = Money(PriceTable.load())
+
+    def ask(ts: str, question: str, at: float):
+        b = {"model": "claude-sonnet-4-6", "max_tokens": 10,
+             "system": [{"type": "text", "text": f"Current time: {ts}. {BILLING}", "cache_control": {"type": "ephemeral"}}],
+             "messages": [{"role": "user", "content": question}]}
+        return money.before("t", "anthropic", "claude-sonnet-4-6", segments_for("anthropic", "/v1/messages", b), ts=at)
+
+    def record(rid: str, usage: Usage) -> RequestRecord:
+        return RequestRecord(rid, 0.0, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-6", status=200,
+                             analysed=True, usage=usage, prefix_segments=0)
+
+    money.enrich(done(record("a", Usage(1810, 0, 1790, 0, 5)), ask("2026-11-30T10:00:01Z", "What is my balance?", 0)))
+    r = record("b", Usage(1810, 0, 1790, 0, 5))  # written again, nothing read
+    money.enrich(done(r, ask("2026-11-30T10:07:30Z", "When is my invoice due?", 60)))
+    assert r.miss_reason.startswith("volatile-time; path=system[0]")
+    # 1,793 tokens missed: 1,790 written × (3.75 − 0.30) + 3 plain × (3.00 − 0.30) = 6,183.6 per 1M
+    assert abs(r.missed_usd - 0.0061836) < 1e-9
+    assert r.saved_usd < 0  # the write premium: caching cost money on this request
 
 
 def test_repeat_not_cached_is_missed_money():

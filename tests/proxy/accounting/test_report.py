@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 
+from analyzer.cost import format_usd as usd
 from proxy.cli import cli
 from tests.proxy.accounting.test_summary import records, write
 
@@ -20,14 +21,18 @@ def test_table_json_and_csv(tmp_path):
     table = run("--ledger", path, "--since", "2020-01-01")
     assert table.exit_code == 0, table.output
     assert "cost summary" in table.output and "gpt-4o-mini" in table.output and "volatile-time" in table.output
-    assert "$0.0112" in table.output  # spent: 12 × $0.001 − 8 × 1024 × 1e-7 = $0.0111808
+    # spent: 12 × $0.001 − 8 × 1024 × 1e-7 = $0.0111808, in cents from a cent up; saved
+    # 8 × 1024 × 1e-7 = $0.0008192, 4 significant digits below a cent
+    assert "│ spent" in table.output and "$0.01 │" in table.output and "$0.0008192" in table.output
+    assert "private (unpriced)" in table.output and "billed nothing" in table.output
+    assert max(len(line) for line in table.output.splitlines()) <= 80
 
     data = json.loads(run("--ledger", path, "--json").output)
     assert data["requests"] == 14 and abs(data["cost_usd"] - 0.0111808) < 1e-9
     assert data["unpriced"] == 1
 
     rows = list(csv.DictReader(io.StringIO(run("--ledger", path, "--csv").output)))
-    assert {r["model"] for r in rows} == {"gpt-4o-mini", "private", ""}
+    assert {r["model"] for r in rows} == {"gpt-4o-mini", "private"}  # the request without usage billed nothing
     assert next(r for r in rows if r["model"] == "private")["cost_usd"] == ""  # unpriced: null, never 0
 
 
@@ -56,8 +61,8 @@ def test_rewrites_are_printed_per_id(tmp_path):
     lines = [line for line in out.splitlines() if "breakpoints" in line or "rewritten requests" in line]
     assert [line.split() for line in lines] == [
         ["│", "rewritten", "requests", "│", "3", "│"],
-        ["│", "add-breakpoints", "│", "3", "│"],
-        ["│", "cap-breakpoints", "│", "1", "│"],
+        ["add-breakpoints", "3"],
+        ["cap-breakpoints", "1"],
     ]
     data = json.loads(run("--ledger", path, "--json").output)
     assert data["rewrites"] == {"add-breakpoints": 3, "cap-breakpoints": 1} and data["rewritten"] == 3
@@ -87,3 +92,23 @@ def test_every_shown_counter_is_in_the_totals_table(monkeypatch):
     monkeypatch.setattr(report, "COUNTERS", (*COUNTERS, extra))
     monkeypatch.setitem(report.BY_NAME, extra.name, extra)
     assert report.total_rows({**summary, "tool_calls_usd": 2.25})[-1] == ("tool calls usd", "$2.25")
+
+
+def test_the_table_fits_80_columns_with_long_names_and_big_amounts(tmp_path):
+    from analyzer.usage import Usage
+    from proxy.accounting.records import RequestRecord
+
+    path = str(tmp_path / "ledger.sqlite")
+    long_name = "ft:gpt-4o-mini-2024-07-18:acme-corporation-support-assistant:billing-v7:Ab12Cd34"
+    recs = records() + [RequestRecord(f"x{i}", 1_700_000_000.0 + i, "t", "anthropic", "/v1/messages", model=long_name,
+                                      status=200, analysed=True, usage=Usage(900_000_000, 800_000_000, 50_000_000, 0, 9_000_000),
+                                      cost_usd=-123456.789 if i else 98765432.1, saved_usd=-12345678.9, missed_usd=1234567.89,
+                                      miss_reason="volatile-request-id; path=system[0]; offset=12") for i in range(3)]
+    recs += [RequestRecord("g", 1_700_000_000.0, "t", "openai", "/v1/" + "very-long-route/" * 8, method="GET", status=404)]
+    write(path, recs)
+    out = run("--ledger", path).output
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    data = json.loads(run("--ledger", path, "--json").output)
+    assert usd(data["cost_usd"]) == "$98,518,518.53" and "$98,518,518.53" in out  # numbers never fold
+    assert "-$37,037,036.70" in out and "$3,703,703.67" in out
+    assert "ft:gpt-4o-mi" in out  # the long name folds inside its cell

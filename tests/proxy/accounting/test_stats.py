@@ -77,10 +77,11 @@ def test_unknown_prefix_is_neither_a_hit_nor_a_miss():
 
 def test_rewrites_are_counted_per_id_in_total_and_per_provider():
     stats = Stats()
-    stats.handle(rec("anthropic", "claude", status=200, rewrites=["add-breakpoints", "cap-breakpoints"]))
-    stats.handle(rec("anthropic", "claude", status=200, rewrites=["add-breakpoints"]))
-    stats.handle(rec("openai", "gpt-4o", status=200, rewrites=["prompt-cache-key"]))
-    stats.handle(rec("openai", "gpt-4o", status=200))
+    u = Usage(10, 0, 0, 0, 1)
+    stats.handle(rec("anthropic", "claude", status=200, usage=u, rewrites=["add-breakpoints", "cap-breakpoints"]))
+    stats.handle(rec("anthropic", "claude", status=200, usage=u, rewrites=["add-breakpoints"]))
+    stats.handle(rec("openai", "gpt-4o", status=200, usage=u, rewrites=["prompt-cache-key"]))
+    stats.handle(rec("openai", "gpt-4o", status=200, usage=u))
     out = stats.to_json()
     assert out["rewrites"] == {"add-breakpoints": 2, "cap-breakpoints": 1, "prompt-cache-key": 1}
     assert list(out["rewrites"]) == ["add-breakpoints", "cap-breakpoints", "prompt-cache-key"]  # most first, then by name
@@ -123,3 +124,28 @@ def test_a_row_reads_and_sets_each_counter_by_name():
     assert stats.total.output_tokens == 3 and stats.total.requests == 1
     stats.total.output_tokens = 2**70
     assert stats.to_json()["output_tokens"] == 2**70
+
+
+def test_calls_that_bill_nothing_are_grouped_apart_by_route():
+    stats = Stats()
+    stats.handle(rec(status=200, usage=Usage(10, 0, 0, 0, 1)))
+    stats.handle(rec(status=429))  # a billing model's failure stays in its row
+    for _ in range(3):
+        stats.handle(RequestRecord("id", 0.0, "t", "openai", "/v1/models", method="GET", status=200))
+    stats.handle(rec(model="m", status=404))  # a probe with a made-up model name
+    out = stats.to_json()
+    assert [(m["model"], m["requests"], m["billable"], m["errors"]) for m in out["models"]] == [("gpt-4o", 2, 1, 1)]
+    assert out["not_billable"] == [
+        {"method": "GET", "route": "/v1/models", "requests": 3, "errors": 0, "models": []},
+        {"method": "POST", "route": "/v1/x", "requests": 1, "errors": 1, "models": ["m"]},
+    ]
+    assert out["requests"] == 6 and out["billable"] == 1  # the totals still count every request
+
+
+def test_routes_of_calls_that_bill_nothing_are_capped():
+    stats = Stats()
+    for i in range(30):  # a scanner walking made-up paths
+        stats.handle(RequestRecord("id", 0.0, "t", "openai", f"/v1/x{i:02d}", method="GET", status=404))
+    rows = stats.to_json()["not_billable"]
+    assert len(rows) == 20 and rows[-1] == {"method": "", "route": "other", "requests": 11, "errors": 11, "models": []}
+    assert sum(r["requests"] for r in rows) == 30

@@ -79,7 +79,10 @@ def test_series_prefixes_reasons_and_range(tmp_path):
     write(path, records())
     conn = sqlite3.connect(path)
     s = summarize(conn, since=T0, until=T0 + 7200, buckets=4)
-    assert [p["requests"] for p in s["series"]["points"]] == [5, 3, 3, 3]  # 30 min buckets
+    # the requests span T0 .. T0 + 6600 s; 30-minute buckets from the half hour before T0 need 5,
+    # so hours (UTC-aligned: the first starts 800 s before T0)
+    assert (s["series"]["step"], s["series"]["start"]) == (3600, T0 - 800)
+    assert [p["requests"] for p in s["series"]["points"]] == [7, 6, 1]
     assert sum(p["cost_usd"] for p in s["series"]["points"]) == pytest.approx(s["cost_usd"])
     assert s["requests"] == 14
     top = s["top_prefixes"][0]
@@ -183,3 +186,48 @@ def test_rewrite_ids_in_the_summary_are_capped(tmp_path):
     write(path, recs)
     total, per_provider = _rewrites(sqlite3.connect(path), "", [], limit=2)
     assert total == {"a": 3, "c": 2, "other": 2} and per_provider == {"openai": total}
+
+
+def test_one_minute_of_traffic_in_a_day_range_is_a_curve_not_a_bar(tmp_path):
+    import sqlite3
+    import time
+
+    now = time.time()
+    recs = [RequestRecord(f"m{i}", now - 60 + i * 3, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
+                          analysed=True, usage=Usage(2000, 1024 * (i % 2), 0, 0, 10), cost_usd=0.001) for i in range(20)]
+    path = str(tmp_path / "l.sqlite")
+    write(path, recs)
+    series = summarize(sqlite3.connect(path), since=now - 86400, buckets=36)["series"]
+    assert series["step"] == 2  # 57 s of requests in 2-second buckets (5 s would be 12 buckets: 2 s is the smallest that fits 36)
+    assert sum(1 for p in series["points"] if p["requests"]) >= 15
+    assert len(series["points"]) <= 36 and sum(p["requests"] for p in series["points"]) == 20
+
+
+def test_pick_step_is_the_smallest_round_size_that_fits():
+    from proxy.accounting.summary import pick_step
+
+    assert pick_step(1_700_000_000, 1_700_000_060, 36) == (1_700_000_000, 2, 31)
+    assert pick_step(0, 86400 - 1, 24) == (0, 3600, 24)
+    assert pick_step(0, 86400, 24) == (0, 7200, 13)  # the bucket holding the end counts too
+    assert pick_step(5, 5, 36) == (5, 1, 1)
+    start, step, count = pick_step(0, 400 * 86400, 36)
+    assert step % 86400 == 0 and count <= 36 and start + count * step > 400 * 86400
+
+
+def test_model_lists_and_probes_are_not_model_rows(tmp_path):
+    import sqlite3
+
+    recs = records() + [RequestRecord(f"g{i}", T0 + 50 + i, "t", "openai", "/v1/models", method="GET", status=200)
+                        for i in range(3)] + [RequestRecord("p", T0 + 60, "t", "openai", "/v1/chat/completions", model="m", status=404)]
+    path = str(tmp_path / "l.sqlite")
+    write(path, recs)
+    s = summarize(sqlite3.connect(path))
+    assert {m["model"] for m in s["models"]} == {"gpt-4o-mini", "private"}
+    assert s["not_billable"] == [
+        {"method": "GET", "route": "/v1/models", "requests": 3, "errors": 0, "models": []},
+        {"method": "POST", "route": "/v1/chat/completions", "requests": 2, "errors": 2, "models": ["m"]},  # "e" (502, no model) and the probe
+    ]
+    stats = Stats()
+    for r in recs:
+        stats.handle(r)
+    assert stats.to_json()["not_billable"] == s["not_billable"] and s["requests"] == 18

@@ -1,0 +1,60 @@
+"""``GET /prefixgate/kv``: the KV-cache calculator page, linked from the dashboard.
+
+One self-contained HTML page (``static/kv.html``: its CSS and JS inline, nothing from the
+internet, so a saved copy works offline). Its JS repeats the arithmetic of
+:mod:`analyzer.kv` and :mod:`analyzer.kv_cli` step for step — bytes per token, total KV,
+conversations that fit, the decode ceiling — and the model presets are
+:data:`analyzer.kv.PRESETS` themselves, written into the page when it is served, so the
+page and ``prefixgate kv`` cannot disagree on a preset (a test compares their numbers for
+every preset). The page's state lives in its URL query, under the CLI's flag names with
+underscores (``?model=llama-3-8b&tokens=128K&batch=1&bits=16&gpu_memory=80GB&bandwidth=3.35TB/s``),
+so a link reproduces a calculation.
+
+The page is rendered once per process; its Content-Security-Policy allows exactly its own
+inline script and style (by hash) and nothing else. Access control is
+:mod:`proxy.access`'s (the page shows no request data, but lives under ``/prefixgate/``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from analyzer import kv
+
+TEMPLATE = Path(__file__).with_name("static") / "kv.html"
+_INLINE = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
+
+
+def presets() -> dict[str, object]:
+    """What the page knows of the presets: the CLI's own table, and its aliases."""
+    return {"presets": [{"name": p.name, "layers": p.layers, "kv_heads": p.kv_heads, "head_dim": p.head_dim,
+                         "query_heads": p.query_heads, "params": p.params, "source": p.source}
+                        for p in sorted(kv.PRESETS.values(), key=lambda p: p.name)],
+            "aliases": dict(kv.ALIASES)}
+
+
+@lru_cache(maxsize=1)
+def render() -> tuple[bytes, str]:
+    """(the page, its Content-Security-Policy)."""
+    data = orjson.dumps(presets()).decode().replace("</", "<\\/")  # never ends the <script> it sits in
+    html = TEMPLATE.read_text(encoding="utf-8").replace("{{PRESETS}}", data)
+    hashes = {"script": [], "style": []}
+    for tag, body in _INLINE.findall(html):
+        hashes[tag].append("'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'")
+    csp = (f"default-src 'none'; script-src {' '.join(hashes['script'])}; style-src {' '.join(hashes['style'])}; "
+           "img-src 'self' data:; form-action 'self'; base-uri 'none'")
+    return html.encode(), csp
+
+
+async def page(request: Request) -> Response:
+    html, csp = render()
+    return Response(html, media_type="text/html; charset=utf-8",
+                    headers={"cache-control": "no-store", "content-security-policy": csp})
