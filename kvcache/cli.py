@@ -1,7 +1,9 @@
 """``prefixgate local``: serve a local checkpoint (or the random demo model) over an OpenAI-style API.
 
 Flags: --model PATH (a Hugging Face folder; default: the demo model, built offline on first use),
---host, --port (8000), --dtype (auto/fp32/bf16/fp16), --threads, --max-context, --block-size, --kv-blocks.
+--host, --port (8000), --dtype (auto/fp32/bf16/fp16), --threads, --max-context, --block-size, --kv-blocks,
+--kv-cache (fp/int8), --max-seqs, --max-batched-tokens, --no-chunked-prefill, --decode-slowdown,
+--no-prefix-sharing.
 Bad input (missing files, unsupported architecture, a dtype the machine cannot run) ends with one clear
 line and exit code 1, never a traceback. It does not daemonize or reload.
 """
@@ -37,6 +39,35 @@ from kvcache.errors import EngineError
     default=None,
     help="Blocks in the shared KV pool, at least one context (default: 4 contexts, at most 2 GiB).",
 )
+@click.option(
+    "--kv-cache",
+    type=click.Choice(["fp", "int8"]),
+    default="fp",
+    show_default=True,
+    help="KV pool storage: the model's dtype, or int8 with one scale per token and head (half of fp16).",
+)
+@click.option(
+    "--max-seqs", type=click.IntRange(min=1), default=16, show_default=True, help="Sequences decoding together."
+)
+@click.option(
+    "--max-batched-tokens",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="Tokens per engine step (decodes plus prompt chunks); at least --max-seqs.",
+)
+@click.option(
+    "--no-chunked-prefill", is_flag=True, help="Prefill each prompt whole in a step of its own (stalls other streams)."
+)
+@click.option(
+    "--decode-slowdown",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    help="While streams decode, cap prompt chunks so a step takes at most this × a decode-only step "
+    "(measured; 0: no cap, chunks up to --max-batched-tokens).",
+)
+@click.option("--no-prefix-sharing", is_flag=True, help="Never reuse cached prompt-prefix blocks.")
 def local_command(
     model_path: str | None,
     host: str,
@@ -46,6 +77,12 @@ def local_command(
     max_context: int | None,
     block_size: int,
     kv_blocks: int | None,
+    kv_cache: str,
+    max_seqs: int,
+    max_batched_tokens: int,
+    no_chunked_prefill: bool,
+    decode_slowdown: float,
+    no_prefix_sharing: bool,
 ) -> None:
     """Serve a local Llama/Mistral/Qwen2 model with a paged, prefix-shared KV cache (OpenAI-compatible API)."""
     import uvicorn
@@ -61,6 +98,12 @@ def local_command(
             max_context=max_context,
             block_size=block_size,
             kv_blocks=kv_blocks,
+            kv_cache=kv_cache,
+            max_seqs=max_seqs,
+            max_batched_tokens=max_batched_tokens,
+            chunked_prefill=not no_chunked_prefill,
+            decode_slowdown=decode_slowdown,
+            prefix_sharing=not no_prefix_sharing,
         )
         if model_path is None:
             click.echo("no --model given: using the demo model (building it offline on first use)", err=True)
@@ -70,5 +113,11 @@ def local_command(
     if engine.notice:
         click.echo(f"NOTE: {engine.notice}", err=True)
     click.echo(f"loaded {engine.describe()}", err=True)
-    click.echo(f"serving on http://{host}:{port}/v1 (chat/completions, completions, models)", err=True)
+    click.echo(
+        f"serving on http://{host}:{port}/v1 (chat/completions, completions, responses, models; /metrics)", err=True
+    )
     uvicorn.run(create_app(engine), host=host, port=port, log_level="warning")
+
+
+if __name__ == "__main__":  # ``python -m kvcache.cli``: what ``prefixgate bench server`` starts
+    local_command()

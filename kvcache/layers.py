@@ -1,5 +1,10 @@
 """The decoder layer's parts as plain tensor code: RMSNorm, GQA attention over a cache, SwiGLU MLP.
 
+One layer API for one sequence and for a batch: ``forward`` takes any rows of tokens (a prompt, a prompt
+chunk, or one token from each of many sequences) and leaves storing K/V and attending to the ``cache``
+argument's ``attend`` (a ``KVCache`` for one sequence, a ``batch.StepBatch`` for an engine step over the
+paged pool); ``decode`` is the fast path for a step of exactly one token, for either.
+
 Weights are ``Projection``s (plain tensors, no nn.Module hooks on the hot path); q/k/v and gate/up are
 fused into one matmul each at load time. GQA/MQA is native: each group of query heads is multiplied with
 its one KV head, never with repeated copies. A prompt (several new tokens) goes through torch's fused CPU
@@ -8,9 +13,9 @@ the cache about twice as fast at long contexts when the cache stores keys and va
 ``ContiguousCache``). A decode step (``DecoderLayer.decode``) computes the same math in fewer kernels,
 since besides the weight matmuls it is mostly per-kernel overhead: norms scale through the next matmul's
 alpha, residual adds land in place, outputs go to a sequence's ``DecodeBuffers`` whose views are made
-once, RoPE runs in place so K and V are stored in one copy. Attention is masked by absolute positions
-(causal, plus the sliding window when the layer has one), so every cache kind can hand back its keys in
-any order.
+once, RoPE runs in place so K and V are stored in one copy. Attention (``kvcache.attention``) is masked by
+absolute positions (causal, plus the sliding window when the layer has one), so every cache kind can hand
+back its keys in any order.
 This module does not know where weights come from (``loader``) or how layers are stacked (``model``).
 """
 
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from kvcache.attention import attend, attend_grouped, attend_one, window_mask  # noqa: F401 (attend_one: re-exported)
 from kvcache.caches.base import KVCache
 from kvcache.linear import Projection
 from kvcache.rope import apply_rotary
@@ -50,75 +56,6 @@ def normed_row(x: torch.Tensor, row: torch.Tensor, weight: torch.Tensor, eps: fl
     if x.dtype == torch.float32:
         return torch.mul(x, weight), row_rms_scale(row, eps)
     return rms_norm(x, weight, eps), 1.0
-
-
-def _window_mask(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int | None) -> torch.Tensor:
-    mask = k_pos.view(1, -1) <= q_pos.view(-1, 1)
-    if window is not None:
-        mask &= k_pos.view(1, -1) > q_pos.view(-1, 1) - window
-    return mask
-
-
-def attend(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    q_pos: torch.Tensor,
-    k_pos: torch.Tensor,
-    window: int | None,
-    scale: float,
-) -> torch.Tensor:
-    """q: [H, T, d]; k, v: [H_kv, n, d] (any strides) → [H, T, d]."""
-    count, keys = q.shape[1], k.shape[1]
-    if count == 1:
-        mask = None if window is None else _window_mask(q_pos, k_pos, window)
-        return attend_one(q, k, v, mask, scale)
-    if k.stride(-1) != 1:  # token-minor cache views: the fused kernel is many times slower on them
-        k, v = k.contiguous(), v.contiguous()
-    causal = window is None and count == keys  # the keys are exactly these tokens: plain causal
-    mask = None if causal else _window_mask(q_pos, k_pos, window)
-    out = F.scaled_dot_product_attention(
-        q[None], k[None], v[None], attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=True
-    )
-    return out[0]
-
-
-_ZERO: dict[torch.dtype, torch.Tensor] = {}  # baddbmm's ignored addend, one per dtype
-
-
-def attend_one(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, scale: float
-) -> torch.Tensor:
-    """One query token: q [H, 1, d], k/v [H_kv, n, d] → [H, 1, d]; query head h reads KV head h // group.
-
-    A decode query comes after every cached key, so only a sliding window needs a mask ([1, n] bool).
-    """
-    heads, kv_heads, d = q.shape[0], k.shape[0], q.shape[-1]
-    return attend_grouped(q.reshape(kv_heads, heads // kv_heads, d), k, v, mask, scale).view(heads, 1, d)
-
-
-def attend_grouped(
-    grouped: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None,
-    scale: float,
-    out: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """``attend_one`` with the query heads already grouped per KV head: [H_kv, group, d] → [H_kv, group, d]
-    (into ``out`` when given)."""
-    zero = _ZERO.get(grouped.dtype)
-    if zero is None:
-        zero = _ZERO[grouped.dtype] = torch.zeros((), dtype=grouped.dtype)
-    # [H_kv, group, n]; the scale as BLAS's alpha (beta=0: the zero addend is ignored), not a second kernel
-    scores = torch.baddbmm(zero, grouped, k.transpose(1, 2), beta=0, alpha=scale)
-    if mask is not None:
-        scores.masked_fill_(~mask, float("-inf"))
-    if scores.dtype == torch.float32:
-        probs = torch.softmax(scores, dim=-1)
-    else:  # half precision: normalise in fp32 like torch's fused kernel does
-        probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
-    return torch.bmm(probs, v, out=out)
 
 
 class DecodeBuffers:
@@ -185,14 +122,9 @@ class DecoderLayer:
         qk, v = heads.split_with_sizes((self.num_heads + self.num_kv_heads, self.num_kv_heads))
         q, k = apply_rotary(qk, *rope).split_with_sizes((self.num_heads, self.num_kv_heads))  # q, k rotated at once
         if cache is None:
-            keys, values, key_pos = k, v, positions
-        else:
-            keys, values, key_pos = cache.update(self.index, k, v)
-            if count > 1 and keys.shape[1] == count:
-                # A first prefill: attend to the fresh k/v, contiguous and exact (an int8 cache's decode
-                # steps still read its rounded copy, as vLLM's quantized caches do).
-                keys, values = k, v
-        out = attend(q, keys, values, positions, key_pos, self.window, d**-0.5)
+            out = attend(q, k, v, positions, positions, self.window, d**-0.5)
+        else:  # the cache stores k/v and attends (one sequence's cache, or a batch over the paged pool)
+            out = cache.attend(self.index, q, k, v, positions, self.window, d**-0.5)
         return self.o_proj(out.transpose(0, 1).reshape(count, self.num_heads * d), residual)
 
     def decode(
@@ -216,7 +148,7 @@ class DecoderLayer:
         rotated_half = qk.roll(self.head_dim // 2, dims=-1)  # before qk is overwritten
         qk.mul_(cos).addcmul_(rotated_half, signed_sin)
         keys, values, key_pos = cache.update_kv(self.index, buffers.kv)
-        mask = None if self.window is None else _window_mask(positions, key_pos, self.window)
+        mask = None if self.window is None else window_mask(positions, key_pos, self.window)
         attend_grouped(buffers.q, keys, values, mask, self.head_dim**-0.5, out=buffers.attn)
         self.o_proj.add_into(x, buffers.attn_row)
         h, s = normed_row(x, row, self.post_norm, self.eps)

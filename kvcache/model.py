@@ -2,7 +2,9 @@
 
 ``forward(token_ids, cache)``: with a cache, the tokens are appended after what the cache already holds
 (prefill: the whole prompt at once; decode: one token); without one, the tokens are the whole sequence.
-Returns logits for the last token only (``all_logits=True`` for every position). This module does not
+Returns logits for the last token only (``all_logits=True`` for every position). With a
+``batch.StepBatch`` as the cache, the tokens are an engine step's rows from many sequences, each at its own
+positions, and the logits are those of the rows that sample. This module does not
 sample or loop (see ``generate``) and does not read files (see ``loader``).
 """
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kvcache.batch import StepBatch
 from kvcache.caches.base import KVCache
 from kvcache.config import ModelConfig
 from kvcache.errors import ContextLengthError
@@ -45,9 +48,13 @@ class Model:
         return self.final_norm.nbytes + self.head.nbytes + sum(layer.nbytes for layer in self.layers)
 
     @torch.inference_mode()
-    def forward(self, token_ids: list[int], cache: KVCache | None = None, all_logits: bool = False) -> torch.Tensor:
+    def forward(
+        self, token_ids: list[int], cache: KVCache | StepBatch | None = None, all_logits: bool = False
+    ) -> torch.Tensor:
         if not token_ids:
             raise ValueError("forward needs at least one token")
+        if isinstance(cache, StepBatch):
+            return self._step(cache, all_logits)
         start = cache.length if cache is not None else 0  # new tokens follow what the cache holds
         end = start + len(token_ids)
         if end > self.max_context:
@@ -69,7 +76,28 @@ class Model:
         logits = self.head(rms_norm(h, self.final_norm, self.config.rms_norm_eps))
         return logits if logits.dtype == torch.float32 else logits.float()
 
-    def _decode(self, token: int, rope: tuple[torch.Tensor, ...], positions: torch.Tensor, cache: KVCache):
+    def _step(self, batch: StepBatch, all_logits: bool) -> torch.Tensor:
+        """An engine step: rows of many sequences, each at its own positions (``batch.StepBatch``); logits
+        for the rows that sample (``batch.sampling``), or every row with ``all_logits``."""
+        positions = batch.positions
+        if int(positions.max()) >= self.max_context:
+            raise ContextLengthError(
+                f"position {int(positions.max())} is beyond the model's context ({self.max_context})"
+            )
+        rope = (self.rotary.cos[positions], self.rotary.signed_sin[positions])
+        if len(batch) == 1 and not all_logits:
+            return self._decode(batch.token_ids[0], rope, positions, batch)
+        h = self.embed[torch.tensor(batch.token_ids, dtype=torch.long)]
+        for layer in self.layers:
+            h = layer.forward(h, rope, positions, batch)
+        if not all_logits:
+            if not batch.sampling:  # only prompt chunks that end mid-prompt: no row samples
+                return torch.empty(0, self.config.vocab_size)
+            h = h.index_select(0, batch.logit_rows)
+        logits = self.head(rms_norm(h, self.final_norm, self.config.rms_norm_eps))
+        return logits if logits.dtype == torch.float32 else logits.float()
+
+    def _decode(self, token: int, rope: tuple[torch.Tensor, ...], positions: torch.Tensor, cache: KVCache | StepBatch):
         """One token over a cache: the residual stream is a fresh copy of the token's embedding that every
         layer updates in place (``DecoderLayer.decode``), with one 1-D view of it made once per step; the
         scratch buffers live on the cache (made at its first decode step)."""

@@ -2,8 +2,9 @@
 
 Covers /v1/chat/completions and /v1/completions: messages or prompt (text or token ids), max_tokens /
 max_completion_tokens, temperature (default 1, like OpenAI), top_p, seed, stop (string or list), stream
-and stream_options.include_usage. Usage carries ``prompt_tokens_details.cached_tokens`` (prompt tokens
-whose KV came from the shared prefix blocks). Invalid fields raise ``RequestError`` (→ HTTP 400).
+and stream_options.include_usage, and vLLM's ``ignore_eos`` (run to max_tokens; for benchmarks). Usage
+carries ``prompt_tokens_details.cached_tokens`` (prompt tokens whose KV came from the shared prefix
+blocks). Invalid fields raise ``RequestError`` (→ HTTP 400).
 It does not run the model.
 """
 
@@ -36,6 +37,7 @@ class CompletionRequest:
     stops: list[str] = field(default_factory=list)
     stream: bool = False
     include_usage: bool = False
+    ignore_eos: bool = False  # vLLM's extension: generate until max_tokens (benchmarks)
 
 
 def _number(body: dict, name: str, default: float, lo: float, hi: float) -> float:
@@ -98,6 +100,10 @@ def parse_request(body: Any, chat: bool) -> CompletionRequest:
     if options is not None and not isinstance(options, dict):
         raise RequestError("stream_options must be an object", "stream_options")
     req.include_usage = bool(options and options.get("include_usage"))
+    ignore_eos = body.get("ignore_eos", False)
+    if not isinstance(ignore_eos, bool):
+        raise RequestError("ignore_eos must be true or false", "ignore_eos")
+    req.ignore_eos = ignore_eos
     return req
 
 

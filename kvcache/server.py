@@ -1,19 +1,23 @@
-"""The engine's OpenAI-compatible HTTP API (Starlette): /v1/chat/completions, /v1/completions, /v1/models.
+"""The engine's OpenAI-compatible HTTP API (Starlette): /v1/chat/completions, /v1/completions,
+/v1/responses, /v1/models, and /metrics (Prometheus).
 
-Plain JSON or SSE streaming (``data: {...}`` chunks, a usage chunk when ``stream_options.include_usage``
-is set, then ``data: [DONE]``). Usage reports ``prompt_tokens_details.cached_tokens``: the prompt tokens
-whose KV was reused from the shared block pool. Every error is OpenAI's error JSON: bad requests
-(including prompts longer than the context, code ``context_length_exceeded``) get a 400, unknown routes
-404, wrong methods 405, a failure while generating 503 (or an ``error`` event mid-stream), anything
-unexpected 500 (the error and SSE shapes: ``analyzer.wire``, shared with the proxy and the emulator).
-The model runs in worker threads, one request at a time.
+Every request becomes a sequence in the one engine loop (``engine``), which decodes all of them together;
+handlers only await their tokens (``completion``), so the event loop never waits on the model. Plain JSON
+or SSE streaming (chat/completions: ``data: {...}`` chunks, a usage chunk when
+``stream_options.include_usage`` is set, then ``data: [DONE]``; responses: named events). Usage reports the
+prompt tokens whose KV was reused from the shared block pool (``cached_tokens``). A client that
+disconnects, streaming or not, has its sequence aborted: its blocks are free by the next step. Every error
+is OpenAI's error JSON: bad requests (including prompts longer than the context, code
+``context_length_exceeded``) get a 400, unknown routes 404, wrong methods 405, an engine error while
+generating 503 (or an ``error`` event mid-stream), anything unexpected 500 (the error and SSE shapes:
+``analyzer.wire``, shared with the proxy and the emulator).
 This module does not load models (see ``engine``) or parse CLI flags (see ``cli``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import orjson
 from starlette.applications import Starlette
@@ -23,13 +27,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from analyzer.wire import SSE_DONE, SSE_MEDIA_TYPE, openai_error, openai_error_type, sse_data
-from kvcache.engine import Engine, EngineRun
+from analyzer.wire import SSE_DONE, SSE_MEDIA_TYPE, openai_error, openai_error_type, sse_data, sse_event
+from kvcache.completion import Completion, prompt_of, unless_disconnected
+from kvcache.engine import Engine
 from kvcache.errors import ContextLengthError, EngineError
-from kvcache.generate import GenerationParams
-from kvcache.protocol import CompletionRequest, RequestError, ResponseBuilder, parse_request, timing_fields, usage
-from kvcache.stops import StopMatcher
-from kvcache.tokenizer import StreamDecoder
+from kvcache.metrics import EngineMetrics
+from kvcache.protocol import RequestError, ResponseBuilder, parse_request, timing_fields, usage
+from kvcache.responses import ResponsesBuilder, parse_responses, responses_usage
+
+CLIENT_GONE = 499  # nobody reads it; the access log does
 
 
 def error_response(
@@ -53,52 +59,14 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
     return error_response(f"internal error: {type(exc).__name__}: {exc}", status=500)
 
 
-class Completion:
-    """One request: tokenized prompt, the engine run, and the text pieces it streams out."""
-
-    def __init__(self, engine: Engine, req: CompletionRequest):
-        tok = engine.tokenizer
-        if req.chat:
-            prompt_ids = tok.encode_chat(req.messages or [])
-        elif req.prompt_ids is not None:
-            vocab = engine.model.config.vocab_size
-            if any(not 0 <= t < vocab for t in req.prompt_ids):
-                raise RequestError(f"prompt token ids must be in [0, {vocab})", "prompt")
-            prompt_ids = req.prompt_ids
-        else:
-            prompt_ids = tok.encode(req.prompt or "")
-        max_new = engine.check(prompt_ids, req.max_tokens)
-        params = GenerationParams(max_new_tokens=max_new, sampling=req.sampling, stop_token_ids=engine.stop_ids)
-        self.run: EngineRun = engine.run(prompt_ids, params)
-        self.decoder = StreamDecoder(tok)
-        self.stops = StopMatcher(req.stops)
-        self.finish_reason = "length"
-
-    def pieces(self) -> Iterator[str]:
-        tokens = iter(self.run)
-        try:
-            for token in tokens:
-                piece = self.stops.feed(self.decoder.push(token))
-                if piece:
-                    yield piece
-                if self.stops.stopped:
-                    self.finish_reason = "stop"
-                    return
-        finally:
-            tokens.close()  # releases the model lock and this request's KV blocks
-        tail = self.stops.flush()
-        if tail:
-            yield tail
-        generation = self.run.generation
-        self.finish_reason = (generation.finish_reason if generation else None) or "length"
-
-    def usage(self) -> tuple[dict, dict]:
-        generation = self.run.generation
-        assert generation is not None
-        return usage(generation.timings, len(generation.tokens)), timing_fields(generation.timings)
+def _stream_error(exc: Exception) -> dict:
+    message = str(exc) if isinstance(exc, EngineError) else f"internal error: {type(exc).__name__}: {exc}"
+    return openai_error(message, "server_error")
 
 
 def create_app(engine: Engine) -> Starlette:
+    metrics = EngineMetrics(engine)
+
     async def models(request: Request) -> Response:
         card = {
             "id": engine.model_id,
@@ -111,26 +79,49 @@ def create_app(engine: Engine) -> Starlette:
             card["notice"] = engine.notice
         return JSONResponse({"object": "list", "data": [card]})
 
+    async def prometheus(request: Request) -> Response:
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
     async def chat_completions(request: Request) -> Response:
         return await _complete(request, chat=True)
 
     async def completions(request: Request) -> Response:
         return await _complete(request, chat=False)
 
-    async def _complete(request: Request, chat: bool) -> Response:
+    async def _start(request: Request, parse, prompt_param: str):
+        """Body → (parsed request, Completion), or an error response."""
         try:
             body = orjson.loads(await request.body())
         except orjson.JSONDecodeError:
-            return error_response("the request body is not valid JSON")
+            return None, error_response("the request body is not valid JSON")
         try:
-            req = parse_request(body, chat)
-            completion = await run_in_threadpool(Completion, engine, req)
+            req = parse(body)
+            messages = getattr(req, "messages", None)
+            prompt_ids = await run_in_threadpool(
+                prompt_of, engine, messages, getattr(req, "prompt", None), getattr(req, "prompt_ids", None)
+            )
+            completion = Completion(
+                engine,
+                prompt_ids,
+                req.max_tokens,
+                req.sampling,
+                getattr(req, "stops", []),
+                getattr(req, "ignore_eos", False),
+            )
+            return req, completion
         except RequestError as exc:
-            return error_response(str(exc), param=exc.param)
+            return None, error_response(str(exc), param=exc.param)
         except ContextLengthError as exc:
-            return error_response(str(exc), param="messages" if chat else "prompt", code="context_length_exceeded")
+            return None, error_response(str(exc), param=prompt_param, code="context_length_exceeded")
         except EngineError as exc:
-            return error_response(str(exc))
+            return None, error_response(str(exc))
+
+    async def _complete(request: Request, chat: bool) -> Response:
+        req, completion = await _start(
+            request, lambda body: parse_request(body, chat), "messages" if chat else "prompt"
+        )
+        if req is None:
+            return completion
         builder = ResponseBuilder(chat, engine.model_id)
         if req.stream:
             return StreamingResponse(
@@ -139,46 +130,81 @@ def create_app(engine: Engine) -> Starlette:
                 headers={"cache-control": "no-cache"},
             )
         try:
-            text = await run_in_threadpool(lambda: "".join(completion.pieces()))
+            finished, text = await unless_disconnected(request, completion.text())
         except EngineError as exc:
             return error_response(str(exc), status=503)
-        usage_block, timings = completion.usage()
+        if not finished:
+            return Response(status_code=CLIENT_GONE)
+        usage_block, timings = _usage(completion)
         return JSONResponse(builder.full(text, completion.finish_reason, usage_block, timings))
+
+    async def responses(request: Request) -> Response:
+        req, completion = await _start(request, parse_responses, "input")
+        if req is None:
+            return completion
+        builder = ResponsesBuilder(engine.model_id, req)
+        if req.stream:
+            return StreamingResponse(
+                _stream_response(completion, builder), media_type=SSE_MEDIA_TYPE, headers={"cache-control": "no-cache"}
+            )
+        try:
+            finished, text = await unless_disconnected(request, completion.text())
+        except EngineError as exc:
+            return error_response(str(exc), status=503)
+        if not finished:
+            return Response(status_code=CLIENT_GONE)
+        return JSONResponse(builder.response(text, completion.finish_reason, _responses_usage(completion)))
 
     return Starlette(
         routes=[
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
+            Route("/metrics", prometheus, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _unexpected_error},
     )
 
 
+def _usage(completion: Completion) -> tuple[dict, dict]:
+    timings = completion.seq.timings
+    return usage(timings, completion.completion_tokens), timing_fields(timings)
+
+
+def _responses_usage(completion: Completion) -> dict:
+    seq = completion.seq
+    return responses_usage(seq.num_prompt_tokens, seq.cached_tokens or 0, completion.completion_tokens)
+
+
 async def _stream(completion: Completion, builder: ResponseBuilder, include_usage: bool) -> AsyncIterator[bytes]:
-    pieces = completion.pieces()
-    done = object()
     first = True
     try:
-        while True:
-            piece = await run_in_threadpool(next, pieces, done)
-            if piece is done:
-                break
+        async for piece in completion.pieces():
             yield sse_data(builder.chunk(piece, first=first))
             first = False
         if first and builder.chat:
             yield sse_data(builder.chunk(None, first=True))
         yield sse_data(builder.chunk(None, finish_reason=completion.finish_reason))
         if include_usage:
-            usage_block, timings = completion.usage()
+            usage_block, timings = _usage(completion)
             yield sse_data(builder.usage_chunk(usage_block, timings))
         yield SSE_DONE
     except Exception as exc:  # the response has started: the error becomes the stream's last event
-        message = str(exc) if isinstance(exc, EngineError) else f"internal error: {type(exc).__name__}: {exc}"
-        yield sse_data(openai_error(message, "server_error"))
+        yield sse_data(_stream_error(exc))
         yield SSE_DONE
-    finally:
-        try:
-            pieces.close()  # client gone: release the model lock and the request's KV blocks now
-        except ValueError:  # still running in a worker thread; released when that step returns
-            pass
+
+
+async def _stream_response(completion: Completion, builder: ResponsesBuilder) -> AsyncIterator[bytes]:
+    for name, payload in builder.opening():
+        yield sse_event(name, payload)
+    pieces = []
+    try:
+        async for piece in completion.pieces():
+            pieces.append(piece)
+            yield sse_event(*builder.delta(piece))
+        for name, payload in builder.closing("".join(pieces), completion.finish_reason, _responses_usage(completion)):
+            yield sse_event(name, payload)
+    except Exception as exc:  # noqa: BLE001 (mid-stream: an error event ends it)
+        error = _stream_error(exc)["error"]
+        yield sse_event(*builder.event("error", code=error["type"], message=error["message"], param=None))

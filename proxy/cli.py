@@ -28,8 +28,10 @@ COMMANDS: dict[str, str] = {
 BENCH_COMMANDS: dict[str, str] = {
     "proxy": "proxy.bench.command:bench_proxy_command",
     "engine": "kvcache.bench.command:bench_engine_command",
+    "server": "kvcache.bench.server:bench_server_command",
     "analyze": "analyzer.bench:bench_analyze_command",
     "rewrite": "proxy.bench.rewrite:bench_rewrite_command",
+    "lint": "analyzer.lint.bench.command:bench_lint_command",
 }
 
 HELP = {

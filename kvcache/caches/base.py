@@ -1,16 +1,18 @@
 """The interface every KV cache implements, as the model's attention layers see it.
 
 One cache serves one sequence. The model calls ``begin(token_ids)`` once per forward pass (the cache
-answers with the absolute positions of those tokens), ``update(layer, k, v)`` once per layer (the cache
-stores the new keys/values and returns every key/value the new queries may attend to, with their
-positions), then ``advance()``. Keys and values are laid out ``[kv_heads, tokens, head_dim]``: only the
-KV heads are stored, never copies repeated per query head. This module holds no storage itself.
+answers with the absolute positions of those tokens), ``attend(layer, q, k, v, ...)`` once per layer (by
+default ``update(layer, k, v)`` stores the new keys/values and returns every key/value the new queries may
+attend to, with their positions, for ``kvcache.attention.attend``), then ``advance()``. Keys and values are
+laid out ``[kv_heads, tokens, head_dim]``: only the KV heads are stored, never copies repeated per query
+head. This module holds no storage itself.
 """
 
 from __future__ import annotations
 
 import torch
 
+from kvcache.attention import attend
 from kvcache.config import ModelConfig
 from kvcache.errors import ContextLengthError
 
@@ -50,6 +52,24 @@ class KVCache:
         that store both in one buffer take it in one copy."""
         k, v = kv.split_with_sizes((kv.shape[0] // 2,) * 2)
         return self.update(layer, k, v)
+
+    def attend(
+        self,
+        layer: int,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        positions: torch.Tensor,
+        window: int | None,
+        scale: float,
+    ) -> torch.Tensor:
+        """Store this pass's k/v ([H_kv, T, d]) for ``layer`` and attend q [H, T, d] to everything visible."""
+        keys, values, key_pos = self.update(layer, k, v)
+        if q.shape[1] > 1 and keys.shape[1] == q.shape[1]:
+            # A first prefill: attend to the fresh k/v, contiguous and exact (an int8 cache's decode steps
+            # still read its rounded copy, as vLLM's quantized caches do).
+            keys, values = k, v
+        return attend(q, keys, values, positions, key_pos, window, scale)
 
     def advance(self) -> None:
         self.length += self._pending

@@ -81,6 +81,13 @@ class BlockManager:
         block.hash, block.parent, block.token_ids = h, parent, tuple(token_ids)
         self.by_hash.setdefault(h, block_id)
 
+    def forget(self, block_id: int) -> None:
+        """Unpublish a block (its KV was never computed: the step that was to fill it failed)."""
+        block = self.blocks[block_id]
+        if block.hash is not None and self.by_hash.get(block.hash) == block_id:
+            del self.by_hash[block.hash]
+        block.hash, block.parent, block.token_ids = None, b"", ()
+
     def release(self, block_id: int) -> None:
         block = self.blocks[block_id]
         if block.ref_count <= 0:

@@ -1,18 +1,20 @@
 """The paged KV cache: a pool of fixed-size blocks shared by all requests, with prefix sharing.
 
-``BlockPool`` owns the storage, ``[layers, blocks · block_size, kv_heads, head_dim]`` for K and for V
-(2 · L · H_kv · d · blocks · block_size · bytes), and a ``BlockManager``. ``PagedCache`` is one sequence's
+``BlockPool`` owns the storage, K and V of every slot (2 · L · H_kv · d · blocks · block_size · bytes), and
+a ``BlockManager``; the engine's batches (``kvcache.batch``) write and gather its slots directly through
+each sequence's block table. ``PagedCache`` is one sequence's
 view: a block table plus the slot of each of its tokens. ``match_prefix`` attaches already-computed full
 blocks of the prompt (their KV is reused, not recomputed); at least one prompt token is always computed so
 the first new token has logits. New tokens only ever go to blocks this sequence allocated itself, never
 into a shared one.
-torch has no paged-attention kernel on CPU, and gathering a sequence's scattered slots on every step
+For one sequence on its own (``Generation`` over a ``PagedCache``): torch has no paged-attention kernel
+on CPU, and gathering a sequence's scattered slots on every step
 copies its whole KV per layer per token (at 4k tokens that more than doubled a decode step). So each
 sequence also keeps a working copy of its own KV, a ``ContiguousCache``: the shared prefix is copied in
 once by ``match_prefix``, every new token is written to its pool slot and to the copy, and attention
 reads the copy. That costs one sequence's KV more memory while it runs (``workspace_nbytes``; pages are
-only touched as tokens arrive); ``release`` hands the blocks back and drops the copy. It does not batch
-sequences.
+only touched as tokens arrive); ``release`` hands the blocks back and drops the copy.
+``PagedCache`` does not batch sequences (``batch.StepBatch`` does, over the same pool).
 """
 
 from __future__ import annotations
@@ -27,17 +29,40 @@ from kvcache.config import ModelConfig
 
 
 class BlockPool:
+    """The blocks' storage, ``kv [layers, 2 · kv_heads, slots + 1, head_dim]`` (K heads, then V heads; a
+    slot is one token of one block), and their ``BlockManager``. The one slot past the blocks is zeros: the
+    padding a batch's gather may point at (``pad_slot``). ``k``/``v`` view the blocks' part as
+    ``[layers, slots, kv_heads, head_dim]``."""
+
     def __init__(self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32):
         self.config = config
         self.block_size = block_size
         self.manager = BlockManager(num_blocks, block_size)
-        shape = (config.num_layers, num_blocks * block_size, config.num_kv_heads, config.head_dim)
-        self.k = hugepages.empty(shape, dtype)
-        self.v = hugepages.empty(shape, dtype)
+        self.num_slots = num_blocks * block_size
+        self.pad_slot = self.num_slots
+        kv_heads = config.num_kv_heads
+        self.kv = hugepages.empty((config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim), dtype)
+        self.kv[:, :, self.pad_slot].zero_()
+        self.k = self.kv[:, :kv_heads, : self.num_slots].transpose(1, 2)
+        self.v = self.kv[:, kv_heads:, : self.num_slots].transpose(1, 2)
+        self.dtype = dtype
 
     @property
     def nbytes(self) -> int:
         return self.k.nbytes + self.v.nbytes
+
+    @property
+    def extra_nbytes(self) -> int:
+        """Side tables (an int8 pool's scales); 0 here."""
+        return 0
+
+    def write(self, layer: int, slots: torch.Tensor, kv: torch.Tensor) -> None:
+        """Store new tokens' K and V, ``kv [2 · kv_heads, T, head_dim]``, at ``slots [T]``."""
+        self.kv[layer].index_copy_(1, slots, kv)
+
+    def gather(self, layer: int, slots: torch.Tensor) -> torch.Tensor:
+        """The K and V at ``slots [n]`` as one new ``[2 · kv_heads, n, head_dim]`` tensor (one copy)."""
+        return self.kv[layer].index_select(1, slots)
 
     def sequence(self, capacity: int) -> PagedCache:
         return PagedCache(self, capacity)
@@ -81,9 +106,10 @@ class PagedCache(KVCache):
         self.slots = self._slots_for(0, matched)
         if matched:  # the shared prefix's KV, copied once into this sequence's working copy
             work.begin(self.token_ids)
+            kv_heads = self.config.num_kv_heads
             for layer in range(self.config.num_layers):
-                keys, values = self.pool.k[layer][self.slots], self.pool.v[layer][self.slots]
-                work.update(layer, keys.transpose(0, 1), values.transpose(0, 1))
+                stored = self.pool.gather(layer, self.slots)
+                work.update(layer, stored[:kv_heads], stored[kv_heads:])
             work.advance()
         self.length = self.cached_tokens = matched
         return matched
@@ -108,14 +134,11 @@ class PagedCache(KVCache):
         return table[index // size] * size + index % size if end > start else index
 
     def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        self.pool.k[layer][self._new_slots] = k.transpose(0, 1)  # the pool: what later requests share
-        self.pool.v[layer][self._new_slots] = v.transpose(0, 1)
+        self.pool.write(layer, self._new_slots, torch.cat((k, v)))  # the pool: what later requests share
         return self._working_copy().update(layer, k, v)  # what attention reads
 
     def update_kv(self, layer: int, kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        k, v = kv.split_with_sizes((kv.shape[0] // 2,) * 2)
-        self.pool.k[layer][self._new_slots] = k.transpose(0, 1)
-        self.pool.v[layer][self._new_slots] = v.transpose(0, 1)
+        self.pool.write(layer, self._new_slots, kv)
         return self._working_copy().update_kv(layer, kv)
 
     def advance(self) -> None:

@@ -2,17 +2,21 @@
 
 ``x ≈ q · scale`` with ``scale = max|x| / 127`` (an fp16 number) over the head dimension, so the stored
 K/V data is exactly 2 · L · H_kv · d · n · 1 byte (half of fp16), plus one fp16 scale per token, head,
-and K or V (reported separately as ``extra_nbytes``). Reads dequantize into the compute dtype. Unlike the other caches this
-one changes the output slightly; it does not bound that error itself (the tests measure it).
+and K or V (reported separately as ``extra_nbytes``). Reads dequantize into the compute dtype. Unlike the
+other caches this one changes the output slightly; it does not bound that error itself (the tests measure
+it). ``Int8Cache`` holds one sequence; ``Int8BlockPool`` is the engine's paged pool in int8
+(``prefixgate local --kv-cache int8``).
 """
 
 from __future__ import annotations
 
 import torch
 
+from kvcache import hugepages
 from kvcache.caches.base import KVCache
+from kvcache.caches.blocks import BlockManager
+from kvcache.caches.paged import BlockPool
 from kvcache.config import ModelConfig
-
 
 FP16 = torch.finfo(torch.float16)
 
@@ -62,3 +66,37 @@ class Int8Cache(KVCache):
     @property
     def extra_nbytes(self) -> int:
         return self.k_scale.nbytes + self.v_scale.nbytes
+
+
+class Int8BlockPool(BlockPool):
+    """A paged pool storing int8 K/V with one fp16 scale per token and KV head (``--kv-cache int8``): the
+    same slots, block manager and prefix sharing as ``BlockPool``, at half of fp16's bytes. ``write``
+    quantizes, ``gather`` dequantizes into the compute dtype. Only the engine's batches read it (a
+    ``PagedCache`` working copy needs full-precision pool slots)."""
+
+    def __init__(self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32):
+        self.config, self.block_size, self.dtype = config, block_size, dtype
+        self.manager = BlockManager(num_blocks, block_size)
+        self.num_slots = self.pad_slot = num_blocks * block_size
+        kv_heads = config.num_kv_heads
+        shape = (config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim)
+        self.kv = hugepages.empty(shape, torch.int8)
+        self.scale = torch.zeros(shape[:-1] + (1,), dtype=torch.float16)
+        self.kv[:, :, self.pad_slot].zero_()
+        self.k = self.kv[:, :kv_heads, : self.num_slots].transpose(1, 2)
+        self.v = self.kv[:, kv_heads:, : self.num_slots].transpose(1, 2)
+
+    @property
+    def extra_nbytes(self) -> int:
+        return self.scale[:, :, : self.num_slots].nbytes
+
+    def write(self, layer: int, slots: torch.Tensor, kv: torch.Tensor) -> None:
+        q, scale = quantize(kv)
+        self.kv[layer].index_copy_(1, slots, q)
+        self.scale[layer].index_copy_(1, slots, scale)
+
+    def gather(self, layer: int, slots: torch.Tensor) -> torch.Tensor:
+        return dequantize(self.kv[layer].index_select(1, slots), self.scale[layer].index_select(1, slots), self.dtype)
+
+    def sequence(self, capacity: int):
+        raise ValueError("an int8 pool serves the engine's batches only; use a full-precision BlockPool for PagedCache")
