@@ -74,7 +74,10 @@ def cost_of(usage: Usage | None, price: Price | None) -> Cost:
     parts = breakdown(usage, price)
     actual = parts.total
     uncached = (usage.input_tokens * price.input + usage.output_tokens * price.output) / PER
-    return Cost(cost_usd=actual, uncached_usd=uncached, saved_usd=uncached - actual, parts=parts)
+    saved = uncached - actual
+    if abs(saved) < 1e-12:  # the same sum in another order: float noise, not money
+        saved = 0.0
+    return Cost(cost_usd=actual, uncached_usd=uncached, saved_usd=saved, parts=parts)
 
 
 def missed_usd(tokens: int, price: Price | None, usage: Usage | None = None) -> float | None:

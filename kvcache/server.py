@@ -51,6 +51,10 @@ def error_response(
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:  # 404, 405 (with its Allow header)
     message = f"{request.method} {request.url.path}: {exc.detail}"
+    if exc.status_code == 404:  # say what this engine does serve (embeddings, images… it does not)
+        served = [f"{'/'.join(sorted((r.methods or set()) - {'HEAD'}))} {r.path}" for r in request.app.routes
+                  if getattr(r, "path", "").startswith("/v1/")]
+        message += "; this engine serves " + ", ".join(served)
     code = "not_found" if exc.status_code == 404 else None
     return error_response(message, status=exc.status_code, code=code, headers=exc.headers)
 

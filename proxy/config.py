@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
+
 from analyzer.cache_rules import RULES
 from analyzer.sizes import KIB, MIB
 
@@ -38,10 +40,13 @@ def check_base_url(value: str, what: str) -> str:
     the config and sent to every client's upstream)."""
     if not isinstance(value, str) or not value.startswith(("http://", "https://")):
         raise ValueError(f"{what} must be an http(s) URL, got {value!r}")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"{what} must not contain spaces or control characters: {value!r}")
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  # raises on a port that is not a number
-    except ValueError:
+        httpx.URL(value)  # what the transport will parse: an invalid IDNA host fails here, not at start
+    except (ValueError, httpx.InvalidURL, UnicodeError):
         raise ValueError(f"{what} is not a valid URL: {value!r}") from None
     if not parts.hostname:
         raise ValueError(f"{what} has no host: {value!r}")

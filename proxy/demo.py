@@ -34,7 +34,7 @@ import httpx
 
 from analyzer.pricing import Price, PriceTable
 from proxy.bench.procs import wait_ready
-from proxy.config import ProxyConfig
+from proxy.config import ProxyConfig, default_state_dir
 from proxy.server.serve import run
 
 # What `prefixgate local` answers (kvcache.server); every other path is its 404.
@@ -114,7 +114,7 @@ def banner(host: str, port: int, upstream: str, up_base: str, anthropic_base: st
     help="local: the PyTorch engine (demo model unless --model); emulator: the provider emulator.",
 )
 @click.option("--model", default=None, help="Checkpoint folder for the local engine (default: the demo model).")
-@click.option("--ledger", default=None, help="SQLite ledger path (default: in the state folder).")
+@click.option("--ledger", default=None, help="SQLite ledger path (default: demo-ledger.sqlite in the state folder, apart from serve's: demo money is priced at a borrowed rate).")
 @click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN",
               help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN); needed on a non-loopback host.")
 @click.option("--priced-as", default=DEFAULT_PRICED_AS, show_default=True, metavar="MODEL",
@@ -125,6 +125,8 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     if upstream == "local" and not _torch_available():
         click.echo("torch is not installed (pip install -e '.[local]'); using the emulator instead.", err=True)
         upstream = "emulator"
+    if ledger is None:  # never mixed into the ledger `serve` and `report` read
+        ledger = str(default_state_dir() / "demo-ledger.sqlite")
     up_port, anthropic_port = port + 1, port + 2
     up_base = f"http://127.0.0.1:{up_port}"
     anthropic_base = f"http://127.0.0.1:{anthropic_port}"

@@ -343,7 +343,11 @@ class Router:
         if url is None:
             if len(self._urls) >= self.MAX_CACHED_URLS:
                 self._urls.clear()
-            url = self._urls[key] = up.base.copy_with(raw_path=upstream_path)
+            try:
+                url = up.base.copy_with(raw_path=upstream_path)
+            except httpx.InvalidURL:  # e.g. a '#' left in the path or query by a lax HTTP parser
+                raise BadPath(400, "the request target is not a valid URL path", up.protocol, up.name) from None
+            self._urls[key] = url
         if up.protocol == GEMINI:
             model, kind = gemini_method(route)
             return Target(GEMINI, route, url, _ENDPOINTS[GEMINI, kind or Kind.OTHER], up.name, up.rules, model)

@@ -1,7 +1,8 @@
 """``prefixgate lint``: the command. Exit 0 clean, 1 findings, 2 usage or input error.
 
 Reads paths (files, directories, globs; ``.`` by default) or, with ``--stdin``, one
-prompt or body from standard input; the ``[tool.prefixgate.lint]``
+prompt or body from standard input (a progress bar on stderr for many files on a terminal);
+the ``[tool.prefixgate.lint]``
 section of the nearest pyproject.toml, runs the selected rules, applies a baseline, and
 prints in the chosen format. Input errors are printed to stderr as
 ``error: file:line: message``; the other files are still checked and the exit code is 2.
@@ -9,6 +10,7 @@ prints in the chosen format. Input errors are printed to stderr as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -39,6 +41,24 @@ def _explain(code: str) -> str:
     return BY_CODE[key].RULE.docs()
 
 
+PROGRESS_FROM = 200  # files: below this, lint is done before a bar would draw
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, total: int):
+    """A rich bar on stderr counting files, or a no-op; yields the per-file callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("linting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("lint", total=total)
+        yield lambda: bar.advance(task)
+
+
 def _report_errors(errors: list[InputError]) -> None:
     for err in errors:
         click.echo(f"error: {err}", err=True)
@@ -60,8 +80,9 @@ def _report_errors(errors: list[InputError]) -> None:
 @click.option("--stdin-filename", metavar="NAME", help="Name (and so kind, by its suffix) of the --stdin input in findings.")
 @click.option("--explain", metavar="CODE", help="Show a rule's documentation and exit.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
+@click.option("--progress/--no-progress", default=None, help="A progress bar on stderr (default: when stderr is a terminal and there are many files).")
 def lint_command(paths, output_format, select, extend_select, ignore, exit_zero, fix, diff, baseline_path, write_baseline, output_file,
-                 from_stdin, stdin_filename, explain, list_rules) -> None:
+                 from_stdin, stdin_filename, explain, list_rules, progress) -> None:
     """Flag what breaks prompt caching in prompt files, request bodies (.json) and logs (.jsonl)."""
     if explain:
         click.echo(_explain(explain))
@@ -83,7 +104,9 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
     if from_stdin and (paths or fix or diff):
         raise click.UsageError("--stdin lints standard input only: no paths, --fix or --diff with it")
     loaded = load_stdin(sys.stdin.buffer.read(), stdin_filename) if from_stdin else load(list(paths) or ["."], cfg.exclude)
-    findings = run(loaded, codes)
+    show = (sys.stderr.isatty() and len(loaded.files) >= PROGRESS_FROM) if progress is None else progress
+    with _progress(show, len(loaded.files)) as advance:
+        findings = run(loaded, codes, advance=advance)
 
     if fix or diff:
         changed = 0

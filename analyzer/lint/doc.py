@@ -62,6 +62,8 @@ class Doc:
             raise InputError(src.path, f"not valid Python: {exc.msg}", exc.lineno, exc.offset) from None
         except (ValueError, RecursionError, tokenize.TokenError) as exc:  # null bytes, absurd nesting
             raise InputError(src.path, f"not valid Python: {exc}") from None
+        except Exception as exc:  # a source shape the scanner did not foresee: an input error (exit 2), never a crash
+            raise InputError(src.path, f"could not read prompt literals ({type(exc).__name__}: {exc})") from None
         units = [TextUnit(t.text, None, True, lambda i, t=t: src.line_col(t.file_offset(i)),
                           end_position=lambda i, t=t: src.line_col(t.file_end(i))) for t in found]
         return cls(src, None, units, [volatile_values(t) for t in found])

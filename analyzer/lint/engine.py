@@ -12,7 +12,7 @@ This module prints nothing and reads no file (see :mod:`.inputs`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from analyzer.lint.doc import Doc
 from analyzer.lint.inputs import Loaded
@@ -47,12 +47,15 @@ def _guarded(loaded: Loaded, module, arg, path: str) -> list[Finding]:
         return []
 
 
-def run(loaded: Loaded, codes: Iterable[str]) -> list[Finding]:
+def run(loaded: Loaded, codes: Iterable[str], advance: Callable[[], None] | None = None) -> list[Finding]:
+    """Every finding of the selected rules over ``loaded``; ``advance`` is called at each file."""
     selected = [m for m in MODULES if m.RULE.code in set(codes)]
     by_scope = {scope: [m for m in selected if m.RULE.scope == scope] for scope in ("text", "request", "file", "log")}
     doc_rules = by_scope["text"] + by_scope["request"]
     findings: list[Finding] = []
     for src in loaded.files:
+        if advance is not None:
+            advance()
         if src.kind != "source":
             for m in by_scope["file"]:
                 findings.extend(_guarded(loaded, m, src, src.path))

@@ -10,8 +10,11 @@ it on its line, e.g. ``Current date and time:``):
   (``Current time:``, ``Date:``, ``now=``); never opening hours, example times
   ("e.g. 14:30"), timezone offsets (``+05:30``), knowledge-cutoff, "last updated",
   release or historical dates;
-- UUIDs, request/session/trace ids, JWTs and random hex/base64 ids, except where the
-  label shows them to be an example ("e.g.", "such as", "example", "format").
+- UUIDs, request/session/trace ids, JWTs and random hex/base64 ids whose label names a
+  per-request or per-session value (``Request id:``, ``session=``, ``trace_id=``) or whose
+  prefix does (``req_``, ``msg_``, ``chatcmpl-``); never where the label shows them to be an
+  example ("e.g.", "such as", "format"), and never a fixed account, merchant or knowledge-base
+  id (configuration, the same on every request); epoch numbers only with a time label.
 
 Detection costs about 0.9 ms per 20 KB, too much to pay on every request, so results are kept in a
 :class:`DecisionCache` keyed by the text's *shape* (every letter and digit mapped to one
@@ -42,6 +45,13 @@ _NOT_NOW = re.compile(r"(?i)\b(?:cut-?off|updated|since|founded|released?|versio
 _EXAMPLE = re.compile(r"(?i)(?:\be\.g\.|\bi\.e\.|example|such as|\blike\b|for instance|format|sample|placeholder|looks? like)\W*$")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d|\d{1,2}:\d{2}.*\d{4}|\d{4}.*\d{1,2}:\d{2}")
 _EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
+# Labels that name a per-request or per-session value (a fixed account, merchant or knowledge
+# base id in a system prompt is configuration: it stays).
+_ID_LABEL = re.compile(r"(?i)(?:\b|_)(?:request|req|session|sess|trace|span|run|correlation|conversation|convo|chat|call|"
+                       r"message|msg|turn|interaction|transaction|nonce|idempotency|invocation|execution|job|task|visit|"
+                       r"user[ _-]?session|jwt|token|bearer)(?:\b|_)|\buuid\b")
+_PER_REQUEST_PREFIXES = ("req_", "req-", "request_", "sess_", "session_", "msg_", "chatcmpl-", "resp_", "run_", "call_",
+                         "trace_", "span_", "conv_", "thread_", "toolu_", "eyj")
 _SHAPE = str.maketrans("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "a" * 62)
 MAX_LABEL = 80
 
@@ -65,10 +75,14 @@ def _label_start(text: str, start: int, floor: int) -> int:
 
 
 def _moves(kind: str, value: str, label: str, after_today_phrase: bool) -> bool:
-    if kind in _ALWAYS:
-        return not _EXAMPLE.search(label)
+    if kind in _ALWAYS:  # an id moves when its label or its prefix says it is per request/session
+        if _EXAMPLE.search(label):
+            return False
+        return bool(_ID_LABEL.search(label)) or value.lower().startswith(_PER_REQUEST_PREFIXES)
     if kind == "time":
-        if _EPOCH.match(value) or _TIMESTAMP.search(value):
+        if _EPOCH.match(value):  # a bare 10/13-digit number is a timestamp only when labelled as one
+            return bool(_NOW_LABEL.search(label)) and not _EXAMPLE.search(label)
+        if _TIMESTAMP.search(value):
             return not _EXAMPLE.search(label)
         return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
     if kind == "date":

@@ -20,6 +20,7 @@ import logging
 import os
 
 import click
+import httpx
 
 from analyzer.sizes import parse_bytes
 from proxy.config import ANTHROPIC_DEFAULT_BASE, GEMINI_DEFAULT_BASE, OPENAI_DEFAULT_BASE, ProxyConfig
@@ -79,6 +80,10 @@ def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_f
         upstreams = files.load(path) if path is not None else ()
     except files.ConfigFileError as exc:
         raise ConfigError(str(exc)) from None
+    if config_file is None:  # found in ./pyproject.toml, not asked for: it may add upstreams, never redirect a default
+        for spec in upstreams:
+            if spec.name in ("openai", "anthropic", "gemini"):
+                raise ConfigError(f"{path}: [tool.prefixgate] upstream {spec.name!r} would replace --{spec.name}-base; pass --config {path} to use it")
     try:
         config = ProxyConfig(
             openai_base=openai_base,
@@ -119,6 +124,8 @@ def run(config: ProxyConfig, log_level: str = "info") -> None:
         app = create_app(config)
     except (LedgerError, PriceFileError) as exc:
         raise click.UsageError(str(exc)) from None
+    except (ValueError, UnicodeError, httpx.InvalidURL) as exc:  # an upstream URL only the router's parser refuses (e.g. a bad IDNA host)
+        raise click.UsageError(f"bad upstream URL: {exc}") from None
     click.echo(f"prefixgate proxy on http://{config.host}:{config.port}", err=True)
     for spec in config.all_upstreams:
         root = {"openai": "/v1/ ", "anthropic": "/v1/messages ", "gemini": "/v1beta/ "}.get(spec.name, "")

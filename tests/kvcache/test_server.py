@@ -110,6 +110,7 @@ def test_malformed_bodies_get_openai_style_errors(base_url):
     missing = httpx.post(f"{base_url}/v1/embeddings", json={"input": "x"})
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
     assert "/v1/embeddings" in missing.json()["error"]["message"]
+    assert "this engine serves" in missing.json()["error"]["message"] and "POST /v1/chat/completions" in missing.json()["error"]["message"]
     wrong_method = httpx.get(f"{base_url}/v1/chat/completions")
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]["type"] == "invalid_request_error"
     assert wrong_method.headers["allow"] == "POST"

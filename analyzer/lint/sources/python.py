@@ -46,8 +46,11 @@ class _File:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tree = ast.parse(text)
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.lines = text.split("\n")
+        # lines as ast and tokenize count them: ended by \r\n, \r or \n
+        self.lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text) or [""]
+        self.line_starts = [0]
+        for line in self.lines:
+            self.line_starts.append(self.line_starts[-1] + len(line))
         self.parents: dict[ast.AST, ast.AST] = {}
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):

@@ -264,3 +264,12 @@ def test_a_source_tree_is_linted_where_its_prompts_live(work):
     assert lines[1].startswith("src/prompt.ts:2:21: PG004 template placeholder `${new Date().toLocaleDateString()}`")
     assert lines[1].endswith("(a clock, date or id) — calls `new Date()`")
     assert "util.py" not in result.stdout
+
+
+def test_progress_is_opt_in_off_a_terminal_and_changes_nothing(tmp_path):
+    for i in range(3):
+        (tmp_path / f"p{i}.txt").write_text(f"Current time: 2026-12-01 08:1{i}:03 UTC\nYou are Atlas.\n")
+    quiet = CliRunner().invoke(lint_command, [str(tmp_path), "--no-progress"])
+    shown = CliRunner().invoke(lint_command, [str(tmp_path), "--progress"])
+    assert quiet.exit_code == shown.exit_code == 1
+    assert quiet.stdout == shown.stdout and quiet.stderr == ""

@@ -36,6 +36,9 @@ def test_labelled_values_move_with_their_labels():
     "Use version 2.3.1 of the API; it costs $4.99.",
     "Use an id such as 550e8400-e29b-41d4-a716-446655440000 in tests.",
     "For example: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+    "Use the knowledge base kb-Xy12Ab34Cd56Ef78. Our merchant id is mch_K8sL2pQ9xR4vT7wZ.",  # configuration, not per request
+    "CLUSTER=pg-Cl8Xq2LmR4tK",
+    "Call center number 1800123456789",
 ])
 def test_precision_cases_never_move(text):
     assert moved(text) == []
