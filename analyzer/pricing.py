@@ -16,6 +16,10 @@ rows are merged over the bundled ones (same model name → the override wins).
 Lookup: the exact name, then an alias, then the name without a provider prefix
 (``anthropic/…``), a dated snapshot suffix (``-2025-04-14``, ``-20250514``) or
 ``-latest``. Prefixes of names never match (``gpt-4o-mini`` is not ``gpt-4o``).
+:meth:`PriceTable.lookup` with ``key`` (an upstream's ``prices`` key from the proxy's config,
+e.g. ``"deepseek"`` or ``"openrouter"``) first looks for the model under that key — a row
+named ``KEY/MODEL`` (or aliased so), then a row whose ``provider`` is ``KEY`` and whose name
+matches the model — and only then the plain lookup above; no row anywhere: None (unpriced).
 
 A bad row raises :class:`PriceFileError` naming the file, the row (index and model) and
 the field. This module does no arithmetic on usage (see :mod:`analyzer.cost`).
@@ -124,6 +128,7 @@ class PriceTable:
         self.version = version
         self._by_name: dict[str, Price] = {}
         self._models: dict[str, Price] = {}
+        self._by_provider: dict[str, dict[str, Price]] = {}  # provider (lowercase) → name or alias → row
         for price, aliases in rows or []:
             self.add(price, aliases)
 
@@ -131,10 +136,15 @@ class PriceTable:
         old = self._models.get(price.model.lower())
         if old is not None:  # an override replaces the row and the names pointing at it
             self._by_name = {k: v for k, v in self._by_name.items() if v is not old}
+            self._by_provider = {p: {k: v for k, v in names.items() if v is not old}
+                                 for p, names in self._by_provider.items()}
         self._models[price.model.lower()] = price
         self._by_name[price.model.lower()] = price
+        names = self._by_provider.setdefault(price.provider.lower(), {})
+        names[price.model.lower()] = price
         for alias in aliases:
             self._by_name[alias.lower()] = price
+            names[alias.lower()] = price
 
     @classmethod
     def load(cls, path: str | None = None) -> "PriceTable":
@@ -154,10 +164,22 @@ class PriceTable:
     def __iter__(self):
         return iter(self._models.values())
 
-    def lookup(self, model: str | None) -> Price | None:
+    def lookup(self, model: str | None, key: str | None = None) -> Price | None:
+        """The model's row; with ``key`` (a price-table key), the rows under that key first."""
         if not model or not isinstance(model, str):
             return None
         name = model.strip().lower()
+        if key:
+            key = key.strip().lower()
+            for candidate in _candidates(f"{key}/{name}"):
+                price = self._by_name.get(candidate)
+                if price is not None and (candidate.startswith(key + "/") or price.provider.lower() == key):
+                    return price
+            mine = self._by_provider.get(key, {})
+            for candidate in _candidates(name):
+                price = mine.get(candidate)
+                if price is not None:
+                    return price
         for candidate in _candidates(name):
             price = self._by_name.get(candidate)
             if price is not None:

@@ -2,8 +2,9 @@
 
 Starts the upstream as a child process on ``port + 1`` (the local PyTorch engine with its
 demo model by default, or the emulator), waits until it answers, then serves the proxy on
-``port`` with its OpenAI base pointed at that upstream. Anthropic routes go to an emulator
-on ``port + 2``, so both SDKs work with no API keys. Stopping the proxy stops the children.
+``port`` with its OpenAI base pointed at that upstream. Anthropic and Gemini routes go to an
+emulator on ``port + 2`` (it speaks both; its Gemini routes follow Gemini's implicit caching),
+so the three SDKs work offline with no API keys. Stopping the proxy stops the children.
 
 Money on the first run: the local engine's models have no price of their own, so the demo
 prices each model the upstream lists (``/v1/models``) that the price table does not know at
@@ -91,6 +92,8 @@ def banner(host: str, port: int, upstream: str, up_base: str, anthropic_base: st
     if upstream == "local":
         lines.append(f"                     it serves {', '.join(LOCAL_ROUTES)}; other routes (e.g. /v1/embeddings) answer 404")
     lines.append(f"  Anthropic routes → emulator at {anthropic_base} (POST /v1/messages, /v1/messages/count_tokens)")
+    lines.append(f"  Gemini routes    → emulator at {anthropic_base} (POST /v1beta/models/MODEL:generateContent, "
+                 ":streamGenerateContent; offline, no Google key needed)")
     if priced and rate is not None:
         lines.append(f"  money            {', '.join(priced)} priced as {rate.model} (${rate.input:g} input, "
                      f"${rate.read_rate:g} cached, ${rate.output:g} output per 1M tokens; a real deployment uses its own --prices)")
@@ -140,8 +143,8 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     if priced_as.lower() != "none" and table.lookup(priced_as) is None:
         raise click.BadParameter(f"no price for {priced_as!r} in the price table", param_hint="--priced-as")
     try:  # checked before any child starts
-        ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base, ledger=ledger,
-                    admin_token=admin_token)
+        ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base,
+                    gemini_base=anthropic_base, ledger=ledger, admin_token=admin_token)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emulator_args = ["emulator", "--host", "127.0.0.1", "--port", str(anthropic_port)]
@@ -156,6 +159,6 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
                 prices = str(Path(scratch) / "demo-prices.json")
                 Path(prices).write_text(json.dumps(doc, indent=1), encoding="utf-8")
         config = ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base,
-                             ledger=ledger, admin_token=admin_token, prices=prices)
+                             gemini_base=anthropic_base, ledger=ledger, admin_token=admin_token, prices=prices)
         click.echo(banner(host, port, upstream, up_base, anthropic_base, priced, rate, admin_token))
         run(config, "warning")  # as `prefixgate serve` runs it: no uvicorn access log, uvloop

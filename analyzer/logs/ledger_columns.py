@@ -8,7 +8,8 @@ table also has ``id INTEGER PRIMARY KEY`` (the row's order), which is not a reco
 Money columns end in ``_usd``, durations in ``_ms``; ``rewrites`` holds a JSON array of the
 rewrite ids applied (``'[]'`` when none; NULL in rows written before the column existed);
 ``chain`` the comma-joined first 8 bytes (hex) of each prefix-chain hash; ``flags`` what was
-clamped or nulled on the way. This module only names things; it opens no file.
+clamped or nulled on the way; ``upstream`` the configured upstream's name (NULL in rows
+written before the column existed, or when the path named none). This module only names things; it opens no file.
 """
 
 from __future__ import annotations
@@ -25,5 +26,6 @@ COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("cost_input_usd", "REAL"), ("cost_cache_read_usd", "REAL"), ("cost_cache_write_usd", "REAL"), ("cost_output_usd", "REAL"),
     ("prefix_segments", "INTEGER"), ("prefix_bytes", "INTEGER"), ("total_segments", "INTEGER"), ("total_bytes", "INTEGER"),
     ("miss_reason", "TEXT"), ("rewrites", "TEXT"), ("error", "TEXT"), ("chain", "TEXT"), ("body", "BLOB"), ("flags", "TEXT"),
+    ("upstream", "TEXT"),
 )
 COLUMNS: tuple[str, ...] = tuple(name for name, _ in COLUMN_TYPES)

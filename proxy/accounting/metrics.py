@@ -22,6 +22,13 @@ request, an unpriced one is never $0), beside the histograms, miss reasons and r
   ``prefixgate_ledger_flagged_total``: rows stored with a clamped or nulled value) when a
   ledger is attached.
 
+Per upstream (the configured name a request came through; a record without one under its
+provider's name), each exported counter again as ``prefixgate_upstream_<name>`` with labels
+``provider`` and ``upstream`` (and ``kind`` for tokens): e.g.
+``prefixgate_upstream_requests_total{provider="openai",upstream="deepseek"}``. They are
+separate families so the series above keep their label sets; the upstream names come from
+the config and are capped anyway (``max_upstreams``, then ``other``).
+
 Model labels are capped (``max_models``, then ``other``) so a client cannot blow up the
 series count; rewrite ids too (``max_rewrite_ids``). This module does not serve HTTP (the
 app does) and keeps no request data.
@@ -36,6 +43,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from proxy.accounting.counters import COUNTERS, LABELS, MAX_REWRITE_IDS, Cap, contributions
+from proxy.accounting.stats import MAX_UPSTREAMS
 from proxy.accounting.records import RequestRecord
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -56,16 +64,20 @@ class _LedgerCollector(Collector):
 class Metrics:
     content_type = CONTENT_TYPE_LATEST
 
-    def __init__(self, max_models: int = 200, max_rewrite_ids: int = MAX_REWRITE_IDS) -> None:
+    def __init__(self, max_models: int = 200, max_rewrite_ids: int = MAX_REWRITE_IDS,
+                 max_upstreams: int = MAX_UPSTREAMS) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.max_models = max_models
         self._model = Cap(max_models)
+        self._upstream = Cap(max_upstreams)
         self._rewrite_id = Cap(max_rewrite_ids)
         self._children: dict[tuple, object] = {}  # (metric or counter index, labels) -> child: labels() locks and validates
         r = self.registry
         families: dict[str, Counter | Gauge] = {}
         self._exported: list[tuple[int, int, bool]] = []  # (index in COUNTERS, index in LABELS, is USD)
         self._family: dict[int, tuple[Counter | Gauge, str | None]] = {}  # index in COUNTERS -> (family, kind label)
+        by_upstream: dict[str, Counter | Gauge] = {}
+        self._upstream_family: dict[int, Counter | Gauge] = {}  # index in COUNTERS -> its per-upstream family
         for i, c in enumerate(COUNTERS):
             m = c.metric
             if m is None:
@@ -77,7 +89,15 @@ class Metrics:
                 family = families[m.name] = kind(m.name, m.help or c.help, names, registry=r)
             self._exported.append((i, LABELS.index(m.labels), c.kind == "usd"))
             self._family[i] = (family, m.kind)
+            name = "prefixgate_upstream_" + m.name.removeprefix("prefixgate_")
+            twin = by_upstream.get(name)
+            if twin is None:
+                kind = Gauge if m.gauge else Counter
+                names = ["provider", "upstream", "kind"] if m.kind else ["provider", "upstream"]
+                twin = by_upstream[name] = kind(name, (m.help or c.help) + " By upstream.", names, registry=r)
+            self._upstream_family[i] = twin
         self.families = families
+        self.upstream_families = by_upstream
         self.latency = Histogram("prefixgate_request_duration_seconds", "Arrival to last byte.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
         self.ttfb = Histogram("prefixgate_time_to_first_byte_seconds", "Arrival to first byte relayed.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
         self.miss_reasons = Counter("prefixgate_miss_reasons", "Cache misses by diagnosed reason.", ["reason"], registry=r)
@@ -105,6 +125,7 @@ class Metrics:
         label_sets = (provider, by_model, (*by_model, f"{r.status // 100}xx" if r.status else "none"))
         d = contributions(r)
         priced = r.cost_usd is not None
+        upstream = (r.provider, self._upstream(r.upstream or r.provider))
         for i, labels, usd in self._exported:
             v = d[i]
             if priced if usd else v:  # money moves with every priced request (an unpriced one is not $0)
@@ -112,8 +133,15 @@ class Metrics:
                 child = children.get(key)
                 if child is None:
                     child = self._new_child(*key)
+                twin_key = (-1 - i, upstream)
+                twin = children.get(twin_key)
+                if twin is None:
+                    _, kind = self._family[i]
+                    family = self._upstream_family[i]
+                    twin = children[twin_key] = family.labels(*upstream, kind) if kind else family.labels(*upstream)
                 if v:
                     child.inc(v)
+                    twin.inc(v)
         at = self._at
         at(self.latency, provider).observe(max(0.0, r.latency_s))
         if r.ttfb_s is not None:

@@ -18,6 +18,10 @@ Two calls per request:
   premium where the request wrote those tokens) and settles the miss reason with the cached
   tokens the provider reported.
 
+Prices per upstream: when the record's upstream (``record.upstream``) has a ``prices`` key in
+the config (``upstream_prices``: name → key, :class:`proxy.config.UpstreamSpec`), the model is
+looked up under that key first, then by its name alone (:meth:`analyzer.pricing.PriceTable.lookup`).
+
 Unknown models, and usage with a clamped number (``Usage.flags``), get ``None`` money fields
 (counted as unpriced by stats and metrics), never 0; a request whose prefix is unknown (the
 store was skipped) gets ``missed_usd = None``.
@@ -55,9 +59,16 @@ class Early:
 
 
 class Money:
-    def __init__(self, prices: PriceTable, memory: DiagnosisMemory | None = None) -> None:
+    def __init__(self, prices: PriceTable, memory: DiagnosisMemory | None = None,
+                 upstream_prices: dict[str, str] | None = None) -> None:
         self.prices = prices
         self.memory = memory or DiagnosisMemory()
+        self.upstream_prices = dict(upstream_prices or {})  # upstream name → price-table key
+
+    def price_for(self, model: str | None, upstream: str | None):
+        """The price row for ``model`` as served through ``upstream`` (None: unpriced)."""
+        key = self.upstream_prices.get(upstream) if upstream else None
+        return self.prices.lookup(model, key) if key else self.prices.lookup(model)
 
     def before(self, tenant: str, provider: str, model: str | None,
                segments: Sequence[Segment], ts: float | None = None) -> Early | None:
@@ -70,7 +81,7 @@ class Money:
 
     def enrich(self, exchange: Exchange) -> None:
         record, early = exchange.record, exchange.early
-        price = self.prices.lookup(record.model)
+        price = self.price_for(record.model, record.upstream)
         usage = record.usage
         cost = cost_of(usage, price)
         record.cost_usd, record.saved_usd, record.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts

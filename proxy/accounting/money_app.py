@@ -42,7 +42,8 @@ class MoneyLayer:
         ledger = Ledger(config.ledger_path, log_bodies=config.log_bodies)
         metrics = Metrics()
         metrics.attach_ledger(lambda: (ledger.failures, ledger.dropped, ledger.flagged))
-        return cls(prices, Money(prices), ledger, metrics, config.log_bodies)
+        keys = {u.name: u.prices for u in config.all_upstreams if u.prices}
+        return cls(prices, Money(prices, upstream_prices=keys), ledger, metrics, config.log_bodies)
 
     @property
     def enrichers(self) -> list:

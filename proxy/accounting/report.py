@@ -4,7 +4,8 @@ Reads the SQLite ledger read-only (a running proxy may keep writing it) and prin
 same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`) as tables that
 fit 80 columns: the totals (every shown counter of :data:`proxy.accounting.counters.COUNTERS`,
 formatted by its kind; money by :func:`analyzer.cost.format_usd`), one row per model that
-billed something, the requests that billed nothing by route, the miss reasons and the
+billed something, one row per upstream (the configured name the requests came through)
+when more than one appears, the requests that billed nothing by route, the miss reasons and the
 requests per rewrite id; ``--json`` prints the
 whole summary as JSON, ``--csv`` the per-model rows. ``--since`` takes ``24h``, ``7d``,
 ``30m`` or an ISO time (default: all).
@@ -132,6 +133,13 @@ def render_table(summary: dict[str, Any], width: int = WIDTH) -> str:
         models.add_row(name, f"{m['requests']:,}", f"{m['token_hit_rate']:.1%}", usd(m["cost_usd"]), usd(m["saved_usd"]),
                        usd(m["missed_usd"]))
     console.print(models)
+    upstreams = summary.get("upstreams") or {}
+    if len(upstreams) > 1:
+        table = _table("per upstream", "upstream", *money, right=money)
+        for name, u in sorted(upstreams.items(), key=lambda kv: (-kv[1]["requests"], kv[0])):
+            table.add_row(name, f"{u['requests']:,}", f"{u['token_hit_rate']:.1%}", usd(u["cost_usd"]), usd(u["saved_usd"]),
+                          usd(u["missed_usd"]))
+        console.print(table)
     if summary.get("not_billable"):
         quiet = _table("billed nothing (no usage reported)", "route", "requests", "errors", "models", right=("requests", "errors"))
         for r in summary["not_billable"]:

@@ -6,6 +6,9 @@ the token counts, ``unanalysed``, ``errors``, the money, ``unpriced``, ``prefix_
 ``rewritten``; the table says what each counts and the summary sums the same over the
 ledger). Money is null, never $0, when requests had usage but none of them had a price.
 The totals and each provider also count rewrites per id (``rewrites``: ``{id: requests}``).
+``upstreams`` holds the same counters per configured upstream name (the path prefix a request
+came through; a record without one counts under its provider's name); the names come from the
+config, and are capped anyway (``max_upstreams``, then ``other``).
 
 Model names come from request bodies, so per-model rows are capped (``max_models``
 distinct (provider, model) pairs); later models are counted in one ``"other"`` row per
@@ -33,6 +36,7 @@ from proxy.accounting.counters import COUNTERS, INDEX, MAX_REWRITE_IDS, OTHER, Z
 from proxy.accounting.records import RequestRecord
 
 _REQUESTS, _BILLABLE = INDEX["requests"], INDEX["billable"]
+MAX_UPSTREAMS = 64  # distinct upstream names, then "other" (they come from the config, so this is a guard)
 MAX_ROUTES = 20  # per model: (method, route) pairs of its requests without usage, then "other"
 
 
@@ -82,9 +86,12 @@ for _i, _counter in enumerate(COUNTERS):
 
 
 class Stats:
-    def __init__(self, max_models: int = 1000, max_rewrite_ids: int = MAX_REWRITE_IDS) -> None:
+    def __init__(self, max_models: int = 1000, max_rewrite_ids: int = MAX_REWRITE_IDS,
+                 max_upstreams: int = MAX_UPSTREAMS) -> None:
         self.max_models = max_models
         self.total = Counters(by_rewrite=True)
+        self.upstreams: dict[str, Counters] = {}  # upstream name (the provider's when the record names none) → sums
+        self._upstream_name = Cap(max_upstreams)
         self.models: dict[tuple[str, str], Counters] = {}  # each provider's rows add up to its totals
         self.provider_rewrites: dict[str, dict[str, int]] = {}
         self._rewrite_id = Cap(max_rewrite_ids)
@@ -102,6 +109,11 @@ class Stats:
             if model is None:
                 model = self.models[key] = Counters()
         model.values = list(map(add, model.values, d))
+        name = self._upstream_name(record.upstream or record.provider)
+        upstream = self.upstreams.get(name)
+        if upstream is None:
+            upstream = self.upstreams[name] = Counters()
+        upstream.values = list(map(add, upstream.values, d))
         if record.usage is None:  # what it was, in case the model never bills (model lists, probes)
             model.count_route(record)
         if record.rewrites:
@@ -129,6 +141,7 @@ class Stats:
     def to_json(self) -> dict:
         out: dict = self.total.to_dict()
         out["providers"] = {name: c.to_dict() for name, c in sorted(self.providers.items())}
+        out["upstreams"] = {name: c.to_dict() for name, c in sorted(self.upstreams.items())}
         rows = sorted(self.models.items(), key=lambda kv: (-kv[1].values[_REQUESTS], kv[0]))
         out["models"] = [{"provider": provider, "model": model or None, **c.to_dict()}
                          for (provider, model), c in rows if c.values[_BILLABLE]]

@@ -6,7 +6,9 @@ the table ``/prefixgate/stats`` sums in memory, so the two agree for the same re
 rates, requests per rewrite id (``rewrites``, in total and per provider, at most 64 ids), a
 time series (cost stacked by paid input, cached read, cache write and output; token hit
 rate; the bucket size picked from the range and the data, :func:`pick_step`), the top
-repeated prefixes, miss reasons, a per-model table of the models that billed something,
+repeated prefixes, miss reasons, per-upstream totals (``upstreams``, keyed by the configured
+upstream's name; rows written without one under their provider's name; at most 64 names, the
+rest together as ``other``), a per-model table of the models that billed something,
 and apart from it the requests that billed nothing (``not_billable``: model lists, probes,
 failures of models that never answered with usage), by method and route. A row whose prefix
 is unknown (``prefix_segments`` NULL: the store was skipped) counts as ``prefix_unknown``,
@@ -88,6 +90,7 @@ def summarize(conn: sqlite3.Connection, since: float | None = None, until: float
         row[0]: _totals(row[1:])
         for row in conn.execute(f"SELECT provider, {_AGG} FROM requests{where} GROUP BY provider ORDER BY provider", args)
     }
+    upstreams = _upstreams(conn, where, args)
     models = [
         {"provider": row[0], "model": row[1], **_totals(row[2:])}
         for row in conn.execute(f"SELECT provider, model, {_AGG} FROM requests{where} GROUP BY provider, model", args)
@@ -106,12 +109,30 @@ def summarize(conn: sqlite3.Connection, since: float | None = None, until: float
         "last_ts": span[1],
         **totals,
         "providers": providers,
+        "upstreams": upstreams,
         "models": models,
         "not_billable": _not_billable(conn, where, args, quiet),
         "series": _series(conn, where, args, since, until, span, buckets),
         "top_prefixes": _top_prefixes(conn, where, args, top),
         "miss_reasons": _miss_reasons(conn, where, args),
     }
+
+
+MAX_UPSTREAMS = 64  # as /prefixgate/stats (proxy.accounting.stats.MAX_UPSTREAMS)
+
+
+def _upstreams(conn, where, args, limit: int = MAX_UPSTREAMS) -> dict[str, dict[str, Any]]:
+    """Per upstream name (NULL: the provider's name), the same totals as the top level; past
+    ``limit`` names (most requests first) the rest summed as ``other``."""
+    rows = conn.execute(f"SELECT COALESCE(upstream, provider) AS name, {_AGG} FROM requests{where} GROUP BY name", args).fetchall()
+    rows.sort(key=lambda row: (-row[1], row[0] or ""))
+    out = {row[0]: _totals(row[1:]) for row in rows[:limit]}
+    if len(rows) > limit:
+        sums = [0] * (len(rows[0]) - 1)
+        for row in rows[limit:]:
+            sums = [a + (b or 0) for a, b in zip(sums, row[1:])]
+        out[OTHER] = _totals(sums)
+    return dict(sorted(out.items()))
 
 
 # Bucket sizes a chart may use, seconds: round numbers on a clock.

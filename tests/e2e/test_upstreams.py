@@ -105,3 +105,84 @@ base_url = "{gateway}"
     }  # /nowhere is no upstream's path: answered, not recorded
     cached = {r.upstream: r.usage.cached_tokens for r in keep.records if r.usage is not None}
     assert cached["deepseek"] >= 1024 and cached["azure"] >= 1024
+
+
+ADMIN = "admin-upstreams-token"
+
+
+def test_stats_summary_metrics_ledger_and_prices_per_upstream(tmp_path, state_dir):
+    """Per-upstream accounting end to end: two named upstreams and the default one, one of them
+    with a ``prices`` key whose row (``acme/gpt-4o-mini``) prices its requests, the others at
+    the model's own row; /prefixgate/stats, the summary API, /metrics and the ledger agree."""
+    import json
+    import sqlite3
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from analyzer.pricing import PriceTable
+
+    prices_file = tmp_path / "prices.json"
+    prices_file.write_text(json.dumps({"version": "acme-1", "models": [
+        {"provider": "acme", "model": "acme/gpt-4o-mini", "input": 100.0, "output": 100.0, "cache_read": 10.0,
+         "source": "test", "date": "2026-12-01"}]}))
+    with serve(create_emulator()) as default, serve(create_emulator()) as acme, serve(create_emulator()) as deepseek:
+        config_text = f"""
+[[upstream]]
+name = "acme"
+protocol = "openai"
+base_url = "{acme}/v1"
+prices = "acme"
+
+[[upstream]]
+name = "deepseek"
+protocol = "openai"
+base_url = "{deepseek}/v1"
+rules = "deepseek"
+prices = "deepseek"
+"""
+        ledger = str(tmp_path / "ledger.sqlite")
+        cfg = ProxyConfig(openai_base=f"{default}/v1", anthropic_base=default, gemini_base=default, state_dir=state_dir,
+                          ledger=ledger, admin_token=ADMIN, prices=str(prices_file),
+                          upstreams=parse(config_text, "upstreams.toml"))
+        app = create_app(cfg)
+        auth = {"Authorization": f"Bearer {ADMIN}"}
+        with serve(app) as proxy:
+            acme_sdk = openai.OpenAI(base_url=f"{proxy}/acme/v1", api_key="sk-acme", max_retries=0)
+            a1 = acme_sdk.chat.completions.create(model="gpt-4o-mini", messages=CHAT)
+            a2 = acme_sdk.chat.completions.create(model="gpt-4o-mini", messages=CHAT)
+            ds = openai.OpenAI(base_url=f"{proxy}/deepseek/v1", api_key="sk-ds", max_retries=0)
+            d1 = ds.chat.completions.create(model="deepseek-v4-flash", messages=CHAT)
+            root = openai.OpenAI(base_url=f"{proxy}/v1", api_key="sk-root", max_retries=0)
+            r1 = root.chat.completions.create(model="gpt-4o-mini", messages=CHAT)
+            ds.chat.completions.create(model="no-such-model", messages=CHAT)  # unpriced: null, never $0
+            stats = httpx.get(f"{proxy}/prefixgate/stats", headers=auth).json()
+            summary = httpx.get(f"{proxy}/prefixgate/api/summary?since=all", headers=auth).json()
+            metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                       for f in text_string_to_metric_families(httpx.get(f"{proxy}/prefixgate/metrics", headers=auth).text)
+                       for s in f.samples}
+
+    table = PriceTable.load(str(prices_file))
+    mini, flash = table.lookup("gpt-4o-mini"), table.lookup("deepseek-v4-flash")
+    acme_row = table.lookup("gpt-4o-mini", "acme")
+    assert acme_row.model == "acme/gpt-4o-mini" and mini.model == "gpt-4o-mini"
+
+    def cost(usage, price):
+        cached = usage.prompt_tokens_details.cached_tokens
+        return ((usage.prompt_tokens - cached) * price.input + cached * price.read_rate + usage.completion_tokens * price.output) / 1e6
+
+    ups = stats["upstreams"]
+    assert {n: u["requests"] for n, u in ups.items()} == {"acme": 2, "deepseek": 2, "openai": 1}
+    assert ups["acme"]["cost_usd"] == pytest.approx(cost(a1.usage, acme_row) + cost(a2.usage, acme_row), abs=1e-9)
+    assert ups["openai"]["cost_usd"] == pytest.approx(cost(r1.usage, mini), abs=1e-9)  # same model, its own row
+    assert ups["deepseek"]["cost_usd"] == pytest.approx(cost(d1.usage, flash), abs=1e-9)  # deepseek's row: the fallback
+    assert ups["deepseek"]["unpriced"] == 1
+    assert ups["acme"]["cached_tokens"] == a2.usage.prompt_tokens_details.cached_tokens > 0
+    for name, block in ups.items():
+        for key, value in block.items():
+            assert summary["upstreams"][name][key] == (pytest.approx(value, abs=1e-9) if isinstance(value, float) else value), (name, key)
+    assert metrics[("prefixgate_upstream_requests_total", (("provider", "openai"), ("upstream", "acme")))] == 2
+    assert metrics[("prefixgate_upstream_cost_usd_total", (("provider", "openai"), ("upstream", "acme")))] == pytest.approx(ups["acme"]["cost_usd"], abs=1e-9)
+    conn = sqlite3.connect(ledger)
+    got = conn.execute("SELECT upstream, COUNT(*) FROM requests GROUP BY upstream ORDER BY upstream").fetchall()
+    assert got == [("acme", 2), ("deepseek", 2), ("openai", 1)]
+    assert conn.execute("SELECT cost_usd FROM requests WHERE model = 'no-such-model'").fetchone() == (None,)

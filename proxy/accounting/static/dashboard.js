@@ -170,6 +170,23 @@ function fillModels(rows) {
   }
 }
 
+function fillUpstreams(upstreams) {
+  // Shown only when more than one upstream had traffic in the range.
+  const rows = Object.entries(upstreams || {}).filter(([, u]) => u.requests > 0)
+    .sort((a, b) => b[1].requests - a[1].requests || (a[0] < b[0] ? -1 : 1));
+  const body = document.querySelector("#upstreams tbody");
+  body.replaceChildren();
+  document.getElementById("per-upstream").hidden = rows.length < 2;
+  if (rows.length < 2) return;
+  for (const [name, u] of rows) {
+    const num = (v, text) => el("td", { class: "n", "data-value": v === null ? "" : v }, text);
+    body.append(el("tr", { "data-upstream": name },
+      el("td", {}, name), num(u.requests, int(u.requests)), num(u.token_hit_rate, pct(u.token_hit_rate)),
+      num(u.cost_usd, usd(u.cost_usd)), num(u.saved_usd, usd(u.saved_usd)), num(u.missed_usd, usd(u.missed_usd)),
+      num(u.unpriced, int(u.unpriced))));
+  }
+}
+
 function fillNotBillable(rows) {
   const body = document.querySelector("#not-billable tbody");
   body.replaceChildren();
@@ -196,6 +213,7 @@ function render(s) {
   fillReasons(s.miss_reasons);
   fillRewrites(s);
   fillModels(s.models);
+  fillUpstreams(s.upstreams);
   fillNotBillable(s.not_billable || []);
   document.getElementById("footer").textContent =
     `requests ${int(s.requests)} · errors ${int(s.errors)} · unanalysed ${int(s.unanalysed)} · ledger rows written ${int(s.ledger.written)}` +

@@ -156,3 +156,14 @@ def test_the_page_fits_a_phone_and_a_desktop_and_formats_money_like_python(busy_
     assert png_size(shots[1400]) == (1400, 900) and png_size(shots[420]) == (420, 900)
     sizes = {w: os.path.getsize(p) for w, p in shots.items()}
     assert all(size > 20_000 for size in sizes.values()), sizes  # drawn pages, not blank ones
+
+
+def test_the_per_upstream_table_shows_when_more_than_one_upstream_has_traffic(dashboard_app, chromium_path):
+    app, stats = dashboard_app
+    with serve(app) as url:
+        dom = Elements(dump_dom(chromium_path, f"{url}/prefixgate/dashboard?token=adm1n&since=24h"))
+    assert dom.find("body")[0]["data-state"] == "ready"
+    want = stats.to_json()["upstreams"]  # records without an upstream count under their provider's name
+    rows = {r["data-upstream"]: r for r in dom.find("tr") if "data-upstream" in r}
+    assert set(rows) == set(want) == {"openai", "anthropic"}
+    assert "hidden" not in dom.by_id["per-upstream"]
