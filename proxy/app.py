@@ -24,6 +24,7 @@ This module does not parse bodies or relay responses.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -129,7 +130,7 @@ def create_app(
     gate = Gate(
         config=config,
         router=Router.for_config(config),
-        tenants=TenantHasher.for_state_dir(config.state_dir),
+        tenants=TenantHasher.for_config(config),  # the secret every replica on the store shares
         store=guarded(store if store is not None else open_store(config), config.store_timeout),
         recorder=Recorder([stats, AccessLogSink(), *money.sinks], money.enrichers),
         stats=stats,
@@ -140,9 +141,13 @@ def create_app(
     async def lifespan(app: Starlette):
         install_log_filter()  # uvicorn logs no traceback for a response the relay aborted (and logged)
         gate.start(transport)
+        # Redis did not answer at start: fetch the replicas' shared tenant secret in the background
+        fetch = asyncio.get_running_loop().create_task(gate.tenants.fetch_shared()) if gate.tenants.pending_store else None
         try:
             yield
         finally:
+            if fetch is not None:
+                fetch.cancel()
             await gate.aclose()
 
     routes = [

@@ -126,7 +126,9 @@ class ProxyConfig:
     upstreams: tuple[UpstreamSpec, ...] = ()  # named upstreams (the config file), served under /NAME/
     host: str = "127.0.0.1"
     port: int = 8080
-    store: str = "memory"  # "memory" or a redis:// URL
+    store: str = "memory"  # "memory", a redis:// URL or redis-cluster://host:port[,host:port...]
+    tenant_secret_file: str | None = None  # shared tenant secret (proxy.tenant.resolve_secret)
+    tenant_secret: str | None = field(default=None, repr=False)  # the same inline ($PREFIXGATE_TENANT_SECRET); never printed
     ledger: str | None = None  # SQLite path; None → <state_dir>/ledger.sqlite; ":memory:" allowed
     state_dir: Path = field(default_factory=default_state_dir)
     max_body: int = 32 * MIB
@@ -166,8 +168,12 @@ class ProxyConfig:
                 raise ValueError(f"duplicate upstream prefix {spec.prefix!r}: the default {spec.name.lower()!r} upstream has it")
             if spec.name in PROTOCOLS and spec.protocol != spec.name:
                 raise ValueError(f"upstream {spec.name!r} replaces the default one and must keep protocol {spec.name!r}")
-        if not (self.store == "memory" or self.store.startswith(("redis://", "rediss://", "unix://"))):
-            raise ValueError(f"--store must be 'memory' or a redis:// URL, got {self.store!r}")
+        if not (self.store == "memory" or self.store.startswith(("redis://", "rediss://", "unix://", "redis-cluster://"))):
+            raise ValueError(f"--store must be 'memory', a redis:// URL or redis-cluster://host:port[,host:port...], got {self.store!r}")
+        if self.store.startswith("redis-cluster://"):
+            from proxy.store.redis_store import cluster_nodes
+
+            cluster_nodes(self.store)  # ValueError on a malformed node list
         if self.max_body <= 0:
             raise ValueError("--max-body must be positive")
         if self.max_header_size < KIB:

@@ -10,13 +10,27 @@ even by trying candidate keys. The API key is read from ``Authorization: Bearer 
 ``key=`` query parameter (Gemini's other spelling); requests without one are
 ``"anonymous"``. The same key in a header or in the query is one tenant.
 
+Replicas that share a store must share the secret, or one API key is a different tenant
+on each of them (:func:`resolve_secret`): ``--tenant-secret-file`` (the file's text: hex,
+as ``openssl rand -hex 32`` prints it, or any other text of 16 bytes or more), else
+``$PREFIXGATE_TENANT_SECRET`` (the same, inline), else with a Redis store the secret that
+store holds (created once with ``SET NX``, :func:`proxy.store.redis_store.shared_secret`),
+else the install's ``tenant.key``. The secret is never logged, returned or put in stats.
+A Redis store that does not answer at start does not stop the proxy: it hashes with the
+install's ``tenant.key`` meanwhile and fetches the shared secret in the background
+(:meth:`TenantHasher.fetch_shared`, capped backoff), adopting it when Redis answers; the
+store is unavailable meanwhile anyway, so only the ledger rows of that window carry the
+local tenant.
+
 This module never stores, logs or returns the key itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -25,7 +39,10 @@ from urllib.parse import unquote_to_bytes
 from proxy.config import default_state_dir
 from proxy.private import private_dir
 
+log = logging.getLogger("prefixgate.tenant")
+
 SECRET_FILE = "tenant.key"
+SECRET_ENV = "PREFIXGATE_TENANT_SECRET"
 ANONYMOUS = "anonymous"
 _KEY_HEADERS = (b"authorization", b"x-api-key", b"api-key", b"x-goog-api-key")
 
@@ -59,6 +76,50 @@ def load_or_create_secret(state_dir: Path, *, tighten: bool = False) -> bytes:
     return secret
 
 
+class TenantSecretError(Exception):
+    """The tenant secret could not be read or fetched (the message never holds the secret)."""
+
+
+def parse_secret(text: str, where: str) -> bytes:
+    """A secret's bytes: hex text decoded (32+ hex digits), any other text as UTF-8."""
+    text = text.strip()
+    try:
+        secret = bytes.fromhex(text) if len(text) >= 32 and len(text) % 2 == 0 else None
+    except ValueError:
+        secret = None
+    if secret is None:
+        secret = text.encode()
+    if len(secret) < 16:
+        raise TenantSecretError(f"{where} holds a tenant secret shorter than 16 bytes")
+    return secret
+
+
+def resolve_secret(config) -> bytes:
+    """The tenant secret for ``config`` (:class:`proxy.config.ProxyConfig`), in the order the
+    module docstring gives. Raises :class:`TenantSecretError`."""
+    if config.tenant_secret_file:
+        try:
+            text = Path(config.tenant_secret_file).read_text()
+        except (OSError, UnicodeError) as exc:
+            raise TenantSecretError(f"cannot read --tenant-secret-file {config.tenant_secret_file}: {type(exc).__name__}") from None
+        return parse_secret(text, f"--tenant-secret-file {config.tenant_secret_file}")
+    if config.tenant_secret:
+        return parse_secret(config.tenant_secret, SECRET_ENV)
+    if config.store != "memory":
+        return _from_store(config.store)
+    state_dir = Path(config.state_dir)
+    return load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir))
+
+
+def _from_store(url: str) -> bytes:
+    from proxy.store.redis_store import shared_secret
+
+    try:
+        return shared_secret(url, timeout_s=2.0)
+    except Exception as exc:
+        raise TenantSecretError(f"could not read the shared tenant secret from the Redis store ({type(exc).__name__})") from None
+
+
 def api_key_of(headers: list[tuple[bytes, bytes]]) -> bytes | None:
     """The first non-empty key among the key headers (an empty ``Bearer`` is skipped)."""
     for name, value in headers:
@@ -84,15 +145,46 @@ def query_key_of(query: bytes) -> bytes | None:
 
 
 class TenantHasher:
-    def __init__(self, secret: bytes) -> None:
+    def __init__(self, secret: bytes, *, pending_store: str | None = None) -> None:
         if len(secret) < 16:
             raise ValueError("tenant secret must be at least 16 bytes")
         self._secret = secret
+        self.pending_store = pending_store  # a Redis URL whose shared secret is still to fetch
+
+    async def fetch_shared(self, first_delay_s: float = 1.0, max_delay_s: float = 30.0) -> None:
+        """Fetch the shared secret from :attr:`pending_store` until it answers (capped
+        backoff), then hash with it. Run as a background task; cancel it on shutdown."""
+        delay = first_delay_s
+        while self.pending_store is not None:
+            await asyncio.sleep(delay)
+            try:
+                secret = await asyncio.to_thread(_from_store, self.pending_store)
+            except TenantSecretError:
+                delay = min(max_delay_s, delay * 2)
+                continue
+            self._secret, self.pending_store = secret, None
+            log.warning("shared tenant secret read from the Redis store: tenants now match the other replicas")
 
     @classmethod
     def for_state_dir(cls, state_dir: Path) -> "TenantHasher":
         state_dir = Path(state_dir)
         return cls(load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir)))
+
+    @classmethod
+    def for_config(cls, config) -> "TenantHasher":
+        """The hasher every replica sharing ``config``'s store agrees on (:func:`resolve_secret`)."""
+        try:
+            return cls(resolve_secret(config))
+        except TenantSecretError as exc:
+            if config.tenant_secret_file or config.tenant_secret or config.store == "memory":
+                raise
+            log.warning("%s: using this install's tenant.key until it answers; give every replica the same "
+                        "--tenant-secret-file or $%s to avoid this", exc, SECRET_ENV)
+            state_dir = Path(config.state_dir)
+            return cls(load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir)), pending_store=config.store)
+
+    def __repr__(self) -> str:
+        return "TenantHasher(<secret>)"
 
     def tenant_of_key(self, api_key: bytes | None) -> str:
         if not api_key:

@@ -57,7 +57,9 @@ class SizeParam(click.ParamType):
 @click.option("--gemini-base", default=GEMINI_DEFAULT_BASE, show_default=True, help="What you would give the google-genai SDK as base URL.")
 @click.option("--config", "config_file", default=None, type=click.Path(dir_okay=False),
               help="TOML file of named upstreams ([[upstream]] tables; a pyproject.toml is read at [tool.prefixgate]). Default: ./pyproject.toml when it names upstreams.")
-@click.option("--store", default="memory", show_default=True, help="Prefix store: 'memory' or redis://host:port/db[?key_prefix=...].")
+@click.option("--store", default="memory", show_default=True, help="Prefix store: 'memory', redis://host:port/db[?key_prefix=...] or redis-cluster://host:port[,host:port...][?key_prefix=...].")
+@click.option("--tenant-secret-file", default=None, type=click.Path(dir_okay=False),
+              help="File holding the tenant secret every replica shares (hex, e.g. from 'openssl rand -hex 32'). Else $PREFIXGATE_TENANT_SECRET; else, with a Redis store, one created once in Redis; else <state dir>/tenant.key.")
 @click.option("--store-timeout", default=0.1, show_default=True, type=float, help="Redis store: seconds a look-up may take; past it the store is skipped (headers say 'unknown') until a probe, at most one per second, answers.")
 @click.option("--ledger", default=None, help="SQLite ledger path (default: <state dir>/ledger.sqlite).")
 @click.option("--max-body", default="32MiB", show_default=True, type=SizeParam(), help="Largest request body accepted (413 above).")
@@ -71,7 +73,7 @@ class SizeParam(click.ParamType):
               help="Rewrite requests so the provider's cache hits: safe (sorted tools, breakpoints, TTL, prompt_cache_key; no text changes), aggressive (also moves volatile values to the latest user turn). A bare --rewrite means safe; x-prefixgate-rewrite overrides it per request.")
 @click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut).")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
-def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):
+def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, tenant_secret_file, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):
     """Run the caching proxy in front of OpenAI / Anthropic / Gemini and any named upstreams."""
     from proxy import config_file as files
 
@@ -93,6 +95,8 @@ def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_f
             host=host,
             port=port,
             store=store,
+            tenant_secret_file=tenant_secret_file,
+            tenant_secret=os.environ.get("PREFIXGATE_TENANT_SECRET") or None,
             store_timeout=store_timeout,
             ledger=ledger,
             max_body=max_body,
@@ -118,11 +122,12 @@ def run(config: ProxyConfig, log_level: str = "info") -> None:
     from proxy.server.head_limit import head_limited
     from proxy.accounting.ledger import LedgerError
     from proxy.server.shutdown import serve
+    from proxy.tenant import TenantSecretError
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         app = create_app(config)
-    except (LedgerError, PriceFileError) as exc:
+    except (LedgerError, PriceFileError, TenantSecretError) as exc:
         raise click.UsageError(str(exc)) from None
     except (ValueError, UnicodeError, httpx.InvalidURL) as exc:  # an upstream URL only the router's parser refuses (e.g. a bad IDNA host)
         raise click.UsageError(f"bad upstream URL: {exc}") from None

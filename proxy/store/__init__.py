@@ -7,12 +7,13 @@ Entries expire after the provider's TTL (the time a provider keeps a prefix cach
 
 - :mod:`proxy.store.memory` — :class:`MemoryStore` (default): one bounded LRU across
   tenants, per-entry expiry.
-- :mod:`proxy.store.redis_store` — :class:`RedisStore` (``--store redis://…``): shared by
-  every proxy on the same Redis, one round trip per look-up.
+- :mod:`proxy.store.redis_store` — :class:`RedisStore` (``--store redis://…`` or
+  ``redis-cluster://host:port[,host:port…]``): shared by every proxy on the same Redis or
+  Cluster, one round trip per look-up (a tenant's keys share one hash-tag slot).
 - :mod:`proxy.store.guard` and :mod:`proxy.store.breaker` — the deadline and circuit
   breaker that keep a failing or hung Redis off the request path.
 
-Keys are ``tenant`` + chain hash; tenants are keyed hashes (:mod:`proxy.tenant`), so the
+Keys are ``tenant`` + chain hash (Redis: ``{key_prefix}{tenant}:{hash}``); tenants are keyed hashes (:mod:`proxy.tenant`), so the
 store never holds an API key or prompt text. A Redis failure never fails a request: the
 proxy puts a :class:`RedisStore` behind :class:`proxy.store.guard.GuardedStore` (a
 deadline per look-up and a circuit breaker), whose answer is ``None`` (unknown, never
@@ -32,7 +33,7 @@ __all__ = ["GuardedStore", "MemoryStore", "PrefixStore", "RedisStore", "guarded"
 
 
 def open_store(config) -> PrefixStore:
-    """The store ``config.store`` names (``"memory"`` or a Redis URL)."""
+    """The store ``config.store`` names (``"memory"``, a Redis URL or a ``redis-cluster://`` one)."""
     ttl = {"openai": config.openai_ttl_s, ANTHROPIC: config.anthropic_ttl_s}
     if config.store == "memory":
         return MemoryStore(config.store_max_entries, ttl)

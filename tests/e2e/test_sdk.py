@@ -328,5 +328,6 @@ def test_redis_store_end_to_end(state_dir, redis_url):
         second = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
         assert (first.headers["x-prefixgate-prefix-segments"], second.headers["x-prefixgate-prefix-segments"]) == ("0", "2")
         assert httpx.get(f"{proxy}/prefixgate/health").json()["store"] == "redis"
-    keys = list(redis.Redis.from_url(url).scan_iter(match=prefix + "*"))
+    keys = list(redis.Redis.from_url(url).scan_iter(match=prefix + "{*"))  # chain keys: prefix{tenant}:hash
     assert len(keys) == 2
+    assert redis.Redis.from_url(url).exists(prefix + "tenant-secret")  # the replicas' shared tenant secret

@@ -54,7 +54,7 @@ def test_bad_settings_are_usage_errors(args, message):
 
 def test_help_names_every_flag():
     out = CliRunner().invoke(cli, ["serve", "--help"]).output
-    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level", "--max-header-size", "--shutdown-timeout", "--store-timeout"):
+    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level", "--max-header-size", "--shutdown-timeout", "--store-timeout", "--tenant-secret-file"):
         assert flag in out
 
 
