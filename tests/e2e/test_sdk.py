@@ -322,7 +322,7 @@ def test_redis_store_end_to_end(state_dir, redis_url):
     import redis
 
     url, prefix = redis_url
-    with gateway(state_dir, store=f"{url}?key_prefix={prefix}") as (proxy, *_):
+    with gateway(state_dir, store=f"{url}?key_prefix={prefix}", store_timeout=2.0) as (proxy, *_):  # the deadline is test_guard's
         client = oai(proxy)
         first = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
         second = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
