@@ -15,16 +15,9 @@ from typing import Any
 
 from analyzer.lint.documents import BOM, SourceFile
 from analyzer.lint.rules.pg204_unsorted_tools import tool_name
+from analyzer.rewrite.tools import sorted_keys as sort_keys  # the same key order the proxy's safe rewrite sends
 
 FIXABLE = {"PG201", "PG202", "PG203", "PG204"}
-
-
-def sort_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: sort_keys(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [sort_keys(v) for v in value]
-    return value
 
 
 def _map_strings(value: Any, fn) -> Any:
