@@ -1,6 +1,7 @@
 """``prefixgate report``: the cost and savings summary of a ledger, in the terminal.
 
-Reads the SQLite ledger read-only (a running proxy may keep writing it) and prints the
+Reads the SQLite ledger read-only (a running proxy may keep writing it; ``--ledger`` given
+several times reads several replicas' ledgers as one) and prints the
 same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`) as tables that
 fit 80 columns: the totals (every shown counter of :data:`proxy.accounting.counters.COUNTERS`,
 formatted by its kind; money by :func:`analyzer.cost.format_usd`), one row per model that
@@ -20,14 +21,16 @@ import io
 import json
 import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from analyzer.cost import format_usd
-from proxy.config import ProxyConfig
+from analyzer.logs.ledger_columns import COLUMNS
 from proxy.accounting.counters import BY_NAME, COUNTERS
 from proxy.accounting.ledger import LedgerError, connect
+from proxy.config import ProxyConfig
 from proxy.accounting.summary import parse_since, summarize
 
 CSV_FIELDS = ("provider", "model", "requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens",
@@ -38,13 +41,41 @@ usd = format_usd  # one money format everywhere (analyzer.cost.format_usd; the d
 WIDTH = 80  # the table fits an 80-column terminal, whatever the terminal
 
 
-def load_summary(ledger: str, since: str | None) -> dict[str, Any]:
+MAX_LEDGERS = 10  # SQLite attaches at most 10 databases to one connection
+
+
+def open_ledgers(paths: list[str]) -> sqlite3.Connection:
+    """One read-only connection whose ``requests`` are every ledger's rows (several replicas'
+    ledgers read as one): the ledgers are attached and joined in a temporary view, a column
+    an older ledger lacks reading as NULL. LedgerError for a missing file or a database that
+    is no ledger."""
+    if len(paths) == 1:
+        return connect(paths[0], readonly=True)
+    if len(paths) > MAX_LEDGERS:
+        raise LedgerError(f"at most {MAX_LEDGERS} ledgers at once, got {len(paths)}")
+    conn = sqlite3.connect("file::memory:", uri=True, check_same_thread=False)
+    selects = []
+    for i, path in enumerate(paths):
+        if not Path(path).exists():
+            raise LedgerError(f"ledger {path}: no such file")
+        conn.execute(f"ATTACH DATABASE ? AS l{i}", (f"file:{path}?mode=ro",))
+        present = {row[1] for row in conn.execute(f"PRAGMA l{i}.table_info(requests)")}
+        if not present:
+            raise LedgerError(f"ledger {path}: not a prefixgate ledger (no requests table)")
+        cols = ", ".join(c if c in present else f"NULL AS {c}" for c in COLUMNS)
+        selects.append(f"SELECT {cols} FROM l{i}.requests")
+    conn.execute("CREATE TEMP VIEW requests AS " + " UNION ALL ".join(selects))
+    return conn
+
+
+def load_summary(ledgers: str | list[str], since: str | None) -> dict[str, Any]:
+    paths = [ledgers] if isinstance(ledgers, str) else list(ledgers)
     try:
         start = parse_since(since)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
     try:
-        conn = connect(ledger, readonly=True)
+        conn = open_ledgers(paths)
         try:
             return summarize(conn, since=start)
         finally:
@@ -52,7 +83,7 @@ def load_summary(ledger: str, since: str | None) -> dict[str, Any]:
     except LedgerError as exc:
         raise click.UsageError(str(exc)) from None
     except sqlite3.DatabaseError as exc:
-        raise click.UsageError(f"ledger {ledger}: {exc}") from None
+        raise click.UsageError(f"ledger {', '.join(paths)}: {exc}") from None
 
 
 # The counters the totals table places on its own rows (the rest follow, by name).
@@ -168,16 +199,15 @@ def render_csv(summary: dict[str, Any]) -> str:
 
 
 @click.command("report")
-@click.option("--ledger", "ledger", default=None, help="SQLite ledger (default: the one `serve` writes).")
+@click.option("--ledger", "ledger", multiple=True, help="SQLite ledger (default: the one `serve` writes); repeat it to read several replicas' ledgers as one.")
 @click.option("--since", default=None, help="24h, 7d, 30m, or an ISO time; default all.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole summary as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the per-model rows as CSV.")
-def report_command(ledger: str | None, since: str | None, as_json: bool, as_csv: bool) -> None:
+def report_command(ledger: tuple[str, ...], since: str | None, as_json: bool, as_csv: bool) -> None:
     """Cost and savings summary from the ledger."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv exclude each other")
-    path = ledger or ProxyConfig().ledger_path
-    summary = load_summary(path, since)
+    summary = load_summary(list(ledger) or [ProxyConfig().ledger_path], since)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     elif as_csv:

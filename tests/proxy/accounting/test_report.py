@@ -112,3 +112,24 @@ def test_the_table_fits_80_columns_with_long_names_and_big_amounts(tmp_path):
     assert usd(data["cost_usd"]) == "$98,518,518.53" and "$98,518,518.53" in out  # numbers never fold
     assert "-$37,037,036.70" in out and "$3,703,703.67" in out
     assert "ft:gpt-4o-mi" in out  # the long name folds inside its cell
+
+
+def test_several_ledgers_read_as_one(tmp_path):
+    import sqlite3
+
+    a, b = str(tmp_path / "replica-a.sqlite"), str(tmp_path / "replica-b.sqlite")
+    write(a, records())
+    write(b, records())
+    with sqlite3.connect(b) as db:  # an older replica's ledger: no upstream column
+        db.execute("ALTER TABLE requests DROP COLUMN upstream")
+    one = json.loads(run("--ledger", a, "--json").output)
+    both = run("--ledger", a, "--ledger", b, "--json")
+    assert both.exit_code == 0, both.output
+    data = json.loads(both.output)
+    assert data["requests"] == 2 * one["requests"] and abs(data["cost_usd"] - 2 * one["cost_usd"]) < 1e-9
+    assert data["unpriced"] == 2 * one["unpriced"]
+    missing = run("--ledger", a, "--ledger", str(tmp_path / "nope.sqlite"))
+    assert missing.exit_code == 2 and "nope.sqlite" in missing.output
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    assert "not a prefixgate ledger" in run("--ledger", a, "--ledger", str(other)).output
