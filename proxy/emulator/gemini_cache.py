@@ -21,7 +21,7 @@ from typing import Any
 from analyzer.cache_rules import gemini_implicit, gemini_min_tokens
 from analyzer.segments import gemini_segments
 from analyzer.tokens import estimate_tokens
-from proxy.emulator.openai_cache import BLOCK_TOKENS, PromptCacheResult, block_hashes
+from proxy.emulator.openai_cache import PromptCacheResult, block_hashes, read_and_record
 from proxy.emulator.store import PrefixStore
 
 
@@ -36,13 +36,4 @@ def apply_gemini_cache(store: PrefixStore, key: bytes, model: str, prompt: bytes
     if not gemini_implicit(model) or prompt_tokens < minimum:
         return PromptCacheResult(prompt_tokens, 0)
     root = key + b"\x00gemini\x00" + model.encode("utf-8", "replace")
-    hashes = block_hashes(prompt, root, prompt_tokens)
-    hit = 0
-    for h in hashes:
-        if store.get(h) is None:
-            break
-        hit += 1
-    cached = hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= minimum else 0
-    for h in hashes:
-        store.put(h, ttl_s)
-    return PromptCacheResult(prompt_tokens, cached)
+    return PromptCacheResult(prompt_tokens, read_and_record(store, block_hashes(prompt, root, prompt_tokens), minimum, ttl_s))

@@ -59,13 +59,17 @@ def apply_openai_cache(
     if prompt_tokens < OPENAI_MIN_TOKENS:
         return PromptCacheResult(prompt_tokens, 0)
     root = key + b"\x00openai\x00" + model.encode("utf-8", "replace")
-    hashes = block_hashes(prompt, root, prompt_tokens)
+    return PromptCacheResult(prompt_tokens, read_and_record(store, block_hashes(prompt, root, prompt_tokens), OPENAI_MIN_TOKENS, ttl_s))
+
+
+def read_and_record(store: PrefixStore, hashes: list[bytes], minimum: int, ttl_s: float) -> int:
+    """Cached tokens for a block chain (the longest stored run, if it reaches ``minimum``),
+    then every block stored: how OpenAI's and Gemini's implicit caches both behave here."""
     hit = 0
     for h in hashes:
         if store.get(h) is None:
             break
         hit += 1
-    cached = hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= OPENAI_MIN_TOKENS else 0
     for h in hashes:
         store.put(h, ttl_s)
-    return PromptCacheResult(prompt_tokens, cached)
+    return hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= minimum else 0
