@@ -129,3 +129,14 @@ def test_self_contained_and_fits_a_phone(page_url, browser):
         assert load(browser, f"{page_url}/prefixgate/kv?token=t0ken", width) == "ready"  # the CSP let the inline script run
         layout = browser.evaluate(LAYOUT_JS)
         assert layout["scroll_width"] <= layout["viewport"] and layout["wide"] == [], (width, layout)
+
+
+@pytest.mark.parametrize("tokens", ["9216", "11264", "13312"])  # 1.125, 1.375 and 1.625 GiB exactly
+def test_an_exact_tie_rounds_as_the_cli_does(page_url, browser, tokens):
+    """1,207,959,552 B is exactly 1.125 GiB: the CLI (Python's format) prints 1.12, half to
+    even; JavaScript's toFixed would print 1.13. The page must say what the CLI says."""
+    assert load(browser, f"{page_url}/prefixgate/kv?token=t0ken&model=llama-3-8b&tokens={tokens}") == "ready"
+    shown = browser.evaluate("document.getElementById('out-total').textContent")
+    result = CliRunner().invoke(cli, ["kv", "--model", "llama-3-8b", "--tokens", tokens])
+    total_line = next(line for line in result.output.splitlines() if line.startswith("total"))
+    assert total_line.endswith("= " + shown), (shown, total_line)
