@@ -106,3 +106,4 @@ class BlockAllocator:
         for block_id in reversed(seq.block_table[seq.trimmed :]):
             self.manager.release(block_id)
         seq.block_table, seq.block_hashes, seq.num_computed, seq.slot_map, seq.trimmed = [], [], 0, None, 0
+        seq.prefill_kv = None

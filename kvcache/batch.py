@@ -8,8 +8,15 @@ sequence's block table (``Sequence.slot_map``: the pool slot of each of its posi
 
 - the one-token rows together: each row's slots gathered, padded to one length with the pool's zero pad
   slot, bias -inf on padding and outside a sliding window (``attention.attend_padded``, three kernels);
-- each prompt chunk on its own: its history gathered (or, for a first chunk, its own fresh K/V) through
-  torch's fused attention kernel with a causal mask by absolute positions.
+- each prompt chunk on its own: its history (or, for a first chunk, its own fresh K/V) through torch's
+  fused attention kernel with a causal mask by absolute positions. A prompt prefilled in several chunks
+  keeps a contiguous copy of its K/V while it is being prefilled (``Sequence.prefill_kv``, one prompt's
+  KV, dropped when its last chunk ran or its blocks are freed): each chunk appends its own tokens, read
+  back from the pool (so an int8 pool's values are the same as a gather's), and attends over a view of
+  it, instead of gathering the whole history out of the blocks in every layer of every step. Measured
+  (demo model, 1 thread, 4k tokens of history): the gather cost 0.66 ms a layer (4 ms a step, as much
+  as a whole decode step), the copy's append nothing measurable, with identical outputs; a chunk that
+  completes its prompt in one step gathers its history once and keeps no copy.
 
 A step of exactly one token takes the model's decode fast path through ``update_kv`` instead.
 No per-sequence contiguous working copy (which would cost every running sequence a full context of memory
@@ -78,6 +85,8 @@ class StepBatch:
         self.sampling = [c for c in self.chunks if c.samples]  # one logits row each, in this order
         self.logit_rows = torch.tensor(rows, dtype=torch.long)
         self.singles = len(singles)
+        prompts = zip(self.chunks[self.singles :], self._firsts[self.singles :], strict=True)
+        self._copies = [self._prefill_copy(chunk, first) for chunk, first in prompts]
         self._index = None
         if self.singles:
             counts = [m.shape[0] for m in self._maps[: self.singles]]
@@ -86,6 +95,29 @@ class StepBatch:
                 self._index[i, : counts[i]] = m
             self._counts = torch.tensor(counts).view(-1, 1)
         self._bias: dict[int | None, torch.Tensor] = {}
+
+    def _prefill_copy(self, chunk: Chunk, first: int) -> torch.Tensor | None:
+        """The contiguous K/V copy a later chunk of a prompt reads (made at the prompt's second chunk, its
+        history gathered once, when the prompt goes on after it); None for a first chunk, and for a last
+        chunk that has none (it gathers its history once, as a chunk that completes a prompt)."""
+        seq = chunk.seq
+        copy = seq.prefill_kv
+        if chunk.start == 0 or (copy is None and chunk.samples):
+            return None
+        if copy is None or copy.shape[2] < len(seq):
+            pool, (layers, rows, _, dim) = self.pool, self.pool.kv.shape
+            copy = torch.empty((layers, rows, len(seq), dim), dtype=pool.dtype)
+            slots = slot_map(seq, pool.block_size)[first : chunk.start]
+            for layer in range(layers):
+                copy[layer, :, first : chunk.start] = pool.gather(layer, slots)
+            seq.prefill_kv = copy
+        return copy
+
+    def finish(self) -> None:
+        """After the forward pass: prompts whose last chunk ran drop their copy."""
+        for chunk in self.chunks[self.singles :]:
+            if chunk.samples:
+                chunk.seq.prefill_kv = None
 
     def __len__(self) -> int:
         return len(self.token_ids)
@@ -117,10 +149,15 @@ class StepBatch:
             bias = self._padding_bias(window)
             parts.append(attend_padded(q[:, :batch], stored[:kv_heads], stored[kv_heads:], bias, scale))
             row = batch
-        chunks = zip(self.chunks[self.singles :], self._maps[self.singles :], self._firsts[self.singles :], strict=True)
-        for chunk, slots, first in chunks:
+        rest = self.singles
+        chunks = zip(self.chunks[rest:], self._maps[rest:], self._firsts[rest:], self._copies, strict=True)
+        for chunk, slots, first, copy in chunks:
             rows = slice(row, row + chunk.count)
-            if chunk.start == 0:  # a first chunk: its own fresh K/V, exact even in an int8 pool
+            end = chunk.start + chunk.count
+            if copy is not None:  # append this chunk's K/V as stored, read the history as a view
+                copy[layer, :, chunk.start : end] = self.pool.gather(layer, slots[chunk.start - first :])
+                keys, values = copy[layer, :kv_heads, first:end], copy[layer, kv_heads:, first:end]
+            elif chunk.start == 0:  # a first chunk: its own fresh K/V, exact even in an int8 pool
                 keys, values, first = k[:, rows], v[:, rows], 0
             else:
                 stored = self.pool.gather(layer, slots)

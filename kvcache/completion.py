@@ -1,8 +1,10 @@
 """One HTTP request's generation, as the server's event loop sees it: tokens in, text pieces out.
 
 ``Completion`` tokenizes the request (chat template, text, or token ids), submits it to the engine, and
-turns the token ids the engine loop delivers (through ``loop.call_soon_threadsafe`` into an asyncio
-queue: the event loop never blocks on the model) into text pieces, holding back text that may start a
+turns the token ids the engine loop delivers (into an asyncio queue per request, through one ``Inbox`` per
+event loop: the engine thread appends and wakes the event loop once for all the tokens it hands over
+together, one engine step's for every stream, not once per token; the event loop never blocks on the
+model) into text pieces, holding back text that may start a
 stop string. A stop string ends the request at once (``abort``: its blocks are freed at the next step);
 so does leaving the iteration early (a client that disconnected, a cancelled task). ``wait_disconnect``
 resolves when the client hangs up. It does not format responses (``protocol``, ``responses``).
@@ -11,6 +13,8 @@ resolves when the client hangs up. It does not format responses (``protocol``, `
 from __future__ import annotations
 
 import asyncio
+import threading
+import weakref
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
@@ -22,6 +26,41 @@ from kvcache.sampling import SamplingParams
 from kvcache.sequence import Sequence
 from kvcache.stops import StopMatcher
 from kvcache.tokenizer import StreamDecoder
+
+
+class Inbox:
+    """Token ids from the engine thread for one event loop's queues: ``put`` from any thread; the first
+    ``put`` after a drain schedules one drain on the loop (``call_soon_threadsafe``: one wake-up), which
+    hands every item over in arrival order (each queue sees its tokens in order)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+        self._items: list[tuple[asyncio.Queue, int | None]] = []
+        self._lock = threading.Lock()
+
+    def put(self, queue: asyncio.Queue, item: int | None) -> None:
+        with self._lock:
+            self._items.append((queue, item))
+            if len(self._items) > 1:
+                return  # a drain is already scheduled and will take this one too
+        self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            items, self._items = self._items, []
+        for queue, item in items:
+            queue.put_nowait(item)
+
+
+_inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Inbox] = weakref.WeakKeyDictionary()
+
+
+def inbox(loop: asyncio.AbstractEventLoop) -> Inbox:
+    """The event loop's ``Inbox`` (made on first use, on the loop's own thread)."""
+    box = _inboxes.get(loop)
+    if box is None:
+        box = _inboxes[loop] = Inbox(loop)
+    return box
 
 
 def prompt_of(
@@ -62,11 +101,9 @@ class Completion:
 
     async def pieces(self) -> AsyncIterator[str]:
         """Text pieces as tokens arrive; raises the engine's exception if the step running it failed."""
-        loop = asyncio.get_running_loop()
+        box = inbox(asyncio.get_running_loop())
         events: asyncio.Queue[int | None] = asyncio.Queue()
-        seq = self.seq = self.engine.submit(
-            self.prompt_ids, self.params, lambda item: loop.call_soon_threadsafe(events.put_nowait, item)
-        )
+        seq = self.seq = self.engine.submit(self.prompt_ids, self.params, lambda item: box.put(events, item))
         try:
             while (token := await events.get()) is not None:
                 self.completion_tokens += 1

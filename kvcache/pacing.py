@@ -1,13 +1,25 @@
 """How many prompt tokens a step may carry while other sequences are decoding, from measured step times.
 
 On a GPU a 512-token prompt chunk costs about what a decode step costs; on a CPU prefill is compute-bound
-and linear in tokens (the demo model: about 0.3 ms a token against a ~3.5 ms decode step), so a fixed
-512-token chunk would make every running stream's next token wait ~50 decode steps. The pacer keeps two
-running averages: the time of a decode-only step, and the extra time each prompt token adds to a step;
-while any sequence decodes, a step's prompt tokens are capped so the step takes at most ``slowdown``
-times a decode-only step (``(slowdown - 1) · decode_s / token_s``, at least ``min_tokens``). With no
-stream decoding the cap is the scheduler's whole budget (prefill at full speed). ``slowdown = 0`` turns
-pacing off (a fixed budget, as on a GPU). This module only does arithmetic; the loop feeds it timings.
+(the demo model: about 0.15 ms a token for the weights against a ~4 ms decode step), so a fixed 512-token
+chunk would make every running stream's next token wait ~20 decode steps. And a prompt token's cost
+grows with the context it attends to: at 4k tokens of history its attention alone costs ~1 ms on one
+thread (37.7 MFLOP a token on the demo model, fp32), five times its matmuls, so a cost per token learnt
+early in a long prompt is far too low by its end (a fixed floor of 16 tokens made those steps ~4× a
+decode step). So the pacer is a feedback controller on the quantity it protects, the step's time: it
+keeps a running average of a decode-only step (``decode_s``) and, after each step that carried prompt
+tokens beside decodes, estimates the tokens that would have made that step take ``slowdown`` times a
+decode step (``tokens · (slowdown - 1) · decode_s / extra``, ``extra`` being the step's time over a
+decode step; at most twice the tokens it carried: no extrapolating far from what was measured); the cap
+is a running average of those estimates (``SMOOTHING``), so one slow step, another process's, moves it
+by a fraction, not to the floor. The cap thus follows the cost as the context grows, and settles where a
+step's fixed prompt overhead plus its tokens fill the allowance, never under ``min_tokens`` (4: a long
+prompt still advances a few tokens a step where one token's attention alone would fill the allowance;
+on the 2-core reference CPU a step with any prompt token already leaves the one-row decode fast path and
+costs 1.6–2× a decode step, so the floor is where long prompts end up, and their steps run over 2×).
+With no stream decoding the cap is the scheduler's whole budget (prefill at full speed). ``slowdown = 0``
+turns pacing off (a fixed budget, as on a GPU). This module only does arithmetic; the loop feeds it
+timings.
 """
 
 from __future__ import annotations
@@ -21,10 +33,10 @@ SMOOTHING = 0.2  # weight of the newest measurement in each running average
 class Pacer:
     slowdown: float = 2.0
     max_tokens: int = 512
-    min_tokens: int = 16
-    first_guess: int = 64  # the cap before any prompt token was timed
+    min_tokens: int = 4
+    first_guess: int = 32  # the cap before any paced step was timed
     decode_s: float | None = None  # a decode-only step
-    token_s: float | None = None  # the extra time of one prompt token in a step
+    tokens: float | None = None  # the cap the last paced step's time called for
 
     def __post_init__(self) -> None:
         if self.slowdown != 0 and self.slowdown <= 1:
@@ -36,9 +48,7 @@ class Pacer:
         """Prompt tokens the next step may carry."""
         if not decoding or not self.slowdown or self.decode_s is None:
             return self.max_tokens
-        if self.token_s is None:
-            return min(self.first_guess, self.max_tokens)
-        tokens = int((self.slowdown - 1) * self.decode_s / self.token_s)
+        tokens = min(self.first_guess, self.max_tokens) if self.tokens is None else int(self.tokens)
         return max(self.min_tokens, min(self.max_tokens, tokens))
 
     def record(self, seconds: float, decodes: int, prompt_tokens: int) -> None:
@@ -47,8 +57,11 @@ class Pacer:
             if decodes:
                 self.decode_s = _average(self.decode_s, seconds)
             return
-        base = self.decode_s if decodes and self.decode_s is not None else 0.0
-        self.token_s = _average(self.token_s, max(seconds - base, 0.0) / prompt_tokens)
+        if not decodes or not self.slowdown or self.decode_s is None:
+            return  # nothing was protected: the step says nothing about the cap
+        allowance = (self.slowdown - 1) * self.decode_s
+        fits = min(2 * prompt_tokens, prompt_tokens * allowance / max(seconds - self.decode_s, 1e-6))
+        self.tokens = _average(self.tokens, max(float(self.min_tokens), min(float(self.max_tokens), fits)))
 
 
 def _average(old: float | None, new: float) -> float:

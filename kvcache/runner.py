@@ -26,6 +26,7 @@ class ModelRunner:
         batch = StepBatch(chunks, self.pool, self.decode_buffers, self.window)
         logits = self.model.forward(batch.token_ids, batch)
         self.decode_buffers = batch.decode_buffers
+        batch.finish()
         for chunk in chunks:
             chunk.seq.num_computed += chunk.count
         sampled = batch.sampling

