@@ -8,7 +8,8 @@ The bundled file is ``analyzer/prices.json``::
 
 Prices are USD per 1M tokens. ``cache_read`` null means the provider gives no cached-read
 discount (reads bill as input); ``cache_write_*`` null means writes bill as plain input
-(OpenAI-style automatic caching). ``label`` (optional) says what a row stands for when its
+(OpenAI-style automatic caching). ``cache_storage`` (optional) is what an explicit cache costs
+to keep, USD per 1M tokens per hour (Gemini's ``cachedContents``); null: not priced. ``label`` (optional) says what a row stands for when its
 rates are borrowed — ``prefixgate demo`` prices the local engine's model "priced as
 gpt-4o-mini" — and is shown beside the model on the dashboard. ``--prices FILE`` names a file of the same shape whose
 rows are merged over the bundled ones (same model name → the override wins).
@@ -37,7 +38,7 @@ from typing import Any
 BUNDLED = Path(__file__).with_name("prices.json")
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 _REQUIRED_NUMBERS = ("input", "output")
-_OPTIONAL_NUMBERS = ("cache_read", "cache_write_5m", "cache_write_1h")
+_OPTIONAL_NUMBERS = ("cache_read", "cache_write_5m", "cache_write_1h", "cache_storage")
 
 
 class PriceFileError(ValueError):
@@ -53,6 +54,7 @@ class Price:
     cache_read: float | None = None
     cache_write_5m: float | None = None
     cache_write_1h: float | None = None
+    cache_storage: float | None = None  # explicit caches' storage, USD per 1M tokens per hour (Gemini); None: not priced
     source: str = ""
     date: str = ""
     label: str = ""  # shown beside the model where the rate is borrowed, e.g. "priced as gpt-4o-mini"

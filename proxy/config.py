@@ -68,7 +68,7 @@ class UpstreamSpec:
     that protocol's SDK as its base URL; ``rules`` whose caching rules and usage fields apply
     (:data:`analyzer.cache_rules.RULES`; default: the protocol's); ``prices`` an optional
     price-table key for the money layer. ``line`` is where a config file defined it (for
-    error messages only).
+    error messages only). ``auto_cache`` (gemini only) turns on :mod:`proxy.gemini_cache` for it.
     """
 
     name: str
@@ -76,6 +76,7 @@ class UpstreamSpec:
     base_url: str
     rules: str | None = None
     prices: str | None = None
+    auto_cache: bool = False  # gemini only: make explicit caches for repeated prefixes (as --gemini-auto-cache does for all)
     line: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,6 +93,10 @@ class UpstreamSpec:
         object.__setattr__(self, "rules", rules)
         if self.prices is not None and (not isinstance(self.prices, str) or not self.prices):
             raise ValueError(f"prices of upstream {self.name!r} must be a non-empty string")
+        if not isinstance(self.auto_cache, bool):
+            raise ValueError(f"auto_cache of upstream {self.name!r} must be true or false, got {self.auto_cache!r}")
+        if self.auto_cache and self.protocol != "gemini":
+            raise ValueError(f"auto_cache of upstream {self.name!r}: only gemini upstreams make explicit caches (protocol is {self.protocol!r})")
 
     @property
     def prefix(self) -> str:
@@ -147,6 +152,8 @@ class ProxyConfig:
     prices: str | None = None  # price file overriding the bundled one
     rewrite: str = "off"  # off | safe | aggressive (analyzer.rewrite); a request's x-prefixgate-rewrite overrides it
     shutdown_timeout: float = 10.0  # s that in-flight requests get on shutdown before being cut (proxy.server.shutdown)
+    gemini_auto_cache: bool = False  # every gemini upstream makes explicit caches for repeated prefixes (proxy.gemini_cache)
+    gemini_auto_cache_after: int = 3  # sightings of a prefix within an hour before its cache is made
 
     def __post_init__(self) -> None:
         if isinstance(self.rewrite, bool):  # the old on/off flag: on was the safe rewrites
@@ -178,6 +185,8 @@ class ProxyConfig:
             raise ValueError("--max-body must be positive")
         if self.max_header_size < KIB:
             raise ValueError("--max-header-size must be at least 1KiB")
+        if isinstance(self.gemini_auto_cache_after, bool) or not isinstance(self.gemini_auto_cache_after, int) or self.gemini_auto_cache_after < 1:
+            raise ValueError(f"--gemini-auto-cache-after must be an integer >= 1, got {self.gemini_auto_cache_after!r}")
         if self.shutdown_timeout < 0:
             raise ValueError("--shutdown-timeout must be 0 or more")
         if not 0 <= self.port <= 65535:

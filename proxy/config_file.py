@@ -8,6 +8,7 @@ The file is either a config of its own, one ``[[upstream]]`` table per upstream:
     base_url = "https://api.deepseek.com/v1"
     rules = "deepseek"           # whose caching rules apply (analyzer.cache_rules.RULES); default: the protocol's
     prices = "deepseek"          # optional price-table key
+    auto_cache = true            # gemini only: explicit caches for repeated prefixes (proxy.gemini_cache)
 
 or a ``pyproject.toml``, whose ``[tool.prefixgate]`` table holds the same
 (``[[tool.prefixgate.upstream]]``; ``[tool.prefixgate.lint]`` beside it belongs to
@@ -33,7 +34,8 @@ from typing import Any
 
 from proxy.config import PROTOCOLS, UpstreamSpec
 
-KEYS = ("name", "protocol", "base_url", "rules", "prices")
+KEYS = ("name", "protocol", "base_url", "rules", "prices", "auto_cache")
+FLAGS = ("auto_cache",)  # the keys that take true / false
 REQUIRED = ("name", "protocol", "base_url")
 TOP_LEVEL = {"upstream", "lint"}  # lint: prefixgate lint's own table, beside ours in pyproject.toml
 _HEADER = re.compile(r"^\s*\[\[\s*(?P<name>[A-Za-z0-9_.\s\"'-]+?)\s*\]\]\s*(#.*)?$")
@@ -113,7 +115,10 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
             if key not in table:
                 raise ConfigFileError(f"{origin}:{at}: upstream is missing {key!r}")
         for key, value in table.items():
-            if not isinstance(value, str):
+            if key in FLAGS:
+                if not isinstance(value, bool):
+                    raise ConfigFileError(f"{origin}:{keys.get(key, at)}: {key} must be true or false, got {value!r}")
+            elif not isinstance(value, str):
                 raise ConfigFileError(f"{origin}:{keys.get(key, at)}: {key} must be a string, got {value!r}")
         name = table["name"]
         if name.lower() in names:
@@ -122,7 +127,8 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
         if name in PROTOCOLS and table["protocol"] != name:
             raise ConfigFileError(f"{origin}:{keys.get('protocol', at)}: upstream {name!r} replaces the default one and must keep protocol {name!r}")
         try:
-            specs.append(UpstreamSpec(name, table["protocol"], table["base_url"], table.get("rules"), table.get("prices"), line=at))
+            specs.append(UpstreamSpec(name, table["protocol"], table["base_url"], table.get("rules"), table.get("prices"),
+                                      auto_cache=table.get("auto_cache", False), line=at))
         except ValueError as exc:
             blame = _blame(str(exc), keys, at)
             raise ConfigFileError(f"{origin}:{blame}: {exc}") from None
@@ -131,7 +137,7 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
 
 def _blame(message: str, keys: dict[str, int], at: int) -> int:
     """The line of the key an :class:`UpstreamSpec` error is about."""
-    for key, words in (("protocol", "protocol"), ("base_url", "base_url"), ("rules", "rules"), ("prices", "prices"), ("name", "name")):
+    for key, words in (("auto_cache", "auto_cache"), ("protocol", "protocol"), ("base_url", "base_url"), ("rules", "rules"), ("prices", "prices"), ("name", "name")):
         if words in message:
             return keys.get(key, at)
     return at

@@ -5,7 +5,9 @@ it learns: the :class:`~proxy.routing.Target` (upstream URL, and the
 :class:`~proxy.routing.Endpoint` the router resolved once), the body's
 :class:`~proxy.analysis.Analysis`, the money layer's early miss diagnosis
 (:class:`~proxy.accounting.money.Early`), what goes upstream, and the
-:class:`~proxy.accounting.records.RequestRecord`. The relay
+:class:`~proxy.accounting.records.RequestRecord`. When
+the Gemini auto-cache rewrote the body to reference a ``cachedContent``, ``fallback_body``
+keeps the body as sent, for the relay's one resend. The relay
 (:class:`~proxy.relay.Relay`), the usage tap (:func:`proxy.usage_tap.tap_for`) and the
 recorder's enrichers read it; sinks see only its record. Nothing outlives the request's
 response holding it: no table keyed by request id, so a request that never finishes
@@ -42,3 +44,6 @@ class Exchange:
     ask_usage: bool = False  # the proxy spliced include_usage into an OpenAI stream: the relay drops that chunk
     upstream_headers: RawHeaders | None = None  # what goes upstream (hop-by-hop and our own headers dropped)
     upstream_body: bytes = b""
+    fallback_body: bytes | None = None  # the body as the client sent it, when the Gemini auto-cache rewrote upstream_body
+    # to reference a cachedContent: the relay sends it once instead if the upstream refuses that cache
+    # (proxy.gemini_cache.resend); None: no second try

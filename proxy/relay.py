@@ -30,6 +30,18 @@ upstream response is closed and the exchange handed to the recorder
   shape (SDKs retry it), one already reading a body gets an aborted connection; one
   WARNING line, then :class:`~proxy.server.aborts.ShutdownCut` (a cancellation) is raised.
 
+**A cache refusal is resent** (:mod:`proxy.gemini_cache.resend`): when the Gemini auto-cache
+rewrote the body (the exchange's ``fallback_body`` is set) and the upstream answers 400 / 403 /
+404, the relay reads at most 64 KiB of that error before the status line goes out (streaming
+or not: Google sends an error's status before any event); if it names the ``cachedContent``,
+that answer is dropped, the auto-cache drops its entry
+(:meth:`~proxy.gemini_cache.manager.GeminiAutoCache.refused`), the body as the client sent it
+goes upstream once, and the client gets that answer (one record, marked
+``gemini-cached-content-resent``). Any other error is
+relayed as it came, the bytes read first included; one that breaks off while those bytes are
+read is the proxy's 502 ``upstream_read_error`` (504 on a timeout): nothing had gone out. An
+error inside a stream that already began cannot be taken back and passes through.
+
 Statuses without a body (1xx, 204, 304) and answers to ``HEAD`` send no body bytes, even
 if the upstream sent some. This module does not choose what to send upstream, and keeps
 no exchange beyond its own response.
@@ -40,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING
 
 import httpx
@@ -48,6 +61,12 @@ from starlette.types import Receive, Scope, Send
 
 from proxy import errors
 from proxy.exchange import Exchange
+from proxy.gemini_cache.resend import (
+    MAX_ERROR_BODY,
+    mark_resent,
+    may_be_refusal,
+    names_cached_content,
+)
 from proxy.headers import has_no_body, response_headers
 from proxy.server.aborts import ShutdownCut, UpstreamFailed
 from proxy.transport.upstream import UpstreamError
@@ -56,6 +75,7 @@ from proxy.usage_tap import SSETap, Tap, tap_for
 if TYPE_CHECKING:
     from proxy.gate import Gate
 
+_READ_ERROR = errors.ProxyError(502, "upstream_read_error", "api_error", "api_error")  # an error body broke off before any byte went out
 log = logging.getLogger("prefixgate.relay")
 CLIENT_CLOSED = 499
 
@@ -72,20 +92,34 @@ class Relay(Response):
         self.background = None
         self._started = False  # the status line has gone to the client
         self._complete = False
+        self._head: list[bytes] | None = None  # body chunks read before the status line went out (a refusal check)
+        self._rest: AsyncIterator[bytes] | None = None  # the body after them; None: _head is all of it
 
     def _first_byte(self) -> None:
         if self.record.ttfb_s is None:
             self.record.ttfb_s = time.perf_counter() - self.exchange.started
 
+    def _body(self, upstream: httpx.Response) -> AsyncIterable[bytes]:
+        return upstream.stream if self._head is None else self._read_ahead()  # type: ignore[return-value]
+
+    async def _read_ahead(self) -> AsyncIterator[bytes]:
+        assert self._head is not None
+        for chunk in self._head:
+            yield chunk
+        if self._rest is not None:
+            async for chunk in self._rest:
+                yield chunk
+
     async def _pump(self, send: Send) -> None:
         upstream, tap = self.upstream, self.tap
         assert upstream is not None and tap is not None
+        body = self._body(upstream)
         if has_no_body(self.status_code) or self.record.method == "HEAD":
-            async for _ in upstream.stream:  # type: ignore[union-attr]  # read to the end, send nothing
+            async for _ in body:  # read to the end, send nothing
                 pass
         elif self.edit:
             assert isinstance(tap, SSETap)
-            async for chunk in upstream.stream:  # type: ignore[union-attr]  # raw bytes, as sent
+            async for chunk in body:  # raw bytes, as sent
                 out = b"".join(event.raw for event in tap.events(chunk) if tap.keep(event))
                 if out:
                     self._first_byte()
@@ -95,7 +129,7 @@ class Relay(Response):
                 self._first_byte()
                 await send({"type": "http.response.body", "body": rest, "more_body": True})
         else:
-            async for chunk in upstream.stream:  # type: ignore[union-attr]  # raw bytes, as sent
+            async for chunk in body:  # raw bytes, as sent
                 self._first_byte()
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 tap.feed(chunk)
@@ -113,6 +147,10 @@ class Relay(Response):
         except UpstreamError as exc:
             record.status, record.error = exc.error.status, exc.error.kind
             return errors.error_response(record.provider, exc.error, exc.message, exchange.headers)
+        if exchange.fallback_body is not None and may_be_refusal(self.upstream.status_code):
+            reply = await self._resend_if_cache_refused()
+            if reply is not None:
+                return reply
         self.tap, self.edit = tap_for(exchange, self.upstream)
         self.status_code = record.status = self.upstream.status_code
         extra = [(k.encode(), v.encode()) for k, v in exchange.headers.items()]
@@ -120,6 +158,50 @@ class Relay(Response):
         self._started = True
         await send({"type": "http.response.start", "status": self.status_code, "headers": headers})
         await self._pump(send)
+        return None
+
+    async def _resend_if_cache_refused(self) -> Response | None:
+        """A rewritten exchange answered 400 / 403 / 404: reads up to MAX_ERROR_BODY of the
+        error (nothing has gone to the client yet). When it names the cachedContent, the
+        answer is dropped and the body as sent goes upstream once instead (the record gets
+        the resent mark); otherwise what was read is relayed first, then the rest. Returns
+        the proxy's error reply when the resend could not reach the upstream."""
+        exchange, record, first = self.exchange, self.record, self.upstream
+        assert first is not None and exchange.fallback_body is not None and exchange.target is not None
+        rest: AsyncIterator[bytes] | None = first.stream.__aiter__()  # type: ignore[union-attr]
+        head: list[bytes] = []
+        size = 0
+        while size <= MAX_ERROR_BODY:
+            try:
+                chunk = await rest.__anext__()  # type: ignore[union-attr]
+            except StopAsyncIteration:
+                rest = None
+                break
+            except (httpx.TransportError, OSError) as exc:  # nothing went out yet: a clear error, not a cut connection
+                error = errors.UPSTREAM_TIMEOUT if isinstance(exc, httpx.TimeoutException) else _READ_ERROR
+                record.status, record.error = error.status, error.kind
+                return errors.error_response(record.provider, error, f"reading the upstream's {first.status_code} failed: {type(exc).__name__}", exchange.headers)
+            head.append(chunk)
+            size += len(chunk)
+        if not names_cached_content(first.status_code, b"".join(head), first.headers.get("content-encoding")):
+            self._head, self._rest = head, rest
+            return None
+        self.upstream = None
+        await first.aclose()  # read to the end: the connection may be reused; else closed
+        mark_resent(exchange)
+        exchange.upstream_body, exchange.fallback_body = exchange.fallback_body, None  # once
+        auto = self.gate.gemini_cache
+        if auto is not None:
+            try:
+                auto.refused(record.request_id)  # drops the entry now: concurrent requests go as sent
+            except Exception:  # advice: the resend goes on
+                log.exception("gemini auto-cache failed to drop the entry of request %s", record.request_id)
+        assert self.gate.upstream is not None and exchange.upstream_headers is not None
+        try:
+            self.upstream = await self.gate.upstream.send(record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body)
+        except UpstreamError as exc:
+            record.status, record.error = exc.error.status, exc.error.kind
+            return errors.error_response(record.provider, exc.error, exc.message, exchange.headers)
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -92,7 +92,9 @@ def _tokens_metric(kind: str) -> Metric:
 BY_MODEL = ("provider", "model")
 
 COUNTERS: tuple[Counter, ...] = (
-    Counter("requests", "1", "1", "count", "Requests finished.",
+    Counter("requests", "1", "1", "count",
+            "Requests finished: the clients', plus the proxy's own upstream calls (--gemini-auto-cache's cachedContents "
+            "create / refresh, under their route; they carry no usage, so they are never billable).",
             Metric("prefixgate_requests", ("provider", "model", "status"))),
     Counter("prefix_hits", "r.prefix_segments is not None and r.prefix_segments > 0", "prefix_segments > 0", "count",
             "Requests whose prefix was seen before.", Metric("prefixgate_prefix_hits")),
@@ -117,6 +119,12 @@ COUNTERS: tuple[Counter, ...] = (
             "because a volatile value (a timestamp, an id) changed in a repeated prefix, a breakpoint was missing, "
             "or the provider did not cache a repeat (analyzer.missed); priced at what they were billed "
             "(with the write premium where written) less the cached-read rate.", Metric("prefixgate_missed_usd", BY_MODEL)),
+    Counter("cache_storage_usd", "r.cache_storage_usd or 0.0", "cache_storage_usd", "usd",
+            "What keeping explicit caches cost, USD (Gemini cachedContents made by --gemini-auto-cache; per 1M tokens per hour).",
+            Metric("prefixgate_cache_storage_usd", BY_MODEL)),
+    Counter("net_saved_usd", "(r.saved_usd or 0.0) - (r.cache_storage_usd or 0.0)",
+            "COALESCE(saved_usd, 0.0) - COALESCE(cache_storage_usd, 0.0)", "usd",
+            "Saved by caching net of explicit-cache storage, USD (can go down)."),
     Counter("unpriced", "u is not None and r.cost_usd is None", "input_tokens IS NOT NULL AND cost_usd IS NULL", "count",
             "Requests with usage but no price for the model.", Metric("prefixgate_unpriced", BY_MODEL)),
     Counter("billable", "u is not None", "input_tokens IS NOT NULL", "count",

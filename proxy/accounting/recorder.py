@@ -4,11 +4,16 @@
 done. Enrichers run first, in order (``enrich(exchange)``: the money layer reads the
 record and the early miss diagnosis and fills cost, savings and the miss reason); then
 every sink gets the record alone (``handle(record)``: stats, ledger, metrics, access
-log). Both are called on the event loop and must not block: a sink that does I/O queues
-the record and batches. An enricher or sink that raises is logged and skipped, so one
-broken sink never loses the others' accounting. ``aclose()`` closes every sink.
+log, fleet totals). Both are called on the event loop and must not block: a sink that does
+I/O queues the record and batches. An enricher or sink that raises is logged and skipped, so
+one broken sink never loses the others' accounting. ``aclose()`` closes every sink.
 
-This module does not build records (the handler and the relay do) and keeps none itself;
+:meth:`Recorder.emit` takes a record that has no client exchange: the proxy's own upstream
+calls (the Gemini auto-cache's ``cachedContents`` create and refresh,
+:mod:`proxy.gemini_cache.manager`). It goes to the sinks only: the enrichers read an
+exchange, and such a record carries its money itself (``cache_storage_usd``).
+
+This module does not build records (the handler, the relay and the auto-cache manager do) and keeps none itself;
 enrichers must not keep the exchange either (it holds the parsed request body).
 """
 
@@ -50,6 +55,10 @@ class Recorder:
                 enricher.enrich(exchange)
             except Exception:
                 log.exception("enricher %s failed on request %s", type(enricher).__name__, record.request_id)
+        self.emit(record)
+
+    def emit(self, record: RequestRecord) -> None:
+        """Hands ``record`` to every sink (no enricher): for records with no client exchange."""
         for sink in self.sinks:
             try:
                 sink.handle(record)

@@ -90,7 +90,7 @@ def load_summary(ledgers: str | list[str], since: str | None) -> dict[str, Any]:
 TOKEN_ROWS = (("input tokens", "input_tokens"), ("cached tokens", "cached_tokens"),
               ("cache-write tokens", "cache_write_tokens"), ("output tokens", "output_tokens"))
 PLACED = {"requests", "billable", "cost_usd", "saved_usd", "missed_usd", "prefix_hits", "prefix_unknown",
-          *(name for _, name in TOKEN_ROWS), "unpriced", "unanalysed", "errors", "rewritten"}
+          *(name for _, name in TOKEN_ROWS), "unpriced", "unanalysed", "errors", "rewritten", "cache_storage_usd", "net_saved_usd"}
 
 
 def value(name: str, summary: dict[str, Any]) -> str:
@@ -107,6 +107,8 @@ def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
         ("spent", value("cost_usd", s)),
         ("saved by caching", value("saved_usd", s)),
         ("missed savings", value("missed_usd", s)),
+        *([("explicit-cache storage", value("cache_storage_usd", s)), ("saved net of storage", value("net_saved_usd", s))]
+          if s.get("cache_storage_usd") else []),  # only where --gemini-auto-cache kept caches
         ("token hit rate", f"{s['token_hit_rate']:.1%}"),
         ("requests with a repeated prefix", f"{value('prefix_hits', s)} ({s['request_hit_rate']:.1%})"),
     ]

@@ -5,8 +5,9 @@ Anthropic at ``/v1/messages`` and ``/v1/messages/count_tokens`` (``/v1/models`` 
 in Anthropic's shape when the request carries ``anthropic-version`` or ``x-api-key``).
 So an OpenAI SDK takes ``base_url=f"{url}/v1"`` and an Anthropic SDK ``base_url=url``.
 Gemini at ``POST /{v1beta,v1,v1alpha}/models/{model}:{method}`` (:mod:`proxy.emulator.gemini`;
-``GET /v1beta/models`` lists its models): a ``google-genai`` client takes
-``http_options={"base_url": url}``.
+``GET /v1beta/models`` lists its models) and its explicit caches at
+``/{v1beta,v1,v1alpha}/cachedContents[/{id}]`` (:mod:`proxy.emulator.gemini_cached_contents`):
+a ``google-genai`` client takes ``http_options={"base_url": url}``.
 Azure OpenAI's shapes answer as OpenAI: ``/openai/deployments/{name}/{chat/completions,
 completions,embeddings}?api-version=…`` (the ``AzureOpenAI`` SDK with
 ``azure_endpoint=url``; without ``api-version`` a 404, as Azure answers) and
@@ -29,10 +30,11 @@ from typing import Callable
 
 import orjson
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from proxy.emulator import gemini_cached_contents
 from proxy.emulator.anthropic_messages import anthropic_models, handle_count_tokens, handle_messages
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.controls import ControlError, parse_controls
@@ -87,7 +89,10 @@ def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
             return early
         if azure and not request.query_params.get("api-version"):
             return provider_error(provider, 404, "Resource not found (Azure OpenAI deployments want ?api-version=)")
-        raw = await request.body()
+        try:
+            raw = await request.body()
+        except ClientDisconnect:  # the client (a proxy that gave up) left mid-body: nobody to answer
+            return Response(status_code=499)
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -99,6 +104,35 @@ def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
         return handler(state, call)
 
     return endpoint
+
+
+async def cached_contents(request: Request) -> Response:
+    """Gemini's ``cachedContents`` resource (:mod:`proxy.emulator.gemini_cached_contents`)."""
+    state: EmulatorState = request.app.state.emulator
+    early = await _prelude(state, request, "gemini")
+    if early is not None:
+        return early
+    body: dict = {}
+    if request.method in ("POST", "PATCH"):
+        try:
+            body = orjson.loads(await request.body() or b"{}")
+        except ClientDisconnect:
+            return Response(status_code=499)
+        except orjson.JSONDecodeError as exc:
+            return provider_error("gemini", 400, f"request body is not valid JSON: {exc}")
+        if not isinstance(body, dict):
+            return provider_error("gemini", 400, "request body must be a JSON object")
+    query = {k: v for k, v in request.query_params.items() if k != "key"}
+    call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls, query)
+    cache_id = request.path_params.get("cache_id")
+    if cache_id is None:
+        return gemini_cached_contents.create(state, call) if request.method == "POST" else gemini_cached_contents.listing(state, call)
+    name = f"cachedContents/{cache_id}"
+    if request.method == "GET":
+        return gemini_cached_contents.get(state, call, name)
+    if request.method == "PATCH":
+        return gemini_cached_contents.update(state, call, name)
+    return gemini_cached_contents.delete(state, call, name)
 
 
 async def models(request: Request) -> Response:
@@ -134,6 +168,7 @@ async def release(request: Request) -> Response:
 async def reset(request: Request) -> Response:
     state: EmulatorState = request.app.state.emulator
     state.store.clear()
+    state.cached_contents.clear()
     state.requests = 0
     state.by_route.clear()
     return JSONResponse({"reset": True})
@@ -156,6 +191,9 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
         Route("/v1/messages/count_tokens", _endpoint("anthropic", handle_count_tokens), methods=["POST"]),
         # Gemini: POST /{v1beta,v1,v1alpha}/models/{model}:{generateContent,streamGenerateContent,countTokens}
         *(Route(f"/{version}/models/{{name:path}}", _endpoint("gemini", handle_gemini), methods=["POST"]) for version in ("v1beta", "v1", "v1alpha")),
+        # Gemini's explicit caches: POST/GET /{version}/cachedContents, GET/PATCH/DELETE /{version}/cachedContents/{id}
+        *(Route(f"/{version}/cachedContents", cached_contents, methods=["GET", "POST"]) for version in ("v1beta", "v1", "v1alpha")),
+        *(Route(f"/{version}/cachedContents/{{cache_id}}", cached_contents, methods=["GET", "PATCH", "DELETE"]) for version in ("v1beta", "v1", "v1alpha")),
         Route("/v1beta/models", models, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", models, methods=["GET"]),

@@ -8,10 +8,12 @@ sends ``/v1/...`` by default). Plain answers are one ``GenerateContentResponse``
 ``responseId``. ``streamGenerateContent?alt=sse`` sends one ``data:`` event per chunk,
 framed with ``\\r\\n\\r\\n`` as Google does; without ``alt=sse`` the same chunks are one JSON
 array, streamed. Every chunk carries ``usageMetadata`` (the prompt's counts), the last
-one the totals. A body without ``contents`` is a 400 ``INVALID_ARGUMENT``, a
-``cachedContent`` the emulator never made a 404 ``NOT_FOUND``.
+one the totals. A body without ``contents`` is a 400 ``INVALID_ARGUMENT``. A body naming a
+``cachedContent`` reads that explicit cache (:mod:`proxy.emulator.gemini_cached_contents`:
+its parts come first, its tokens are the ``cachedContentTokenCount``; one the emulator never
+made, or another key's, is a 404 / 403); implicit caching applies only without one.
 
-This module does not emulate tools, thinking or explicit caches.
+This module does not emulate tools or thinking, and does not store explicit caches.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from proxy.emulator.errors import gemini_error
 from proxy.emulator.gemini_cache import apply_gemini_cache, rendered_prompt
+from proxy.emulator.gemini_cached_contents import resolve_cached
 from proxy.emulator.openai_cache import PromptCacheResult
 from proxy.emulator.reply import reply_text, split_pieces
 from proxy.emulator.sse import SSE_HEADERS, sse_response
@@ -88,13 +91,23 @@ def handle_gemini(state: EmulatorState, call: Call) -> Response:
     if not isinstance(contents, list) or not contents:
         return gemini_error(400, "* GenerateContentRequest.contents: contents is not specified")
     cached_content = body.get("cachedContent", body.get("cached_content"))
-    if cached_content is not None:
-        return gemini_error(404, f"CachedContent not found (or permission denied): {cached_content}")
+    explicit = 0
+    if cached_content is not None:  # an explicit cache: its parts first, then the request's
+        resolved = resolve_cached(state, call, model, cached_content)
+        if isinstance(resolved, Response):
+            return resolved
+        body, explicit = resolved
+        state.cached_contents.reads += 1
     if method == "countTokens":
         from analyzer.tokens import estimate_tokens
 
         return JSONResponse({"totalTokens": estimate_tokens(len(rendered_prompt(body)))})
-    cache = apply_gemini_cache(state.store, call.key, model, rendered_prompt(body), state.config.gemini_ttl_s)
+    if explicit:  # Google reports the cache's tokens as cachedContentTokenCount, inside promptTokenCount
+        from analyzer.tokens import estimate_tokens
+
+        cache = PromptCacheResult(estimate_tokens(len(rendered_prompt(body))), explicit)
+    else:
+        cache = apply_gemini_cache(state.store, call.key, model, rendered_prompt(body), state.config.gemini_ttl_s)
     n_out = _max_output(body, state)
     text = reply_text({"prompt": _last_user_text(body)}, n_out)
     rid = state.new_id("gem")

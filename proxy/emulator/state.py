@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.controls import Controls, Holds
+from proxy.emulator.gemini_cached_contents import CachedContents
 from proxy.emulator.store import PrefixStore
 
 
@@ -20,6 +21,7 @@ class EmulatorState:
     def __init__(self, config: EmulatorConfig):
         self.config = config
         self.store = PrefixStore(config.max_cache_entries, config.clock)
+        self.cached_contents = CachedContents()  # Gemini's explicit caches (cachedContents/…)
         self.holds = Holds()
         self.requests = 0
         self.by_route: Counter[str] = Counter()
@@ -32,7 +34,8 @@ class EmulatorState:
         return int(self.config.clock())
 
     def snapshot(self) -> dict:
-        return {"requests": self.requests, "by_route": dict(self.by_route), "cache_entries": len(self.store)}
+        return {"requests": self.requests, "by_route": dict(self.by_route), "cache_entries": len(self.store),
+                "cached_contents": self.cached_contents.counts()}
 
 
 @dataclass(frozen=True, slots=True)

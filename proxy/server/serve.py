@@ -72,8 +72,10 @@ class SizeParam(click.ParamType):
 @click.option("--rewrite", type=click.Choice(["off", "safe", "aggressive"]), default="off", show_default=True, is_flag=False, flag_value="safe",
               help="Rewrite requests so the provider's cache hits: safe (sorted tools, breakpoints, TTL, prompt_cache_key; no text changes), aggressive (also moves volatile values to the latest user turn). A bare --rewrite means safe; x-prefixgate-rewrite overrides it per request.")
 @click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut).")
+@click.option("--gemini-auto-cache", is_flag=True, help="Gemini upstreams: make an explicit cache (cachedContents) for a tenant's prefix that repeats, and point later requests at it.")
+@click.option("--gemini-auto-cache-after", default=3, show_default=True, type=click.IntRange(min=1), help="Sightings of a prefix within an hour before its cache is made.")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
-def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, tenant_secret_file, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, log_level):
+def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, tenant_secret_file, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, gemini_auto_cache, gemini_auto_cache_after, log_level):
     """Run the caching proxy in front of OpenAI / Anthropic / Gemini and any named upstreams."""
     from proxy import config_file as files
 
@@ -98,6 +100,8 @@ def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_f
             tenant_secret_file=tenant_secret_file,
             tenant_secret=os.environ.get("PREFIXGATE_TENANT_SECRET") or None,
             store_timeout=store_timeout,
+            gemini_auto_cache=gemini_auto_cache,
+            gemini_auto_cache_after=gemini_auto_cache_after,
             ledger=ledger,
             max_body=max_body,
             max_header_size=max_header_size,

@@ -3,13 +3,15 @@
 One distinctive fake key per provider goes through every path: plain, streamed, upstream
 error, proxy errors (413, 502, 504, bad path, unknown prefix), an unparseable body and a
 client that hangs up mid-stream; Gemini's key both in ``x-goog-api-key`` (the google-genai
-SDK) and in the ``?key=`` query, at the root and under a named upstream. Then the stats output, every file under the state dir and every log record
+SDK) and in the ``?key=`` query, at the root and under a named upstream, and the
+``cachedContents`` calls ``--gemini-auto-cache`` makes with it. Then the stats output, every file under the state dir and every log record
 (DEBUG and up) are searched for the keys.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 
 import anthropic
@@ -90,6 +92,23 @@ def drive_gemini(proxy: str, upstream: str) -> None:
                                        headers={"x-emulator-hold": token}) as r:
         next(r.iter_raw())  # then hang up
     httpx.post(f"{upstream}/_emulator/release/{token}")
+    drive_gemini_auto_cache(proxy, upstream)
+
+
+def drive_gemini_auto_cache(proxy: str, upstream: str) -> None:
+    """--gemini-auto-cache: the proxy creates a cache with the client's key (from ?key= and from
+    x-goog-api-key), in the background, then rewrites requests to use it."""
+    long = {"systemInstruction": {"parts": [{"text": "Stay on topic. " * 700}]}}
+    for params, headers in (({"key": GEMINI_QUERY_KEY}, {}), ({}, {"x-goog-api-key": GEMINI_KEY})):
+        created = httpx.get(f"{upstream}/_emulator/requests").json()["cached_contents"]["created"]
+        for i in range(2):
+            body = {**long, "contents": [{"parts": [{"text": f"q{i}"}]}]}
+            assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent", params=params, headers=headers, json=body).status_code == 200
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{upstream}/_emulator/requests").json()["cached_contents"]["created"] == created and time.monotonic() < deadline:
+            time.sleep(0.02)
+        hit = httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent", params=params, headers=headers, json={**long, "contents": [{"parts": [{"text": "q9"}]}]})
+        assert hit.headers["x-prefixgate-gemini-cache"] == "hit", hit.text
 
 
 def test_keys_never_written_to_stats_files_or_logs(state_dir, caplog, capfd):
@@ -97,7 +116,8 @@ def test_keys_never_written_to_stats_files_or_logs(state_dir, caplog, capfd):
     dead = f"http://127.0.0.1:{free_port()}"
     with serve(create_emulator()) as upstream:
         cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, gemini_base=upstream, state_dir=state_dir, max_body=65536,
-                          read_timeout=0.5, admin_token=ADMIN, upstreams=(UpstreamSpec("vertex", "gemini", upstream),))
+                          read_timeout=0.5, admin_token=ADMIN, upstreams=(UpstreamSpec("vertex", "gemini", upstream),),
+                          gemini_auto_cache=True, gemini_auto_cache_after=2)
         app = create_app(cfg)
         with serve(app) as proxy:
             drive(proxy, upstream, dead, state_dir)

@@ -43,3 +43,10 @@ def test_enrichers_run_before_sinks_and_failures_are_contained(caplog):
     assert "bad enricher" in caplog.text or "Broken" in caplog.text
     asyncio.run(recorder.aclose())
     assert good.closed and bad.closed
+
+
+def test_emit_hands_a_record_without_an_exchange_to_the_sinks_only():
+    good, bad = Sink(), Sink(fail=True)
+    recorder = Recorder([bad, good], [Broken()])  # an enricher would need an exchange: emit runs none
+    recorder.emit(RequestRecord("r1-create", 0.0, "t", "gemini", "/v1beta/cachedContents", cost_usd=None))
+    assert good.seen == [("r1-create", None)]

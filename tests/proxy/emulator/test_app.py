@@ -201,3 +201,26 @@ def test_ttl_expiry_through_the_server_with_an_injected_clock():
         assert aclient.messages.create(**anthropic_body("ttl")).usage.cache_read_input_tokens == 0  # 5m gone
         clock.t += 601
         assert client.chat.completions.create(**chat_body("ttl")).usage.prompt_tokens_details.cached_tokens == 0
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1beta/cachedContents"])
+def test_a_client_gone_mid_body_is_no_server_error(url, path, caplog):
+    """A proxy that gives up on a request while the emulator still reads its body: no traceback."""
+    import logging
+    import socket
+    import time
+
+    server_log = logging.getLogger("uvicorn.error")
+    server_log.addHandler(caplog.handler)
+    try:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-emu-test\r\nx-goog-api-key: k\r\n"
+                         "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":".encode())
+            time.sleep(0.2)  # the endpoint is now waiting for the rest of the body
+        with openai.OpenAI(base_url=f"{url}/v1", api_key="sk-emu-test", max_retries=0) as client:  # still serving
+            assert client.models.list().data
+        time.sleep(0.2)
+    finally:
+        server_log.removeHandler(caplog.handler)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]

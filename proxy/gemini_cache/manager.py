@@ -1,0 +1,343 @@
+"""``--gemini-auto-cache``: Gemini explicit caches made, used and refreshed for the clients.
+
+:class:`GeminiAutoCache` sits on the request path of ``generateContent`` /
+``streamGenerateContent`` for the upstreams of protocol ``gemini`` it is enabled for.
+:meth:`GeminiAutoCache.before` (called by the handler after its rewrite step) asks the
+:class:`~proxy.gemini_cache.tracker.Tracker` what to do with the request's cuts
+(:mod:`proxy.gemini_cache.plan`):
+
+- a live cache of the same tenant (keyed hash of the key), upstream and model holds the
+  request's prefix → the body is rewritten to reference it (``cachedContent``, the cached
+  parts removed), the record gets the rewrite id ``gemini-cached-content`` and the header
+  ``x-prefixgate-gemini-cache: hit``; past half its TTL a ``PATCH`` of the ttl runs in
+  the background;
+- the request's prefix crossed ``after`` sightings → it goes upstream unchanged
+  (``creating``) while a ``POST …/cachedContents`` runs as a background task;
+- otherwise ``none``.
+
+Background calls go through the proxy's own upstream pool to the request's upstream only
+(its URL with the path cut at ``/models/``: no other host, no open proxy), with the
+requesting client's key in ``x-goog-api-key``; the key lives only in that task's
+arguments: it is never stored, logged or put in a URL. A request whose tenant is hashed from
+another key (a bearer token beside its ``x-goog-api-key``) is left alone: caches are scoped
+by tenant. An answer is read raw up to :data:`MAX_ANSWER` bytes, then decoded within that
+bound (no huge body or gzip bomb is held).
+
+**Each background call is its own accounting record**, handed to the recorder
+(:meth:`proxy.accounting.recorder.Recorder.emit`) when it ends, however it ends (answered,
+refused, unreachable, or cut by the proxy's shutdown): a
+:class:`~proxy.accounting.records.RequestRecord` with the id of the client request that
+caused it plus ``-create`` / ``-refresh``, that request's tenant, provider ``gemini``, the
+upstream and model, route ``…/cachedContents`` (the client's route cut at ``/models/``,
+e.g. ``/v1beta/cachedContents``; the method tells a create ``POST`` from a refresh ``PATCH``),
+status, latency, the proxy's error kind when the call did not complete (``upstream_*``,
+``shutdown_cut``, ``cache_bad_answer`` for a 200 without a name or a token count,
+``cache_call_failed`` for the proxy's own failure) and
+``cache_storage_usd``: the storage bought (the tokens the upstream counted × the TTL's
+hours, or the extension's, × the model's ``cache_storage`` rate; None when unpriced or
+nothing was bought). So storage reaches the ledger, stats and metrics even when no request
+follows. These records **are counted as requests** (``requests``, per status and model):
+they are real upstream calls, shown under their own route; they carry no usage, so they
+are never ``billable`` and add no tokens or ``cost_usd``; ``net_saved_usd`` = saved − storage
+over all records.
+
+A rewritten request whose cache the upstream refuses is resent as sent by the relay
+(:mod:`proxy.gemini_cache.resend`), which calls :meth:`GeminiAutoCache.refused`: the entry
+is marked refused at once (:meth:`~proxy.gemini_cache.tracker.Tracker.refused`: made again
+at once the first time, then backing off), so the next request goes as sent. :meth:`GeminiAutoCache.enrich` (a
+recorder enricher) forgets which entry each finished rewritten request used.
+This module does not parse bodies beyond :mod:`~proxy.gemini_cache.plan`, and deletes
+nothing upstream: unused caches expire there on their TTL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import httpx
+import orjson
+
+from analyzer.cache_rules import gemini_min_tokens
+from analyzer.pricing import PriceTable
+from proxy import errors
+from proxy.accounting.records import RequestRecord
+from proxy.analysis import Analysis, analyse
+from proxy.gemini_cache.plan import create_body, cuts, rewritten_body
+from proxy.gemini_cache.resend import (
+    HEADER,
+    MAX_ERROR_BODY,
+    RESENT_ID,
+    REWRITE_ID,
+    decoded,
+)
+from proxy.gemini_cache.tracker import Entry, Tracker
+from proxy.routing import GEMINI, Kind
+from proxy.tenant import api_key_of, query_key_of
+from proxy.transport.upstream import UpstreamError
+
+if TYPE_CHECKING:
+    from proxy.config import ProxyConfig
+    from proxy.exchange import Exchange
+    from proxy.transport.upstream import Upstream
+
+log = logging.getLogger("prefixgate.gemini_cache")
+_KINDS = (Kind.GENERATE, Kind.STREAM_GENERATE)
+CLOSE_WAIT_S = 5.0  # at shutdown, how long background calls may finish (and be recorded) before they are cut
+BAD_ANSWER = "cache_bad_answer"  # a 200 to a create without a cache name or a token count
+MAX_ANSWER = MAX_ERROR_BODY  # a background call's answer is read (and decoded) up to this many bytes
+INTERNAL = "cache_call_failed"  # the proxy's own failure around a background call (logged with its traceback)
+
+
+def storage_usd(prices: PriceTable | None, model: str, key: str | None, tokens: int, seconds: float) -> float | None:
+    price = prices.lookup(model, key) if prices is not None else None
+    rate = price.cache_storage if price is not None else None
+    if rate is None or seconds <= 0:
+        return None if rate is None else 0.0
+    return round(tokens * rate / 1e6 * seconds / 3600.0, 12)
+
+
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """What a background call keeps of the client request that caused it (never its key)."""
+
+    request_id: str
+    tenant: str
+    upstream: str
+    model: str
+    route: str  # the records' route: the client's route cut at /models/, then /cachedContents
+    url: httpx.URL  # the client request's upstream URL
+
+
+class GeminiAutoCache:
+    def __init__(self, upstreams: set[str], after: int, prices: PriceTable | None = None,
+                 price_keys: dict[str, str] | None = None, clock: Callable[[], float] | None = None) -> None:
+        self.upstreams = upstreams  # names of the gemini upstreams it works for
+        self.tracker = Tracker(after=after, min_tokens=gemini_min_tokens, **({"clock": clock} if clock else {}))
+        self.prices = prices
+        self.price_keys = price_keys or {}
+        self.upstream: Upstream | None = None  # the proxy's pool, set at start
+        self.emit: Callable[[RequestRecord], None] | None = None  # the recorder's emit, set at start
+        self.tasks: set[asyncio.Task] = set()
+        self.inflight: dict[str, Entry] = {}  # request id → the entry a rewritten request uses, until its record
+        self.counts = {"created": 0, "create_failed": 0, "refreshed": 0, "hits": 0, "dropped": 0, "resent": 0}
+
+    def applies(self, exchange: Exchange) -> bool:
+        target = exchange.target
+        return target is not None and target.provider == GEMINI and target.upstream in self.upstreams and target.endpoint.kind in _KINDS
+
+    def before(self, exchange: Exchange, headers: list[tuple[bytes, bytes]], query: bytes, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis]:
+        """The body to forward and its analysis; sets the header, the rewrite id and, when
+        rewritten, the exchange's ``fallback_body`` (``raw``, for the relay's resend). Never
+        raises into the request (the caller guards)."""
+        target, record = exchange.target, exchange.record
+        assert target is not None
+        exchange.headers[HEADER] = "none"
+        scope = f"{record.tenant}\x00{target.upstream}\x00{analysis.model}"
+        key = _client_key(headers, query)
+        body, model = analysis.body, analysis.model
+        if key is None or not analysis.analysed or not isinstance(body, dict) or analysis.chain is None or not model or record.method != "POST":
+            return raw, analysis
+        decision = self.tracker.decide(scope, model, cuts(scope, body, analysis.segments, analysis.chain))
+        origin = _Origin(record.request_id, record.tenant, target.upstream, model, _route(target.route), target.url.copy_with(query=None))
+        if decision.create is not None:
+            exchange.headers[HEADER] = "creating"
+            self._spawn(self._create(decision.create, origin, key, create_body(body, decision.create.cut, model, decision.create.ttl_s)))
+        used = decision.use
+        if used is None:
+            return raw, analysis
+        if decision.refresh:
+            self._spawn(self._refresh(used, origin, key))
+        new_raw = rewritten_body(body, used.cut, used.name)
+        new_analysis = analyse(target, new_raw)  # before anything is marked: a failure here leaves the request as sent
+        self.counts["hits"] += 1
+        record.rewrites = [*record.rewrites, REWRITE_ID]
+        exchange.headers["x-prefixgate-rewrites"] = ",".join(record.rewrites)
+        exchange.headers[HEADER] = "hit"
+        exchange.fallback_body = raw  # the relay resends it if the upstream refuses the cache
+        self.inflight[record.request_id] = used  # which entry served it: refused() / enrich() mark it on a refusal
+        return new_raw, new_analysis
+
+    def refused(self, request_id: str) -> None:
+        """The relay found the upstream refusing this rewritten request's cache (and resends it
+        as sent): the entry is marked refused at once, so concurrent and later requests go as
+        sent (unless it was replaced by a newer one meanwhile: that one stays)."""
+        entry = self.inflight.pop(request_id, None)
+        if entry is not None and self.tracker.refused(entry):  # False: already replaced by a newer entry
+            self.counts["dropped"] += 1
+        self.counts["resent"] += 1
+        log.warning("gemini cache refused on request %s: resent as sent, entry dropped", request_id)
+
+    def enrich(self, exchange: Exchange) -> None:
+        record = exchange.record
+        entry = self.inflight.pop(record.request_id, None) if self.inflight else None
+        if entry is not None and RESENT_ID in record.rewrites and self.tracker.refused(entry):  # marked without refused(): still
+            self.counts["dropped"] += 1
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _call(self, record: RequestRecord, url: httpx.URL, key: bytes, body: bytes) -> dict | None:
+        """One background call, its status on ``record``; the answer's JSON object ({} when it
+        is not one), or None when no answer came (``record.error`` says why). Latency is set
+        by the caller's :meth:`_finish`."""
+        assert self.upstream is not None
+        headers = [(b"x-goog-api-key", key), (b"content-type", b"application/json"), (b"accept-encoding", b"identity")]
+        try:
+            response = await self.upstream.send(record.method, url, headers, body)
+        except UpstreamError as exc:
+            record.status, record.error = exc.error.status, exc.error.kind
+            return None
+        record.status = response.status_code
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.stream:  # type: ignore[union-attr]  # raw, as sent: never decoded past the bound (a gzip bomb)
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_ANSWER:  # no cachedContents resource is this big: not an answer it reads
+                    chunks = []
+                    break
+        except (httpx.TransportError, OSError) as exc:
+            record.error = "upstream_timeout" if isinstance(exc, httpx.TimeoutException) else "upstream_read_error"
+            return None
+        finally:
+            await response.aclose()  # closes the connection when not read to the end
+        data = decoded(b"".join(chunks), response.headers.get("content-encoding"))
+        try:
+            doc = orjson.loads(data) if data else {}
+        except orjson.JSONDecodeError:
+            doc = {}
+        return doc if isinstance(doc, dict) else {}
+
+    def _record(self, origin: _Origin, what: str, method: str) -> RequestRecord:
+        record = RequestRecord(f"{origin.request_id}-{what}", time.time(), origin.tenant, GEMINI, origin.route, method=method)
+        record.model, record.upstream = origin.model, origin.upstream
+        record.analysed = True  # the proxy's own JSON body: never counted as a body it could not parse
+        return record
+
+    def _finish(self, record: RequestRecord, started: float, cut: bool) -> None:
+        """Hands a background call's record to the recorder: exactly once, however it ended."""
+        record.latency_s = time.perf_counter() - started
+        if cut:
+            record.status, record.error = errors.SHUTDOWN_CUT.status, errors.SHUTDOWN_CUT.kind
+        if self.emit is None:
+            return
+        try:
+            self.emit(record)
+        except Exception:  # the recorder contains its sinks' failures; this is a last guard
+            log.exception("recording gemini cache call %s failed", record.request_id)
+
+    async def _create(self, entry: Entry, origin: _Origin, key: bytes, body: bytes) -> None:
+        record, started, cut = self._record(origin, "create", "POST"), time.perf_counter(), False
+        sent_at = self.tracker.clock()  # Google's ttl runs from its create: count it from no later than the send
+        try:
+            doc = await self._call(record, _resource_url(origin.url, "cachedContents"), key, body)
+            name = doc.get("name") if doc is not None else None
+            tokens = (doc.get("usageMetadata") or {}).get("totalTokenCount") if doc is not None else None
+            if doc is not None and record.status == 200 and not (isinstance(name, str) and name.startswith("cachedContents/") and isinstance(tokens, int)):
+                record.error = BAD_ANSWER
+            if record.status != 200 or record.error is not None:
+                self.tracker.failed(entry)  # backs off; the requests go on as sent
+                self.counts["create_failed"] += 1
+                log.warning("gemini cachedContents create failed (HTTP %d%s); backing off",
+                            record.status, f", {record.error}" if record.error else "")
+                return
+            assert isinstance(name, str) and isinstance(tokens, int)
+            ttl = entry.ttl_s
+            self.tracker.created(entry, name, tokens, ttl, at=sent_at)
+            record.cache_storage_usd = storage_usd(self.prices, origin.model, self.price_keys.get(origin.upstream), tokens, ttl)
+            self.counts["created"] += 1
+            log.info("gemini cache %s created: %d tokens, ttl %ds", name, tokens, ttl)
+        except asyncio.CancelledError:
+            cut = True
+            self.tracker.failed(entry)
+            raise
+        except Exception:  # a bug here must not leave the entry pending or the call unrecorded
+            log.exception("gemini cachedContents create failed on request %s", origin.request_id)
+            self.tracker.failed(entry)
+            record.error = record.error or INTERNAL
+        finally:
+            self._finish(record, started, cut)
+
+    async def _refresh(self, entry: Entry, origin: _Origin, key: bytes) -> None:
+        record, started, cut = self._record(origin, "refresh", "PATCH"), time.perf_counter(), False
+        before, sent_at = entry.expires_at, self.tracker.clock()
+        try:
+            doc = await self._call(record, _resource_url(origin.url, entry.name), key, orjson.dumps({"ttl": f"{entry.ttl_s}s"}))
+            if doc is None or record.status != 200:
+                self.tracker.refreshed(entry, None)  # the entry runs out as it is
+                if record.status in (403, 404):  # gone upstream: made again like a refused one
+                    self.tracker.refused(entry)
+                log.warning("gemini cache refresh failed (HTTP %d%s)", record.status, f", {record.error}" if record.error else "")
+                return
+            now = self.tracker.clock()
+            extension = max(0.0, now + entry.ttl_s - before)  # billed up to the answer: never under what was bought
+            self.tracker.refreshed(entry, entry.ttl_s, at=sent_at)  # used only up to the send's ttl
+            record.cache_storage_usd = storage_usd(self.prices, origin.model, self.price_keys.get(origin.upstream), entry.tokens, extension)
+            self.counts["refreshed"] += 1
+        except asyncio.CancelledError:
+            cut = True
+            self.tracker.refreshed(entry, None)
+            raise
+        except Exception:  # a bug here must not leave the entry refreshing or the call unrecorded
+            log.exception("gemini cache refresh failed on request %s", origin.request_id)
+            self.tracker.refreshed(entry, None)
+            record.error = record.error or INTERNAL
+        finally:
+            self._finish(record, started, cut)
+
+    async def aclose(self) -> None:
+        """Lets the background calls finish (at most :data:`CLOSE_WAIT_S`), then cuts the rest;
+        every one is recorded either way, before the recorder's sinks close."""
+        if self.tasks:
+            await asyncio.wait(list(self.tasks), timeout=CLOSE_WAIT_S)
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def _client_key(headers: list[tuple[bytes, bytes]], query: bytes) -> bytes | None:
+    """The client's Gemini API key (``x-goog-api-key`` or ``?key=``); None: no auto-cache.
+    Also None when the key the tenant is hashed from (:mod:`proxy.tenant`: the first key
+    header, e.g. a bearer token, else ``?key=``) is another: the caches are scoped by tenant,
+    so one made with this key must never be referenced by a request holding another."""
+    key = None
+    for name, value in headers:
+        if name.lower() == b"x-goog-api-key" and value.strip():
+            key = value.strip()
+            break
+    if key is None and query:
+        key = query_key_of(query)
+    tenant_key = api_key_of(headers) or (query_key_of(query) if query else None)
+    return key if key is not None and key == tenant_key else None
+
+
+def _route(route: str) -> str:
+    """The route of a background call's record: the client's route cut at ``/models/``."""
+    return route.rsplit("/models/", 1)[0] + "/cachedContents"
+
+
+def _resource_url(url: httpx.URL, name: str) -> httpx.URL:
+    """The request's upstream URL with its path cut at ``/models/`` and ``name`` put there;
+    no query (the key goes in a header)."""
+    path = url.raw_path.split(b"?", 1)[0]
+    base = path.rsplit(b"/models/", 1)[0]
+    return url.copy_with(raw_path=base + b"/" + name.encode("ascii"))
+
+
+def auto_cache_for(config: ProxyConfig, prices: PriceTable | None) -> GeminiAutoCache | None:
+    """The manager for the gemini upstreams ``--gemini-auto-cache`` (all of them) or their own
+    ``auto_cache`` turns on; None when none is."""
+    names = {u.name for u in config.all_upstreams if u.protocol == GEMINI and (config.gemini_auto_cache or u.auto_cache)}
+    if not names:
+        return None
+    keys = {u.name: u.prices for u in config.all_upstreams if u.prices}
+    return GeminiAutoCache(names, config.gemini_auto_cache_after, prices, keys)

@@ -1,0 +1,124 @@
+"""Where a Gemini request may be cut for an explicit cache, and the two bodies of a cut.
+
+A :class:`Cut` is a segment boundary of a ``generateContent`` body after which the rest is
+the exact continuation of a ``cachedContents`` entry: everything Google lets a cache hold
+and forbids beside a ``cachedContent`` reference (``systemInstruction``, ``tools``,
+``toolConfig``), then the first ``n_contents`` items of ``contents``. At least one
+content always stays in the request (Google wants ``contents``). :func:`cuts` lists them
+from the body's segments (:func:`analyzer.segments.gemini_segments`) and its prefix chain
+(:mod:`analyzer.prefix`), which say where a cut may go and its size. A cut's ``digest`` is
+a hash of its scope (tenant, upstream, model) and of the exact JSON the cache would hold:
+the head fields as :func:`create_body` sends them and each of the leading contents whole
+(roles, empty contents and shapes the segments skip included), so equal digests mean the
+very same cached input, never merely equal segments. :func:`create_body` is what the
+``cachedContents`` create sends; :func:`rewritten_body` the request that references it,
+so Google's model reads the cache's parts and then the request's: the same input as the
+body as sent.
+
+This module is pure: it makes no decision (:mod:`proxy.gemini_cache.tracker`) and no call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from analyzer.prefix import Chain
+from analyzer.segments import Segment
+from analyzer.tokens import estimate_tokens
+
+HEAD_FIELDS = ("systemInstruction", "system_instruction", "tools", "toolConfig", "tool_config")
+_CONTENT = re.compile(r"^contents\[(\d+)\]")
+_SPELLINGS = (("systemInstruction", "system_instruction"), ("toolConfig", "tool_config"))
+MAX_CUTS = 64  # the longest cuts of a long conversation only
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    n_contents: int  # leading contents the cache holds
+    n_segments: int  # leading segments it covers (at least one)
+    digest: bytes  # the scope and the exact JSON the cache holds (head fields, leading contents)
+    tokens: int  # estimated tokens of those segments
+
+
+def eligible(body: Any) -> bool:
+    """A body the rewrite can handle: no cachedContent yet, contents a list of two or more
+    (or one, behind a systemInstruction / tools)."""
+    if not isinstance(body, dict) or body.get("cachedContent") is not None or body.get("cached_content") is not None:
+        return False
+    if any(camel in body and snake in body for camel, snake in _SPELLINGS):
+        return False  # a field spelled both ways: which one the upstream reads is its guess, not ours
+    contents = body.get("contents")
+    return isinstance(contents, list) and len(contents) >= 1
+
+
+def cuts(scope: str, body: dict[str, Any], segments: Sequence[Segment], chain: Chain) -> list[Cut]:
+    """The body's cuts, longest first (empty when it is not :func:`eligible`). ``scope``
+    names the tenant, upstream and model; it keys every digest."""
+    if not eligible(body) or len(segments) != len(chain):
+        return []
+    contents = body["contents"]
+    head = 0  # segments before the first content's
+    ends: dict[int, int] = {}  # content index j → segments up to and including content j
+    for i, seg in enumerate(segments):
+        if seg.kind == "message":
+            match = _CONTENT.match(seg.path)
+            if match is None:
+                return []  # a shape the cut does not follow: never cache it
+            ends[int(match.group(1))] = i + 1
+        elif ends:
+            return []  # a head segment after contents: not Gemini's order
+        else:
+            head = i + 1
+    try:
+        running = hashlib.blake2b(_framed(scope.encode("utf-8", "surrogatepass")) + _framed(orjson.dumps(_head(body), option=orjson.OPT_SORT_KEYS)), digest_size=16)
+        out: list[Cut] = []
+        covered = head
+        for j, content in enumerate(contents):  # a cut after j contents: at least one stays in the request
+            if covered > 0 and (j == 0 or j - 1 in ends):
+                at = running.copy()
+                at.update(b"cut:%d" % j)
+                out.append(Cut(j, covered, at.digest(), estimate_tokens(chain.bytes_at(covered))))
+            if j + 1 < len(contents):
+                running.update(_framed(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)))
+            covered = ends.get(j, covered)
+    except TypeError:  # a value orjson cannot write (an integer past 64 bits): never cache it
+        return []
+    out.reverse()
+    return out[:MAX_CUTS]
+
+
+def _framed(data: bytes) -> bytes:
+    return len(data).to_bytes(8, "big") + data
+
+
+def _head(body: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for camel, snake in (*_SPELLINGS, ("tools", "tools")):
+        value = body.get(camel, body.get(snake))
+        if value is not None:
+            out[camel] = value
+    return out
+
+
+def create_body(body: dict[str, Any], cut: Cut, model: str, ttl_s: int) -> bytes:
+    """``POST cachedContents``: the cached parts of ``body`` up to ``cut``."""
+    doc: dict[str, Any] = {"model": model if model.startswith("models/") else f"models/{model}", **_head(body)}
+    if cut.n_contents:
+        doc["contents"] = body["contents"][:cut.n_contents]
+    doc["ttl"] = f"{int(ttl_s)}s"
+    doc["displayName"] = "prefixgate-auto"
+    return orjson.dumps(doc)
+
+
+def rewritten_body(body: dict[str, Any], cut: Cut, name: str) -> bytes:
+    """``body`` referencing the cache ``name`` in place of the parts up to ``cut``."""
+    doc = {k: v for k, v in body.items() if k not in HEAD_FIELDS and k != "contents"}
+    doc["cachedContent"] = name
+    doc["contents"] = body["contents"][cut.n_contents:]
+    return orjson.dumps(doc)
