@@ -3,9 +3,10 @@
 Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`), and so is every
 path outside ``/prefixgate/`` (``/v1beta/...`` for Gemini, ``/NAME/...`` for a named
 upstream; the router answers 404 for the rest, naming the prefixes it serves);
-``GET /prefixgate/stats`` (JSON totals, per provider and per model),
-``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 when the store's
-breaker is open or the ledger is in trouble: its writer thread not running, or a write failure
+``GET /prefixgate/stats`` (JSON totals, per provider and per model; with a Redis store also
+``fleet``, every replica's, :mod:`proxy.accounting.fleet`),
+``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 and ``store_error`` when the store's
+breaker is open or the store is held until the shared tenant secret is read, or when the ledger is in trouble: its writer thread not running, or a write failure
 or a dropped row in the last minute; its counters are under ``ledger``, see
 :meth:`proxy.accounting.ledger.Ledger.health`), and the money layer's ``/prefixgate/{metrics,dashboard,
 api/summary,static/*}`` (:mod:`proxy.accounting.money_app`). With ``admin_token`` set, ``/prefixgate/*``
@@ -42,7 +43,9 @@ from proxy.server.aborts import install_log_filter
 from proxy.access import AdminAccess
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
+from proxy.gemini_cache.manager import auto_cache_for
 from proxy.handler import handle
+from proxy.accounting.fleet import open_fleet
 from proxy.accounting.money_app import MoneyLayer
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.recorder import Recorder
@@ -89,7 +92,7 @@ def _json(data: object, status: int = 200) -> Response:
 
 
 async def stats_endpoint(request: Request) -> Response:
-    return _json(request.app.state.gate.stats.to_json())  # the admin token is AdminAccess's job
+    return _json(await request.app.state.gate.stats_json())  # the admin token is AdminAccess's job
 
 
 async def health_endpoint(request: Request) -> Response:
@@ -104,7 +107,7 @@ async def health_endpoint(request: Request) -> Response:
     if check is not None:
         body["breaker"] = breaker = await check()
         if not breaker["ok"]:
-            body.update(status="degraded", store_error=breaker["last_error"])
+            body.update(status="degraded", store_error=breaker.get("cause") or breaker["last_error"])
             return _json(body, 503)
     return _json(body, 200 if body["status"] == "ok" else 503)
 
@@ -127,22 +130,39 @@ def create_app(
     ``httpx.MockTransport``); ``store`` replaces the one ``config.store`` names."""
     stats = Stats()
     money = MoneyLayer.build(config)  # PriceFileError / LedgerError here, before serving
+    fleet = open_fleet(config.store)  # every replica's totals in Redis (proxy.accounting.fleet); None on memory
+    if fleet is not None:
+        money.metrics.attach_fleet(fleet)
     gate = Gate(
         config=config,
         router=Router.for_config(config),
         tenants=TenantHasher.for_config(config),  # the secret every replica on the store shares
         store=guarded(store if store is not None else open_store(config), config.store_timeout),
-        recorder=Recorder([stats, AccessLogSink(), *money.sinks], money.enrichers),
+        recorder=Recorder([stats, AccessLogSink(), *money.sinks, *([fleet] if fleet else [])], money.enrichers),
         stats=stats,
         money=money,
+        fleet=fleet,
+        gemini_cache=auto_cache_for(config, money.prices),  # --gemini-auto-cache; None when off
     )
+    if gate.gemini_cache is not None:
+        gate.recorder.enrichers.append(gate.gemini_cache)  # sees each finished exchange: drops refused caches
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
         install_log_filter()  # uvicorn logs no traceback for a response the relay aborted (and logged)
         gate.start(transport)
-        # Redis did not answer at start: fetch the replicas' shared tenant secret in the background
-        fetch = asyncio.get_running_loop().create_task(gate.tenants.fetch_shared()) if gate.tenants.pending_store else None
+        # Redis did not answer at start: fetch the replicas' shared tenant secret in the background,
+        # skipping the store until then (never a prefix recorded under a replica-local tenant)
+        fetch = None
+        if gate.tenants.shared_store and hasattr(gate.store, "on_recovery"):
+            # Redis came back (maybe empty): write the shared secret back before the store is used again
+            gate.store.on_recovery(gate.tenants.reassert_shared)
+        if gate.tenants.pending_store:
+            hold = getattr(gate.store, "hold_until", None)
+            if hold is not None:
+                hold(gate.tenants.fetch_shared, "the shared tenant secret is not read yet: Redis did not answer at start")
+            else:
+                fetch = asyncio.get_running_loop().create_task(gate.tenants.fetch_shared())
         try:
             yield
         finally:

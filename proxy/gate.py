@@ -2,10 +2,13 @@
 
 One per app (``app.state.gate``, the only thing on ``app.state``): the config, the router,
 the tenant hasher, the prefix store (behind its guard), the recorder with its sinks and
-enrichers, the in-memory stats, the money layer (prices, ledger, metrics), the reuse
+enrichers, the in-memory stats, the fleet totals (a Redis store only; also one of the
+recorder's sinks), the money layer (prices, ledger, metrics), the reuse
 tracker of the rewrite (:mod:`proxy.reuse`) and, once the app has started, the upstream pool. :meth:`Gate.start` opens the pool in the app's
 lifespan; :meth:`Gate.aclose` closes pool, store and recorder sinks, each even if the
-one before failed (the ledger's last rows must land). :meth:`Gate.finish` hands a done
+one before failed (the ledger's last rows and the fleet's last counts must land).
+:meth:`Gate.stats_json` is ``/prefixgate/stats``: this replica's stats, plus ``fleet`` when
+there is one. :meth:`Gate.finish` hands a done
 request's :class:`~proxy.exchange.Exchange` to the recorder.
 
 This module does not build the parts (:func:`proxy.app.create_app` does) and holds no
@@ -20,10 +23,12 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from proxy.accounting.fleet import Fleet
 from proxy.accounting.money_app import MoneyLayer
 from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
+from proxy.gemini_cache import GeminiAutoCache
 from proxy.reuse import ReuseTracker
 from proxy.routing import Router
 from proxy.store import PrefixStore
@@ -43,18 +48,33 @@ class Gate:
     recorder: Recorder
     stats: Stats
     money: MoneyLayer | None = None
+    fleet: Fleet | None = None  # every replica's totals in Redis; None on the memory store
     upstream: Upstream | None = None  # opened by start()
     reuse: ReuseTracker = field(default_factory=ReuseTracker)  # heads over time, for the ttl-1h rewrite
+    gemini_cache: GeminiAutoCache | None = None  # --gemini-auto-cache (proxy.gemini_cache); None: off
     started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
 
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.upstream = Upstream(self.config, transport)
+        if self.gemini_cache is not None:
+            self.gemini_cache.upstream = self.upstream  # its background cachedContents calls share the pool
+            self.gemini_cache.emit = self.recorder.emit  # and each is recorded on its own (sinks only)
         self.started = time.monotonic()
+        if self.fleet is not None:
+            self.fleet.start()
+
+    async def stats_json(self) -> dict:
+        out = self.stats.to_json()
+        if self.fleet is not None:
+            out["fleet"] = await self.fleet.view()  # bounded by its deadline, cached 1 s; never raises
+        return out
 
     def finish(self, exchange: Exchange) -> None:
         self.recorder.record(exchange)
 
     async def aclose(self) -> None:
+        if self.gemini_cache is not None:
+            await self.gemini_cache.aclose()  # its background calls end before the pool closes
         try:
             if self.upstream is not None:
                 await self.upstream.aclose()

@@ -15,9 +15,9 @@ prefix the proxy serves: a 404 in OpenAI's shape naming the prefixes, and no rec
 exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
 goes on as if it were off, and the failure is logged. A Redis store costs a request at
 most its deadline (:mod:`proxy.store.guard`), and nothing while its breaker is open
-(``store.ready()`` is False: not awaited at all); then the prefix is unknown:
+(``store.ready(tenant)`` is False: not awaited at all); then the prefix is unknown:
 ``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say ``unknown`` and the record's
-``prefix_segments`` / ``prefix_bytes`` are ``None``.
+``prefix_segments`` / ``prefix_bytes`` are ``None``, its ``store`` ``skipped`` or ``unavailable``.
 
 This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`),
 does not look at the path suffix (the target's endpoint says what the route is), and never
@@ -40,7 +40,7 @@ from starlette.responses import Response
 
 from analyzer.rewrite import ANTHROPIC_MESSAGES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, SKIPPED_SHAPE, head_key, rewrite_request
 from proxy import errors
-from proxy.accounting.records import RequestRecord
+from proxy.accounting.records import STORE_OK, STORE_SKIPPED, STORE_UNAVAILABLE, RequestRecord
 from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
 from proxy.exchange import Exchange
 from proxy.headers import request_headers
@@ -162,6 +162,12 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     if applied:
         record.rewrites = applied
         extra["x-prefixgate-rewrites"] = ",".join(applied)
+    auto = gate.gemini_cache
+    if auto is not None and auto.applies(exchange):  # --gemini-auto-cache: reference (or start) an explicit cache
+        try:
+            raw, analysis = auto.before(exchange, request.scope["headers"], request.scope.get("query_string", b""), raw, analysis)
+        except Exception:  # advice, like the rewrite: the body goes as it came
+            log.exception("gemini auto-cache failed on request %s; forwarding the body unchanged", request_id)
     exchange.analysis = analysis
     record.analysed = analysis.analysed
     record.model = analysis.model
@@ -173,11 +179,16 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     if analysis.caches and analysis.chain is not None:
         seen = None
         store = gate.store
-        if store.ready():  # False while a Redis store's breaker is open: skip it, wait for nothing
+        if store.ready(tenant):  # False while the breaker of the tenant's Redis (node) is open: skip it, wait for nothing
+            record.store = STORE_UNAVAILABLE
             try:
                 seen = await store.seen(tenant, target.provider, analysis.chain.hashes)
             except Exception as exc:  # the store is advice; never fail a request on it
                 log.warning("prefix store failed on request %s: %s", request_id, type(exc).__name__)
+            if seen is not None:
+                record.store = STORE_OK
+        else:
+            record.store = STORE_SKIPPED
         if seen is None:  # skipped, failed or past its deadline: unknown, never 0
             record.prefix_segments = record.prefix_bytes = None
         else:
@@ -198,7 +209,8 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         record.body = raw
     ask = exchange.ask_usage = analysis.analysed and needs_stream_usage(target.endpoint, analysis)
     exchange.upstream_body = with_stream_usage(raw, analysis) if ask else raw
-    exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask)
+    # a rewritten Gemini request asks for an uncompressed answer: the relay reads its error to tell a cache refusal
+    exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask or exchange.fallback_body is not None)
     return Relay(exchange, gate)
 
 

@@ -16,11 +16,25 @@ as ``openssl rand -hex 32`` prints it, or any other text of 16 bytes or more), e
 ``$PREFIXGATE_TENANT_SECRET`` (the same, inline), else with a Redis store the secret that
 store holds (created once with ``SET NX``, :func:`proxy.store.redis_store.shared_secret`),
 else the install's ``tenant.key``. The secret is never logged, returned or put in stats.
-A Redis store that does not answer at start does not stop the proxy: it hashes with the
-install's ``tenant.key`` meanwhile and fetches the shared secret in the background
-(:meth:`TenantHasher.fetch_shared`, capped backoff), adopting it when Redis answers; the
-store is unavailable meanwhile anyway, so only the ledger rows of that window carry the
-local tenant.
+A Redis store that does not answer at start does not stop the proxy: it fetches the shared
+secret in the background (:meth:`TenantHasher.fetch_shared`, the store breaker's capped
+backoff: 100 ms doubling to 5 s) and adopts it when Redis answers. Until then the proxy
+skips the store (:meth:`proxy.store.guard.GuardedStore.hold_until`: prefix headers say
+``unknown``, health says ``degraded``), so no prefix is ever recorded under a tenant the
+other replicas would not compute; requests are still hashed, with the install's
+``tenant.key``, only so that the miss diagnosis keeps tenants apart: the ledger rows of that
+window (``store`` = ``skipped``) carry that replica-local tenant.
+
+A Redis restarted without persistence has lost the shared secret, and a replica started then
+would create a new one. So each replica whose secret came from the store writes it back when
+the store comes back (:meth:`TenantHasher.reassert_shared`, run by the store guard's probe
+before the store is used again, or when a look-up finds Redis lost its data): ``SET NX`` its
+secret, then ``GET``. If the store holds another value (a replica started in between won the
+``SET NX``), the store's value wins: the replica logs one ERROR (never the secret) and adopts
+it, so every replica converges on the one secret the store holds and any replica started later
+reads; prefixes recorded under the old tenants stop matching once (a one-time miss, never a
+wrong hit). A secret from ``--tenant-secret-file`` / ``$PREFIXGATE_TENANT_SECRET`` is never
+written to the store.
 
 This module never stores, logs or returns the key itself.
 """
@@ -38,6 +52,7 @@ from urllib.parse import unquote_to_bytes
 
 from proxy.config import default_state_dir
 from proxy.private import private_dir
+from proxy.store.breaker import FIRST_BACKOFF_S, MAX_BACKOFF_S, Backoff
 
 log = logging.getLogger("prefixgate.tenant")
 
@@ -144,23 +159,52 @@ def query_key_of(query: bytes) -> bytes | None:
     return None
 
 
+def _write_back(url: str, secret: bytes) -> bytes:
+    from proxy.store.redis_store import write_back_secret
+
+    return write_back_secret(url, secret, timeout_s=2.0)
+
+
 class TenantHasher:
-    def __init__(self, secret: bytes, *, pending_store: str | None = None) -> None:
+    def __init__(self, secret: bytes, *, pending_store: str | None = None, shared_store: str | None = None) -> None:
         if len(secret) < 16:
             raise ValueError("tenant secret must be at least 16 bytes")
         self._secret = secret
         self.pending_store = pending_store  # a Redis URL whose shared secret is still to fetch
+        self.shared_store = shared_store or pending_store  # the Redis URL the shared secret lives in (None: not from a store)
+        self.diverged = 0  # times the store held another secret than this replica's (adopted)
 
-    async def fetch_shared(self, first_delay_s: float = 1.0, max_delay_s: float = 30.0) -> None:
+    async def reassert_shared(self) -> None:
+        """Write this replica's shared secret back to the store if it lost it, and adopt the
+        store's value if it holds another (module docstring). Nothing to do when the secret is
+        not the store's or not read yet. Raises :class:`TenantSecretError` when Redis does not
+        answer (bounded by the client's 2 s timeouts)."""
+        url = self.shared_store
+        if url is None or self.pending_store is not None:
+            return
+        mine = self._secret
+        try:
+            stored = await asyncio.to_thread(_write_back, url, mine)
+        except Exception as exc:
+            raise TenantSecretError(f"could not write the shared tenant secret back to the Redis store ({type(exc).__name__})") from None
+        if stored != mine and self._secret is mine:
+            self.diverged += 1
+            log.error("the Redis store holds another shared tenant secret than this replica's (Redis lost it and a replica "
+                      "started meanwhile created a new one): adopting the store's so that every replica derives the same "
+                      "tenants; prefixes recorded before no longer match. Give replicas --tenant-secret-file or $%s, or "
+                      "Redis persistence, to avoid this", SECRET_ENV)
+            self._secret = stored
+
+    async def fetch_shared(self, first_delay_s: float = FIRST_BACKOFF_S, max_delay_s: float = MAX_BACKOFF_S) -> None:
         """Fetch the shared secret from :attr:`pending_store` until it answers (capped
-        backoff), then hash with it. Run as a background task; cancel it on shutdown."""
-        delay = first_delay_s
+        exponential backoff with jitter), then hash with it. Run as a background task;
+        cancel it on shutdown."""
+        backoff = Backoff(first_delay_s, max_delay_s)
         while self.pending_store is not None:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(backoff.next_delay())
             try:
                 secret = await asyncio.to_thread(_from_store, self.pending_store)
             except TenantSecretError:
-                delay = min(max_delay_s, delay * 2)
                 continue
             self._secret, self.pending_store = secret, None
             log.warning("shared tenant secret read from the Redis store: tenants now match the other replicas")
@@ -173,8 +217,9 @@ class TenantHasher:
     @classmethod
     def for_config(cls, config) -> "TenantHasher":
         """The hasher every replica sharing ``config``'s store agrees on (:func:`resolve_secret`)."""
+        from_store = not (config.tenant_secret_file or config.tenant_secret) and config.store != "memory"
         try:
-            return cls(resolve_secret(config))
+            return cls(resolve_secret(config), shared_store=config.store if from_store else None)
         except TenantSecretError as exc:
             if config.tenant_secret_file or config.tenant_secret or config.store == "memory":
                 raise

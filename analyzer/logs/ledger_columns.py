@@ -9,7 +9,13 @@ Money columns end in ``_usd``, durations in ``_ms``; ``rewrites`` holds a JSON a
 rewrite ids applied (``'[]'`` when none; NULL in rows written before the column existed);
 ``chain`` the comma-joined first 8 bytes (hex) of each prefix-chain hash; ``flags`` what was
 clamped or nulled on the way; ``upstream`` the configured upstream's name (NULL in rows
-written before the column existed, or when the path named none). This module only names things; it opens no file.
+written before the column existed, or when the path named none); ``store`` the prefix
+look-up's outcome: ``ok``, ``unavailable`` (the store failed or missed its deadline),
+``skipped`` (its breaker was open, or it waited for the shared tenant secret) or ``none``
+(no look-up needed); NULL in rows written before the column existed; ``cache_storage_usd``
+what keeping an explicit cache (Gemini's ``cachedContents``, ``--gemini-auto-cache``) cost,
+charged on the row after its create or refresh (NULL: none charged, or the storage is
+unpriced). This module only names things; it opens no file.
 """
 
 from __future__ import annotations
@@ -26,6 +32,6 @@ COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("cost_input_usd", "REAL"), ("cost_cache_read_usd", "REAL"), ("cost_cache_write_usd", "REAL"), ("cost_output_usd", "REAL"),
     ("prefix_segments", "INTEGER"), ("prefix_bytes", "INTEGER"), ("total_segments", "INTEGER"), ("total_bytes", "INTEGER"),
     ("miss_reason", "TEXT"), ("rewrites", "TEXT"), ("error", "TEXT"), ("chain", "TEXT"), ("body", "BLOB"), ("flags", "TEXT"),
-    ("upstream", "TEXT"),
+    ("upstream", "TEXT"), ("store", "TEXT"), ("cache_storage_usd", "REAL"),
 )
 COLUMNS: tuple[str, ...] = tuple(name for name, _ in COLUMN_TYPES)

@@ -9,7 +9,14 @@
   time range (:func:`proxy.accounting.summary.summarize`); its totals use the same definitions as
   ``/prefixgate/stats``, so for the same requests the numbers are equal. A model priced at a
   borrowed rate carries its price row's label (``priced_as``).
-- ``GET /prefixgate/metrics`` — Prometheus text from the app's own registry.
+- ``GET /prefixgate/api/fleet?since=24h`` — with a Redis store only (404 on the memory store,
+  where one replica is the fleet): the whole fleet's totals (:mod:`proxy.accounting.fleet`) over
+  the range, to the hour (a range takes every hour it touches; ``all`` is the all-time totals),
+  ``models`` and an hourly ``series``; ``available: false`` and the last values read when Redis
+  does not answer. The summary says ``fleet: true`` when it exists: the page then shows its
+  "this replica" / "whole fleet" switch.
+- ``GET /prefixgate/metrics`` — Prometheus text from the app's own registry (the fleet's series
+  read first, at most once a second).
 
 Access control is not here (see :mod:`proxy.access`). Repeated prefixes show a fingerprint;
 text previews only when the proxy logs bodies.
@@ -17,6 +24,7 @@ text previews only when the proxy logs bodies.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import orjson
@@ -26,6 +34,8 @@ from starlette.routing import Route
 
 from analyzer.pricing import PriceTable
 from proxy.accounting import kv_page
+from proxy.accounting.fleet import Rows, capped, shape
+from proxy.accounting.fleet_redis import RETENTION_S
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.summary import parse_since, summarize
@@ -55,6 +65,40 @@ def label_models(rows: list[dict], prices: PriceTable | None) -> None:
             row["priced_as"] = price.label
 
 
+def _rates(row: dict) -> dict:
+    row["token_hit_rate"] = row["cached_tokens"] / row["input_tokens"] if row["input_tokens"] else 0.0
+    known = row["requests"] - row["prefix_unknown"]
+    row["request_hit_rate"] = row["prefix_hits"] / known if known else 0.0
+    return row
+
+
+def fleet_range(hours: dict[int, Rows], since: float | None, prices: PriceTable | None = None,
+                now: float | None = None, max_models: int = 1000) -> dict:
+    """The fleet's per-hour sums → the range's totals, models and hourly series: every hour
+    that ends after ``since`` up to now (all kept hours from the first with data when None),
+    hours without requests as zeros."""
+    now_hour = int((time.time() if now is None else now) // 3600)
+    first = int(since // 3600) if since is not None else min(hours, default=now_hour)
+    first = max(first, now_hour - RETENTION_S // 3600 + 1)
+    last = max([now_hour, *hours])
+    merged: Rows = {}
+    points = []
+    for h in range(first, last + 1):
+        rows = hours.get(h, {})
+        for key, row in rows.items():
+            acc = merged.setdefault(key, [0] * len(row))
+            merged[key] = [a + b for a, b in zip(acc, row)]
+        point = _rates(shape(rows))
+        points.append({"t": h * 3600, "requests": point["requests"], "cost_usd": point["cost_usd"],
+                       "input_tokens": point["input_tokens"], "cached_tokens": point["cached_tokens"], "hit_rate": point["token_hit_rate"]})
+    out = _rates(shape(capped(merged, max_models)))  # every replica's names: bounded
+    for row in out["models"]:
+        _rates(row)
+    label_models(out["models"], prices)
+    out["series"] = {"step": 3600, "points": points}
+    return out
+
+
 def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices: PriceTable | None = None) -> list[Route]:
     async def dashboard(request: Request) -> Response:
         return FileResponse(STATIC / "dashboard.html", media_type="text/html",
@@ -80,10 +124,38 @@ def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices
         data = await ledger.read(lambda conn: summarize(conn, since=since, until=until, buckets=buckets, top=top))
         label_models(data["models"], prices)
         data["bodies_logged"] = log_bodies
+        data["fleet"] = metrics.fleet is not None
         data["ledger"] = {"written": ledger.written, "failures": ledger.failures, "dropped": ledger.dropped}
         return _json(data)
 
+    async def fleet(request: Request) -> Response:
+        fleet = metrics.fleet
+        if fleet is None:
+            return _json({"error": {"type": "not_found", "message": "no fleet totals: this proxy runs on the memory store "
+                                    "(one replica is the fleet); start replicas with --store redis://…"}}, 404)
+        try:
+            since = parse_since(request.query_params.get("since", "24h"))
+        except ValueError as exc:
+            return _bad(str(exc))
+        hours, error, as_of = await fleet.hours(since)  # only the range's hours
+        data = fleet_range(hours or {}, since, prices, max_models=fleet.max_models)
+        if since is None:  # all time: the all-time hash (hours are kept 32 days)
+            rows = await fleet.rows()
+            series = data["series"]
+            data = _rates(shape(capped(rows or {}, fleet.max_models)))
+            for row in data["models"]:
+                _rates(row)
+            label_models(data["models"], prices)
+            data["series"] = series
+            error, as_of = fleet.error, fleet.as_of
+        if as_of is None:  # Redis never answered: no numbers rather than zeros
+            data = {"models": [], "series": {"step": 3600, "points": []}}
+        data.update(available=error is None, error=error, as_of=as_of, retention_days=RETENTION_S // 86400,
+                    flush=fleet.flush_state())
+        return _json(data)
+
     async def metrics_endpoint(request: Request) -> Response:
+        await metrics.refresh()
         return Response(metrics.render(), media_type=metrics.content_type, headers=NO_STORE)
 
     return [
@@ -91,5 +163,6 @@ def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices
         Route("/prefixgate/kv", kv_page.page, methods=["GET"]),
         Route("/prefixgate/static/{name}", static, methods=["GET"]),
         Route("/prefixgate/api/summary", summary, methods=["GET"]),
+        Route("/prefixgate/api/fleet", fleet, methods=["GET"]),
         Route("/prefixgate/metrics", metrics_endpoint, methods=["GET"]),
     ]

@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS requests_ts ON {TABLE} (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = "3"  # 2: the flags column; 3: the upstream column
+SCHEMA_VERSION = "5"  # 2: the flags column; 3: the upstream column; 4: the store column; 5: cache_storage_usd
 
 
 class LedgerError(RuntimeError):
@@ -107,7 +107,7 @@ def row_for(record: RequestRecord, log_bodies: bool) -> tuple[Any, ...]:
         ",".join(record.chain) if record.chain else None,
         record.body if log_bodies and record.body is not None else None,
         ",".join(u.flags) if u is not None and u.flags else None,
-        record.upstream,
+        record.upstream, record.store, record.cache_storage_usd,
     )
 
 

@@ -29,6 +29,16 @@ provider's name), each exported counter again as ``prefixgate_upstream_<name>`` 
 separate families so the series above keep their label sets; the upstream names come from
 the config and are capped anyway (``max_upstreams``, then ``other``).
 
+With a Redis store (:mod:`proxy.accounting.fleet`), the whole fleet's all-time totals again as
+``prefixgate_fleet_<name>`` by ``provider`` and ``model`` (and ``kind`` for tokens; requests
+have no ``status`` label there): e.g. ``prefixgate_fleet_requests_total{provider,model}``,
+``prefixgate_fleet_tokens_total{provider,model,kind}``, ``prefixgate_fleet_cost_usd_total``,
+plus ``prefixgate_fleet_available`` (1 when the last read answered). They come from the last
+read of Redis (the endpoint refreshes it first, at most once a second), so every replica
+exports the same fleet values: sum the replicas' own series, or take one replica's fleet ones.
+Redis holds every replica's (and every restarted process's) model names, so the fleet's are
+capped again here: the ``max_models`` with most requests, the rest summed as ``other``.
+
 Model labels are capped (``max_models``, then ``other``) so a client cannot blow up the
 series count; rewrite ids too (``max_rewrite_ids``). This module does not serve HTTP (the
 app does) and keeps no request data.
@@ -36,15 +46,31 @@ app does) and keeps no request data.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from proxy.accounting.counters import COUNTERS, LABELS, MAX_REWRITE_IDS, Cap, contributions
-from proxy.accounting.stats import MAX_UPSTREAMS
+from proxy.accounting.counters import (
+    COUNTERS,
+    INDEX,
+    LABELS,
+    MAX_REWRITE_IDS,
+    Cap,
+    contributions,
+)
+from proxy.accounting.fleet import capped
+from proxy.accounting.fleet_redis import from_ints
 from proxy.accounting.records import RequestRecord
+from proxy.accounting.stats import MAX_UPSTREAMS
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -61,8 +87,45 @@ class _LedgerCollector(Collector):
             yield CounterMetricFamily("prefixgate_ledger_flagged", "Ledger rows stored with a clamped or nulled value.", value=rest[0])
 
 
+class _FleetCollector(Collector):
+    """``prefixgate_fleet_*`` from the fleet's last read: ``rows`` → {(provider, model): sums} or None."""
+
+    _PRICED = INDEX["priced"]
+
+    def __init__(self, rows: Callable[[], dict | None], available: Callable[[], bool], max_models: int) -> None:
+        self.rows, self.available, self.max_models = rows, available, max_models
+
+    def collect(self) -> Iterable[CounterMetricFamily | GaugeMetricFamily]:
+        yield GaugeMetricFamily("prefixgate_fleet_available", "1 when the fleet totals' last read from Redis answered.",
+                                value=1 if self.available() else 0)
+        rows = self.rows()
+        if rows is None:
+            return
+        rows = capped(rows, self.max_models)  # every replica's names since the fleet began: bounded here too
+        families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
+        for i, c in enumerate(COUNTERS):
+            m = c.metric
+            if m is None:
+                continue
+            name = "prefixgate_fleet_" + m.name.removeprefix("prefixgate_")
+            family = families.get(name)
+            if family is None:
+                kind = GaugeMetricFamily if m.gauge else CounterMetricFamily
+                labels = ["provider", "model", "kind"] if m.kind else ["provider", "model"]
+                family = families[name] = kind(name, (m.help or c.help) + " Whole fleet, all time.", labels=labels)
+            for (provider, model), raw in sorted(rows.items()):
+                values = from_ints(raw)
+                if c.kind == "usd" and not values[self._PRICED]:  # unpriced: no money, never $0
+                    continue
+                if c.kind != "usd" and not values[i]:
+                    continue
+                family.add_metric([provider, model, m.kind] if m.kind else [provider, model], values[i])
+        yield from families.values()
+
+
 class Metrics:
     content_type = CONTENT_TYPE_LATEST
+    fleet = None  # a proxy.accounting.fleet.Fleet once attached
 
     def __init__(self, max_models: int = 200, max_rewrite_ids: int = MAX_REWRITE_IDS,
                  max_upstreams: int = MAX_UPSTREAMS) -> None:
@@ -105,6 +168,16 @@ class Metrics:
 
     def attach_ledger(self, ledger_stats: Callable[[], tuple[int, ...]]) -> None:
         self.registry.register(_LedgerCollector(ledger_stats))
+
+    def attach_fleet(self, fleet) -> None:
+        """Export ``fleet``'s totals (:class:`proxy.accounting.fleet.Fleet`) as ``prefixgate_fleet_*``."""
+        self.fleet = fleet
+        self.registry.register(_FleetCollector(lambda: fleet.last_rows, lambda: fleet.available, self.max_models))
+
+    async def refresh(self) -> None:
+        """Read what :meth:`render` exports from elsewhere (the fleet totals; cached 1 s)."""
+        if self.fleet is not None:
+            await self.fleet.rows()
 
     def _at(self, metric, labels: tuple[str, ...]):
         key = (id(metric), labels)

@@ -4,10 +4,17 @@ The handler creates a :class:`RequestRecord` with each request's
 :class:`~proxy.exchange.Exchange` and fills what it learns before forwarding; the relay
 fills the rest (status, timing, usage) and hands the exchange to
 :class:`proxy.accounting.recorder.Recorder`, whose enrichers add the money and whose
-sinks get the record alone. Records never hold an API key or auth header; prompt content
+sinks get the record alone. The Gemini auto-cache makes one record for each of its own
+``cachedContents`` calls (request id ``<the causing request's id>-create`` / ``-refresh``, no
+usage, its ``cache_storage_usd``), handed to the sinks by
+:meth:`~proxy.accounting.recorder.Recorder.emit`. Records never hold an API key or auth header; prompt content
 only when ``--log-bodies`` is on.
 ``prefix_segments`` is ``None`` when the prefix store was skipped or failed: every sink
-counts that as unknown, never as a miss or as 0 repeated.
+counts that as unknown, never as a miss or as 0 repeated. ``store`` says which it was
+(:data:`STORE_STATES`): ``ok`` (the store answered), ``unavailable`` (it failed or missed its
+deadline), ``skipped`` (not asked: its breaker was open, or it is held until the shared
+tenant secret is read) or ``none`` (no look-up was needed: nothing to cache, or the request
+ended before its body was analysed).
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ from dataclasses import dataclass, field
 
 from analyzer.cost import Breakdown
 from analyzer.usage import Usage
+
+
+STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE = "ok", "unavailable", "skipped", "none"
+STORE_STATES = (STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE)
 
 
 @dataclass(slots=True)
@@ -47,4 +58,6 @@ class RequestRecord:
     rewrites: list[str] = field(default_factory=list)  # kebab-case ids of the rewrites applied, in order
     body: bytes | None = None  # only with --log-bodies
     cost_breakdown: Breakdown | None = None  # cost_usd by token kind, set with it by the money layer; the ledger stores it
+    store: str = STORE_NONE  # the prefix look-up's outcome: one of STORE_STATES
+    cache_storage_usd: float | None = None  # explicit-cache storage bought by this record's cachedContents call (proxy.gemini_cache); None: none
     upstream: str | None = None  # the upstream's name, its path prefix ("openai", "deepseek"; proxy.config.UpstreamSpec); None: the path named none

@@ -48,36 +48,67 @@ def wait_ready(url: str, proc: subprocess.Popen, what: str, timeout_s: float, lo
 
 @contextlib.contextmanager
 def child(args: list[str], ready_url: str, what: str, workdir: Path, timeout_s: float = 60.0,
-          profile: Path | None = None) -> Iterator[int]:
+          profile: Path | None = None, home: Path | None = None) -> Iterator[int]:
     """Run ``python -m proxy.cli ARGS`` (under cProfile into ``profile`` if given) until the
     block ends; yields its pid. A profiled child is stopped with SIGINT: uvicorn shuts down
     cleanly and re-raises it as KeyboardInterrupt, which cProfile survives to write its file
     (a re-raised SIGTERM would kill it first)."""
-    log = workdir / f"{what.replace(' ', '-')}.log"
-    env = {**os.environ, "PREFIXGATE_HOME": str(workdir / "home")}
-    prefix = ["-m", "cProfile", "-o", str(profile)] if profile else []
-    with open(log, "wb") as sink:
-        proc = subprocess.Popen([sys.executable, *prefix, "-m", "proxy.cli", *args], stdout=sink, stderr=sink, env=env)
+    with children([(args, ready_url, what, profile, home)], workdir, timeout_s) as (pid,):
+        yield pid
+
+
+Spec = tuple[list[str], str, str, "Path | None", "Path | None"]  # args, ready URL, name, profile, home
+
+
+@contextlib.contextmanager
+def children(specs: list[Spec], workdir: Path, timeout_s: float = 60.0) -> Iterator[list[int]]:
+    """:func:`child` for several at once: all started together (their interpreters load in
+    parallel), then each waited for; yields their pids; all stopped when the block ends."""
+    procs: list[tuple[subprocess.Popen, Path | None]] = []
     try:
-        wait_ready(ready_url, proc, what, timeout_s, log)
-        yield proc.pid
+        for args, _url, what, profile, home in specs:
+            log = workdir / f"{what.replace(' ', '-')}.log"
+            env = {**os.environ, "PREFIXGATE_HOME": str(home or workdir / "home")}
+            prefix = ["-m", "cProfile", "-o", str(profile)] if profile else []
+            with open(log, "wb") as sink:
+                procs.append((subprocess.Popen([sys.executable, *prefix, "-m", "proxy.cli", *args], stdout=sink, stderr=sink,
+                                               env=env), profile))
+        for (proc, _), (_args, url, what, _profile, _home) in zip(procs, specs):
+            wait_ready(url, proc, what, timeout_s, workdir / f"{what.replace(' ', '-')}.log")
+        yield [proc.pid for proc, _ in procs]
     finally:
-        proc.send_signal(signal.SIGINT if profile else signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        for proc, profile in reversed(procs):
+            proc.send_signal(signal.SIGINT if profile else signal.SIGTERM)
+        for proc, _ in reversed(procs):
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
 
 
 @contextlib.contextmanager
 def emulator_and_proxy(workdir: Path, profile: Path | None = None) -> Iterator[tuple[int, int]]:
     """Start the emulator, then the proxy in front of it; yields (emulator port, proxy port).
     With ``profile``, the proxy runs under cProfile and writes its stats there on exit."""
-    emu_port, proxy_port = free_ports(2)
+    with emulator_and_proxies(workdir, ["memory"], profile) as (emu_port, (proxy_port,)):
+        yield emu_port, proxy_port
+
+
+@contextlib.contextmanager
+def emulator_and_proxies(workdir: Path, stores: list[str], profile: Path | None = None) -> Iterator[tuple[int, list[int]]]:
+    """The emulator and one proxy per ``--store`` in ``stores``, each in its own process
+    with its own ledger and home; yields (emulator port, proxy ports in that order). With
+    ``profile``, the first proxy runs under cProfile and writes its stats there on exit."""
+    emu_port, *proxy_ports = free_ports(1 + len(stores))
     emu = f"http://127.0.0.1:{emu_port}"
-    with child(["emulator", "--port", str(emu_port)], f"{emu}/_emulator/requests", "emulator", workdir):
-        serve = ["serve", "--port", str(proxy_port), "--openai-base", f"{emu}/v1", "--anthropic-base", emu,
-                 "--ledger", str(workdir / "ledger.sqlite"), "--log-level", "warning"]
-        with child(serve, f"http://127.0.0.1:{proxy_port}/prefixgate/health", "proxy", workdir, profile=profile):
-            yield emu_port, proxy_port
+    specs: list[Spec] = [(["emulator", "--port", str(emu_port)], f"{emu}/_emulator/requests", "emulator", None, None)]
+    for i, (store, port) in enumerate(zip(stores, proxy_ports)):
+        name = "proxy" if i == 0 else f"proxy-{i}"
+        home = workdir / name
+        home.mkdir(exist_ok=True)
+        serve = ["serve", "--port", str(port), "--openai-base", f"{emu}/v1", "--anthropic-base", emu,
+                 "--ledger", str(home / "ledger.sqlite"), "--store", store, "--log-level", "warning"]
+        specs.append((serve, f"http://127.0.0.1:{port}/prefixgate/health", name, profile if i == 0 else None, home / "home"))
+    with children(specs, workdir):
+        yield emu_port, proxy_ports

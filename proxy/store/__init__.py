@@ -11,14 +11,16 @@ Entries expire after the provider's TTL (the time a provider keeps a prefix cach
   ``redis-cluster://host:port[,host:port…]``): shared by every proxy on the same Redis or
   Cluster, one round trip per look-up (a tenant's keys share one hash-tag slot).
 - :mod:`proxy.store.guard` and :mod:`proxy.store.breaker` — the deadline and circuit
-  breaker that keep a failing or hung Redis off the request path.
+  breaker that keep a failing or hung Redis off the request path (one breaker per Cluster
+  node, so a lost node skips only the tenants whose slot it served).
 
 Keys are ``tenant`` + chain hash (Redis: ``{key_prefix}{tenant}:{hash}``); tenants are keyed hashes (:mod:`proxy.tenant`), so the
 store never holds an API key or prompt text. A Redis failure never fails a request: the
 proxy puts a :class:`RedisStore` behind :class:`proxy.store.guard.GuardedStore` (a
 deadline per look-up and a circuit breaker), whose answer is ``None`` (unknown, never
-``0``) when Redis fails, hangs or is being skipped. Redis' own socket timeouts (2 s) are
-only a backstop. This package does not decide what a segment is.
+``0``) when Redis fails, hangs or is being skipped; probes find it again with a capped
+exponential backoff. Client timeouts (2 s) are only a backstop. The look-up's hot path
+speaks RESP itself (:mod:`proxy.store.resp`). This package does not decide what a segment is.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Protocol, Sequence
 
 
 class PrefixStore(Protocol):
-    def ready(self) -> bool: ...  # False: skip the store now, without awaiting anything
+    def ready(self, tenant: str | None = None) -> bool: ...  # False: skip the store for this tenant now, awaiting nothing
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int | None: ...  # None: unknown
 

@@ -1,13 +1,18 @@
-"""A circuit breaker for one dependency: closed (use it) or open (skip it, probe it).
+"""A circuit breaker for one dependency: closed (use it) or open (skip it, probe it), and
+the capped exponential backoff between its probes (:class:`Backoff`).
 
 States and moves, all driven by the caller and a clock (no I/O, no tasks, no sleeping):
 
 - **closed**: :meth:`Breaker.allow` is True; the caller uses the dependency.
   :meth:`failure` (an error or a missed deadline) opens the breaker.
 - **open**: :meth:`allow` is False; the caller skips the dependency without waiting on
-  it. :meth:`try_probe` grants at most one probe at a time, and at most one per
-  ``probe_interval_s`` (counted from the previous probe's start, the first one from the
-  failure that opened the breaker). :meth:`probe_done` with ``ok=True`` closes it.
+  it. :meth:`try_probe` grants at most one probe at a time, the first one backoff after the
+  failure that opened the breaker, each later one backoff after the previous probe
+  failed. The backoff starts at ``first_backoff_s`` (100 ms), doubles after each failed
+  probe up to ``max_backoff_s`` (5 s), and is shortened by up to ``jitter`` (20 %) at
+  random so that replicas that lost Redis together do not probe it in step; it never
+  exceeds the cap. :meth:`probe_done` with ``ok=True`` closes the breaker and resets the
+  backoff to its first step.
 
 A success reported by a call that started before the breaker opened does not close it:
 only a probe does, so a flapping dependency costs at most one deadline per opening. This
@@ -16,18 +21,46 @@ module does not call the dependency or bound its calls (see :mod:`proxy.store.gu
 
 from __future__ import annotations
 
+import random
 import time
 from typing import Callable
 
 CLOSED = "closed"
 OPEN = "open"
+FIRST_BACKOFF_S = 0.1
+MAX_BACKOFF_S = 5.0
+JITTER = 0.2
+
+
+class Backoff:
+    """Delays for retrying a dependency: ``first_s``, doubling per failure up to ``max_s``;
+    each delay handed out is shortened by up to ``jitter`` (a fraction) at random."""
+
+    def __init__(self, first_s: float = FIRST_BACKOFF_S, max_s: float = MAX_BACKOFF_S, jitter: float = JITTER,
+                 rng: Callable[[], float] = random.random) -> None:
+        if first_s <= 0 or max_s < first_s:
+            raise ValueError("backoff wants 0 < first_s <= max_s")
+        if not 0 <= jitter < 1:
+            raise ValueError("jitter must be in [0, 1)")
+        self.first_s, self.max_s, self.jitter = first_s, max_s, jitter
+        self._rng = rng
+        self.current_s = first_s  # the step the next delay is drawn from, before jitter
+
+    def next_delay(self) -> float:
+        """The delay before the next try, then the step doubles (capped)."""
+        delay = self.current_s * (1.0 - self.jitter * self._rng())
+        self.current_s = min(self.max_s, self.current_s * 2)
+        return delay
+
+    def reset(self) -> None:
+        self.current_s = self.first_s
 
 
 class Breaker:
-    def __init__(self, probe_interval_s: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
-        if probe_interval_s <= 0:
-            raise ValueError("probe_interval_s must be positive")
-        self.probe_interval_s = probe_interval_s
+    def __init__(self, first_backoff_s: float = FIRST_BACKOFF_S, max_backoff_s: float = MAX_BACKOFF_S,
+                 clock: Callable[[], float] = time.monotonic, *, jitter: float = JITTER,
+                 rng: Callable[[], float] = random.random) -> None:
+        self.backoff = Backoff(first_backoff_s, max_backoff_s, jitter, rng)
         self._clock = clock
         self.state = CLOSED
         self.opened_at: float | None = None  # clock time of the failure that opened it
@@ -35,7 +68,13 @@ class Breaker:
         self.probing = False  # a probe is in flight
         self.probes = 0  # probes started since the breaker last opened
         self.openings = 0  # times it opened since start
-        self._last_probe: float = 0.0
+        self.next_probe_at: float | None = None  # clock time the next probe is due (open, none in flight)
+        self.delay_s: float | None = None  # the wait before that probe (jitter applied)
+
+    def sibling(self) -> Breaker:
+        """A new closed breaker with this one's backoff, jitter and clock (one per store scope)."""
+        b = self.backoff
+        return Breaker(b.first_s, b.max_s, self._clock, jitter=b.jitter, rng=b._rng)
 
     def allow(self) -> bool:
         return self.state == CLOSED
@@ -46,21 +85,22 @@ class Breaker:
         if self.state == OPEN:
             return False
         self.state = OPEN
-        self.opened_at = self._last_probe = self._clock()
+        self.opened_at = now = self._clock()
         self.probes = 0
         self.openings += 1
+        self.backoff.reset()
+        self._schedule(now)
         return True
 
     def try_probe(self) -> bool:
         """True (and a probe is now in flight) when the breaker is open, no probe is in
-        flight and ``probe_interval_s`` passed since the last one started."""
+        flight and the backoff since the last failure has passed."""
         if self.state != OPEN or self.probing:
             return False
-        now = self._clock()
-        if now - self._last_probe < self.probe_interval_s:
+        if self.next_probe_at is not None and self._clock() < self.next_probe_at:
             return False
         self.probing = True
-        self._last_probe = now
+        self.next_probe_at = None
         self.probes += 1
         return True
 
@@ -69,12 +109,19 @@ class Breaker:
         self.probing = False
         if not ok:
             self.last_error = error or self.last_error
+            if self.state == OPEN:
+                self._schedule(self._clock())
             return False
         if self.state == CLOSED:
             return False
         self.state = CLOSED
-        self.opened_at = None
+        self.opened_at = self.next_probe_at = self.delay_s = None
+        self.backoff.reset()
         return True
+
+    def _schedule(self, now: float) -> None:
+        self.delay_s = self.backoff.next_delay()
+        self.next_probe_at = now + self.delay_s
 
     def to_json(self) -> dict:
         now = self._clock()
@@ -85,4 +132,6 @@ class Breaker:
             "probing": self.probing,
             "probes": self.probes,
             "openings": self.openings,
+            "backoff_s": None if self.delay_s is None else round(self.delay_s, 3),  # the current wait between probes
+            "next_probe_in_s": None if self.next_probe_at is None else round(max(0.0, self.next_probe_at - now), 3),
         }

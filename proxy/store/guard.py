@@ -5,12 +5,38 @@ deadline (``--store-timeout``, default :data:`DEFAULT_DEADLINE_S` = 100 ms), ind
 of redis-py's socket timeouts; a look-up that fails or misses it answers ``None``
 ("unknown") and opens the :class:`~proxy.store.breaker.Breaker`. While it is open,
 :meth:`GuardedStore.ready` says False and the request path skips the store without
-awaiting anything; at most one probe (``PING``, under the same deadline) runs at a time and
-at most one per second, started in the background by a request, or inline by
-``/prefixgate/health``. A probe that answers closes the breaker.
+awaiting anything; at most one probe (``PING``, under the same deadline) runs at a time,
+after a capped exponential backoff (100 ms doubling to 5 s, with jitter; reset when a probe
+answers), started in the background by a request, or inline by ``/prefixgate/health``. A
+probe that answers closes the breaker.
 
-A timed-out Redis call is cancelled mid-command; redis-py's asyncio connection disconnects
-itself on any ``BaseException`` while sending or reading (``send_packed_command`` and
+**Scopes.** A store whose look-ups go to different servers (a Redis Cluster: ``scoped`` True)
+names the scope of each tenant's look-up (``inner.scope(tenant)``: the node serving the
+tenant's hash-tag slot, or ``"slot N"`` while that slot's node is unknown, e.g. right after a
+failover); each scope has its own breaker (:meth:`Breaker.sibling`), so a lost node skips
+only the tenants whose slot it served. A single Redis (or any unscoped store) is one scope,
+``None``: :attr:`GuardedStore.breaker`. :meth:`GuardedStore.ready` takes the tenant and stays
+cheap (a CRC16 and a dict look-up; never awaits). Health checks every known scope (concurrently,
+each under the deadline) and shows their states under ``scopes``; scopes the store says are
+``stale`` (a node gone from its map, a slot that has a node again) are forgotten.
+
+**Recovery work.** :meth:`GuardedStore.on_recovery` registers work (the tenant secret's
+write-back, :meth:`proxy.tenant.TenantHasher.reassert_shared`) that runs when the store comes
+back: inside a probe, after its ``PING`` answered and before the breaker closes (if the work
+fails the probe failed: the scope stays skipped, probed again with the backoff), and in the
+background when the inner store reports that Redis lost its data while no breaker opened (a
+restart between two look-ups: ``NOSCRIPT``, the inner store's ``on_lost_data``).
+
+:meth:`GuardedStore.hold_until` keeps the store skipped (``ready()`` False, health not ok,
+with the cause) until a background task ends: the proxy holds a Redis store until the
+replicas' shared tenant secret is read (:meth:`proxy.tenant.TenantHasher.fetch_shared`), so
+it never records prefixes under a tenant the other replicas would not compute.
+:attr:`GuardedStore.lookups` counts look-ups by outcome (``ok``, ``unavailable``: failed or
+past the deadline, ``skipped``: breaker open or held), shown under health's ``breaker``.
+
+A timed-out Redis call is cancelled mid-command; the store's RESP pool
+(:mod:`proxy.store.resp`) closes a connection on any ``BaseException`` while a command is in
+flight, as redis-py's asyncio connection does (``send_packed_command`` and
 ``read_response``), so a late reply can never be read by the next command on that
 connection. :func:`guarded` wraps any store but a :class:`~proxy.store.MemoryStore`, which
 never waits and gets no breaker. This module does not decide what the store holds.
@@ -21,95 +47,229 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Hashable, Sequence
 
-from proxy.store.breaker import Breaker
 from proxy.store.base import PrefixStore
+from proxy.store.breaker import Breaker
 from proxy.store.memory import MemoryStore
 
 log = logging.getLogger("prefixgate.store")
 
 DEFAULT_DEADLINE_S = 0.1
-PROBE_INTERVAL_S = 1.0
+RECOVERY_DEADLINE_S = 5.0  # recovery work (a Redis round trip or two) inside a probe
+MAX_SCOPES_SHOWN = 64
+OK, UNAVAILABLE, SKIPPED = "ok", "unavailable", "skipped"
+
+Scope = Hashable  # None: the whole store
 
 
 class GuardedStore:
     def __init__(self, inner: PrefixStore, deadline_s: float = DEFAULT_DEADLINE_S,
-                 probe_interval_s: float = PROBE_INTERVAL_S, clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *, breaker: Breaker | None = None) -> None:
         if deadline_s <= 0:
             raise ValueError("deadline_s must be positive")
         self.inner = inner
         self.deadline_s = deadline_s
-        self.breaker = Breaker(probe_interval_s, clock)
-        self._probe_task: asyncio.Task | None = None
+        self.breaker = breaker if breaker is not None else Breaker(clock=clock)  # scope None: the whole store
+        self.breakers: dict[Scope, Breaker] = {None: self.breaker}
+        self._scope_of = inner.scope if getattr(inner, "scoped", False) else None
+        self.held: str | None = None  # why the store is skipped whatever the breaker says (hold_until)
+        self.lookups = {OK: 0, UNAVAILABLE: 0, SKIPPED: 0}
+        self._probe_task: asyncio.Task | None = None  # the latest probe started in the background
+        self._probes: dict[Scope, asyncio.Task] = {}
+        self._hold_task: asyncio.Task | None = None
+        self._recovery: list[Callable[[], Awaitable[object]]] = []
+        self._recovery_task: asyncio.Task | None = None
+        if hasattr(inner, "on_lost_data"):
+            inner.on_lost_data = self._lost_data
 
-    def ready(self) -> bool:
-        """True while the breaker is closed. While it is open: False, and a background
-        probe starts when one is due (never awaited here)."""
-        if self.breaker.allow():
+    @property
+    def scoped(self) -> bool:
+        return self._scope_of is not None
+
+    def scope_of(self, tenant: str | None) -> Scope:
+        """The scope a tenant's look-up falls in (None: the whole store)."""
+        if self._scope_of is None or tenant is None:
+            return None
+        try:
+            return self._scope_of(tenant)
+        except Exception:  # a map being rebuilt: the whole store's breaker decides
+            return None
+
+    def breaker_for(self, scope: Scope) -> Breaker:
+        b = self.breakers.get(scope)
+        if b is None:
+            b = self.breakers[scope] = self.breaker.sibling()
+        return b
+
+    def ready(self, tenant: str | None = None) -> bool:
+        """True while the breaker of ``tenant``'s scope is closed and nothing holds the store.
+        Else False (the caller skips the store; counted), and a background probe of that
+        scope starts when one is due (never awaited here)."""
+        scope = self.scope_of(tenant)
+        b = self.breakers.get(scope) or self.breaker_for(scope)
+        if b.state == "closed" and self.held is None:
             return True
-        if self.breaker.try_probe():
-            self._probe_task = asyncio.get_running_loop().create_task(self._probe())
+        self.lookups[SKIPPED] += 1
+        if b.try_probe():
+            self._probe_task = self._probes[scope] = asyncio.get_running_loop().create_task(self._probe(scope, b))
         return False
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int | None:
         """The inner store's answer, or ``None`` when skipped, failed or past the deadline."""
-        if not self.ready():
+        if not self.ready(tenant):
             return None
         try:
             async with asyncio.timeout(self.deadline_s):
-                return await self.inner.seen(tenant, provider, hashes)
+                found = await self.inner.seen(tenant, provider, hashes)
         except Exception as exc:  # CancelledError (the client left) is not the store's fault
-            self._failed(exc)
+            self.lookups[UNAVAILABLE] += 1
+            self._failed(exc, self.scope_of(tenant))
             return None
+        self.lookups[OK] += 1
+        return found
+
+    def on_recovery(self, work: Callable[[], Awaitable[object]]) -> None:
+        """Run ``work()`` whenever the store comes back (module docstring); it must bound itself."""
+        self._recovery.append(work)
+
+    def hold_until(self, work: Callable[[], Awaitable[object]], cause: str) -> None:
+        """Skip the store (``ready()`` False, health not ok with ``cause``) until ``work()``,
+        run now as a background task, ends; :meth:`aclose` cancels it. Needs a running loop."""
+        self.held = cause
+
+        async def run() -> None:
+            try:
+                await work()
+            except Exception:  # never released on a failure: the store would be used before it may be
+                log.exception("prefix store held (%s): the work it waits for failed; the store stays skipped", cause)
+                return
+            self.held = None
+
+        self._hold_task = asyncio.get_running_loop().create_task(run())
 
     async def health(self) -> dict:
-        """The store's state for ``/prefixgate/health``, never longer than the deadline:
-        a ``PING`` when closed, a probe when open and one is due, else the breaker as is."""
-        if self.breaker.allow():
-            try:
-                await self._ping()
-            except Exception as exc:
-                self._failed(exc)
-        elif self.breaker.try_probe():
-            await self._probe()
-        return {"ok": self.breaker.allow(), "deadline_ms": round(self.deadline_s * 1000, 3), **self.breaker.to_json()}
+        """The store's state for ``/prefixgate/health``, never much longer than the deadline:
+        per scope, a ``PING`` when closed, a probe when open and one is due, else the breaker
+        as is. The top-level breaker fields are the whole store's, or, when scopes are open,
+        the latest opened one's; ``cause`` says why it is not ok: the hold's reason, else the
+        last error (naming the open scopes of a scoped store); ``scopes`` counts them."""
+        self._forget_stale()
+        scopes = set(self.breakers)
+        if self._scope_of is not None:
+            known = self._known_scopes()
+            if known:
+                scopes |= known
+                if self.breaker.allow():
+                    scopes.discard(None)  # the whole-cluster scope: only look-ups without a tenant use it
+        await asyncio.gather(*(self._check(scope) for scope in scopes))
+        opened = {s: b for s, b in self.breakers.items() if not b.allow()}
+        shown = max(opened.values(), key=lambda b: b.opened_at or 0.0) if opened else self.breaker
+        ok = not opened and self.held is None
+        cause = None
+        if not ok:
+            cause = self.held or shown.last_error
+            if self.held is None and self._scope_of is not None:
+                names = ", ".join(sorted(map(_name, opened))[:8])
+                cause = f"{shown.last_error} ({len(opened)} of {len(scopes | set(opened))} store scopes skipped: {names})"
+        states = sorted(((_name(s), b.state) for s, b in self.breakers.items() if s in scopes or s in opened),
+                        key=lambda item: (item[1] == "closed", item[0]))
+        return {"ok": ok, "cause": cause, "held": self.held, "deadline_ms": round(self.deadline_s * 1000, 3),
+                **shown.to_json(), "lookups": dict(self.lookups),
+                "scopes": {"total": len(scopes | set(opened)), "open": len(opened), "states": dict(states[:MAX_SCOPES_SHOWN])}}
 
     async def aclose(self) -> None:
-        task = self._probe_task
-        if task is not None and not task.done():
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        for task in (*self._probes.values(), self._hold_task, self._recovery_task):
+            if task is not None and not task.done():
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
         await self.inner.aclose()
 
-    def _failed(self, exc: BaseException) -> None:
+    def _failed(self, exc: BaseException, scope: Scope = None) -> None:
         name = type(exc).__name__
-        if self.breaker.failure(name):
-            log.warning("prefix store failed (%s, deadline %.0f ms): skipping it, probing at most once per %.0f s",
-                        name, self.deadline_s * 1000, self.breaker.probe_interval_s)
+        if self.breaker_for(scope).failure(name):
+            b = self.breakers[scope]
+            where = "" if scope is None else f" on {_name(scope)}"
+            log.warning("prefix store failed%s (%s, deadline %.0f ms): skipping it, probing with a backoff from %.0f ms to %.0f s",
+                        where, name, self.deadline_s * 1000, b.backoff.first_s * 1000, b.backoff.max_s)
 
-    async def _ping(self) -> None:
+    def _known_scopes(self) -> set[Scope]:
+        scopes = getattr(self.inner, "scopes", None)
+        try:
+            return set(scopes()) if scopes is not None else set()
+        except Exception:
+            return set()
+
+    def _forget_stale(self) -> None:
+        """Drop the breakers of scopes the store no longer maps (a slot served again, a node gone)."""
+        stale = getattr(self.inner, "stale", None)
+        if stale is None:
+            return
+        for scope in [s for s in self.breakers if s is not None]:
+            b = self.breakers[scope]
+            if not b.probing and stale(scope):
+                del self.breakers[scope]
+
+    async def _check(self, scope: Scope) -> None:
+        b = self.breaker_for(scope)
+        if b.allow():
+            try:
+                await self._ping(scope)
+            except Exception as exc:
+                self._failed(exc, scope)
+        elif b.try_probe():
+            await self._probe(scope, b)
+
+    async def _ping(self, scope: Scope = None) -> None:
         ping = getattr(self.inner, "ping", None)
         if ping is None:  # nothing cheaper to ask: let the next real call decide
             return
         async with asyncio.timeout(self.deadline_s):
-            if not await ping():
+            if not await (ping(scope) if self._scope_of is not None else ping()):
                 raise ConnectionError("ping answered false")
 
-    async def _probe(self) -> None:
-        """One probe granted by :meth:`Breaker.try_probe`; closes the breaker when it answers."""
+    async def _probe(self, scope: Scope = None, b: Breaker | None = None) -> None:
+        """One probe granted by :meth:`Breaker.try_probe`: a ``PING``, then the recovery work;
+        closes the breaker when both succeed."""
+        b = b if b is not None else self.breaker
         ok, error = False, None
         try:
-            await self._ping()
+            await self._ping(scope)
+            if self._recovery:
+                async with asyncio.timeout(RECOVERY_DEADLINE_S):
+                    await self._recover()
             ok = True
         except Exception as exc:
             error = type(exc).__name__
         finally:  # also when cancelled: the next probe must stay possible
-            if self.breaker.probe_done(ok, error):
-                log.info("prefix store answers again: using it")
+            if b.probe_done(ok, error):
+                log.info("prefix store answers again%s: using it", "" if scope is None else f" on {_name(scope)}")
+
+    async def _recover(self) -> None:
+        for work in self._recovery:
+            await work()
+
+    def _lost_data(self) -> None:
+        """The inner store saw Redis lose its data (restart without persistence): run the
+        recovery work in the background, once at a time."""
+        if not self._recovery or (self._recovery_task is not None and not self._recovery_task.done()):
+            return
+
+        async def run() -> None:
+            try:
+                async with asyncio.timeout(RECOVERY_DEADLINE_S):
+                    await self._recover()
+            except Exception as exc:
+                log.warning("prefix store: recovery work after Redis lost its data failed (%s)", type(exc).__name__)
+
+        self._recovery_task = asyncio.get_running_loop().create_task(run())
+
+
+def _name(scope: Scope) -> str:
+    return "store" if scope is None else str(scope)
 
 
 def guarded(store: PrefixStore, deadline_s: float = DEFAULT_DEADLINE_S) -> PrefixStore:

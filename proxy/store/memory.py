@@ -25,7 +25,7 @@ class MemoryStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def ready(self) -> bool:
+    def ready(self, tenant: str | None = None) -> bool:
         return True
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:

@@ -10,19 +10,45 @@ same layout. A ``key_prefix`` query parameter on the URL
 The shared tenant secret lives at ``{key_prefix}tenant-secret`` (:func:`shared_secret`).
 Cluster redirects (MOVED/ASK) and a lost node are redis-py's cluster client's to handle.
 
+On a plain ``redis://host:port/db`` URL the look-up and ``PING`` go through
+:class:`proxy.store.resp.RespPool` (pooled connections, ``EVALSHA`` of the precomputed
+SHA-1, keys built from bytes): redis-py's asyncio client costs about 100 µs of Python per
+command, most of what the store added to a request. A Redis that lost the script (restart,
+``SCRIPT FLUSH``) answers ``NOSCRIPT`` and that one look-up is sent again as ``EVAL``, which
+caches it again; every other look-up is exactly one round trip. ``rediss://``, ``unix://`` and
+Cluster URLs use redis-py's client (a ``Script`` object: ``EVALSHA``, ``EVAL`` on NOSCRIPT).
+
+Scopes (:mod:`proxy.store.guard` keeps one breaker per scope): a single Redis is one scope
+(``scoped`` False); on a Cluster, :meth:`RedisStore.scope` names the node serving a tenant's
+hash-tag slot from the client's slot map (no I/O), or ``"slot N"`` while no node is known for
+it, :meth:`RedisStore.ping` pings one scope, :meth:`RedisStore.stale` says a scope no longer
+maps anything. :attr:`RedisStore.on_lost_data` (set by the guard) is called when a look-up
+finds that Redis lost the script (``NOSCRIPT``: a restart, likely without its data).
+:meth:`RedisStore.aclose` gives each client :data:`CLOSE_S` (1 s), so a hung Redis cannot
+hang a shutdown.
+
 Unguarded: the proxy always wraps it in :mod:`proxy.store.guard` (a deadline per look-up
-and a circuit breaker); redis-py's own socket timeouts (2 s) are only a backstop. This
-module does not bound or retry calls.
+and a circuit breaker), whose deadline bounds every look-up; redis-py's socket timeouts
+and the fast path's connect timeout (2 s) are only a backstop, and redis-py's retries are limited to one immediate retry on a connection error (a pooled connection that
+a restarted Redis closed), so a Redis that is down fails fast. This module does not bound
+calls.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import logging
 import secrets
-from typing import Sequence
+from typing import Callable, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from proxy.store.resp import RespError, RespPool, pack
 
 CLUSTER_SCHEME = "redis-cluster://"
 SECRET_KEY = "tenant-secret"
+CLOSE_S = 1.0  # each client's close at shutdown
+SLOT_SCOPE = "slot "
 
 # KEYS: the chain's keys in order; ARGV[1]: TTL in ms. Returns the seen-before count.
 _SEEN_LUA = """
@@ -74,6 +100,18 @@ def chain_key(key_prefix: str, tenant: str, h: bytes) -> str:
     return f"{key_prefix}{{{tenant}}}:{h.hex()}"
 
 
+def _retry(asyncio: bool):
+    """One immediate retry on a connection error, no backoff (redis-py's default retries ten
+    times with a backoff of up to a second: seconds of waiting on a Redis that is down)."""
+    from redis.backoff import NoBackoff
+
+    if asyncio:
+        from redis.asyncio.retry import Retry
+    else:
+        from redis.retry import Retry
+    return Retry(NoBackoff(), 1)
+
+
 def _client(url: str, timeout_s: float, *, asyncio: bool):
     """(client, key prefix) for a redis:// or redis-cluster:// URL."""
     if url.startswith(CLUSTER_SCHEME):
@@ -90,7 +128,21 @@ def _client(url: str, timeout_s: float, *, asyncio: bool):
         import redis.asyncio as module
     else:
         import redis as module
-    return module.Redis.from_url(clean_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s), prefix
+    return module.Redis.from_url(clean_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+                                 retry=_retry(asyncio)), prefix
+
+
+def _fast_pool(url: str, timeout_s: float) -> RespPool | None:
+    """A :class:`RespPool` for a plain ``redis://host[:port][/db]`` URL; None for the others."""
+    if not url.startswith("redis://"):
+        return None
+    from redis.asyncio.connection import parse_url
+
+    kwargs = parse_url(split_key_prefix(url)[0])
+    if "host" not in kwargs or kwargs.get("connection_class") is not None:
+        return None
+    return RespPool(kwargs["host"], int(kwargs.get("port") or 6379), db=int(kwargs.get("db") or 0),
+                    username=kwargs.get("username"), password=kwargs.get("password"), connect_timeout_s=timeout_s)
 
 
 def shared_secret(url: str, timeout_s: float = 2.0) -> bytes:
@@ -109,19 +161,73 @@ def shared_secret(url: str, timeout_s: float = 2.0) -> bytes:
     return bytes.fromhex(value.decode())
 
 
+def write_back_secret(url: str, secret: bytes, timeout_s: float = 2.0) -> bytes:
+    """Write ``secret`` back as the shared tenant secret if the store has none (``SET NX``: a
+    Redis that restarted without its data), then read what the store holds: ``secret``, or the
+    value a replica started meanwhile created. Blocking; raises what redis-py raises."""
+    client, prefix = _client(url, timeout_s, asyncio=False)
+    try:
+        key = prefix + SECRET_KEY
+        client.set(key, secret.hex(), nx=True)
+        value = client.get(key)
+    finally:
+        client.close()
+    if value is None:
+        raise ConnectionError("the shared tenant secret vanished right after it was set")
+    return bytes.fromhex(value.decode())
+
+
+_SEEN_SHA = hashlib.sha1(_SEEN_LUA.encode()).hexdigest().encode()
+_PING = pack([b"PING"])
+
+
 class RedisStore:
     """Redis or Redis Cluster, one Lua round trip per look-up. Unguarded: wrap it
     (:func:`proxy.store.guard.guarded`)."""
 
-    def __init__(self, url: str, ttl_s: dict[str, float] | None = None, key_prefix: str | None = None, timeout_s: float = 2.0) -> None:
+    def __init__(self, url: str, ttl_s: dict[str, float] | None = None, key_prefix: str | None = None, timeout_s: float = 2.0,
+                 *, fast: bool = True) -> None:
+        """``fast=False``: redis-py's client for every URL (what ``bench proxy --store`` compares with)."""
         self._redis, url_prefix = _client(url, timeout_s, asyncio=True)
         self.cluster = url.startswith(CLUSTER_SCHEME)
         self.key_prefix = key_prefix if key_prefix is not None else url_prefix
         self.ttl_s = ttl_s or {}
         self._script = self._redis.register_script(_SEEN_LUA)
+        self._fast = _fast_pool(url, timeout_s) if fast else None  # None: redis-py's client does the look-ups
+        self._prefix = self.key_prefix.encode()
+        self._ttl_arg = {provider: b"%d" % max(1, int(ttl * 1000)) for provider, ttl in self.ttl_s.items()}
+        self.noscript = 0  # look-ups sent again as EVAL because Redis had lost the script
+        self.scoped = self.cluster  # one breaker per node (proxy.store.guard)
+        self.on_lost_data: Callable[[], None] | None = None
 
-    def ready(self) -> bool:
+    def ready(self, tenant: str | None = None) -> bool:
         return True
+
+    def scope(self, tenant: str) -> str:
+        """The Cluster node (``host:port``) serving ``tenant``'s slot, from the client's slot
+        map; ``"slot N"`` while that slot has no known node. No I/O."""
+        from redis.crc import key_slot
+
+        slot = key_slot(tenant.encode())  # the hash tag {tenant}: the slot of every key of the tenant
+        nodes = self._redis.nodes_manager.slots_cache.get(slot)
+        return nodes[0].name if nodes else f"{SLOT_SCOPE}{slot}"
+
+    def scopes(self) -> list[str | None]:
+        """The scopes health checks: the Cluster's primaries (none before its map is read); a
+        single Redis's one scope."""
+        if not self.cluster:
+            return [None]
+        return [n.name for n in self._redis.nodes_manager.nodes_cache.values() if n.server_type == "primary"]
+
+    def stale(self, scope: str | None) -> bool:
+        """True for a scope that no longer maps anything: a node gone from the map, a slot
+        that has a node again."""
+        if not self.cluster or scope is None:
+            return False
+        manager = self._redis.nodes_manager
+        if scope.startswith(SLOT_SCOPE):
+            return bool(manager.slots_cache.get(int(scope[len(SLOT_SCOPE):])))
+        return bool(manager.nodes_cache) and scope not in manager.nodes_cache
 
     def _key(self, tenant: str, h: bytes) -> str:
         return chain_key(self.key_prefix, tenant, h)
@@ -129,11 +235,53 @@ class RedisStore:
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:
         if not hashes:
             return 0
-        ttl_ms = max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
-        return int(await self._script(keys=[self._key(tenant, h) for h in hashes], args=[ttl_ms]))
+        if self._fast is None:
+            ttl_ms = max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
+            return int(await self._script(keys=[self._key(tenant, h) for h in hashes], args=[ttl_ms]))
+        head = b"%s{%s}:" % (self._prefix, tenant.encode())  # chain_key's layout, in bytes
+        ttl = self._ttl_arg.get(provider) or b"%d" % max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
+        args = [b"EVALSHA", _SEEN_SHA, b"%d" % len(hashes), *[head + h.hex().encode() for h in hashes], ttl]
+        try:
+            return int(await self._fast.call(pack(args)))
+        except RespError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+        self.noscript += 1  # Redis restarted or flushed its scripts: EVAL runs it and caches it again
+        if self.on_lost_data is not None:
+            self.on_lost_data()
+        args[:2] = [b"EVAL", _SEEN_LUA.encode()]
+        return int(await self._fast.call(pack(args)))
 
-    async def ping(self) -> bool:
-        return bool(await self._redis.ping())
+    async def ping(self, scope: str | None = None) -> bool:
+        """PING the store, or one scope of a Cluster (:meth:`scope`); ConnectionError for a
+        scope with no known node."""
+        if self._fast is not None:
+            return await self._fast.call(_PING) == b"PONG"
+        if not self.cluster:
+            return bool(await self._redis.ping())
+        if scope is None:
+            return bool(await self._redis.ping(target_nodes=self._redis.RANDOM))  # reads the slot map first if needed
+        manager = self._redis.nodes_manager
+        if scope.startswith(SLOT_SCOPE):
+            if not manager.slots_cache:
+                await self._redis.ping(target_nodes=self._redis.RANDOM)  # (re)reads the slot map
+            nodes = manager.slots_cache.get(int(scope[len(SLOT_SCOPE):]))
+            if not nodes:
+                raise ConnectionError(f"no Cluster node serves {scope}")
+            node = nodes[0]
+        else:
+            node = manager.nodes_cache.get(scope)
+            if node is None:
+                raise ConnectionError(f"Cluster node {scope} is not in the slot map")
+        return bool(await self._redis.execute_command("PING", target_nodes=node))
 
     async def aclose(self) -> None:
-        await self._redis.aclose()
+        """Close both clients, each given at most :data:`CLOSE_S` (a hung Redis never hangs a shutdown)."""
+        for client in (self._fast, self._redis):
+            if client is None:
+                continue
+            try:
+                async with asyncio.timeout(CLOSE_S):
+                    await client.aclose()
+            except Exception as exc:  # TimeoutError or a broken connection: the process is ending anyway
+                logging.getLogger("prefixgate.store").warning("prefix store: close did not finish (%s)", type(exc).__name__)

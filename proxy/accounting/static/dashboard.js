@@ -1,4 +1,6 @@
 // prefixgate dashboard: fetches /prefixgate/api/summary and draws cards, SVG charts and tables.
+// With a Redis store (the summary says fleet: true) a switch shows the whole fleet instead:
+// /prefixgate/api/fleet, hourly, cards, hit rate and models only (the rest is each replica's ledger).
 // No libraries, nothing from the internet. The admin token (?token=) is sent as a Bearer header.
 "use strict";
 
@@ -12,6 +14,7 @@ const SERIES = [
 const params = new URLSearchParams(location.search);
 const token = params.get("token");
 let since = params.get("since") || "24h";
+let scope = params.get("scope") === "fleet" ? "fleet" : "replica";
 
 // Money as every prefixgate surface prints it (analyzer.cost.format_usd; a test holds the two
 // equal): cents from a cent up, 4 significant digits below, "—" for unknown (null, never $0).
@@ -220,17 +223,69 @@ function render(s) {
     (s.ledger.failures ? ` · ledger write failures ${int(s.ledger.failures)}` : "");
 }
 
+function renderFleet(f) {
+  const known = f.requests !== undefined; // Redis never answered yet: nothing to show
+  setCard("card-spent", known ? f.cost_usd : "", known ? usd(f.cost_usd) : "—");
+  document.getElementById("card-spent-sub").textContent = known
+    ? `${int(f.requests)} requests across the fleet` + (f.unpriced ? ` · ${int(f.unpriced)} unpriced` : "") : "";
+  setCard("card-saved", known ? f.saved_usd : "", known ? usd(f.saved_usd) : "—");
+  setCard("card-missed", known ? f.missed_usd : "", known ? usd(f.missed_usd) : "—");
+  setCard("card-hit", known ? f.token_hit_rate : "", known ? pct(f.token_hit_rate) : "—");
+  document.getElementById("card-hit-sub").textContent = known
+    ? `${int(f.cached_tokens)} of ${int(f.input_tokens)} input tokens cached · ${int(f.prefix_hits)} requests repeated a prefix` : "";
+  drawHit(f.series);
+  fillModels(known ? f.models : []);
+  const read = f.as_of ? new Date(f.as_of * 1000).toISOString().slice(0, 19).replace("T", " ") + " UTC" : "never";
+  document.getElementById("footer").textContent = (known
+    ? `whole fleet · requests ${int(f.requests)} · errors ${int(f.errors)} · unanalysed ${int(f.unanalysed)} · ` : "whole fleet · ") +
+    `read from Redis ${read} · this replica's counts not yet flushed ${int(f.flush.pending_requests)}`;
+  return f.available ? null : `fleet totals unavailable (${f.error}): ` + (known ? `showing the values read ${read}` : "nothing read yet");
+}
+
+function showScope(exists) {
+  document.getElementById("scope").hidden = !exists;
+  for (const b of document.querySelectorAll("#scope button")) b.classList.toggle("active", b.dataset.scope === scope);
+  document.body.dataset.scope = scope;
+  document.getElementById("scope-note").hidden = scope !== "fleet";
+}
+
+let drawn = scope; // the scope on screen: a failed switch goes back to it (buttons and numbers agree)
+let loads = 0; // each load's number: only the latest one draws (a slow fleet answer must not overwrite a later click)
+
 async function load() {
+  const mine = ++loads;
   document.body.dataset.state = "loading";
   for (const b of document.querySelectorAll("#range button")) b.classList.toggle("active", b.dataset.since === since);
   const headers = token ? { Authorization: "Bearer " + token } : {};
   try {
-    const resp = await fetch(`api/summary?since=${encodeURIComponent(since)}&buckets=36`, { headers, cache: "no-store" });
-    if (!resp.ok) throw new Error(`summary: HTTP ${resp.status}`);
-    render(await resp.json());
-    document.getElementById("error").hidden = true;
+    let problem = null;
+    if (scope === "fleet") {
+      const resp = await fetch(`api/fleet?since=${encodeURIComponent(since)}`, { headers, cache: "no-store" });
+      if (mine !== loads) return;
+      if (resp.status === 404) { scope = "replica"; return load(); } // no fleet here (memory store)
+      if (!resp.ok) throw new Error(`fleet: HTTP ${resp.status}`);
+      const f = await resp.json();
+      if (mine !== loads) return;
+      showScope(true); // first: the charts measure the layout of this scope
+      problem = renderFleet(f);
+    } else {
+      const resp = await fetch(`api/summary?since=${encodeURIComponent(since)}&buckets=36`, { headers, cache: "no-store" });
+      if (mine !== loads) return;
+      if (!resp.ok) throw new Error(`summary: HTTP ${resp.status}`);
+      const s = await resp.json();
+      if (mine !== loads) return;
+      showScope(Boolean(s.fleet));
+      render(s);
+    }
+    const box = document.getElementById("error");
+    box.textContent = problem || "";
+    box.hidden = !problem;
+    drawn = scope;
     document.body.dataset.state = "ready";
   } catch (err) {
+    if (mine !== loads) return;
+    scope = drawn; // the numbers shown are still that scope's; the next load asks for it again
+    showScope(!document.getElementById("scope").hidden);
     const box = document.getElementById("error");
     box.textContent = String(err.message || err);
     box.hidden = false;
@@ -240,4 +295,5 @@ async function load() {
 
 if (token) document.getElementById("kv-link").href = "kv?token=" + encodeURIComponent(token);
 document.querySelectorAll("#range button").forEach((b) => b.addEventListener("click", () => { since = b.dataset.since; load(); }));
+document.querySelectorAll("#scope button").forEach((b) => b.addEventListener("click", () => { scope = b.dataset.scope; load(); }));
 load();

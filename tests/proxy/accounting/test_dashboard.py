@@ -150,6 +150,7 @@ def test_the_page_fits_a_phone_and_a_desktop_and_formats_money_like_python(busy_
             assert browser.evaluate("[...document.querySelectorAll('#not-billable tr[data-route]')].map((n) => [n.dataset.method, n.dataset.route, n.dataset.count])") \
                 == [["GET", "/v1/models", "4"], ["POST", "/v1/chat/completions", "2"]]
             assert browser.evaluate("document.getElementById('kv-link').getAttribute('href')") == "kv"
+            assert browser.evaluate("document.getElementById('scope').hidden") is True  # no fleet: no switch
             # the chart spans the minute of traffic, not the day: many buckets have requests
             assert browser.evaluate("document.querySelectorAll('#chart-hit .hit-point').length") >= 10
         assert browser.evaluate(f"{MONEY!r}.map(usd)") == [format_usd(v) for v in MONEY]  # the JS twin of format_usd

@@ -473,3 +473,32 @@ def test_the_row_stores_the_breakdown_the_record_carries_and_prices_nothing(tmp_
     assert row["cost_usd"] == 0.001 and row["cost_input_usd"] is None  # no breakdown on the record: none invented
     assert row["rewrites"] == "[]"
     assert dict(zip(COLUMNS, row_for(record(3, rewrites=["a", "b"]), log_bodies=False)))["rewrites"] == '["a", "b"]'
+
+
+def test_a_v3_ledger_without_store_stays_readable_gains_the_column_and_rows_say_the_store(tmp_path):
+    from proxy.accounting.records import STORE_STATES
+    from proxy.accounting.report import load_summary
+
+    path = str(tmp_path / "v3.sqlite")
+    old = [c for c in COLUMNS if c != "store"]
+    conn = sqlite3.connect(path)
+    conn.execute(f"CREATE TABLE requests (id INTEGER PRIMARY KEY, {', '.join(old)})")
+    conn.execute("INSERT INTO requests (request_id, ts, provider, status, input_tokens) VALUES ('old', 1.0, 'openai', 200, 5)")
+    conn.commit()
+    conn.close()
+    assert load_summary([path], None)["requests"] == 1  # `prefixgate report` reads it as it is (read-only)
+    other = str(tmp_path / "other.sqlite")  # and beside a newer ledger
+    open_ledger(other).close()
+    assert load_summary([path, other], None)["requests"] == 1
+
+    async def main():
+        ledger = Ledger(path)
+        for i, state in enumerate(STORE_STATES):
+            ledger.handle(record(i, store=state))
+        await ledger.aclose()
+
+    asyncio.run(main())
+    got = [(r["request_id"], r["store"]) for r in rows(path)]
+    assert got == [("old", None), *((f"r{i}", s) for i, s in enumerate(STORE_STATES))]
+    assert STORE_STATES == ("ok", "unavailable", "skipped", "none")
+    assert RequestRecord("x", 0.0, "t", "openai", "/v1/chat/completions").store == "none"  # no look-up until the handler makes one

@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from proxy.app import create_app
 from proxy.config import ProxyConfig
 from proxy.store import MemoryStore
+from proxy.store.breaker import Breaker
 from proxy.store.guard import DEFAULT_DEADLINE_S, GuardedStore, guarded
 
 A, B = b"\x01" * 16, b"\x02" * 16
@@ -68,7 +69,8 @@ class Fake:
 
 
 def guard(fake: Fake, clock: Clock, deadline: float = DEADLINE) -> GuardedStore:
-    return GuardedStore(fake, deadline, clock=clock)
+    """A guard whose breaker probes without jitter: 0.1 s after opening, then 0.2, 0.4, … after each failed probe."""
+    return GuardedStore(fake, deadline, breaker=Breaker(clock=clock, jitter=0.0))
 
 
 async def settle(store: GuardedStore) -> None:
@@ -111,17 +113,17 @@ def test_ready_is_false_while_open_so_the_caller_never_awaits():
     assert asyncio.run(scenario()) == (False, 1)
 
 
-def test_one_probe_per_second_and_never_two_at_once():
+def test_probes_back_off_and_never_two_at_once():
     async def scenario():
         fake, clock = Fake(), Clock()
         store = guard(fake, clock, deadline=0.2)
         fake.mode = fake.ping_mode = "hang"
         await store.seen("t", "openai", [A])
-        for _ in range(50):  # 0.9 s of fake time: no probe yet
-            clock.now += 0.018
+        for _ in range(9):  # 90 ms of fake time: no probe yet
+            clock.now += 0.01
             assert not store.ready()
         assert fake.pings == 0
-        clock.now += 0.2
+        clock.now += 0.01
         assert not store.ready()
         await asyncio.sleep(0)
         assert fake.pings == 1 and store.breaker.probing
@@ -130,19 +132,27 @@ def test_one_probe_per_second_and_never_two_at_once():
             assert not store.ready()
             await asyncio.sleep(0)
         assert fake.pings == 1 and fake.most_pinging == 1
-        await settle(store)  # the probe's deadline ends it
+        await settle(store)  # the probe's deadline ends it; the next one is due 0.2 s after that
         assert not store.breaker.probing and store.breaker.state == "open"
-        assert not store.ready()  # due (the interval passed long ago): the second probe starts
+        assert store.breaker.to_json()["backoff_s"] == 0.2
+        clock.now += 0.19
+        assert not store.ready()
+        await asyncio.sleep(0)
+        assert fake.pings == 1
+        clock.now += 0.01
+        assert not store.ready()  # due: the second probe starts
         await asyncio.sleep(0)
         assert fake.pings == 2
         await settle(store)
-        for _ in range(10):  # right after it, none again until a second has passed
+        for _ in range(10):  # right after it, none again until its (doubled) backoff has passed
             assert not store.ready()
         await asyncio.sleep(0)
-        return fake
+        return fake, store
 
-    fake = asyncio.run(scenario())
+    fake, store = asyncio.run(scenario())
     assert fake.pings == 2 and fake.most_pinging == 1 and fake.calls == 1
+    assert store.breaker.to_json()["backoff_s"] == 0.4
+    assert store.lookups == {"ok": 0, "unavailable": 1, "skipped": 9 + 1 + 50 + 1 + 1 + 10}  # every ready() that said False
 
 
 def test_a_probe_that_answers_closes_it_and_the_store_is_used_again(caplog):
@@ -302,3 +312,180 @@ def test_through_the_app_unknown_everywhere_and_the_store_is_skipped(state_dir, 
     rows = sqlite3.connect(ledger).execute("SELECT prefix_segments, prefix_bytes, missed_usd FROM requests ORDER BY id").fetchall()
     assert len(rows) == 7 and rows[0][0] == 2
     assert all(r == (None, None, None) for r in rows[1:])  # NULL, never 0: unknown is not a miss
+    states = [r[0] for r in sqlite3.connect(ledger).execute("SELECT store FROM requests ORDER BY id")]
+    assert states == ["ok", "unavailable", *["skipped"] * 5]  # the row says why it is unknown
+    assert health.json()["breaker"]["lookups"] == {"ok": 1, "unavailable": 1, "skipped": 5}
+    assert health.json()["store_error"] == "TimeoutError" and health.json()["breaker"]["backoff_s"] is not None
+
+
+def test_hold_until_skips_the_store_until_its_work_ends_and_health_says_why():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        done = asyncio.Event()
+        store.hold_until(done.wait, "waiting for the secret")
+        held = store.ready(), await store.seen("t", "openai", [A]), await store.health()
+        done.set()
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return held, store.ready(), await store.seen("t", "openai", [A]), await store.health(), fake
+
+    (ready, seen, health), ready_after, seen_after, health_after, fake = asyncio.run(scenario())
+    assert (ready, seen) == (False, None)
+    assert not health["ok"] and health["cause"] == health["held"] == "waiting for the secret" and health["state"] == "closed"
+    assert ready_after and seen_after == 1 and fake.calls == 1  # only the look-up after the hold reached the store
+    assert health_after["ok"] and health_after["cause"] is None and health_after["held"] is None
+    assert health_after["lookups"] == {"ok": 1, "unavailable": 0, "skipped": 2}
+
+
+def test_aclose_cancels_a_hold_that_never_ends():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        store.hold_until(asyncio.Event().wait, "forever")
+        task = store._hold_task
+        await asyncio.sleep(0)
+        await store.aclose()
+        return task, store, fake
+
+    task, store, fake = asyncio.run(scenario())
+    assert task.cancelled() and fake.closed
+
+
+def test_a_hold_whose_work_fails_stays_held(caplog):
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+
+        async def broken():
+            raise ValueError("not hex")
+
+        store.hold_until(broken, "waiting for the secret")
+        await asyncio.sleep(0.01)
+        return store.ready(), store.held, fake.calls
+
+    assert asyncio.run(scenario()) == (False, "waiting for the secret", 0)
+    assert "stays skipped" in caplog.text
+
+
+# -- scopes (one breaker per Cluster node) and recovery work ---------------------------------
+
+class Scoped(Fake):
+    """A store over two nodes: tenants starting with "a" live on node-a, the others on node-b;
+    a node in ``down`` fails its look-ups and pings."""
+
+    scoped = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down: set[str] = set()
+        self.nodes = ["node-a", "node-b"]
+        self.pinged: list[str | None] = []
+
+    def scope(self, tenant: str) -> str:
+        return "node-a" if tenant.startswith("a") else "node-b"
+
+    def scopes(self) -> list[str]:
+        return list(self.nodes)
+
+    def stale(self, scope) -> bool:
+        return scope not in self.nodes
+
+    async def seen(self, tenant, provider, hashes) -> int:
+        self.calls += 1
+        if self.scope(tenant) in self.down:
+            raise ConnectionError("node lost")
+        return len(hashes)
+
+    async def ping(self, scope=None) -> bool:
+        self.pinged.append(scope)
+        if scope in self.down:
+            raise ConnectionError("node lost")
+        return True
+
+
+def test_a_lost_node_skips_only_the_tenants_on_it():
+    async def scenario():
+        fake, clock = Scoped(), Clock()
+        store = guard(fake, clock)
+        fake.down.add("node-a")
+        first = await store.seen("alice", "openai", [A])  # fails: node-a's breaker opens
+        after = [store.ready("alice"), store.ready("anna"), store.ready("bob"), await store.seen("bob", "openai", [A, B])]
+        health = await store.health()
+        fake.down.clear()
+        clock.now += 1.0
+        assert not store.ready("alice")  # due: node-a's probe starts in the background
+        await settle(store)
+        return first, after, health, store.ready("alice"), await store.health(), store
+
+    first, after, health, back, healthy, store = asyncio.run(scenario())
+    assert first is None and after == [False, False, True, 2]
+    assert store.breaker.state == "closed"  # the whole store's breaker never opened
+    assert not health["ok"] and health["state"] == "open" and "node-a" in health["cause"]
+    assert health["scopes"] == {"total": 2, "open": 1, "states": {"node-a": "open", "node-b": "closed"}}
+    assert back and healthy["ok"] and healthy["scopes"]["open"] == 0
+    assert health["lookups"] == {"ok": 1, "unavailable": 1, "skipped": 2}
+
+
+def test_a_scope_the_store_no_longer_maps_is_forgotten():
+    async def scenario():
+        fake, clock = Scoped(), Clock()
+        store = guard(fake, clock)
+        fake.down.add("node-a")
+        await store.seen("alice", "openai", [A])
+        fake.nodes = ["node-b", "node-c"]  # the map changed: node-a is gone (its slots moved)
+        return await store.health()
+
+    health = asyncio.run(scenario())
+    assert health["ok"] and set(health["scopes"]["states"]) == {"node-b", "node-c"}
+
+
+def test_recovery_work_runs_before_the_store_is_used_again():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        calls = []
+
+        async def work():
+            calls.append(store.breaker.state)
+            if len(calls) == 1:
+                raise ConnectionError("still coming up")
+
+        store.on_recovery(work)
+        fake.mode = "fail"
+        await store.seen("t", "openai", [A])
+        fake.mode = "ok"
+        clock.now += 1.0
+        store.ready()
+        await settle(store)  # the PING answers, the work fails: still open
+        failed_once = store.breaker.state
+        clock.now += 1.0
+        store.ready()
+        await settle(store)
+        return calls, failed_once, store.breaker.state
+
+    calls, failed_once, state = asyncio.run(scenario())
+    assert calls == ["open", "open"]  # ran while the store was still skipped
+    assert failed_once == "open" and state == "closed"
+
+
+def test_lost_data_runs_the_recovery_work_once_at_a_time():
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        fake.on_lost_data = None
+        store = guard(fake, clock)
+        release, runs = asyncio.Event(), []
+
+        async def work():
+            runs.append(1)
+            await release.wait()
+
+        store.on_recovery(work)
+        fake.on_lost_data()  # the inner store saw NOSCRIPT: Redis restarted
+        fake.on_lost_data()  # a second look-up meanwhile: no second run
+        await asyncio.sleep(0)
+        release.set()
+        await store._recovery_task
+        return runs, store.breaker.state
+
+    assert asyncio.run(scenario()) == ([1], "closed")

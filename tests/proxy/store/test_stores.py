@@ -91,3 +91,64 @@ def test_redis_store_same_answers_and_ttl(redis_url):
     assert len(keys) == 6  # t: A B C D, u: A B
     assert all(0 < client.pttl(k) <= 30_000 for k in keys)
     assert all(k.decode().startswith(prefix) for k in keys)
+
+
+def test_the_fast_path_and_redis_py_share_keys_and_answers(redis_url):
+    """A plain redis:// URL looks up through proxy.store.resp; redis-py's Script (used for
+    rediss://, unix:// and Cluster) reads and writes the very same keys."""
+    url, prefix = redis_url
+
+    async def scenario() -> list[int]:
+        fast = RedisStore(f"{url}?key_prefix={prefix}", {"openai": 30.0})
+        slow = RedisStore(f"{url}?key_prefix={prefix}", {"openai": 30.0})
+        assert fast._fast is not None
+        slow._fast = None
+        try:
+            return [await fast.seen("t", "openai", [A, B]), await slow.seen("t", "openai", [A, B, C]),
+                    await fast.seen("t", "openai", [A, B, C, D]), await slow.seen("t", "openai", [A, B, C, D]),
+                    await fast.ping(), await slow.ping()]
+        finally:
+            await fast.aclose()
+            await slow.aclose()
+
+    assert asyncio.run(scenario()) == [0, 2, 3, 4, True, True]
+    assert RedisStore("rediss://h:1/0")._fast is None and RedisStore("unix:///tmp/r.sock")._fast is None
+    assert RedisStore("redis://h/2")._fast.port == 6379 and RedisStore("redis://h/2")._fast.db == 2
+
+
+def test_a_cluster_store_scopes_tenants_by_the_node_serving_their_slot():
+    from redis.crc import key_slot
+
+    store = RedisStore("redis-cluster://127.0.0.1:1,127.0.0.1:2")  # never connects here
+    tenant = "t" * 32
+    slot = key_slot(f"prefixgate:{{{tenant}}}:00".encode())
+    assert store.scoped and not RedisStore("redis://127.0.0.1:1/0").scoped
+    assert store.scope(tenant) == f"slot {slot}"  # no slot map yet: the slot is its own scope
+
+    class Node:
+        name, server_type = "127.0.0.1:2", "primary"
+
+    manager = store._redis.nodes_manager
+    manager.slots_cache[slot] = [Node()]
+    manager.nodes_cache = {Node.name: Node()}
+    assert store.scope(tenant) == "127.0.0.1:2" and store.scopes() == ["127.0.0.1:2"]
+    assert store.stale(f"slot {slot}") and not store.stale("127.0.0.1:2") and store.stale("127.0.0.1:1")
+    assert RedisStore("redis://127.0.0.1:1/0").scopes() == [None]
+
+
+def test_aclose_gives_a_hung_client_a_bounded_time(monkeypatch, caplog):
+    from proxy.store import redis_store
+
+    monkeypatch.setattr(redis_store, "CLOSE_S", 0.05)
+
+    class Hung:
+        async def aclose(self):
+            await asyncio.Event().wait()
+
+    async def scenario():
+        store = RedisStore("redis://127.0.0.1:1/0")
+        store._fast, store._redis = Hung(), Hung()
+        await asyncio.wait_for(store.aclose(), 10)  # returns: each close was cut at CLOSE_S
+
+    asyncio.run(scenario())
+    assert caplog.text.count("close did not finish (TimeoutError)") == 2
