@@ -175,12 +175,12 @@ class ProxyConfig:
                 raise ValueError(f"duplicate upstream prefix {spec.prefix!r}: the default {spec.name.lower()!r} upstream has it")
             if spec.name in PROTOCOLS and spec.protocol != spec.name:
                 raise ValueError(f"upstream {spec.name!r} replaces the default one and must keep protocol {spec.name!r}")
-        if not (self.store == "memory" or self.store.startswith(("redis://", "rediss://", "unix://", "redis-cluster://"))):
-            raise ValueError(f"--store must be 'memory', a redis:// URL or redis-cluster://host:port[,host:port...], got {self.store!r}")
-        if self.store.startswith("redis-cluster://"):
-            from proxy.store.redis_store import cluster_nodes
+        from proxy.store.redis_store import cluster_nodes, redacted
 
-            cluster_nodes(self.store)  # ValueError on a malformed node list
+        if not (self.store == "memory" or self.store.startswith(("redis://", "rediss://", "unix://", "redis-cluster://"))):
+            raise ValueError(f"--store must be 'memory', a redis:// URL or redis-cluster://host:port[,host:port...], got {redacted(self.store)!r}")
+        if self.store.startswith("redis-cluster://"):
+            cluster_nodes(self.store)  # ValueError on a malformed node list (quoting the URL without its password)
         if self.max_body <= 0:
             raise ValueError("--max-body must be positive")
         if self.max_header_size < KIB:

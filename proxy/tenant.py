@@ -36,6 +36,13 @@ reads; prefixes recorded under the old tenants stop matching once (a one-time mi
 wrong hit). A secret from ``--tenant-secret-file`` / ``$PREFIXGATE_TENANT_SECRET`` is never
 written to the store.
 
+A request is hashed when it arrives and looked up later, so the secret can change in
+between (the shared secret read, or the store's adopted). When the secret can change (it
+comes from a store), tenants are :class:`Tenant` strings that remember whether the secret
+they were hashed with is still the replicas' shared one (:attr:`Tenant.recordable`); the
+store guard skips a look-up whose tenant is not (:meth:`proxy.store.guard.GuardedStore.ready`),
+so a prefix is never recorded under the install's ``tenant.key`` nor under a dropped secret.
+
 This module never stores, logs or returns the key itself.
 """
 
@@ -165,6 +172,26 @@ def _write_back(url: str, secret: bytes) -> bytes:
     return write_back_secret(url, secret, timeout_s=2.0)
 
 
+class _Epoch:
+    """One secret's time in use: ``recordable`` while it is the secret the store's replicas share."""
+
+    __slots__ = ("recordable",)
+
+    def __init__(self, recordable: bool) -> None:
+        self.recordable = recordable
+
+
+class Tenant(str):
+    """A tenant id (a plain ``str`` everywhere) that knows whether the secret it was hashed
+    with may still record prefixes in the shared store (module docstring)."""
+
+    epoch: _Epoch
+
+    @property
+    def recordable(self) -> bool:
+        return self.epoch.recordable
+
+
 class TenantHasher:
     def __init__(self, secret: bytes, *, pending_store: str | None = None, shared_store: str | None = None) -> None:
         if len(secret) < 16:
@@ -173,6 +200,15 @@ class TenantHasher:
         self.pending_store = pending_store  # a Redis URL whose shared secret is still to fetch
         self.shared_store = shared_store or pending_store  # the Redis URL the shared secret lives in (None: not from a store)
         self.diverged = 0  # times the store held another secret than this replica's (adopted)
+        self._epoch = _Epoch(recordable=pending_store is None)  # the install's tenant.key while pending: never recorded
+
+    def _adopt(self, secret: bytes) -> None:
+        """Hash with ``secret`` (the store's) from now on; tenants hashed before stop being recordable."""
+        if len(secret) < 16:
+            raise TenantSecretError("the Redis store holds a tenant secret shorter than 16 bytes")
+        self._epoch.recordable = False
+        self._epoch = _Epoch(recordable=True)
+        self._secret = secret
 
     async def reassert_shared(self) -> None:
         """Write this replica's shared secret back to the store if it lost it, and adopt the
@@ -193,7 +229,7 @@ class TenantHasher:
                       "started meanwhile created a new one): adopting the store's so that every replica derives the same "
                       "tenants; prefixes recorded before no longer match. Give replicas --tenant-secret-file or $%s, or "
                       "Redis persistence, to avoid this", SECRET_ENV)
-            self._secret = stored
+            self._adopt(stored)
 
     async def fetch_shared(self, first_delay_s: float = FIRST_BACKOFF_S, max_delay_s: float = MAX_BACKOFF_S) -> None:
         """Fetch the shared secret from :attr:`pending_store` until it answers (capped
@@ -204,9 +240,10 @@ class TenantHasher:
             await asyncio.sleep(backoff.next_delay())
             try:
                 secret = await asyncio.to_thread(_from_store, self.pending_store)
+                self._adopt(secret)
             except TenantSecretError:
                 continue
-            self._secret, self.pending_store = secret, None
+            self.pending_store = None
             log.warning("shared tenant secret read from the Redis store: tenants now match the other replicas")
 
     @classmethod
@@ -233,8 +270,13 @@ class TenantHasher:
 
     def tenant_of_key(self, api_key: bytes | None) -> str:
         if not api_key:
-            return ANONYMOUS
-        return hmac.new(self._secret, api_key, hashlib.sha256).hexdigest()[:32]
+            return ANONYMOUS  # the same on every replica, whatever the secret
+        tenant = hmac.new(self._secret, api_key, hashlib.sha256).hexdigest()[:32]
+        if self.shared_store is None:  # the secret never changes: a plain str
+            return tenant
+        tenant = Tenant(tenant)
+        tenant.epoch = self._epoch
+        return tenant
 
     def tenant_of(self, headers: list[tuple[bytes, bytes]], query: bytes = b"") -> str:
         key = api_key_of(headers)

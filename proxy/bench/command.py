@@ -33,6 +33,7 @@ import orjson
 from proxy.bench import redis_stats
 from proxy.bench.http import Pool, RunResult, build_request, percentile, run_load
 from proxy.bench.procs import emulator_and_proxies
+from proxy.store.redis_store import redacted
 
 ROUNDS = 4
 NAGLE_FLOOR_MS = 30.0
@@ -160,15 +161,6 @@ def _store_health(port: int) -> dict | None:
             "state": breaker.get("state")}
 
 
-def _redacted(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{parts.hostname}{f':{parts.port}' if parts.port else ''}"))
-
-
 def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size: int, profile: Path | None = None,
               rewrite: str | None = None, store: str | None = None, rounds: int = ROUNDS) -> dict:
     machine = {"cpus": os.cpu_count(), "load_1m_before": round(os.getloadavg()[0], 2),
@@ -178,7 +170,7 @@ def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size:
         try:
             redis_stats.snapshot(redis_url)
         except Exception as exc:
-            raise click.ClickException(f"Redis at {_redacted(store)} does not answer: {type(exc).__name__}: {exc}") from None
+            raise click.ClickException(f"Redis at {redacted(store)} does not answer: {type(exc).__name__}: {exc}") from None
     stores = ["memory", redis_url] if redis_url else ["memory"]
     try:
         with tempfile.TemporaryDirectory(prefix="prefixgate-bench-") as tmp:
@@ -211,7 +203,7 @@ def run_bench(provider: str, requests: int, concurrency: int, warmup: int, size:
                            "proxy_over_direct": plain_n["proxy"]["rps"] / plain_n["direct"]["rps"]},
         "nagle_suspect": scenarios["plain_c1"]["added_p50_ms"] >= NAGLE_FLOOR_MS,
         "rewrite": rewrite,
-        "store": _redacted(store) if store else None,
+        "store": redacted(store) if store else None,
         "redis": counted,
         "errors": sum(s[t]["errors"] for s in scenarios.values() for t in ports),
         "proxy_profile": str(profile) if profile else None,

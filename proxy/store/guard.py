@@ -7,25 +7,36 @@ of redis-py's socket timeouts; a look-up that fails or misses it answers ``None`
 :meth:`GuardedStore.ready` says False and the request path skips the store without
 awaiting anything; at most one probe (``PING``, under the same deadline) runs at a time,
 after a capped exponential backoff (100 ms doubling to 5 s, with jitter; reset when a probe
-answers), started in the background by a request, or inline by ``/prefixgate/health``. A
-probe that answers closes the breaker.
+answers), started in the background by a request or by ``/prefixgate/health`` (which waits
+for it at most about the deadline, never for its recovery work). A probe that answers closes
+the breaker.
 
 **Scopes.** A store whose look-ups go to different servers (a Redis Cluster: ``scoped`` True)
 names the scope of each tenant's look-up (``inner.scope(tenant)``: the node serving the
 tenant's hash-tag slot, or ``"slot N"`` while that slot's node is unknown, e.g. right after a
-failover); each scope has its own breaker (:meth:`Breaker.sibling`), so a lost node skips
-only the tenants whose slot it served. A single Redis (or any unscoped store) is one scope,
-``None``: :attr:`GuardedStore.breaker`. :meth:`GuardedStore.ready` takes the tenant and stays
-cheap (a CRC16 and a dict look-up; never awaits). Health checks every known scope (concurrently,
+failover; None, the whole store, before any slot map was read); each scope that failed has its
+own breaker (:meth:`Breaker.sibling`), so a lost node skips only the tenants whose slot it
+served. A scope gets a breaker when it fails and loses it when a probe closes it (or it leaves
+the map), so the breakers stay as few as the failing scopes plus the nodes health checks. A
+single Redis (or any unscoped store) is one scope, ``None``: :attr:`GuardedStore.breaker`.
+:meth:`GuardedStore.ready` takes the tenant and stays cheap (a CRC16 and a dict look-up;
+never awaits). Health checks every known scope (concurrently,
 each under the deadline) and shows their states under ``scopes``; scopes the store says are
 ``stale`` (a node gone from its map, a slot that has a node again) are forgotten.
 
 **Recovery work.** :meth:`GuardedStore.on_recovery` registers work (the tenant secret's
 write-back, :meth:`proxy.tenant.TenantHasher.reassert_shared`) that runs when the store comes
 back: inside a probe, after its ``PING`` answered and before the breaker closes (if the work
-fails the probe failed: the scope stays skipped, probed again with the backoff), and in the
-background when the inner store reports that Redis lost its data while no breaker opened (a
-restart between two look-ups: ``NOSCRIPT``, the inner store's ``on_lost_data``).
+fails the probe failed: the scope stays skipped, probed again with the backoff; on a Cluster
+only the probe of the scope the inner store's ``recovers(scope)`` names, the node holding the
+secret's key, runs it, so a node that blipped is not held skipped by another node's loss),
+and in the background when the inner store reports that Redis lost its data while no breaker
+opened (a restart between two look-ups: ``NOSCRIPT``, the inner store's ``on_lost_data``).
+
+A look-up whose tenant was hashed with a secret that is not (or no longer) the replicas' shared
+one (:attr:`proxy.tenant.Tenant.recordable` False: hashed with the install's ``tenant.key``
+before the shared secret was read, or with a secret dropped for the store's) is skipped too:
+the request was hashed when it arrived, its look-up may run after the secret changed.
 
 :meth:`GuardedStore.hold_until` keeps the store skipped (``ready()`` False, health not ok,
 with the cause) until a background task ends: the proxy holds a Redis store until the
@@ -103,17 +114,29 @@ class GuardedStore:
         return b
 
     def ready(self, tenant: str | None = None) -> bool:
-        """True while the breaker of ``tenant``'s scope is closed and nothing holds the store.
-        Else False (the caller skips the store; counted), and a background probe of that
-        scope starts when one is due (never awaited here)."""
+        """True while the breaker of ``tenant``'s scope is closed, nothing holds the store and
+        the tenant was hashed with the replicas' current shared secret (a
+        :class:`proxy.tenant.Tenant` that is not ``recordable`` is skipped). Else False (the
+        caller skips the store; counted), and a background probe of that scope starts when
+        one is due (never awaited here). A scope that never failed gets no breaker."""
         scope = self.scope_of(tenant)
-        b = self.breakers.get(scope) or self.breaker_for(scope)
-        if b.state == "closed" and self.held is None:
+        b = self.breakers.get(scope)  # None: the scope never failed (closed)
+        if (b is None or b.state == "closed") and self.held is None and getattr(tenant, "recordable", True):
             return True
         self.lookups[SKIPPED] += 1
-        if b.try_probe():
-            self._probe_task = self._probes[scope] = asyncio.get_running_loop().create_task(self._probe(scope, b))
+        if b is not None and b.try_probe():
+            self._start_probe(scope, b)
         return False
+
+    def _start_probe(self, scope: Scope, b: Breaker) -> asyncio.Task:
+        try:
+            task = asyncio.get_running_loop().create_task(self._probe(scope, b))
+        except BaseException:  # no loop: the probe granted never runs, so it must not stay "in flight"
+            b.probe_done(False, "RuntimeError")
+            raise
+        self._probe_task = self._probes[scope] = task
+        task.add_done_callback(lambda t: self._probes.pop(scope, None) if self._probes.get(scope) is t else None)
+        return task
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int | None:
         """The inner store's answer, or ``None`` when skipped, failed or past the deadline."""
@@ -172,7 +195,7 @@ class GuardedStore:
             if self.held is None and self._scope_of is not None:
                 names = ", ".join(sorted(map(_name, opened))[:8])
                 cause = f"{shown.last_error} ({len(opened)} of {len(scopes | set(opened))} store scopes skipped: {names})"
-        states = sorted(((_name(s), b.state) for s, b in self.breakers.items() if s in scopes or s in opened),
+        states = sorted(((_name(s), self.breakers[s].state if s in self.breakers else "closed") for s in scopes | set(opened)),
                         key=lambda item: (item[1] == "closed", item[0]))
         return {"ok": ok, "cause": cause, "held": self.held, "deadline_ms": round(self.deadline_s * 1000, 3),
                 **shown.to_json(), "lookups": dict(self.lookups),
@@ -192,6 +215,7 @@ class GuardedStore:
         name = type(exc).__name__
         if self.breaker_for(scope).failure(name):
             b = self.breakers[scope]
+            self._forget_stale()  # a new opening (rare): drop the scopes that left the map meanwhile
             where = "" if scope is None else f" on {_name(scope)}"
             log.warning("prefix store failed%s (%s, deadline %.0f ms): skipping it, probing with a backoff from %.0f ms to %.0f s",
                         where, name, self.deadline_s * 1000, b.backoff.first_s * 1000, b.backoff.max_s)
@@ -220,8 +244,8 @@ class GuardedStore:
                 await self._ping(scope)
             except Exception as exc:
                 self._failed(exc, scope)
-        elif b.try_probe():
-            await self._probe(scope, b)
+        elif b.try_probe():  # in the background (its recovery work may take seconds), awaited at most ~the deadline
+            await asyncio.wait({self._start_probe(scope, b)}, timeout=self.deadline_s * 1.5)
 
     async def _ping(self, scope: Scope = None) -> None:
         ping = getattr(self.inner, "ping", None)
@@ -238,7 +262,7 @@ class GuardedStore:
         ok, error = False, None
         try:
             await self._ping(scope)
-            if self._recovery:
+            if self._recovery and self._recovers(scope):
                 async with asyncio.timeout(RECOVERY_DEADLINE_S):
                     await self._recover()
             ok = True
@@ -247,6 +271,14 @@ class GuardedStore:
         finally:  # also when cancelled: the next probe must stay possible
             if b.probe_done(ok, error):
                 log.info("prefix store answers again%s: using it", "" if scope is None else f" on {_name(scope)}")
+                if scope is not None and self.breakers.get(scope) is b:
+                    del self.breakers[scope]  # closed: a scope that does not fail needs no breaker (bounded map)
+
+    def _recovers(self, scope: Scope) -> bool:
+        """Whether ``scope``'s return needs the recovery work (the inner store's ``recovers``:
+        on a Cluster, only the node holding the shared secret's key; else every scope)."""
+        recovers = getattr(self.inner, "recovers", None)  # raising inside a probe: that probe failed
+        return recovers is None or bool(recovers(scope))
 
     async def _recover(self) -> None:
         for work in self._recovery:

@@ -1,5 +1,5 @@
 """The Redis prefix store: one Redis (``--store redis://…``) or a Redis Cluster
-(``--store redis-cluster://host:port[,host:port…]``), shared by every proxy on it.
+(``--store redis-cluster://[user:password@]host:port[,host:port…]``), shared by every proxy on it.
 
 One key per (tenant, chain entry) with the provider's TTL; look-up and record run in ONE
 round trip (a Lua script). Keys are ``{key_prefix}{{tenant}}:{hash}`` (default
@@ -16,13 +16,14 @@ SHA-1, keys built from bytes): redis-py's asyncio client costs about 100 µs of 
 command, most of what the store added to a request. A Redis that lost the script (restart,
 ``SCRIPT FLUSH``) answers ``NOSCRIPT`` and that one look-up is sent again as ``EVAL``, which
 caches it again; every other look-up is exactly one round trip. ``rediss://``, ``unix://`` and
-Cluster URLs use redis-py's client (a ``Script`` object: ``EVALSHA``, ``EVAL`` on NOSCRIPT).
+Cluster URLs use redis-py's client (``EVALSHA``, ``EVAL`` on NOSCRIPT, reported the same way).
 
 Scopes (:mod:`proxy.store.guard` keeps one breaker per scope): a single Redis is one scope
 (``scoped`` False); on a Cluster, :meth:`RedisStore.scope` names the node serving a tenant's
 hash-tag slot from the client's slot map (no I/O), or ``"slot N"`` while no node is known for
-it, :meth:`RedisStore.ping` pings one scope, :meth:`RedisStore.stale` says a scope no longer
-maps anything. :attr:`RedisStore.on_lost_data` (set by the guard) is called when a look-up
+it (None, the whole store, before any map was read), :meth:`RedisStore.ping` pings one
+scope, :meth:`RedisStore.stale` says a scope no longer maps anything, and
+:meth:`RedisStore.recovers` says which scope's return needs the secret's write-back. :attr:`RedisStore.on_lost_data` (set by the guard) is called when a look-up
 finds that Redis lost the script (``NOSCRIPT``: a restart, likely without its data).
 :meth:`RedisStore.aclose` gives each client :data:`CLOSE_S` (1 s), so a hung Redis cannot
 hang a shutdown.
@@ -41,7 +42,7 @@ import hashlib
 import logging
 import secrets
 from typing import Callable, Sequence
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from proxy.store.resp import RespError, RespPool, pack
 
@@ -75,15 +76,33 @@ def split_key_prefix(url: str, default: str = "prefixgate:") -> tuple[str, str]:
     return urlunsplit(parts._replace(query=urlencode(rest))), prefix
 
 
+def redacted(url: str) -> str:
+    """``url`` fit for an error message or a log: a password (or a lone user-info part, which
+    may be one) in its authority replaced by ``***``. Handles ``redis-cluster://`` node lists."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min([i for i in (rest.find("/"), rest.find("?")) if i >= 0] or [len(rest)])
+    authority, tail = rest[:end], rest[end:]
+    if "@" not in authority:
+        return url
+    userinfo, _, hosts = authority.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    return f"{scheme}://{user + ':' if colon else ''}***@{hosts}{tail}"
+
+
 def cluster_nodes(url: str) -> tuple[list[tuple[str, int]], str]:
     """``redis-cluster://a:7000,b:7001/?key_prefix=x:`` → ([("a", 7000), ("b", 7001)], "x:").
     ValueError for a URL without nodes or with a port that is not a number."""
     if not url.startswith(CLUSTER_SCHEME):
-        raise ValueError(f"not a {CLUSTER_SCHEME} URL: {url!r}")
+        raise ValueError(f"not a {CLUSTER_SCHEME} URL: {redacted(url)!r}")
     rest = url[len(CLUSTER_SCHEME):]
     hosts, _, query = rest.partition("?")
+    hosts = hosts.rpartition("@")[2]  # user:password@ is cluster_auth's, never part of a node name
     hosts = hosts.split("/", 1)[0]
     prefix = dict(parse_qsl(query, keep_blank_values=True)).get("key_prefix", "prefixgate:")
+    if "{" in prefix or "}" in prefix:  # its hash tag would put every tenant's keys in one slot
+        raise ValueError(f"--store {CLUSTER_SCHEME}: key_prefix must not hold '{{' or '}}' (the tenant is the hash tag)")
     nodes = []
     for item in filter(None, hosts.split(",")):
         host, sep, port = item.rpartition(":")
@@ -91,8 +110,22 @@ def cluster_nodes(url: str) -> tuple[list[tuple[str, int]], str]:
             raise ValueError(f"--store {CLUSTER_SCHEME} wants host:port[,host:port…], got {item!r}")
         nodes.append((host.strip("[]"), int(port)))
     if not nodes:
-        raise ValueError(f"--store {CLUSTER_SCHEME} names no node: {url!r}")
+        raise ValueError(f"--store {CLUSTER_SCHEME} names no node: {redacted(url)!r}")
     return nodes, prefix
+
+
+def cluster_auth(url: str) -> dict[str, str]:
+    """``redis-cluster://user:pass@a:7000,…`` → ``{"username": "user", "password": "pass"}``
+    (percent-decoded; only what the URL gives)."""
+    hosts = url[len(CLUSTER_SCHEME):].partition("?")[0]
+    userinfo, at, _ = hosts.rpartition("@")
+    if not at:
+        return {}
+    username, colon, password = userinfo.partition(":")
+    auth = {"username": unquote(username)} if username else {}
+    if colon:
+        auth["password"] = unquote(password)
+    return auth
 
 
 def chain_key(key_prefix: str, tenant: str, h: bytes) -> str:
@@ -120,7 +153,7 @@ def _client(url: str, timeout_s: float, *, asyncio: bool):
             from redis.asyncio.cluster import ClusterNode, RedisCluster
         else:
             from redis.cluster import ClusterNode, RedisCluster
-        client = RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes],
+        client = RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes], **cluster_auth(url),
                               socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
         return client, prefix
     clean_url, prefix = split_key_prefix(url)
@@ -177,7 +210,8 @@ def write_back_secret(url: str, secret: bytes, timeout_s: float = 2.0) -> bytes:
     return bytes.fromhex(value.decode())
 
 
-_SEEN_SHA = hashlib.sha1(_SEEN_LUA.encode()).hexdigest().encode()
+_SEEN_SHA_TEXT = hashlib.sha1(_SEEN_LUA.encode()).hexdigest()
+_SEEN_SHA = _SEEN_SHA_TEXT.encode()
 _PING = pack([b"PING"])
 
 
@@ -192,7 +226,6 @@ class RedisStore:
         self.cluster = url.startswith(CLUSTER_SCHEME)
         self.key_prefix = key_prefix if key_prefix is not None else url_prefix
         self.ttl_s = ttl_s or {}
-        self._script = self._redis.register_script(_SEEN_LUA)
         self._fast = _fast_pool(url, timeout_s) if fast else None  # None: redis-py's client does the look-ups
         self._prefix = self.key_prefix.encode()
         self._ttl_arg = {provider: b"%d" % max(1, int(ttl * 1000)) for provider, ttl in self.ttl_s.items()}
@@ -203,14 +236,13 @@ class RedisStore:
     def ready(self, tenant: str | None = None) -> bool:
         return True
 
-    def scope(self, tenant: str) -> str:
+    def scope(self, tenant: str) -> str | None:
         """The Cluster node (``host:port``) serving ``tenant``'s slot, from the client's slot
-        map; ``"slot N"`` while that slot has no known node. No I/O."""
-        from redis.crc import key_slot
-
-        slot = key_slot(tenant.encode())  # the hash tag {tenant}: the slot of every key of the tenant
-        nodes = self._redis.nodes_manager.slots_cache.get(slot)
-        return nodes[0].name if nodes else f"{SLOT_SCOPE}{slot}"
+        map; ``"slot N"`` while that slot has no known node; None (the whole store) before any
+        map was read. No I/O."""
+        # the hash tag {tenant}: the slot of every key of the tenant; no map read yet (a Cluster
+        # down at start): None, the whole store is one scope, not one per slot (16,384)
+        return self.scope_of_key(tenant)
 
     def scopes(self) -> list[str | None]:
         """The scopes health checks: the Cluster's primaries (none before its map is read); a
@@ -218,6 +250,26 @@ class RedisStore:
         if not self.cluster:
             return [None]
         return [n.name for n in self._redis.nodes_manager.nodes_cache.values() if n.server_type == "primary"]
+
+    def recovers(self, scope: str | None) -> bool:
+        """Whether a probe of ``scope`` must run the recovery work (the shared secret's
+        write-back): a single Redis, the whole Cluster, and the Cluster scope serving the
+        secret's key; not the other nodes (their return cannot have lost the secret)."""
+        if not self.cluster or scope is None:
+            return True
+        owner = self.scope_of_key(self.key_prefix + SECRET_KEY)
+        return owner is None or scope == owner  # no map read yet: cannot tell, so it may
+
+    def scope_of_key(self, key: str) -> str | None:
+        """The scope serving ``key``'s slot (:meth:`scope`'s rules, for any key). No I/O."""
+        from redis.crc import key_slot
+
+        slots = self._redis.nodes_manager.slots_cache
+        if not slots:
+            return None
+        slot = key_slot(key.encode())
+        nodes = slots.get(slot)
+        return nodes[0].name if nodes else f"{SLOT_SCOPE}{slot}"
 
     def stale(self, scope: str | None) -> bool:
         """True for a scope that no longer maps anything: a node gone from the map, a slot
@@ -235,9 +287,16 @@ class RedisStore:
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:
         if not hashes:
             return 0
-        if self._fast is None:
+        if self._fast is None:  # EVALSHA, then EVAL on NOSCRIPT, as below (not redis-py's Script: it hides the NOSCRIPT)
+            from redis.exceptions import NoScriptError
+
             ttl_ms = max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
-            return int(await self._script(keys=[self._key(tenant, h) for h in hashes], args=[ttl_ms]))
+            keys = [self._key(tenant, h) for h in hashes]
+            try:
+                return int(await self._redis.evalsha(_SEEN_SHA_TEXT, len(keys), *keys, ttl_ms))
+            except NoScriptError:
+                self._lost_script()
+            return int(await self._redis.eval(_SEEN_LUA, len(keys), *keys, ttl_ms))
         head = b"%s{%s}:" % (self._prefix, tenant.encode())  # chain_key's layout, in bytes
         ttl = self._ttl_arg.get(provider) or b"%d" % max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
         args = [b"EVALSHA", _SEEN_SHA, b"%d" % len(hashes), *[head + h.hex().encode() for h in hashes], ttl]
@@ -246,11 +305,14 @@ class RedisStore:
         except RespError as exc:
             if not str(exc).startswith("NOSCRIPT"):
                 raise
+        self._lost_script()
+        args[:2] = [b"EVAL", _SEEN_LUA.encode()]
+        return int(await self._fast.call(pack(args)))
+
+    def _lost_script(self) -> None:
         self.noscript += 1  # Redis restarted or flushed its scripts: EVAL runs it and caches it again
         if self.on_lost_data is not None:
             self.on_lost_data()
-        args[:2] = [b"EVAL", _SEEN_LUA.encode()]
-        return int(await self._fast.call(pack(args)))
 
     async def ping(self, scope: str | None = None) -> bool:
         """PING the store, or one scope of a Cluster (:meth:`scope`); ConnectionError for a

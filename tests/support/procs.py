@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 from proxy.bench.procs import child
-from tests.support.proxy_process import ProxyProcess
+from tests.support.proxy_process import ProxyProcess, stop
 from tests.support.servers import free_port
 
 
@@ -39,16 +39,6 @@ def emulator(workdir: Path) -> Iterator[tuple[str, Path]]:
     base = f"http://127.0.0.1:{port}"
     with child(["emulator", "--port", str(port)], f"{base}/_emulator/requests", "emulator", workdir):
         yield base, workdir / "emulator.log"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 @contextlib.contextmanager
@@ -80,7 +70,7 @@ def replicas(workdir: Path, upstream: str, n: int, *args: str, env: dict[str, st
         yield procs
     finally:
         for replica in procs:
-            _stop(replica.proc)
+            stop(replica.proc)
 
 
 class StopTimeout(AssertionError):

@@ -61,10 +61,15 @@ def proxy_process(tmp_path: Path, upstream: str, *args: str, env: dict[str, str]
             time.sleep(0.05)
         yield running
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, 20 s to exit, then SIGKILL: for the ``finally`` of whatever started ``proc``."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)

@@ -489,3 +489,165 @@ def test_lost_data_runs_the_recovery_work_once_at_a_time():
         return runs, store.breaker.state
 
     assert asyncio.run(scenario()) == ([1], "closed")
+
+
+def test_health_never_waits_on_recovery_work_longer_than_the_deadline(monkeypatch):
+    import proxy.store.guard as guard_module
+
+    monkeypatch.setattr(guard_module, "RECOVERY_DEADLINE_S", 3600.0)  # awaiting the work inline would hang
+
+    async def scenario():
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        never = asyncio.Event()
+        store.on_recovery(never.wait)  # a write-back stuck on a Redis that answers PING but nothing else
+        fake.mode = "fail"
+        await store.seen("t", "openai", [A])
+        fake.mode = "ok"
+        clock.now += 1.0  # a probe is due: health starts it, but must not wait for its recovery work
+        health = await asyncio.wait_for(store.health(), 30.0)  # a hang guard only, not a speed check
+        await store.aclose()
+        return health
+
+    health = asyncio.run(scenario())
+    assert not health["ok"] and health["state"] == "open" and health["probing"]
+
+
+class ManyScopes(Fake):
+    """A scoped store whose slot map is being rebuilt: every tenant is its own ``slot N`` scope."""
+
+    scoped = True
+
+    def scope(self, tenant: str) -> str:
+        return f"slot {tenant}"
+
+    async def ping(self, scope=None) -> bool:
+        return await super().ping()
+
+
+def test_ready_creates_no_breaker_for_a_scope_that_never_failed():
+    async def scenario():
+        store = guard(ManyScopes(), Clock())
+        for i in range(1000):
+            assert store.ready(str(i))
+        return len(store.breakers)
+
+    assert asyncio.run(scenario()) == 1  # only the whole store's
+
+
+def test_a_probe_that_closes_a_scope_forgets_its_breaker():
+    async def scenario():
+        fake, clock = ManyScopes(), Clock()
+        store = guard(fake, clock)
+        fake.mode = "fail"
+        for i in range(50):
+            await store.seen(str(i), "openai", [A])
+        opened = len(store.breakers)
+        fake.mode = "ok"
+        clock.now += 1.0
+        for i in range(50):
+            store.ready(str(i))
+            await settle(store)
+        return opened, len(store.breakers), [store.ready(str(i)) for i in range(50)]
+
+    opened, left, ready = asyncio.run(scenario())
+    assert opened == 51 and left == 1 and all(ready)
+
+
+def _pending_hasher(monkeypatch, shared: bytes):
+    from proxy import tenant as tenant_module
+
+    monkeypatch.setattr(tenant_module, "_from_store", lambda url: shared)
+    return tenant_module.TenantHasher(b"L" * 32, pending_store="redis://127.0.0.1:1/0")
+
+
+def test_a_tenant_hashed_before_the_shared_secret_was_read_is_never_recorded(monkeypatch):
+    """A request hashed with the install's tenant.key while the secret was missing, whose
+    look-up runs after the hold ended, must not record a replica-local tenant in Redis."""
+    async def scenario():
+        hasher = _pending_hasher(monkeypatch, b"S" * 32)
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        store.hold_until(lambda: hasher.fetch_shared(0.001, 0.001), "waiting for the secret")
+        local = hasher.tenant_of_key(b"sk-1")  # arrived while held: the install's tenant
+        await asyncio.wait_for(store._hold_task, 5)
+        late = store.ready(local), await store.seen(local, "openai", [A]), fake.calls
+        shared = hasher.tenant_of_key(b"sk-1")
+        return local, shared, late, await store.seen(shared, "openai", [A]), fake.calls
+
+    local, shared, late, now, calls = asyncio.run(scenario())
+    assert local != shared
+    assert late == (False, None, 0)  # skipped: never recorded under the replica-local tenant
+    assert now == 1 and calls == 1
+
+
+def test_a_tenant_hashed_with_a_secret_the_replica_dropped_is_never_recorded(monkeypatch):
+    """The write-back found another secret in the store and adopted it: a look-up for a
+    tenant hashed with the old one (a request in flight) is skipped."""
+    from proxy import tenant as tenant_module
+
+    monkeypatch.setattr(tenant_module, "_write_back", lambda url, secret: b"N" * 32)
+
+    async def scenario():
+        hasher = tenant_module.TenantHasher(b"O" * 32, shared_store="redis://127.0.0.1:1/0")
+        fake, clock = Fake(), Clock()
+        store = guard(fake, clock)
+        old = hasher.tenant_of_key(b"sk-1")
+        before = await store.seen(old, "openai", [A])
+        await hasher.reassert_shared()
+        return before, await store.seen(old, "openai", [A]), await store.seen(hasher.tenant_of_key(b"sk-1"), "openai", [A]), fake.calls
+
+    assert asyncio.run(scenario()) == (1, None, 1, 2)
+
+
+class SecretOnNodeA(Scoped):
+    """The shared secret's key lives on node-a: only node-a's return needs the write-back."""
+
+    def recovers(self, scope) -> bool:
+        return scope in (None, "node-a")
+
+
+def test_a_node_coming_back_is_not_held_open_by_recovery_work_another_node_needs():
+    async def scenario():
+        fake, clock = SecretOnNodeA(), Clock()
+        store = guard(fake, clock)
+        runs = []
+
+        async def write_back():  # the secret's node is down: the write-back cannot succeed
+            runs.append(1)
+            if "node-a" in fake.down:
+                raise ConnectionError("node-a lost")
+
+        store.on_recovery(write_back)
+        fake.down.update({"node-a", "node-b"})
+        await store.seen("alice", "openai", [A])
+        await store.seen("bob", "openai", [A])
+        fake.down.discard("node-b")  # node-b was only a blip
+        clock.now += 1.0
+        store.ready("bob")
+        await settle(store)
+        bob = store.ready("bob")
+        fake.down.clear()
+        clock.now += 1.0
+        store.ready("alice")
+        await settle(store)
+        return bob, runs, store.ready("alice")
+
+    bob, runs, alice = asyncio.run(scenario())
+    assert bob and runs == [1] and alice  # node-b closed without the write-back; node-a's probe ran it
+
+
+def test_breakers_of_scopes_gone_from_the_map_are_dropped_without_health():
+    """Node names come and go (a Cluster whose nodes get new addresses): a scope that failed
+    and left the map must not keep its breaker forever when nobody polls health."""
+    async def scenario():
+        fake, clock = Scoped(), Clock()
+        store = guard(fake, clock)
+        fake.down.add("node-a")
+        await store.seen("alice", "openai", [A])
+        fake.nodes = ["node-b", "node-c"]  # node-a left the map
+        fake.down = {"node-b"}
+        await store.seen("bob", "openai", [A])
+        return set(store.breakers)
+
+    assert asyncio.run(scenario()) == {None, "node-b"}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from proxy.config import ProxyConfig
 from proxy.store import MemoryStore, RedisStore, open_store, split_key_prefix
 
@@ -123,12 +125,14 @@ def test_a_cluster_store_scopes_tenants_by_the_node_serving_their_slot():
     tenant = "t" * 32
     slot = key_slot(f"prefixgate:{{{tenant}}}:00".encode())
     assert store.scoped and not RedisStore("redis://127.0.0.1:1/0").scoped
-    assert store.scope(tenant) == f"slot {slot}"  # no slot map yet: the slot is its own scope
+    assert store.scope(tenant) is None  # no slot map read yet: the whole store is one scope
 
     class Node:
         name, server_type = "127.0.0.1:2", "primary"
 
     manager = store._redis.nodes_manager
+    manager.slots_cache[slot + 1 if slot < 16383 else 0] = [Node()]
+    assert store.scope(tenant) == f"slot {slot}"  # a map without this slot's node: the slot is its own scope
     manager.slots_cache[slot] = [Node()]
     manager.nodes_cache = {Node.name: Node()}
     assert store.scope(tenant) == "127.0.0.1:2" and store.scopes() == ["127.0.0.1:2"]
@@ -152,3 +156,110 @@ def test_aclose_gives_a_hung_client_a_bounded_time(monkeypatch, caplog):
 
     asyncio.run(scenario())
     assert caplog.text.count("close did not finish (TimeoutError)") == 2
+
+
+def test_a_cluster_down_at_start_is_one_scope_not_one_per_slot():
+    """Before any slot map was read, a failed look-up skips the whole Cluster: not one
+    deadline per new tenant's slot (16,384 of them)."""
+    from proxy.store.breaker import Breaker
+    from proxy.store.guard import GuardedStore
+    from tests.support.servers import free_port
+
+    async def scenario():
+        url = f"redis-cluster://127.0.0.1:{free_port()}"  # nothing listens there
+        store = GuardedStore(RedisStore(url, timeout_s=0.5), 1.0, breaker=Breaker(jitter=0.0))
+        try:
+            first = await store.seen("a" * 32, "openai", [b"\x01" * 16])
+            return first, store.ready("b" * 32), store.ready("c" * 32)
+        finally:
+            await store.aclose()
+
+    assert asyncio.run(scenario()) == (None, False, False)
+
+
+def test_redis_py_path_reports_lost_data_on_noscript(tmp_path):
+    """rediss://, unix:// and Cluster look-ups (redis-py's client) report a Redis that lost
+    the script, like the RESP fast path, so the shared secret gets written back."""
+    from tests.support.redis_procs import redis_server
+
+    async def scenario(url):
+        store = RedisStore(url + "?key_prefix=lost-data-test:", {"openai": 60.0}, fast=False)
+        lost = []
+        store.on_lost_data = lambda: lost.append(1)
+        try:
+            first = await store.seen("t", "openai", [b"\x01" * 16])  # a fresh Redis never saw the script: NOSCRIPT too
+            lost.clear()
+            await store._redis.script_flush()  # what a restart does to the script cache
+            again = await store.seen("t", "openai", [b"\x01" * 16])
+            third = await store.seen("t", "openai", [b"\x01" * 16])
+            return first, again, third, len(lost)
+        finally:
+            await store.aclose()
+
+    with redis_server(tmp_path) as node:
+        assert asyncio.run(scenario(node.url)) == (0, 1, 1, 1)
+
+
+def test_a_cluster_url_with_a_password_keeps_it_out_of_node_names():
+    """Node names are scope names: in health, logs and errors. The password goes to the client."""
+    from proxy.store.redis_store import cluster_nodes
+
+    url = "redis-cluster://app:s3cr%40t@127.0.0.1:7000,127.0.0.1:7001/?key_prefix=x:"
+    assert cluster_nodes(url) == ([("127.0.0.1", 7000), ("127.0.0.1", 7001)], "x:")
+    store = RedisStore(url)
+    kwargs = store._redis.nodes_manager.connection_kwargs
+    assert kwargs.get("username") == "app" and kwargs.get("password") == "s3cr@t"
+    assert all("s3cr" not in name for name in store._redis.nodes_manager.startup_nodes)
+
+
+def test_on_a_cluster_only_the_secrets_node_needs_the_write_back():
+    from redis.crc import key_slot
+
+    store = RedisStore("redis-cluster://127.0.0.1:1,127.0.0.1:2?key_prefix=x:")  # never connects here
+    assert store.recovers(None) and store.recovers("127.0.0.1:1")  # no map yet: the whole store
+
+    class Node:
+        def __init__(self, name):
+            self.name, self.server_type = name, "primary"
+
+    slot = key_slot(b"x:tenant-secret")
+    manager = store._redis.nodes_manager
+    manager.slots_cache = {s: [Node("127.0.0.1:1" if s == slot else "127.0.0.1:2")] for s in range(16384)}
+    assert store.recovers("127.0.0.1:1") and not store.recovers("127.0.0.1:2") and store.recovers(None)
+    assert RedisStore("redis://127.0.0.1:1/0").recovers(None)
+
+
+def test_a_cluster_key_prefix_with_a_hash_tag_is_refused():
+    """``{`` in the key prefix would be the keys' hash tag: every tenant on one node, and the
+    guard's per-node scope (the tenant's slot) wrong."""
+    import pytest
+
+    from proxy.store.redis_store import cluster_nodes
+
+    with pytest.raises(ValueError, match="key_prefix"):
+        cluster_nodes("redis-cluster://127.0.0.1:7000?key_prefix=pg{x}:")
+    with pytest.raises(ValueError, match="key_prefix"):
+        ProxyConfig(store="redis-cluster://127.0.0.1:7000?key_prefix=pg{x}:")
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("redis://:s3cret@h:6379/0", "redis://:***@h:6379/0"),
+    ("redis://alice:s3cret@h:6379/0?key_prefix=a@b:", "redis://alice:***@h:6379/0?key_prefix=a@b:"),
+    ("redis://s3cret@h", "redis://***@h"),
+    ("redis-cluster://u:s3cret@a:1,b:2/?key_prefix=x:", "redis-cluster://u:***@a:1,b:2/?key_prefix=x:"),
+    ("redis://h:6379/0", "redis://h:6379/0"),
+    ("memory", "memory"),
+])
+def test_a_store_url_is_shown_without_its_password(url, shown):
+    from proxy.store.redis_store import redacted
+
+    assert redacted(url) == shown
+
+
+@pytest.mark.parametrize("store", ["redis-cluster://u:s3cret@a:1,b:x", "redis-cluster://u:s3cret@", "redis+x://u:s3cret@h"])
+def test_a_bad_store_url_is_refused_without_echoing_its_password(store):
+    from proxy.config import ProxyConfig
+
+    with pytest.raises(ValueError) as caught:
+        ProxyConfig(store=store)
+    assert "s3cret" not in str(caught.value) and "--store" in str(caught.value)
