@@ -5,16 +5,17 @@ Order of work: route (only the configured upstreams; the router also resolves th
 kind, the upstream's name and rules, and Gemini's model, once) → tenant (the key from its
 header, or Gemini's ``?key=``) → one :class:`~proxy.exchange.Exchange` for the request → read the
 body (bounded by ``max_body``) → analyse → the rewrite (``--rewrite`` or the request's
-``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`) → store look-up-and-record →
-early miss diagnosis → maybe ask an OpenAI stream for usage → a
-:class:`~proxy.relay.Relay` that sends the exchange upstream and relays the answer with
-the ``x-prefixgate-*`` headers. Every outcome (400, 404, 413, 499 and 503
+``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`) → early miss
+diagnosis → maybe ask an OpenAI stream for usage → start the store look-up-and-record
+(:class:`~proxy.exchange.Lookup`: it runs beside the upstream call, nothing sent upstream
+depends on it) → a :class:`~proxy.relay.Relay` that sends the exchange upstream, awaits the
+look-up right before the response head, and relays the answer with the ``x-prefixgate-*`` headers. Every outcome (400, 404, 413, 499 and 503
 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay) ends in exactly one
 :class:`~proxy.accounting.records.RequestRecord` (but a path whose first segment names no
 prefix the proxy serves: a 404 in OpenAI's shape naming the prefixes, and no record), handed to the recorder with its
 exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
 goes on as if it were off, and the failure is logged. A Redis store costs a request at
-most its deadline (:mod:`proxy.store.guard`), and nothing while its breaker is open
+most its deadline (:mod:`proxy.store.guard`), overlapped with the upstream call, and nothing while its breaker is open
 (``store.ready(tenant)`` is False: not awaited at all); then the prefix is unknown:
 ``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say ``unknown`` and the record's
 ``prefix_segments`` / ``prefix_bytes`` are ``None``, its ``store`` ``skipped`` or ``unavailable``.
@@ -40,9 +41,9 @@ from starlette.responses import Response
 
 from analyzer.rewrite import ANTHROPIC_MESSAGES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, SKIPPED_SHAPE, head_key, rewrite_request
 from proxy import errors
-from proxy.accounting.records import STORE_OK, STORE_SKIPPED, STORE_UNAVAILABLE, RequestRecord
+from proxy.accounting.records import RequestRecord
 from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
-from proxy.exchange import Exchange
+from proxy.exchange import Exchange, Lookup
 from proxy.headers import request_headers
 from proxy.relay import Relay
 from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Target, error_provider
@@ -54,7 +55,6 @@ log = logging.getLogger("prefixgate.handler")
 
 
 BIG_BODY = 1024 * 1024
-UNKNOWN = "unknown"  # prefix header value when the store was skipped or failed
 
 # Request ids: a per-process random prefix and a counter (uuid4 per request costs an
 # os.urandom call, measurably slow on busy VMs).
@@ -176,26 +176,6 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     record.total_bytes = analysis.total_bytes
     if analysis.chain is not None:
         record.chain = [h[:8].hex() for h in analysis.chain.hashes]
-    if analysis.caches and analysis.chain is not None:
-        seen = None
-        store = gate.store
-        if store.ready(tenant):  # False while the breaker of the tenant's Redis (node) is open: skip it, wait for nothing
-            record.store = STORE_UNAVAILABLE
-            try:
-                seen = await store.seen(tenant, target.provider, analysis.chain.hashes)
-            except Exception as exc:  # the store is advice; never fail a request on it
-                log.warning("prefix store failed on request %s: %s", request_id, type(exc).__name__)
-            if seen is not None:
-                record.store = STORE_OK
-        else:
-            record.store = STORE_SKIPPED
-        if seen is None:  # skipped, failed or past its deadline: unknown, never 0
-            record.prefix_segments = record.prefix_bytes = None
-        else:
-            record.prefix_segments = seen
-            record.prefix_bytes = analysis.chain.bytes_at(seen)
-    extra["x-prefixgate-prefix-segments"] = UNKNOWN if record.prefix_segments is None else str(record.prefix_segments)
-    extra["x-prefixgate-prefix-bytes"] = UNKNOWN if record.prefix_bytes is None else str(record.prefix_bytes)
     if gate.money is not None and analysis.caches:
         try:
             exchange.early = gate.money.before(tenant, target.rules, analysis.model, analysis.segments)  # whose caching rules apply
@@ -211,6 +191,9 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     exchange.upstream_body = with_stream_usage(raw, analysis) if ask else raw
     # a rewritten Gemini request asks for an uncompressed answer: the relay reads its error to tell a cache refusal
     exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask or exchange.fallback_body is not None)
+    if analysis.caches and analysis.chain is not None:  # last: nothing sent upstream depends on it, and nothing here can fail after it
+        exchange.lookup = Lookup(record, extra, analysis.chain)
+        exchange.lookup.start(gate.store)  # runs beside the upstream call; the relay awaits it before the head
     return Relay(exchange, gate)
 
 

@@ -3,8 +3,11 @@
 :class:`Relay` is an ASGI response over one :class:`~proxy.exchange.Exchange` (what the
 handler prepared: target, upstream headers and body, record, ``x-prefixgate-*`` headers).
 It sends the request through the gate's upstream pool (a 502/504 there becomes the
-proxy's own error in the provider's shape), then sends the upstream's status and headers
-(plus the ``x-prefixgate-*`` ones, all known before the first byte), then each raw chunk
+proxy's own error in the provider's shape) while the prefix store's look-up
+(:class:`~proxy.exchange.Lookup`, started by the handler) is still in flight, awaits that
+look-up (bounded by the store's deadline) right before a response head goes out, then sends the
+upstream's status and headers (plus the ``x-prefixgate-*`` ones, all known before the first
+byte), then each raw chunk
 as soon as it arrives (never buffered), feeding a copy to the usage tap
 :func:`proxy.usage_tap.tap_for` picked from the exchange, after the client has it. In
 *edit* mode (the proxy asked an OpenAI stream for usage the client did not want) it
@@ -13,8 +16,9 @@ unchanged.
 
 From the moment the request is sent upstream it listens for the client going away
 (while the upstream is still thinking, too); then it stops, closes the upstream
-connection (so the upstream sees its request abandoned) and records status 499. The
-upstream response is closed and the exchange handed to the recorder
+connection (so the upstream sees its request abandoned) and records status 499. A
+look-up still in flight when the relay ends (client gone, shutdown cut) is cancelled, its
+prefix unknown. The upstream response is closed and the exchange handed to the recorder
 (:meth:`proxy.gate.Gate.finish`) exactly once, whatever happens. How a relay ends early:
 
 - **client gone**: status 499, error ``client_disconnected``;
@@ -145,13 +149,14 @@ class Relay(Response):
         try:
             self.upstream = await upstream.send(record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body)
         except UpstreamError as exc:
-            record.status, record.error = exc.error.status, exc.error.kind
-            return errors.error_response(record.provider, exc.error, exc.message, exchange.headers)
+            return await self._error(exc.error, exc.message)
         if exchange.fallback_body is not None and may_be_refusal(self.upstream.status_code):
             reply = await self._resend_if_cache_refused()
             if reply is not None:
                 return reply
         self.tap, self.edit = tap_for(exchange, self.upstream)
+        if exchange.lookup is not None:
+            await exchange.lookup.result()  # the prefix headers: the store's answer, or unknown at its deadline
         self.status_code = record.status = self.upstream.status_code
         extra = [(k.encode(), v.encode()) for k, v in exchange.headers.items()]
         headers = response_headers(self.upstream.headers.raw, keep_length=not self.edit, status=self.status_code) + extra
@@ -179,8 +184,7 @@ class Relay(Response):
                 break
             except (httpx.TransportError, OSError) as exc:  # nothing went out yet: a clear error, not a cut connection
                 error = errors.UPSTREAM_TIMEOUT if isinstance(exc, httpx.TimeoutException) else _READ_ERROR
-                record.status, record.error = error.status, error.kind
-                return errors.error_response(record.provider, error, f"reading the upstream's {first.status_code} failed: {type(exc).__name__}", exchange.headers)
+                return await self._error(error, f"reading the upstream's {first.status_code} failed: {type(exc).__name__}")
             head.append(chunk)
             size += len(chunk)
         if not names_cached_content(first.status_code, b"".join(head), first.headers.get("content-encoding")):
@@ -200,9 +204,16 @@ class Relay(Response):
         try:
             self.upstream = await self.gate.upstream.send(record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body)
         except UpstreamError as exc:
-            record.status, record.error = exc.error.status, exc.error.kind
-            return errors.error_response(record.provider, exc.error, exc.message, exchange.headers)
+            return await self._error(exc.error, exc.message)
         return None
+
+    async def _error(self, error: errors.ProxyError, message: str) -> Response:
+        """The proxy's own error reply (nothing went out yet), with the look-up's prefix headers."""
+        exchange, record = self.exchange, self.record
+        if exchange.lookup is not None:
+            await exchange.lookup.result()
+        record.status, record.error = error.status, error.kind
+        return errors.error_response(record.provider, error, message, exchange.headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         record = self.record
@@ -254,6 +265,8 @@ class Relay(Response):
                     record.error = record.error or "client_disconnected"
                 elif cut is not None:
                     record.status, record.error = errors.SHUTDOWN_CUT.status, errors.SHUTDOWN_CUT.kind
+                if self.exchange.lookup is not None:  # client gone, cut or failed before its answer was awaited: cancelled
+                    self.exchange.lookup.close()
                 record.latency_s = time.perf_counter() - self.exchange.started
                 try:
                     record.usage = self.tap.usage() if self.tap is not None else None

@@ -14,7 +14,10 @@ last applied batch number with exactly one ``GET`` per call, which the look-up s
 uses (the shared tenant secret's ``GET`` runs at start, before the bench's first snapshot, and
 again only when a replica recovers from an outage). Look-ups
 are the script calls less the fleet flushes; the commands inside scripts (``EXISTS``,
-``SET``, ``HINCRBY``…) are listed but are not round trips. The server counts every
+``SET``, ``HINCRBY``…) are listed but are not round trips. A script call Redis refused
+(``failed_calls``: an ``EVALSHA`` answered ``NOSCRIPT``, which the caller then sends once
+as ``EVAL``) ran nothing: it is counted apart (``script_calls_refused``), so the first flush
+after a Redis lost its scripts is never mistaken for a look-up. The server counts every
 client's commands: the figures are exact only when nothing else uses that Redis during the
 run. :func:`lookup_timings` times the look-up alone from this process, through the
 store's own RESP client and through redis-py's (the client it used before), interleaved.
@@ -31,6 +34,7 @@ from proxy.store.redis_store import split_key_prefix
 
 SCRIPT_CALLS = frozenset({"evalsha", "eval", "evalsha_ro", "eval_ro"})
 LOOKUP_INNER = frozenset({"exists", "set"})  # what the look-up script runs (proxy.store.redis_store)
+FAILED = "|failed"  # snapshot's suffix for a command's failed and rejected calls
 FLEET_MARK = "get"  # exactly one per fleet write-script call, never in the look-up script
 FLEET_INNER = frozenset({"get", "hincrby", "expire", "hgetall"})  # the fleet scripts' commands (its one SET is under LOOKUP_INNER's)
 
@@ -49,8 +53,15 @@ def snapshot(url: str) -> dict[str, int]:
         info: dict[str, Any] = client.info("commandstats")
     finally:
         client.close()
-    return {name.removeprefix("cmdstat_").lower(): int(stats["calls"]) for name, stats in info.items()
-            if name.startswith("cmdstat_") and isinstance(stats, dict) and "calls" in stats}
+    out: dict[str, int] = {}
+    for name, stats in info.items():
+        if name.startswith("cmdstat_") and isinstance(stats, dict) and "calls" in stats:
+            name = name.removeprefix("cmdstat_").lower()
+            failed = int(stats.get("failed_calls", 0)) + int(stats.get("rejected_calls", 0))
+            out[name] = int(stats["calls"]) - failed  # calls that ran (an EVALSHA answered NOSCRIPT did not)
+            if failed:
+                out[name + FAILED] = failed
+    return out
 
 
 def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -62,10 +73,11 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 def round_trips(calls: dict[str, int], requests: int) -> dict[str, Any]:
     """The per-request figures from :func:`delta`'s ``calls`` over ``requests`` requests sent."""
     scripts = sum(n for name, n in calls.items() if name in SCRIPT_CALLS)
+    refused = sum(n for name, n in calls.items() if name.removesuffix(FAILED) in SCRIPT_CALLS and name.endswith(FAILED))
     flushes = calls.get(FLEET_MARK, 0)
     lookups = scripts - flushes
     inner = LOOKUP_INNER | FLEET_INNER
-    other = {name: n for name, n in calls.items() if name not in SCRIPT_CALLS and name not in inner}
+    other = {name: n for name, n in calls.items() if name not in SCRIPT_CALLS and name not in inner and not name.endswith(FAILED)}
     return {
         "requests": requests,
         "lookup_calls": lookups,
@@ -73,6 +85,7 @@ def round_trips(calls: dict[str, int], requests: int) -> dict[str, Any]:
         "fleet_flushes": flushes,  # one round trip each, at most one per replica per 100 ms
         "fleet_flush_commands": sum(n for name, n in calls.items() if name in FLEET_INNER),  # run inside those flushes
         "script_calls": scripts,
+        "script_calls_refused": refused,  # e.g. an EVALSHA answered NOSCRIPT (then sent once as EVAL): a round trip, counted apart
         "other_round_trips": other,  # PING probes, HELLO, this bench's INFO: neither look-ups nor flushes
         "commands": calls,  # every command Redis counted, scripts' inner commands included
     }

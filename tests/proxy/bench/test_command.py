@@ -114,6 +114,10 @@ def test_bench_proxy_with_a_redis_store_side_by_side_counts_one_lookup_per_reque
     split = round_trips({"evalsha": 12, "get": 2, "hincrby": 40, "expire": 4, "exists": 15, "set": 22, "ping": 1}, 10)
     assert (split["lookup_calls"], split["lookup_round_trips_per_request"], split["fleet_flushes"]) == (10, 1.0, 2)
     assert split["fleet_flush_commands"] == 46 and split["other_round_trips"] == {"ping": 1}
+    # a flush whose EVALSHA met NOSCRIPT and went again as EVAL: one refused call, still one flush, no extra look-up
+    retried = round_trips({"evalsha": 11, "evalsha|failed": 1, "eval": 1, "get": 2, "exists": 10, "set": 22}, 10)
+    assert (retried["lookup_calls"], retried["fleet_flushes"], retried["script_calls_refused"]) == (10, 2, 1)
+    assert retried["other_round_trips"] == {}
 
 
 def test_bench_proxy_store_must_be_one_redis():
