@@ -35,7 +35,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from proxy.accounting.records import STORE_OK, STORE_SKIPPED, STORE_UNAVAILABLE, RequestRecord
+from proxy.accounting.records import STORE_CANCELLED, STORE_OK, STORE_SKIPPED, STORE_UNAVAILABLE, RequestRecord
 
 if TYPE_CHECKING:
     from analyzer.prefix import Chain
@@ -102,9 +102,10 @@ class Lookup:
         task, self.task = self.task, None
         if task is None:
             return
-        if not task.done():
+        if not task.done() or task.cancelled():  # cancelled here, or with the request awaiting it
             task.cancel()
-        elif not task.cancelled() and task.exception() is None:
+            self.record.store = STORE_CANCELLED  # not the store's failure: the request ended first
+        elif task.exception() is None:
             self._answer(task.result())
 
     def _answer(self, seen: int | None) -> None:

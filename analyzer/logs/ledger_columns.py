@@ -11,10 +11,11 @@ rewrite ids applied (``'[]'`` when none; NULL in rows written before the column 
 clamped or nulled on the way; ``upstream`` the configured upstream's name (NULL in rows
 written before the column existed, or when the path named none); ``store`` the prefix
 look-up's outcome: ``ok``, ``unavailable`` (the store failed or missed its deadline),
-``skipped`` (its breaker was open, or it waited for the shared tenant secret) or ``none``
-(no look-up needed); NULL in rows written before the column existed; ``cache_storage_usd``
-what keeping an explicit cache (Gemini's ``cachedContents``, ``--gemini-auto-cache``) cost,
-charged on the row after its create or refresh (NULL: none charged, or the storage is
+``skipped`` (its breaker was open, or it waited for the shared tenant secret), ``none``
+(no look-up needed) or ``cancelled`` (the request ended while its look-up was in flight);
+NULL in rows written before the column existed; ``cache_storage_usd`` what keeping an
+explicit cache (Gemini's ``cachedContents``, ``--gemini-auto-cache``) cost, on the row of
+the background create or refresh call that bought it (NULL: none bought, or the storage is
 unpriced). This module only names things; it opens no file.
 """
 

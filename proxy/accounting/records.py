@@ -13,8 +13,9 @@ only when ``--log-bodies`` is on.
 counts that as unknown, never as a miss or as 0 repeated. ``store`` says which it was
 (:data:`STORE_STATES`): ``ok`` (the store answered), ``unavailable`` (it failed or missed its
 deadline), ``skipped`` (not asked: its breaker was open, or it is held until the shared
-tenant secret is read) or ``none`` (no look-up was needed: nothing to cache, or the request
-ended before its body was analysed).
+tenant secret is read), ``none`` (no look-up was needed: nothing to cache, or the request
+ended before its body was analysed) or ``cancelled`` (the look-up, running beside the upstream
+call, was still in flight when the request ended: the client left, or shutdown cut it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from analyzer.usage import Usage
 
 
 STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE = "ok", "unavailable", "skipped", "none"
-STORE_STATES = (STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE)
+STORE_CANCELLED = "cancelled"
+STORE_STATES = (STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE, STORE_CANCELLED)
 
 
 @dataclass(slots=True)

@@ -276,8 +276,8 @@ def test_5000_requests_over_two_replicas_each_in_exactly_one_ledger(tmp_path, st
     sent = sum(totals)
     assert sent == sum(1 for c in calls if c.kind != "cancel") + sum(1 for c in calls if c.kind == "cancel" and found.get(c.i))
     rows = [row for hits in found.values() for _, row in hits]
-    if "store" in rows[0]:  # the ledger's store column: every look-up answered (a 2 s deadline)
-        assert {row["store"] for row in rows} <= {"ok", "none"}
+    if "store" in rows[0]:  # the ledger's store column: every look-up answered (a 2 s deadline), or its client left first
+        assert {row["store"] for row in rows} <= {"ok", "none", "cancelled"}
         assert {row["store"] for c in calls if c.kind in ("plain", "stream", "sdk", "held") for _, row in found[c.i]} == {"ok"}
 
     # The fleet totals, flushed by each replica on its graceful stop, read by a fresh replica.

@@ -208,4 +208,4 @@ def test_a_client_leaving_cancels_the_lookup_and_the_record_says_unknown(state_d
         assert store_done.wait(DEADLINE_S - 1), "the look-up outlived its client"
         records = wait_records(keep, 1)
     assert "look-up cancelled" in store.steps
-    assert (records[0].status, records[0].store, records[0].prefix_segments, records[0].prefix_bytes) == (499, "unavailable", None, None)
+    assert (records[0].status, records[0].store, records[0].prefix_segments, records[0].prefix_bytes) == (499, "cancelled", None, None)

@@ -61,7 +61,7 @@ def test_a_shutdown_cut_cancels_the_lookup_and_the_record_keeps_it_unknown():
     store, record, finished, sent, lookup_task = asyncio.run(scenario())
     assert lookup_task.cancelled() and store.steps == ["look-up asked", "look-up cancelled"]
     assert len(finished) == 1 and (record.status, record.error) == (503, "shutdown_cut")
-    assert (record.store, record.prefix_segments, record.prefix_bytes) == ("unavailable", None, None)
+    assert (record.store, record.prefix_segments, record.prefix_bytes) == ("cancelled", None, None)
     head = dict(sent[0]["headers"])
     assert sent[0]["status"] == 503 and head[b"x-prefixgate-prefix-segments"] == b"unknown"
 

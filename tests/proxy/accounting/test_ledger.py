@@ -500,5 +500,5 @@ def test_a_v3_ledger_without_store_stays_readable_gains_the_column_and_rows_say_
     asyncio.run(main())
     got = [(r["request_id"], r["store"]) for r in rows(path)]
     assert got == [("old", None), *((f"r{i}", s) for i, s in enumerate(STORE_STATES))]
-    assert STORE_STATES == ("ok", "unavailable", "skipped", "none")
+    assert STORE_STATES == ("ok", "unavailable", "skipped", "none", "cancelled")
     assert RequestRecord("x", 0.0, "t", "openai", "/v1/chat/completions").store == "none"  # no look-up until the handler makes one
