@@ -14,9 +14,14 @@ decode step; at most twice the tokens it carried: no extrapolating far from what
 is a running average of those estimates (``SMOOTHING``), so one slow step, another process's, moves it
 by a fraction, not to the floor. The cap thus follows the cost as the context grows, and settles where a
 step's fixed prompt overhead plus its tokens fill the allowance, never under ``min_tokens`` (4: a long
-prompt still advances a few tokens a step where one token's attention alone would fill the allowance;
-on the 2-core reference CPU a step with any prompt token already leaves the one-row decode fast path and
-costs 1.6–2× a decode step, so the floor is where long prompts end up, and their steps run over 2×).
+prompt still advances a few tokens a step where one token's attention alone would fill the allowance).
+On the 2-core reference CPU the prompt pass itself is what costs: a step of more than one row leaves the
+model's one-row decode path (``Model._decode``) for the general one, where a 2–4-row matmul costs about as
+much as that many one-row ones and SDPA adds each prompt token's attention, so a 2-token chunk alone
+costs 1.4× a decode step at context 0 and 3× at 4k (one thread); the decode row riding along adds ~0.5×.
+So the floor is where long prompts end up, and their steps run over 2×. Running the decode row as a
+second, one-row pass beside the chunk instead costs a whole decode step (1×): measured 7–32% slower per
+step at every context and chunk size, so it is not done.
 With no stream decoding the cap is the scheduler's whole budget (prefill at full speed). ``slowdown = 0``
 turns pacing off (a fixed budget, as on a GPU). This module only does arithmetic; the loop feeds it
 timings.
