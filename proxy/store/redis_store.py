@@ -182,16 +182,7 @@ def shared_secret(url: str, timeout_s: float = 2.0) -> bytes:
     """The tenant secret every replica on this Redis shares: 32 random bytes created once
     (``SET NX``) at ``{key_prefix}tenant-secret``, then read. Blocking; raises what redis-py
     raises when Redis does not answer. The value is never logged."""
-    client, prefix = _client(url, timeout_s, asyncio=False)
-    try:
-        key = prefix + SECRET_KEY
-        client.set(key, secrets.token_bytes(32).hex(), nx=True)
-        value = client.get(key)
-    finally:
-        client.close()
-    if value is None:
-        raise ConnectionError("the shared tenant secret vanished right after it was set")
-    return bytes.fromhex(value.decode())
+    return write_back_secret(url, secrets.token_bytes(32), timeout_s)  # a fresh one, kept only if none is there
 
 
 def write_back_secret(url: str, secret: bytes, timeout_s: float = 2.0) -> bytes:

@@ -20,22 +20,12 @@ from proxy.app import create_app
 from proxy.config import ProxyConfig, UpstreamSpec
 from proxy.emulator.app import create_app as create_emulator
 from tests.support.servers import serve
+from tests.support.sinks import Keep
 
 pytestmark = pytest.mark.e2e
 
 SYSTEM = "You are a careful assistant for the prefixgate Gemini tests. " * 160  # ~9.8 KB ≈ 2450 tokens, over 2.5 Flash's 2,048
 KEY = "AIza-e2e-gemini"
-
-
-class Keep:
-    def __init__(self):
-        self.records = []
-
-    def handle(self, record):
-        self.records.append(record)
-
-    async def aclose(self):
-        return None
 
 
 def proxy_in_front(state_dir, upstream: str):

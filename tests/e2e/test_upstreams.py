@@ -18,22 +18,12 @@ from proxy.config import ProxyConfig
 from proxy.config_file import parse
 from proxy.emulator.app import create_app as create_emulator
 from tests.support.servers import serve
+from tests.support.sinks import Keep
 
 pytestmark = pytest.mark.e2e
 
 SYSTEM = "You are a careful assistant for the prefixgate upstream tests. " * 110  # ~7 KB ≈ 1750 tokens
 CHAT = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "name three colours"}]
-
-
-class Keep:
-    def __init__(self):
-        self.records = []
-
-    def handle(self, record):
-        self.records.append(record)
-
-    async def aclose(self):
-        return None
 
 
 def test_named_upstreams_through_the_official_sdks(state_dir):

@@ -23,6 +23,7 @@ from proxy.config import ProxyConfig
 from proxy.exchange import LOOKUP_TASK
 from proxy.store.guard import GuardedStore
 from tests.support.servers import serve
+from tests.support.sinks import Keep
 
 USAGE = {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1536}}
 CHAT = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse. " * 50}, {"role": "user", "content": "hi"}]}
@@ -54,17 +55,6 @@ class UpstreamFirst:
         return self.answer
 
     async def aclose(self) -> None:
-        return None
-
-
-class Keep:
-    def __init__(self):
-        self.records = []
-
-    def handle(self, record):
-        self.records.append(record)
-
-    async def aclose(self):
         return None
 
 

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 
 from proxy.app import create_app
 from proxy.config import ProxyConfig, UpstreamSpec
+from tests.support.sinks import Keep
 
 SYSTEM = {"parts": [{"text": "policy " * 1500}]}  # ≈ 2600 tokens
 KEY = "AIza-manager-test"
@@ -86,17 +87,6 @@ def test_query_key_goes_in_a_header_and_a_failed_create_backs_off(state_dir):
     sent = orjson.loads(create.content)
     assert sent["model"] == "models/gemini-2.5-flash" and sent["systemInstruction"] == SYSTEM and "contents" not in sent and sent["ttl"] == "300s"
     assert manager.counts["create_failed"] == 1
-
-
-class Keep:
-    def __init__(self):
-        self.records: list = []
-
-    def handle(self, record):
-        self.records.append(record)
-
-    async def aclose(self):
-        return None
 
 
 def background(records, what: str) -> list:
