@@ -131,4 +131,7 @@ def test_a_lost_node_never_fails_a_look_up(own_cluster):
     assert before == [0] * 12
     assert all(a is None or a == 2 for a in answers)
     assert None in answers and 2 in answers and slowest < 1.0
-    assert openings == {f"127.0.0.1:{ports[0]}": 1}  # only the lost node's breaker opened, once
+    # The lost node's breaker opened, once. On a loaded machine a surviving node's look-up can
+    # miss its deadline too while redis-py re-reads the slot map after the loss (a cancelled
+    # refresh closes its connections): that node's own breaker may open once, never the lost one's twice.
+    assert openings.get(f"127.0.0.1:{ports[0]}") == 1 and set(openings.values()) == {1}
