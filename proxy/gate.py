@@ -17,6 +17,8 @@ per-request state.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -73,13 +75,35 @@ class Gate:
         self.recorder.record(exchange)
 
     async def aclose(self) -> None:
+        """Closes the parts in order; each before the recorder gets at most its budget
+        (:data:`CLOSE_BUDGET_S`), so a part that hangs never keeps the books open: the
+        recorder (the ledger's last rows) always closes."""
+        errors = []
         if self.gemini_cache is not None:
-            await self.gemini_cache.aclose()  # its background calls end before the pool closes
-        try:
-            if self.upstream is not None:
-                await self.upstream.aclose()
-        finally:
-            try:
-                await self.store.aclose()
-            finally:
-                await self.recorder.aclose()
+            errors.append(await _bounded("gemini auto-cache", self.gemini_cache.aclose()))  # its calls end before the pool closes
+        if self.upstream is not None:
+            errors.append(await _bounded("upstream pool", self.upstream.aclose()))
+        errors.append(await _bounded("prefix store", self.store.aclose()))
+        await self.recorder.aclose()
+        failed = next((exc for exc in errors if exc is not None), None)
+        if failed is not None:  # after the books are closed: the first part that failed to close
+            raise failed
+
+
+CLOSE_BUDGET_S = 8.0  # per part closed before the recorder at shutdown (the auto-cache waits up to 5 s)
+log = logging.getLogger("prefixgate.shutdown")
+
+
+async def _bounded(part: str, closing) -> Exception | None:
+    """Awaits ``closing`` for at most :data:`CLOSE_BUDGET_S`; past it logs a warning naming
+    the part and where it was stuck, and goes on. Returns the error it raised, if any."""
+    task = asyncio.ensure_future(closing)
+    try:
+        await asyncio.wait_for(asyncio.shield(task), CLOSE_BUDGET_S)
+    except TimeoutError:
+        stack = "".join(f"\n  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}" for frame in task.get_stack())
+        log.warning("shutdown: closing the %s took over %.0f s; going on without it (stuck in:%s)", part, CLOSE_BUDGET_S, stack or " ?")
+        task.cancel()
+    except Exception as exc:  # one part failing to close must not keep the others open
+        return exc
+    return None
