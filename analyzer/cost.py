@@ -1,8 +1,9 @@
 """Money from usage: what a request cost, what caching saved, what it could have saved.
 
 - **cost**: plain input tokens at ``input``, cached reads at ``cache_read``, cache writes at
-  ``cache_write_5m`` / ``cache_write_1h``, output at ``output`` (USD per 1M tokens); the
-  four parts come with it (``Cost.parts``, a :class:`Breakdown`), computed once.
+  the row's rate for their TTL (``cache_write_5m`` / ``cache_write_1h`` for Anthropic,
+  ``cache_write_30m`` / ``cache_write_12h`` for OpenAI 5.6+), output at ``output`` (USD per
+  1M tokens); the four parts come with it (``Cost.parts``, a :class:`Breakdown`), computed once.
 - **uncached**: the same tokens as if no cache existed: every prompt token at ``input``.
 - **saved** = uncached − cost. It is negative when a request only wrote to the cache
   (Anthropic bills writes at 1.25× or 2× input); the sign is kept, never clamped.
@@ -13,7 +14,9 @@
 
 A model without a price gives ``None`` everywhere (never 0): the caller counts it as
 unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
-zero): its cost is not known exactly, and money is exact or null. This module does not
+zero) or ``drift`` (a field the rules did not expect), and one with writes at a TTL whose
+rate the row does not publish (GPT-5.6's 12 h): its cost is not known exactly, and money is
+exact or null. This module does not
 decide *which* tokens were missed (see :mod:`analyzer.missed`); it only prices them, and
 formats money (:func:`format_usd`).
 """
@@ -60,16 +63,25 @@ UNPRICED = Cost(None, None, None)
 
 
 def breakdown(usage: Usage, price: Price) -> Breakdown:
+    write_12h = usage.cache_write_12h_tokens * (price.write_12h_rate or 0.0)
     return Breakdown(
         input_usd=usage.uncached_input_tokens * price.input / PER,
         cache_read_usd=usage.cached_tokens * price.read_rate / PER,
-        cache_write_usd=(usage.cache_write_5m_tokens * price.write_5m_rate + usage.cache_write_1h_tokens * price.write_1h_rate) / PER,
+        cache_write_usd=(usage.cache_write_short_tokens * price.short_write_rate
+                         + usage.cache_write_1h_tokens * price.write_1h_rate + write_12h) / PER,
         output_usd=usage.output_tokens * price.output / PER,
     )
 
 
+def priceable(usage: Usage, price: Price) -> bool:
+    """Every token of ``usage`` has a rate in ``price`` and its numbers are as reported."""
+    if usage.flags or usage.drift:
+        return False
+    return not (usage.cache_write_12h_tokens and price.write_12h_rate is None)
+
+
 def cost_of(usage: Usage | None, price: Price | None) -> Cost:
-    if usage is None or price is None or usage.flags:
+    if usage is None or price is None or not priceable(usage, price):
         return UNPRICED
     parts = breakdown(usage, price)
     actual = parts.total
@@ -85,10 +97,10 @@ def missed_usd(tokens: int, price: Price | None, usage: Usage | None = None) -> 
     them; None when unpriced.
 
     The missed tokens follow the cached ones in the prompt, so with ``usage`` the first of
-    them are the request's cache writes (the 1-hour ones first: Anthropic requires longer
+    them are the request's cache writes (the long-TTL ones first: Anthropic requires longer
     TTLs before shorter ones), billed with the write premium, and the rest plain input::
 
-        (w1h × (write_1h − read) + w5m × (write_5m − read) + plain × (input − read)) / 1M
+        (wlong × (write_long − read) + wshort × (write_short − read) + plain × (input − read)) / 1M
 
     Without ``usage`` (a log line without a usage block) every token counts as plain input.
     """
@@ -96,10 +108,12 @@ def missed_usd(tokens: int, price: Price | None, usage: Usage | None = None) -> 
         return None
     t = max(0, tokens)
     w1h = min(t, usage.cache_write_1h_tokens) if usage is not None else 0
-    w5m = min(t - w1h, usage.cache_write_5m_tokens) if usage is not None else 0
-    plain = t - w1h - w5m
+    w12h = min(t - w1h, usage.cache_write_12h_tokens) if usage is not None and price.write_12h_rate is not None else 0
+    short = min(t - w1h - w12h, usage.cache_write_short_tokens) if usage is not None else 0
+    plain = t - w1h - w12h - short
     read = price.read_rate
-    return (w1h * (price.write_1h_rate - read) + w5m * (price.write_5m_rate - read) + plain * (price.input - read)) / PER
+    long_usd = w1h * (price.write_1h_rate - read) + w12h * ((price.write_12h_rate or 0.0) - read)
+    return (long_usd + short * (price.short_write_rate - read) + plain * (price.input - read)) / PER
 
 
 def _fixed(a: float, digits: int) -> str:

@@ -101,7 +101,7 @@ def _repeat_not_cached(cur: Seen, prev: Seen, common: int, cached_tokens: int | 
     if cur.provider == ANTHROPIC and not any(s.cache_control for s in cur.segments[:common]):
         return Diagnosis("no-cache-breakpoint")
     elapsed = cur.ts - prev.ts
-    ttl = provider_ttl_s(cur.provider, prev.segments)
+    ttl = provider_ttl_s(cur.provider, prev.segments, cur.model)
     if elapsed > ttl:
         return Diagnosis("ttl-expired", detail=f"{elapsed:.0f}s > {ttl:.0f}s")
     if cached_tokens is None or cached_tokens > 0:

@@ -4,11 +4,16 @@ The bundled file is ``analyzer/prices.json``::
 
     {"version": "...", "updated": "YYYY-MM-DD",
      "models": [{"provider", "model", "aliases": [...], "input", "output", "cache_read",
-                 "cache_write_5m", "cache_write_1h", "source", "date", "label"?}, ...]}
+                 "cache_write_5m", "cache_write_1h", "cache_write_30m", "cache_write_12h",
+                 "source", "date", "label"?}, ...]}
 
 Prices are USD per 1M tokens. ``cache_read`` null means the provider gives no cached-read
-discount (reads bill as input); ``cache_write_*`` null means writes bill as plain input
-(OpenAI-style automatic caching). ``cache_storage`` (optional) is what an explicit cache costs
+discount (reads bill as input). Writes: Anthropic's rows price ``cache_write_5m`` /
+``cache_write_1h``, OpenAI GPT-5.6+ rows ``cache_write_30m`` / ``cache_write_12h``; a row with
+none of the four bills no writes (automatic caching with free writes, OpenAI before 5.6), so
+a response that reports writes for it means the rules are stale (``analyzer.usage`` drift,
+priced null); a row pricing the short TTL but not the long one (GPT-5.6's 12 h writes, whose
+rate is not published) prices a request that wrote with the long TTL null. ``cache_storage`` (optional) is what an explicit cache costs
 to keep, USD per 1M tokens per hour (Gemini's ``cachedContents``); null: not priced. ``label`` (optional) says what a row stands for when its
 rates are borrowed — ``prefixgate demo`` prices the local engine's model "priced as
 gpt-4o-mini" — and is shown beside the model on the dashboard. ``--prices FILE`` names a file of the same shape whose
@@ -38,7 +43,7 @@ from typing import Any
 BUNDLED = Path(__file__).with_name("prices.json")
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 _REQUIRED_NUMBERS = ("input", "output")
-_OPTIONAL_NUMBERS = ("cache_read", "cache_write_5m", "cache_write_1h", "cache_storage")
+_OPTIONAL_NUMBERS = ("cache_read", "cache_write_5m", "cache_write_1h", "cache_storage", "cache_write_30m", "cache_write_12h")
 
 
 class PriceFileError(ValueError):
@@ -58,6 +63,8 @@ class Price:
     source: str = ""
     date: str = ""
     label: str = ""  # shown beside the model where the rate is borrowed, e.g. "priced as gpt-4o-mini"
+    cache_write_30m: float | None = None  # OpenAI GPT-5.6+: writes with the default 30-minute TTL
+    cache_write_12h: float | None = None  # OpenAI GPT-5.6+: writes with ``ttl: "12h"``; None: unpublished
 
     @property
     def read_rate(self) -> float:
@@ -65,12 +72,26 @@ class Price:
         return self.input if self.cache_read is None else self.cache_read
 
     @property
-    def write_5m_rate(self) -> float:
-        return self.input if self.cache_write_5m is None else self.cache_write_5m
+    def bills_writes(self) -> bool:
+        """The row prices cache writes (Anthropic, OpenAI 5.6+); False: writes are free."""
+        return any(r is not None for r in (self.cache_write_5m, self.cache_write_1h, self.cache_write_30m, self.cache_write_12h))
+
+    @property
+    def short_write_rate(self) -> float:
+        """Writes with the provider's default TTL (OpenAI's 30m, else Anthropic's 5m; plain input when unpriced)."""
+        for rate in (self.cache_write_30m, self.cache_write_5m):
+            if rate is not None:
+                return rate
+        return self.input
 
     @property
     def write_1h_rate(self) -> float:
         return self.input if self.cache_write_1h is None else self.cache_write_1h
+
+    @property
+    def write_12h_rate(self) -> float | None:
+        """None: 12-hour writes are not priced (a request that made some is unpriced)."""
+        return self.cache_write_12h
 
 
 def _number(row: dict[str, Any], name: str, where: str, *, required: bool) -> float | None:

@@ -9,6 +9,9 @@ as canonical bytes:
   block or content block is recorded as a breakpoint at the end of that segment.
 - OpenAI Chat Completions: each tool → the structured-output schema → each message.
 - OpenAI Responses: each tool → the ``text.format`` schema → instructions → each input item.
+  A content part marked ``prompt_cache_breakpoint`` (GPT-5.6+) is recorded as a breakpoint at
+  the end of its message (``cache_control`` = its ``ttl``, else the request's
+  ``prompt_cache_options.ttl``, else ``"30m"``; see :mod:`analyzer.cache_rules.openai`).
 - OpenAI Completions: the prompt.
 - Gemini ``generateContent`` / ``streamGenerateContent`` (and ``countTokens``): the
   ``cachedContent`` reference (the name of an explicit cache, which the model reads first)
@@ -18,7 +21,8 @@ as canonical bytes:
   as the body spells it.
 
 Canonical bytes: compact JSON, key order kept where it reaches the prompt (tool schemas,
-content blocks), ``cache_control`` markers dropped (they do not change the cached bytes),
+content blocks), ``cache_control`` and ``prompt_cache_breakpoint`` markers dropped (they do
+not change the cached bytes),
 and equivalent spellings made equal (``"content": "hi"`` ≡ ``[{"type":"text","text":"hi"}]``).
 Each segment's bytes start with a short tag (kind and role) so that the same text as a
 system block and as a user message never hash alike.
@@ -56,7 +60,7 @@ class Segment:
     kind: str  # "cached" (Gemini's cachedContent), "tool", "schema", "system", "instructions", "message", "prompt"
     path: str  # field path in the body, e.g. "messages[2].content[0]"
     data: bytes  # canonical bytes (what is hashed)
-    cache_control: str | None = None  # "5m" / "1h" when a breakpoint ends this segment
+    cache_control: str | None = None  # the TTL of a breakpoint that ends this segment: "5m" / "1h" (Anthropic), "30m" / "12h" (OpenAI)
     role: str | None = None
 
     def __len__(self) -> int:
@@ -122,10 +126,11 @@ def _seg(kind: str, path: str, value: Any, *, tag: str = "", cache_control: str 
     return Segment(kind, path, head + _dumps(value), cache_control, role)
 
 
-def _text_blocks(content: Any) -> list[Any]:
-    """Normalise a string-or-blocks content field into a list of blocks."""
+def _text_blocks(content: Any, text_type: str = "text") -> list[Any]:
+    """Normalise a string-or-blocks content field into a list of blocks (a string is one
+    ``text_type`` block: ``text``, or Responses' ``input_text`` / ``output_text``)."""
     if isinstance(content, str):
-        return [{"type": "text", "text": content}]
+        return [{"type": text_type, "text": content}]
     if isinstance(content, list):
         return content
     if content is None:
@@ -167,16 +172,51 @@ def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
 
 # -- OpenAI ------------------------------------------------------------------------------
 
+BREAKPOINT = "prompt_cache_breakpoint"
+OPENAI_TTLS = ("30m", "12h")
 
-def _openai_message(msg: Any) -> Any:
+
+def _unmarked(parts: Any) -> tuple[Any, str | None]:
+    """(``parts`` without ``prompt_cache_breakpoint`` keys, the ``ttl`` of the last marked part:
+    its own, ``""`` when it names none, None when no part is marked)."""
+    if not isinstance(parts, list) or not any(isinstance(p, dict) and BREAKPOINT in p for p in parts):
+        return parts, None
+    ttl: str | None = None
+    out = []
+    for p in parts:
+        if isinstance(p, dict) and BREAKPOINT in p:
+            mark = p[BREAKPOINT]
+            own = mark.get("ttl") if isinstance(mark, dict) else None
+            ttl = own if own in OPENAI_TTLS else ""
+            p = {k: v for k, v in p.items() if k != BREAKPOINT}
+        out.append(p)
+    return out, ttl
+
+
+def _openai_message(msg: Any, responses: bool = False) -> tuple[Any, str | None]:
+    """(canonical message or item, the ttl of a breakpoint in it: see :func:`_unmarked`).
+    A string ``content`` is one text part (Responses: ``input_text``, ``output_text`` for the
+    assistant), the spelling a marker needs."""
     if not isinstance(msg, dict):
-        return msg
+        return msg, None
     canon: dict[str, Any] = {"role": msg.get("role")}
+    ttl = None
     if "content" in msg:
-        canon["content"] = _text_blocks(msg["content"])
+        text_type = ("output_text" if msg.get("role") == "assistant" else "input_text") if responses else "text"
+        canon["content"], ttl = _unmarked(_text_blocks(msg["content"], text_type))
     for key in sorted(k for k in msg if k not in ("role", "content")):
         canon[key] = msg[key]
-    return canon
+    if isinstance(msg.get("output"), list):  # a function_call_output's parts
+        canon["output"], out_ttl = _unmarked(msg["output"])
+        ttl = out_ttl if out_ttl is not None else ttl
+    return canon, ttl
+
+
+def request_ttl(body: dict[str, Any]) -> str:
+    """The TTL a GPT-5.6 request asks for its breakpoints (``prompt_cache_options.ttl``, default 30m)."""
+    options = body.get("prompt_cache_options")
+    ttl = options.get("ttl") if isinstance(options, dict) else None
+    return ttl if ttl in OPENAI_TTLS else "30m"
 
 
 def _schema_segment(body: dict[str, Any], out: list[Segment]) -> None:
@@ -199,11 +239,15 @@ def _tool_segments(body: dict[str, Any], out: list[Segment]) -> None:
             out.append(_seg("tool", index_path("functions", i), fn))
 
 
-def _message_segments(items: list[Any], field: str, default_tag: str, out: list[Segment]) -> None:
-    """One segment per OpenAI message / input item, tagged with its role."""
+def _message_segments(items: list[Any], field: str, default_tag: str, out: list[Segment], ttl: str,
+                      responses: bool = False) -> None:
+    """One segment per OpenAI message / input item, tagged with its role; a marked part makes
+    it end at a breakpoint of its own ttl, else ``ttl`` (the request's)."""
     for i, item in enumerate(items):
         role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
-        out.append(_seg("message", index_path(field, i), _openai_message(item), tag=role or default_tag, role=role))
+        canon, mark = _openai_message(item, responses)
+        out.append(_seg("message", index_path(field, i), canon, tag=role or default_tag, role=role,
+                        cache_control=None if mark is None else mark or ttl))
 
 
 def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
@@ -212,7 +256,7 @@ def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
     _schema_segment(body, out)
     messages = body.get("messages")
     if isinstance(messages, list):
-        _message_segments(messages, "messages", "?", out)
+        _message_segments(messages, "messages", "?", out, request_ttl(body))
     return out
 
 
@@ -225,9 +269,9 @@ def openai_responses_segments(body: dict[str, Any]) -> list[Segment]:
         out.append(_seg("instructions", "instructions", instructions, role="system"))
     items = body.get("input")
     if isinstance(items, str):
-        out.append(_seg("message", "input", _openai_message({"role": "user", "content": items}), tag="user", role="user"))
+        out.append(_seg("message", "input", _openai_message({"role": "user", "content": items}, True)[0], tag="user", role="user"))
     elif isinstance(items, list):
-        _message_segments(items, "input", "item", out)
+        _message_segments(items, "input", "item", out, request_ttl(body), responses=True)
     return out
 
 
@@ -319,7 +363,7 @@ def segments_for(provider: str, route: str, body: Any) -> list[Segment]:
         return gemini_segments(body) if route.endswith(GEMINI_PROMPT_METHODS) else []
     if route.endswith("/chat/completions"):
         return openai_chat_segments(body)
-    if route.endswith("/responses"):
+    if route.endswith("/responses") or route.endswith("/responses/compact"):
         return openai_responses_segments(body)
     if route.endswith("/completions"):
         return openai_completions_segments(body)

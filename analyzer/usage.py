@@ -7,9 +7,24 @@ Definitions (the same for every provider):
   the prompt total); Anthropic does not (its ``input_tokens`` excludes cache reads and
   writes), so Anthropic numbers are summed here.
 - ``cached_tokens``: prompt tokens served from the provider's prompt cache (cache read).
-- ``cache_write_tokens``: prompt tokens written to the cache (Anthropic only), of which
-  ``cache_write_1h_tokens`` were written with the 1-hour TTL; the rest used 5 minutes.
+- ``cache_write_tokens``: prompt tokens written to the cache (Anthropic; OpenAI GPT-5.6+,
+  ``prompt_tokens_details.cache_write_tokens`` / ``input_tokens_details.cache_write_tokens``),
+  of which ``cache_write_1h_tokens`` were written with Anthropic's 1-hour TTL and
+  ``cache_write_12h_tokens`` with OpenAI's 12-hour one (Responses'
+  ``cache_write_tokens_details.ttl_12h_tokens``); the rest used the default TTL (Anthropic 5
+  minutes, OpenAI 30 minutes): ``cache_write_short_tokens``.
 - ``output_tokens``: generated tokens (reasoning included where the provider counts it).
+
+Anthropic's ``usage.iterations`` (server-side passes): ``message`` entries are already in the
+top-level fields; a ``compaction`` entry is not (the SDK's ``BetaUsage`` says so) and is billed,
+so its tokens are added here; an entry of any other type is not understood and goes to
+``drift``.
+
+**Drift.** A usage field or value that the rules here do not expect — a cache field the
+parser does not know (any unknown key naming ``cache``), cached or written tokens above the
+prompt, an ``iterations`` entry of an unknown type — is named in ``Usage.drift``
+(``"<field>:<why>"``). The numbers are still read as well as they can be, but the rules are
+stale: such a usage is priced null and counted as ``rules_drift``.
 
 **Sanitising (the one place).** Every number the proxy accounts with comes through the
 parsers below, so this is where an upstream's absurd numbers stop: a count that is missing or
@@ -32,7 +47,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 MAX_TOKENS = 10**9  # see "Sanitising" above
-_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "cache_write_1h_tokens", "output_tokens")
+_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "cache_write_1h_tokens", "output_tokens",
+           "cache_write_12h_tokens")
 
 
 @dataclass(slots=True)
@@ -43,13 +59,15 @@ class Usage:
     cache_write_1h_tokens: int = 0
     output_tokens: int = 0
     flags: tuple[str, ...] = ()  # what the parser had to change (empty: every number as reported)
+    cache_write_12h_tokens: int = 0  # OpenAI's 12-hour writes (Responses' cache_write_tokens_details)
+    drift: tuple[str, ...] = ()  # what the rules did not expect (see "Drift" above)
 
     def __post_init__(self) -> None:
         for name in _FIELDS:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if self.cache_write_1h_tokens > self.cache_write_tokens:
-            raise ValueError("cache_write_1h_tokens cannot exceed cache_write_tokens")
+        if self.cache_write_1h_tokens + self.cache_write_12h_tokens > self.cache_write_tokens:
+            raise ValueError("cache_write_1h_tokens + cache_write_12h_tokens cannot exceed cache_write_tokens")
 
     @property
     def uncached_input_tokens(self) -> int:
@@ -57,11 +75,12 @@ class Usage:
         return max(0, self.input_tokens - self.cached_tokens - self.cache_write_tokens)
 
     @property
-    def cache_write_5m_tokens(self) -> int:
-        return self.cache_write_tokens - self.cache_write_1h_tokens
+    def cache_write_short_tokens(self) -> int:
+        """Writes with the provider's default TTL (Anthropic 5 minutes, OpenAI 30 minutes)."""
+        return self.cache_write_tokens - self.cache_write_1h_tokens - self.cache_write_12h_tokens
 
     def to_dict(self) -> dict[str, int]:
-        """The five counts (not the flags)."""
+        """The counts (not the flags)."""
         return {name: getattr(self, name) for name in _FIELDS}
 
     def __add__(self, other: "Usage") -> "Usage":
@@ -72,16 +91,33 @@ class Usage:
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             self.output_tokens + other.output_tokens,
             tuple(dict.fromkeys(self.flags + other.flags)),
+            self.cache_write_12h_tokens + other.cache_write_12h_tokens,
+            tuple(dict.fromkeys(self.drift + other.drift)),
         )
 
 
 class _Reader:
     """Reads the token counts of one usage block, noting each value it had to change."""
 
-    __slots__ = ("flags",)
+    __slots__ = ("flags", "drift")
 
     def __init__(self) -> None:
         self.flags: list[str] = []
+        self.drift: list[str] = []
+
+    def unknown_cache_fields(self, block: Any, known: frozenset[str], where: str = "") -> None:
+        """Drift for every key of ``block`` that names a cache but is not in ``known``."""
+        if isinstance(block, Mapping):
+            for key in block:
+                if isinstance(key, str) and "cache" in key.lower() and key not in known:
+                    self.drift.append(f"{where}{key}:unknown_field")
+
+    def above(self, name: str, value: int, prompt: int) -> int:
+        """``value`` capped at ``prompt``, with a drift note when it was above it."""
+        if value > prompt:
+            self.drift.append(f"{name}:above_prompt")
+            return prompt
+        return value
 
     def __call__(self, block: Any, key: str) -> int:
         if not isinstance(block, Mapping):
@@ -116,45 +152,112 @@ class _Reader:
         for name, value in counts.items():
             if value > MAX_TOKENS:
                 counts[name] = self._flag(name, "too_large", MAX_TOKENS)
-        return Usage(**counts, flags=tuple(dict.fromkeys(self.flags)))
+        return Usage(**counts, flags=tuple(dict.fromkeys(self.flags)), drift=tuple(dict.fromkeys(self.drift)))
+
+
+_CHAT_CACHE_KEYS = frozenset({"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"})  # DeepSeek's
+_CHAT_DETAIL_CACHE_KEYS = frozenset({"cached_tokens", "cache_write_tokens"})
+_RESPONSES_DETAIL_CACHE_KEYS = frozenset({"cached_tokens", "cache_write_tokens", "cache_write_tokens_details"})
+_RESPONSES_WRITE_TTLS = frozenset({"ttl_30m_tokens", "ttl_12h_tokens"})
+_ANTHROPIC_CACHE_KEYS = frozenset({"cache_creation_input_tokens", "cache_read_input_tokens", "cache_creation"})
+_ANTHROPIC_CREATION_KEYS = frozenset({"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"})
+_GEMINI_CACHE_KEYS = frozenset({"cachedContentTokenCount", "cacheTokensDetails",
+                                "cached_content_token_count", "cache_tokens_details"})
 
 
 def from_openai_chat(u: Mapping[str, Any]) -> Usage:
-    """Chat Completions / Completions usage (also DeepSeek's and Groq's OpenAI-compatible ones)."""
+    """Chat Completions / Completions usage (also DeepSeek's and Groq's OpenAI-compatible ones);
+    GPT-5.6+ reports writes in ``prompt_tokens_details.cache_write_tokens``."""
     n = _Reader()
     prompt = n(u, "prompt_tokens")
-    cached = n(u.get("prompt_tokens_details"), "cached_tokens")
+    details = u.get("prompt_tokens_details")
+    cached = n(details, "cached_tokens")
+    write = n(details, "cache_write_tokens")
+    n.unknown_cache_fields(u, _CHAT_CACHE_KEYS)
+    n.unknown_cache_fields(details, _CHAT_DETAIL_CACHE_KEYS, "prompt_tokens_details.")
     if "prompt_cache_hit_tokens" in u:  # DeepSeek
         cached = n(u, "prompt_cache_hit_tokens")
         prompt = prompt or cached + n(u, "prompt_cache_miss_tokens")
-    return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=n(u, "completion_tokens"))
+    cached = n.above("cached_tokens", cached, prompt)
+    write = n.above("cache_write_tokens", write, prompt - cached)
+    return n.usage(input_tokens=prompt, cached_tokens=cached, cache_write_tokens=write,
+                   output_tokens=n(u, "completion_tokens"))
 
 
 def from_openai_responses(u: Mapping[str, Any]) -> Usage:
-    """Responses API usage: ``input_tokens`` includes ``input_tokens_details.cached_tokens``."""
+    """Responses API usage (also ``/v1/responses/compact``'s): ``input_tokens`` includes
+    ``input_tokens_details.cached_tokens`` and ``cache_write_tokens`` (GPT-5.6+), whose
+    ``cache_write_tokens_details`` splits them by TTL (``ttl_30m_tokens``, ``ttl_12h_tokens``)."""
     n = _Reader()
     prompt = n(u, "input_tokens")
-    cached = n(u.get("input_tokens_details"), "cached_tokens")
-    return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=n(u, "output_tokens"))
+    details = u.get("input_tokens_details")
+    cached = n.above("cached_tokens", n(details, "cached_tokens"), prompt)
+    write = n.above("cache_write_tokens", n(details, "cache_write_tokens"), prompt - cached)
+    n.unknown_cache_fields(u, frozenset())
+    n.unknown_cache_fields(details, _RESPONSES_DETAIL_CACHE_KEYS, "input_tokens_details.")
+    write_12h = 0
+    by_ttl = details.get("cache_write_tokens_details") if isinstance(details, Mapping) else None
+    if isinstance(by_ttl, Mapping):
+        for key in by_ttl:
+            if key not in _RESPONSES_WRITE_TTLS:
+                n.drift.append(f"input_tokens_details.cache_write_tokens_details.{key}:unknown_field")
+        write_12h = n(by_ttl, "ttl_12h_tokens")
+        write = max(write, write_12h + n(by_ttl, "ttl_30m_tokens"))
+        write = n.above("cache_write_tokens", write, prompt - cached)
+    return n.usage(input_tokens=prompt, cached_tokens=cached, cache_write_tokens=write,
+                   cache_write_12h_tokens=min(write_12h, write), output_tokens=n(u, "output_tokens"))
 
 
-def from_anthropic(u: Mapping[str, Any]) -> Usage:
-    """Messages API usage: ``input_tokens`` excludes cache reads and writes, so they are added."""
-    n = _Reader()
+def _anthropic_counts(n: _Reader, u: Mapping[str, Any], where: str = "") -> tuple[int, int, int, int, int]:
+    """(plain input, cache read, cache write, of which 1h, output) of one Anthropic usage block."""
     plain = n(u, "input_tokens")
     read = n(u, "cache_read_input_tokens")
     write = n(u, "cache_creation_input_tokens")
     write_1h = 0
+    n.unknown_cache_fields(u, _ANTHROPIC_CACHE_KEYS, where)
     creation = u.get("cache_creation")
     if isinstance(creation, Mapping):
+        n.unknown_cache_fields(creation, _ANTHROPIC_CREATION_KEYS, where + "cache_creation.")
         write_1h = n(creation, "ephemeral_1h_input_tokens")
         write = max(write, write_1h + n(creation, "ephemeral_5m_input_tokens"))
+    return plain, read, write, min(write_1h, write), n(u, "output_tokens")
+
+
+ITERATIONS_IN_TOP_LEVEL = frozenset({"message"})  # already counted in the top-level fields
+ITERATIONS_BILLED_APART = frozenset({"compaction"})  # billed, but not in the top-level fields
+
+
+def compaction_entries(iterations: Any) -> list[Mapping[str, Any]]:
+    """The ``compaction`` entries of an ``iterations`` list (nothing for any other shape)."""
+    if not isinstance(iterations, list):
+        return []
+    return [e for e in iterations if isinstance(e, Mapping) and e.get("type") in ITERATIONS_BILLED_APART]
+
+
+def from_anthropic(u: Mapping[str, Any], extra_iterations: Any = None) -> Usage:
+    """Messages API usage: ``input_tokens`` excludes cache reads and writes, so they are added;
+    the ``compaction`` passes in ``iterations`` (or ``extra_iterations``, a stream's
+    ``message_start`` ones) are added to the totals."""
+    n = _Reader()
+    plain, read, write, write_1h, output = _anthropic_counts(n, u)
+    iterations = u.get("iterations")
+    if iterations is not None:
+        if not isinstance(iterations, list):
+            n.drift.append("iterations:unknown_shape")
+            iterations = []
+        for i, entry in enumerate(iterations):
+            kind = entry.get("type") if isinstance(entry, Mapping) else None
+            if kind not in ITERATIONS_IN_TOP_LEVEL and kind not in ITERATIONS_BILLED_APART:
+                n.drift.append(f"iterations[{kind if isinstance(kind, str) else i}]:unknown_type")
+    for entry in compaction_entries(iterations if extra_iterations is None else extra_iterations):
+        p, r, w, w1h, o = _anthropic_counts(n, entry, "iterations.")
+        plain, read, write, write_1h, output = plain + p, read + r, write + w, write_1h + w1h, output + o
     return n.usage(
         input_tokens=plain + read + write,
         cached_tokens=read,
         cache_write_tokens=write,
         cache_write_1h_tokens=min(write_1h, write),
-        output_tokens=n(u, "output_tokens"),
+        output_tokens=output,
     )
 
 
@@ -164,20 +267,24 @@ def from_gemini(u: Mapping[str, Any]) -> Usage:
     as search fed back) is billed as input too, and ``thoughtsTokenCount`` as output."""
     n = _Reader()
     prompt = n(u, "promptTokenCount") + n(u, "toolUsePromptTokenCount")
-    cached = n(u, "cachedContentTokenCount")
+    n.unknown_cache_fields(u, _GEMINI_CACHE_KEYS)
+    cached = n.above("cachedContentTokenCount", n(u, "cachedContentTokenCount"), prompt)
     output = n(u, "candidatesTokenCount") + n(u, "thoughtsTokenCount")
-    return n.usage(input_tokens=prompt, cached_tokens=min(cached, prompt), output_tokens=output)
+    return n.usage(input_tokens=prompt, cached_tokens=cached, output_tokens=output)
 
 
 def merge_anthropic_stream(start: Mapping[str, Any] | None, delta: Mapping[str, Any] | None) -> Usage:
-    """Anthropic streams split usage: ``message_start`` has input and cache numbers,
-    ``message_delta`` the (cumulative) output count and, in newer API versions, may repeat
-    the input numbers. Later values win field by field."""
+    """Anthropic streams split usage: ``message_start`` has input and cache numbers (and, with
+    compaction, the compaction pass in its ``iterations``), ``message_delta`` the (cumulative)
+    output count and, in newer API versions, may repeat the input numbers (and carries only the
+    final message's iterations). Later values win field by field; the compaction passes are
+    the delta's when it lists any, else the start's, counted once."""
     merged: dict[str, Any] = dict(start or {})
     for key, value in (delta or {}).items():
         if value is not None:
             merged[key] = value
-    return from_anthropic(merged)
+    passes = compaction_entries((delta or {}).get("iterations")) or compaction_entries((start or {}).get("iterations"))
+    return from_anthropic(merged, extra_iterations=passes)
 
 
 def from_any(u: Mapping[str, Any]) -> Usage | None:

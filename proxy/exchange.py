@@ -138,3 +138,4 @@ class Exchange:
     # to reference a cachedContent: the relay sends it once instead if the upstream refuses that cache
     # (proxy.gemini_cache.resend); None: no second try
     lookup: Lookup | None = None  # the prefix store's look-up in flight (started by the handler); None: none needed
+    diagnostics: object = None  # the answer's Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer

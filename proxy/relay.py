@@ -270,6 +270,9 @@ class Relay(Response):
                 record.latency_s = time.perf_counter() - self.exchange.started
                 try:
                     record.usage = self.tap.usage() if self.tap is not None else None
+                    if self.tap is not None:
+                        record.response_id = self.tap.response_id
+                        self.exchange.diagnostics = self.tap.diagnostics
                 except Exception:  # a tap must never lose the record
                     log.exception("usage tap failed on request %s", record.request_id)
                 self.gate.finish(self.exchange)

@@ -100,6 +100,7 @@ class Kind(Enum):
     CHAT = "chat"  # .../chat/completions
     COMPLETIONS = "completions"  # .../completions (legacy text completions)
     RESPONSES = "responses"  # .../responses
+    COMPACT = "compact"  # .../responses/compact: a billed model pass whose answer carries Responses usage
     MESSAGES = "messages"  # .../messages
     EMBEDDINGS = "embeddings"  # .../embeddings, Gemini's :embedContent / :batchEmbedContents
     GENERATE = "generate"  # Gemini's .../models/{model}:generateContent
@@ -108,6 +109,7 @@ class Kind(Enum):
 
 
 _SUFFIXES = (
+    ("/responses/compact", Kind.COMPACT),
     ("/chat/completions", Kind.CHAT),  # before "/completions", which it also ends with
     ("/completions", Kind.COMPLETIONS),
     ("/responses", Kind.RESPONSES),
@@ -122,7 +124,8 @@ GEMINI_METHODS = {
     "countTokens": Kind.OTHER,
     "batchGenerateContent": Kind.OTHER,  # a batch job: billed later, not in this response
 }
-_CACHING = frozenset({Kind.CHAT, Kind.COMPLETIONS, Kind.RESPONSES, Kind.MESSAGES, Kind.GENERATE, Kind.STREAM_GENERATE})
+_CACHING = frozenset({Kind.CHAT, Kind.COMPLETIONS, Kind.RESPONSES, Kind.COMPACT, Kind.MESSAGES, Kind.GENERATE,
+                      Kind.STREAM_GENERATE})
 _ASKS_STREAM_USAGE = frozenset({Kind.CHAT, Kind.COMPLETIONS})
 
 
@@ -154,7 +157,7 @@ def _endpoint(provider: str, kind: Kind) -> Endpoint:
     elif provider == GEMINI:
         usage = "gemini"
     else:
-        usage = "responses" if kind is Kind.RESPONSES else "chat"
+        usage = "responses" if kind in (Kind.RESPONSES, Kind.COMPACT) else "chat"
     return Endpoint(kind, kind is not Kind.OTHER, kind in _CACHING, usage, provider == OPENAI and kind in _ASKS_STREAM_USAGE,
                     kind is Kind.STREAM_GENERATE)
 

@@ -17,8 +17,11 @@ count its usage twice); the usage block's shape is the endpoint's ``usage``.
   which event to drop: the ``choices: []`` usage chunk the proxy asked for on the client's
   behalf.
 
-Taps never raise into the relay: a body they cannot read gives ``usage = None``. They do
-not decide what the client sees beyond that one keep/drop answer.
+Beside the usage, each tap keeps the answer's ``response_id`` (the body's ``id``; Anthropic's
+``message_start`` message id; the Responses stream's final response id; an OpenAI chunk's
+id) and Anthropic's ``diagnostics`` object as sent (the plain body's, or ``message_start``'s),
+for the provider's own miss reason. Taps never raise into the relay: a body they cannot read
+gives ``usage = None``. They do not decide what the client sees beyond that one keep/drop answer.
 """
 
 from __future__ import annotations
@@ -101,6 +104,8 @@ class JSONTap:
         self._decoder.ok = self._decoder.ok and enabled
         self._parts: list[bytes] = []
         self._size = 0
+        self.response_id: str | None = None
+        self.diagnostics: Any = None
 
     def feed(self, chunk: bytes) -> None:
         if self._size > MAX_JSON_COPY or not self._decoder.ok:
@@ -113,9 +118,14 @@ class JSONTap:
         if not self._decoder.ok or self._size > MAX_JSON_COPY:
             return None
         try:
-            return usage_from_body(self.kind, orjson.loads(b"".join(self._parts)))
+            doc = orjson.loads(b"".join(self._parts))
         except (orjson.JSONDecodeError, ValueError):
             return None
+        if isinstance(doc, dict):
+            rid = doc.get("id")
+            self.response_id = rid if isinstance(rid, str) else None
+            self.diagnostics = doc.get("diagnostics")
+        return usage_from_body(self.kind, doc)
 
 
 class SSETap:
@@ -127,6 +137,8 @@ class SSETap:
         self._usage: Usage | None = None
         self._anthropic_start: dict | None = None
         self._anthropic_delta: dict | None = None
+        self.response_id: str | None = None
+        self.diagnostics: Any = None
 
     def feed(self, chunk: bytes) -> None:
         """Tee mode: look at the bytes, forward nothing."""
@@ -157,6 +169,8 @@ class SSETap:
             if not isinstance(block, dict):
                 return True
             self._usage = from_openai_chat(block)
+            if isinstance(obj.get("id"), str):
+                self.response_id = obj["id"]
             return not (self.strip_usage_chunk and obj.get("choices") == [])
         if self.kind == "gemini":  # every chunk may carry usageMetadata, the last one the totals
             if '"usageMetadata"' in data:
@@ -172,12 +186,17 @@ class SSETap:
                 usage = usage_from_body("responses", response)
                 if usage is not None:
                     self._usage = usage
+                if isinstance(response, dict) and isinstance(response.get("id"), str):
+                    self.response_id = response["id"]
             return True
         if event.event == "message_start" or '"message_start"' in data[:40]:
             obj = orjson.loads(data)
             message = obj.get("message") or {}
             if isinstance(message.get("usage"), dict):
                 self._anthropic_start = message["usage"]
+            if isinstance(message.get("id"), str):
+                self.response_id = message["id"]
+            self.diagnostics = message.get("diagnostics")
         elif event.event == "message_delta" or '"message_delta"' in data[:40]:
             obj = orjson.loads(data)
             if isinstance(obj.get("usage"), dict):

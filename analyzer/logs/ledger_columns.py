@@ -16,7 +16,12 @@ look-up's outcome: ``ok``, ``unavailable`` (the store failed or missed its deadl
 NULL in rows written before the column existed; ``cache_storage_usd`` what keeping an
 explicit cache (Gemini's ``cachedContents``, ``--gemini-auto-cache``) cost, on the row of
 the background create or refresh call that bought it (NULL: none bought, or the storage is
-unpriced). This module only names things; it opens no file.
+unpriced); ``cache_write_12h_tokens`` OpenAI's 12-hour cache writes (inside
+``cache_write_tokens``); ``drift`` the comma-joined rules-drift notes (a usage field or value
+the model's rules do not expect; the row's cost is then NULL); ``provider_miss_reason``,
+``provider_missed_tokens`` and ``provider_missed_usd`` the provider's own cache-miss diagnosis
+(Anthropic's ``diagnostics.cache_miss_reason``) and its price. This module only names
+things; it opens no file.
 """
 
 from __future__ import annotations
@@ -34,5 +39,7 @@ COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("prefix_segments", "INTEGER"), ("prefix_bytes", "INTEGER"), ("total_segments", "INTEGER"), ("total_bytes", "INTEGER"),
     ("miss_reason", "TEXT"), ("rewrites", "TEXT"), ("error", "TEXT"), ("chain", "TEXT"), ("body", "BLOB"), ("flags", "TEXT"),
     ("upstream", "TEXT"), ("store", "TEXT"), ("cache_storage_usd", "REAL"),
+    ("cache_write_12h_tokens", "INTEGER"), ("drift", "TEXT"),
+    ("provider_miss_reason", "TEXT"), ("provider_missed_tokens", "INTEGER"), ("provider_missed_usd", "REAL"),
 )
 COLUMNS: tuple[str, ...] = tuple(name for name, _ in COLUMN_TYPES)

@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS requests_ts ON {TABLE} (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = "5"  # 2: the flags column; 3: the upstream column; 4: the store column; 5: cache_storage_usd
+SCHEMA_VERSION = "6"  # 2: flags; 3: upstream; 4: store; 5: cache_storage_usd; 6: 12h writes, drift, provider miss reason
 
 
 class LedgerError(RuntimeError):
@@ -108,6 +108,8 @@ def row_for(record: RequestRecord, log_bodies: bool) -> tuple[Any, ...]:
         record.body if log_bodies and record.body is not None else None,
         ",".join(u.flags) if u is not None and u.flags else None,
         record.upstream, record.store, record.cache_storage_usd,
+        u.cache_write_12h_tokens if u else None, ",".join(record.drift) if record.drift else None,
+        record.provider_miss_reason, record.provider_missed_tokens, record.provider_missed_usd,
     )
 
 

@@ -37,16 +37,28 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from analyzer.cache_rules import provider_ttl_s
-from analyzer.cost import cost_of, missed_usd
+from analyzer.cost import UNPRICED, cost_of, missed_usd
 from analyzer.diagnose import Diagnosis, settle
 from analyzer.missed import Reuse, longest, missed_tokens, prefix_bytes, reusable
-from analyzer.pricing import PriceTable
+from analyzer.pricing import Price, PriceTable
 from analyzer.segments import Seen, Segment
 from analyzer.usage import Usage
 from proxy.accounting.diagnosis import DiagnosisMemory
 
 if TYPE_CHECKING:
     from proxy.exchange import Exchange
+
+
+def drift_of(usage: Usage | None, price: Price | None) -> list[str]:
+    """What in ``usage`` the model's rules do not expect: the parser's notes
+    (:mod:`analyzer.usage` "Drift"), and cache writes on a model whose price row bills none
+    (an older OpenAI model reporting writes: the rules or the price file are stale)."""
+    if usage is None:
+        return []
+    drift = list(usage.drift)
+    if price is not None and usage.cache_write_tokens and not price.bills_writes:
+        drift.append("cache_write_tokens:not_billed_by_price_row")
+    return drift
 
 
 @dataclass(slots=True)
@@ -83,7 +95,8 @@ class Money:
         record, early = exchange.record, exchange.early
         price = self.price_for(record.model, record.upstream)
         usage = record.usage
-        cost = cost_of(usage, price)
+        record.drift = drift_of(usage, price)
+        cost = cost_of(usage, price) if not record.drift else UNPRICED
         record.cost_usd, record.saved_usd, record.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts
         if early is None:
             record.missed_usd = 0.0 if cost.priced else None
@@ -106,7 +119,7 @@ class Money:
         one at a volatile value, the prefix equal to that one but for volatile values; nothing
         when the closest earlier request is older than the provider's TTL."""
         cur, earlier = early.cur, early.earlier
-        if earlier is not None and cur.ts - earlier.ts > provider_ttl_s(cur.provider, cur.segments):
+        if earlier is not None and cur.ts - earlier.ts > provider_ttl_s(cur.provider, cur.segments, cur.model):
             return 0
         exact = Reuse(repeated, prefix_bytes(cur.segments, repeated))
         volatile = None

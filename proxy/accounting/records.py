@@ -63,3 +63,11 @@ class RequestRecord:
     store: str = STORE_NONE  # the prefix look-up's outcome: one of STORE_STATES
     cache_storage_usd: float | None = None  # explicit-cache storage bought by this record's cachedContents call (proxy.gemini_cache); None: none
     upstream: str | None = None  # the upstream's name, its path prefix ("openai", "deepseek"; proxy.config.UpstreamSpec); None: the path named none
+    # Rules drift (analyzer.usage "Drift", and the money layer's check of the usage against the price row):
+    # what the model's rules did not expect, "<field>:<why>"; non-empty → cost null and counted as rules_drift.
+    drift: list[str] = field(default_factory=list)
+    response_id: str | None = None  # the provider's id for the answer (Anthropic "msg_…", OpenAI "chatcmpl-…"/"resp_…")
+    # The provider's own miss reason (Anthropic diagnostics.cache_miss_reason), when it answered one:
+    provider_miss_reason: str | None = None  # its type: "system_changed", "tools_changed", …
+    provider_missed_tokens: int | None = None  # its cache_missed_input_tokens (None: the type carries none)
+    provider_missed_usd: float | None = None  # those tokens priced at input − cached read; None: unpriced or none

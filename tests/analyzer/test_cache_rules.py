@@ -78,7 +78,7 @@ def test_gemini_and_deepseek_rules_are_automatic():
     assert (deepseek.min_tokens, deepseek.step_tokens, deepseek.explicit) == (64, 64, False)
     assert cacheable_tokens(deepseek, 4 * 200) == 192  # 64-token units
     assert provider_ttl_s("gemini", []) == 300.0 and provider_ttl_s("deepseek", []) == 3600.0
-    assert set(RULES) == {"openai", "anthropic", "gemini", "deepseek"}
+    assert set(RULES) == {"openai", "anthropic", "gemini", "deepseek", "xai", "mistral"}
     assert rules_for("xai", "grok-4") is OPENAI_RULES  # any other name: automatic caching, OpenAI's numbers
     assert gemini_implicit("gemini-2.5-flash") and gemini_implicit("gemini-3.5-flash")
     assert not gemini_implicit("gemini-2.0-flash") and not gemini_implicit("gemini-1.5-pro")

@@ -39,7 +39,7 @@ def test_anthropic_adds_cache_reads_and_writes_to_input():
         }
     )
     assert u.input_tokens == 4050
-    assert (u.cached_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.cache_write_5m_tokens) == (1000, 3000, 2000, 1000)
+    assert (u.cached_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.cache_write_short_tokens) == (1000, 3000, 2000, 1000)
     assert u.uncached_input_tokens == 50
 
 

@@ -138,7 +138,7 @@ GEMINI_USAGE = {"promptTokenCount": 3000, "cachedContentTokenCount": 2048, "cand
 def test_gemini_plain_and_the_json_array_stream():
     tap = JSONTap("gemini", None)
     tap.feed(json.dumps({"candidates": [], "usageMetadata": GEMINI_USAGE}).encode())
-    assert tap.usage().to_dict() == {"input_tokens": 3000, "cached_tokens": 2048, "cache_write_tokens": 0, "cache_write_1h_tokens": 0, "output_tokens": 10}
+    assert tap.usage().to_dict() == {"input_tokens": 3000, "cached_tokens": 2048, "cache_write_tokens": 0, "cache_write_1h_tokens": 0, "output_tokens": 10, "cache_write_12h_tokens": 0}
     array = JSONTap("gemini", None)  # streamGenerateContent without alt=sse: one JSON array, the last chunk has the totals
     body = json.dumps([{"usageMetadata": {"promptTokenCount": 3000}}, {"candidates": []}, {"usageMetadata": GEMINI_USAGE}, {"candidates": []}]).encode()
     for i in range(0, len(body), 7):

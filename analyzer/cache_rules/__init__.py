@@ -5,11 +5,14 @@ emulator (:mod:`proxy.emulator`), ``prefixgate analyze`` (:mod:`analyzer.logs`),
 rules (:mod:`analyzer.lint.rules`) and the money layer (:mod:`analyzer.diagnose`,
 ``proxy.accounting.money``).
 
-- OpenAI: prompts of at least 1,024 tokens are cached automatically and read in
-  128-token steps (1024, 1152, …); an unused prefix is evicted after 5–10 minutes of
-  inactivity (up to an hour off-peak), 24 h with ``prompt_cache_retention: "24h"``.
-  No breakpoints. (OpenAI, "Prompt caching" guide,
-  https://developers.openai.com/docs/guides/prompt-caching.)
+- OpenAI, per model generation (:mod:`.openai` holds the families and their assumptions):
+  before GPT-5.6, prompts of at least 1,024 tokens are cached automatically and read in
+  128-token steps (1024, 1152, …), writes free; an unused prefix is evicted after 5–10 minutes
+  of inactivity (up to an hour off-peak), 24 h with ``prompt_cache_retention: "24h"``.
+  GPT-5.6 and later cache only at breakpoints (an implicit one at the newest message and
+  ``prompt_cache_breakpoint`` parts), match exactly there, bill writes at 1.25× input and keep
+  entries at least 30 minutes (``12h`` on request). (OpenAI, "Prompt caching" guide,
+  https://developers.openai.com/api/docs/guides/prompt-caching.)
 - Anthropic: only prefixes ending at a ``cache_control`` breakpoint are cached, at most
   4 per request; a breakpoint also looks back over the 20 block boundaries before it;
   TTL 5 minutes (refreshed on each hit) or 1 hour with ``ttl: "1h"``. The prefix must
@@ -42,6 +45,10 @@ rules (:mod:`analyzer.lint.rules`) and the money layer (:mod:`analyzer.diagnose`
   64-token units (the unit of the docs' earlier edition), kept an hour (the docs: unused
   entries are cleared within "a few hours to a few days").
 
+- xAI and Mistral: OpenAI-compatible, automatic caching taken as OpenAI's before 5.6; what
+  differs is the routing hint each reads (xAI: ``x-grok-conv-id`` header on Chat Completions,
+  ``prompt_cache_key`` on Responses; Mistral: ``prompt_cache_key``), set by the ``safe`` rewrite.
+
 A named upstream (``prefixgate serve --config``) says whose rules apply by one of
 :data:`RULES`; :func:`rules_for` takes that name where it takes a provider.
 
@@ -54,6 +61,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from analyzer.cache_rules import openai as openai_rules
 from analyzer.segments import ANTHROPIC, Segment
 from analyzer.tokens import estimate_tokens
 
@@ -86,7 +94,9 @@ GEMINI_MIN_TOKENS: dict[str, int] = {"gemini-2.5-flash": 2048, "gemini-2.5-pro":
 DEEPSEEK_MIN_TOKENS = 64
 DEEPSEEK_STEP_TOKENS = 64
 DEEPSEEK_TTL_S = 3600.0
-RULES = ("openai", ANTHROPIC, GEMINI, DEEPSEEK)  # the names a named upstream's ``rules`` may take
+XAI = "xai"
+MISTRAL = "mistral"
+RULES = ("openai", ANTHROPIC, GEMINI, DEEPSEEK, XAI, MISTRAL)  # the names a named upstream's ``rules`` may take
 
 
 @dataclass(frozen=True)
@@ -99,9 +109,13 @@ class CacheRules:
     max_breakpoints: int | None  # None: caching is automatic, there are no breakpoints
     ttl_s: float  # default time an unused prefix stays cached
     explicit: bool  # needs cache_control breakpoints
+    breakpoints: bool = False  # caches only at breakpoints (Anthropic; OpenAI GPT-5.6+, which adds an implicit one)
+    write_multiplier: float = 1.0  # cache writes over the input rate (1.0: free, billed as input)
 
 
 OPENAI_RULES = CacheRules("openai", OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS, None, OPENAI_TTL_S, False)
+OPENAI_56_RULES = CacheRules("openai", openai_rules.MIN_TOKENS, 1, openai_rules.MAX_WRITES,
+                             openai_rules.TTL_S[openai_rules.DEFAULT_TTL], False, True, openai_rules.WRITE_MULTIPLIER)
 DEEPSEEK_RULES = CacheRules(DEEPSEEK, DEEPSEEK_MIN_TOKENS, DEEPSEEK_STEP_TOKENS, None, DEEPSEEK_TTL_S, False)
 
 
@@ -129,13 +143,17 @@ def gemini_implicit(model: str) -> bool:
 
 def rules_for(provider: str, model: str) -> CacheRules:
     """The rules of ``provider`` (a protocol, or a name in :data:`RULES`) for ``model``;
-    any other name gets OpenAI's (automatic caching is the common case)."""
+    any other name gets OpenAI's (automatic caching is the common case). OpenAI's depend on
+    the model's generation (:func:`analyzer.cache_rules.openai.generation`)."""
     if provider == ANTHROPIC:
-        return CacheRules(ANTHROPIC, anthropic_min_tokens(model), 1, ANTHROPIC_MAX_BREAKPOINTS, ANTHROPIC_TTL_S["5m"], True)
+        return CacheRules(ANTHROPIC, anthropic_min_tokens(model), 1, ANTHROPIC_MAX_BREAKPOINTS, ANTHROPIC_TTL_S["5m"], True,
+                          True, 1.25)
     if provider == GEMINI:
         return CacheRules(GEMINI, gemini_min_tokens(model), 1, None, GEMINI_TTL_S, False)
     if provider == DEEPSEEK:
         return DEEPSEEK_RULES
+    if provider == "openai" and openai_rules.uses_breakpoints(model):
+        return OPENAI_56_RULES
     return OPENAI_RULES
 
 
@@ -152,12 +170,17 @@ def cacheable_tokens(rules: CacheRules, prefix_bytes: int) -> int:
     return rules.min_tokens + (tokens - rules.min_tokens) // rules.step_tokens * rules.step_tokens
 
 
-def provider_ttl_s(provider: str, segments: Sequence[Segment]) -> float:
-    """How long the provider keeps a prefix these segments cache (Anthropic: the longest breakpoint TTL)."""
-    if provider != ANTHROPIC:
-        return rules_for(provider, "").ttl_s
-    ttls = [ANTHROPIC_TTL_S[s.cache_control] for s in segments if s.cache_control in ANTHROPIC_TTL_S]
-    return max(ttls, default=ANTHROPIC_TTL_S["5m"])
+def provider_ttl_s(provider: str, segments: Sequence[Segment], model: str = "") -> float:
+    """How long the provider keeps a prefix these segments cache (Anthropic and OpenAI 5.6+:
+    the longest breakpoint TTL)."""
+    if provider == ANTHROPIC:
+        ttls = [ANTHROPIC_TTL_S[s.cache_control] for s in segments if s.cache_control in ANTHROPIC_TTL_S]
+        return max(ttls, default=ANTHROPIC_TTL_S["5m"])
+    rules = rules_for(provider, model)
+    if rules is OPENAI_56_RULES:
+        ttls = [openai_rules.TTL_S[s.cache_control] for s in segments if s.cache_control in openai_rules.TTL_S]
+        return max(ttls, default=rules.ttl_s)
+    return rules.ttl_s
 
 
 def missed_tokens(cur: Seen, repeated_segments: int, cached_tokens: int, elapsed_s: float | None) -> int:
@@ -169,7 +192,7 @@ def missed_tokens(cur: Seen, repeated_segments: int, cached_tokens: int, elapsed
     """
     if repeated_segments <= 0:
         return 0
-    if elapsed_s is not None and elapsed_s > provider_ttl_s(cur.provider, cur.segments):
+    if elapsed_s is not None and elapsed_s > provider_ttl_s(cur.provider, cur.segments, cur.model):
         return 0
     repeated_bytes = sum(len(s.data) for s in cur.segments[:repeated_segments])
     repeated = cacheable_tokens(rules_for(cur.provider, cur.model), repeated_bytes)
