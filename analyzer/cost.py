@@ -14,9 +14,11 @@
 
 A model without a price gives ``None`` everywhere (never 0): the caller counts it as
 unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
-zero) or ``drift`` (a field the rules did not expect), and one with writes at a TTL whose
-rate the row does not publish (GPT-5.6's 12 h): its cost is not known exactly, and money is
-exact or null. This module does not
+zero) or rules drift (:func:`rules_drift`: a field the parser did not expect, or writes on a
+price row that bills none), and one with writes at a TTL whose rate the row does not publish
+(GPT-5.6's 12 h): its cost is not known exactly, and money is exact or null. A Chat request
+whose 12-hour share of the writes is unknown (:func:`ttl_split_unknown`) is the caller's to
+price null (it needs the request's segments). This module does not
 decide *which* tokens were missed (see :mod:`analyzer.missed`); it only prices them, and
 formats money (:func:`format_usd`).
 """
@@ -25,9 +27,11 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Decimal
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from analyzer.pricing import Price
+from analyzer.segments import Segment
 from analyzer.usage import Usage
 
 PER = 1_000_000
@@ -73,9 +77,38 @@ def breakdown(usage: Usage, price: Price) -> Breakdown:
     )
 
 
+WRITES_NOT_BILLED = "cache_write_tokens:not_billed_by_price_row"
+
+
+def rules_drift(usage: Usage | None, price: Price | None) -> tuple[str, ...]:
+    """What in ``usage`` the model's rules do not expect (the one check, for the proxy's money
+    layer and for ``analyze``): the parser's notes (:mod:`analyzer.usage` "Drift"), and cache
+    writes on a model whose price row bills none (:data:`WRITES_NOT_BILLED`: an OpenAI model
+    before 5.6 reporting writes means the rules or the price file are stale)."""
+    if usage is None:
+        return ()
+    if price is not None and usage.cache_write_tokens and not price.bills_writes and WRITES_NOT_BILLED not in usage.drift:
+        return (*usage.drift, WRITES_NOT_BILLED)  # (already there when the usage was read back from a ledger)
+    return usage.drift
+
+
+TTL_SPLIT_UNKNOWN = "cache_write_tokens:ttl_split_unknown"
+
+
+def ttl_split_unknown(usage: Usage | None, segments: Sequence[Segment], chat: bool) -> bool:
+    """The writes of ``usage`` cannot be priced by TTL: Chat Completions (``chat``) reports
+    GPT-5.6 writes as one number, with no TTL split (Responses has one), so when the request
+    marked a ``ttl: "12h"`` breakpoint (a segment's ``cache_control``) and the usage reports
+    writes, how many were 12-hour ones is unknown. Not drift (the rules expect this usage);
+    the caller prices such a request null and flags it (:data:`TTL_SPLIT_UNKNOWN`)."""
+    if not chat or usage is None or not usage.cache_write_tokens or usage.cache_write_12h_tokens:
+        return False
+    return any(s.cache_control == "12h" for s in segments)
+
+
 def priceable(usage: Usage, price: Price) -> bool:
     """Every token of ``usage`` has a rate in ``price`` and its numbers are as reported."""
-    if usage.flags or usage.drift:
+    if usage.flags or rules_drift(usage, price):
         return False
     return not (usage.cache_write_12h_tokens and price.write_12h_rate is None)
 

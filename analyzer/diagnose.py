@@ -17,6 +17,16 @@ JSON) and classifies the cause, most specific first:
 ``ttl-expired``             the prefix repeated, but after the provider's cache TTL
 ``below-minimum``           the repeated prefix is shorter than the provider caches
 ``no-cache-breakpoint``     Anthropic: the repeated prefix carries no ``cache_control``
+``no-breakpoint-at-head``   OpenAI GPT-5.6+: the repeated stable head (tools and the
+                            leading system/developer messages, ≥ 1,024 tokens) ends at no
+                            breakpoint the earlier request wrote: no ``prompt_cache_breakpoint``
+                            there, and the implicit one sits at the changing newest message
+                            (the codex pattern: a long developer prompt, a new user message
+                            per request, 0% read); ``path`` names the head's last message,
+                            where the marker belongs
+``breakpoint-not-written``  OpenAI GPT-5.6+: the head is marked, but the earlier request
+                            marked more breakpoints than are written (the latest 4) and the
+                            head's were not among them; ``path`` names the head's marker
 ``not-cached``              the prefix repeated in time and above the minimum, and the
                             provider still reported no cache read for it
 ==========================  =============================================================
@@ -24,8 +34,12 @@ JSON) and classifies the cause, most specific first:
 A difference in an ordinary message (a new question) is not a miss: the result is None.
 Where the requests fork and the reasons down to ``schema-changed`` come from the divergence
 engine (:mod:`analyzer.divergence`); this module adds the model change and the reasons a
-prefix that did repeat was not read. The caching rules (minimums, TTLs) live in
-:mod:`analyzer.cache_rules`. This module is pure: it keeps no memory (see
+prefix that did repeat was not read. The caching rules (minimums, TTLs, GPT-5.6's
+breakpoints) live in :mod:`analyzer.cache_rules`. For GPT-5.6 the breakpoints the earlier
+request wrote are its explicit markers (the latest 4: its ``prompt_cache_options.mode`` is not
+in the segments, so the explicit mode's count is assumed, never naming a written one unwritten)
+and its implicit one at its last message; a shortfall under :func:`analyzer.missed.tolerance`
+is rounding. This module is pure: it keeps no memory (see
 ``proxy.accounting.diagnosis``) and prices nothing.
 """
 
@@ -33,8 +47,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.cache_rules import OPENAI_STEP_TOKENS, min_cacheable_tokens, provider_ttl_s
+from analyzer.cache_rules import min_cacheable_tokens, provider_ttl_s, rules_for
+from analyzer.cache_rules import openai as openai_rules
 from analyzer.divergence import fork, shared_segments
+from analyzer.missed import BREAKPOINT_KINDS, exact_match, tolerance
 from analyzer.segments import ANTHROPIC, Seen
 from analyzer.tokens import estimate_tokens
 
@@ -74,7 +90,8 @@ def diagnose(cur: Seen, prev: Seen | None, *, cached_tokens: int | None = 0) -> 
     return _repeat_not_cached(cur, prev, common, cached_tokens) if common else None
 
 
-REPEAT_REASONS = frozenset({"below-minimum", "no-cache-breakpoint", "ttl-expired", "not-cached"})
+REPEAT_REASONS = frozenset({"below-minimum", "no-cache-breakpoint", "no-breakpoint-at-head", "breakpoint-not-written",
+                            "ttl-expired", "not-cached"})
 
 
 def settle(cur: Seen, prev: Seen | None, before: Diagnosis | None, cached_tokens: int) -> Diagnosis | None:
@@ -93,13 +110,18 @@ def settle(cur: Seen, prev: Seen | None, before: Diagnosis | None, cached_tokens
 def _repeat_not_cached(cur: Seen, prev: Seen, common: int, cached_tokens: int | None) -> Diagnosis | None:
     """The first ``common`` segments repeated: say why the provider did not read them."""
     repeated = estimate_tokens(sum(len(s.data) for s in cur.segments[:common]))
-    if cached_tokens is not None and cached_tokens > 0 and cached_tokens + OPENAI_STEP_TOKENS >= repeated:
+    rules = rules_for(cur.provider, cur.model)
+    if cached_tokens is not None and cached_tokens > 0 and cached_tokens + tolerance(rules, repeated) >= repeated:
         return None  # cached (up to the provider's rounding)
     minimum = min_cacheable_tokens(cur.provider, cur.model)
     if repeated < minimum:
         return Diagnosis("below-minimum", detail=f"{repeated} < {minimum} tokens")
     if cur.provider == ANTHROPIC and not any(s.cache_control for s in cur.segments[:common]):
         return Diagnosis("no-cache-breakpoint")
+    if exact_match(rules):
+        found = _head_breakpoint(cur, prev, common, rules)
+        if found is not None:
+            return found
     elapsed = cur.ts - prev.ts
     ttl = provider_ttl_s(cur.provider, prev.segments, cur.model)
     if elapsed > ttl:
@@ -108,3 +130,40 @@ def _repeat_not_cached(cur: Seen, prev: Seen, common: int, cached_tokens: int | 
         return None  # not known yet, or partly cached: the provider's own rounding or breakpoint placement
     return Diagnosis("not-cached")
 
+
+def _tokens(seen: Seen, n: int) -> int:
+    return estimate_tokens(sum(len(s.data) for s in seen.segments[:n]))
+
+
+def _head_breakpoint(cur: Seen, prev: Seen, common: int, rules) -> Diagnosis | None:
+    """GPT-5.6+: the repeated stable head ends at no breakpoint ``prev`` wrote (None: one covers it).
+
+    The head is the leading run of tools, schemas and system/developer messages inside the
+    repeated prefix, up to its last message or instructions (where a breakpoint can sit,
+    :data:`analyzer.missed.BREAKPOINT_KINDS`); it counts from the
+    provider's minimum. ``prev`` wrote its latest explicit markers and its implicit breakpoint
+    at its last message; one of them inside the repeated prefix, at or past the head's end (up
+    to the estimate's rounding), could have been read."""
+    segs = cur.segments
+    run = 0
+    while run < common and segs[run].in_head:
+        run += 1
+    head = max((i + 1 for i in range(run) if segs[i].kind in BREAKPOINT_KINDS), default=0)
+    head_tokens = _tokens(cur, head)
+    if head == 0 or head_tokens < rules.min_tokens:
+        return None
+    marks = [i + 1 for i, s in enumerate(prev.segments) if s.cache_control]
+    written = set(marks[-openai_rules.MAX_WRITES:]) | {len(prev.segments)}
+    readable = [p for p in written if p <= common and _tokens(prev, p) >= rules.min_tokens]
+    best = _tokens(prev, max(readable, default=0))
+    if head_tokens - best < tolerance(rules, head_tokens):
+        return None  # a breakpoint at (or past) the head's end: it could be read
+    where = segs[head - 1].path
+    unwritten = [p for p in marks if p <= head and p not in written and _tokens(prev, p) > best]
+    if unwritten:
+        at = prev.segments[unwritten[-1] - 1].path
+        return Diagnosis("breakpoint-not-written", unwritten[-1] - 1, at,
+                         detail=f"{len(marks)} breakpoints marked; only the latest {openai_rules.MAX_WRITES} are written")
+    implicit = prev.segments[-1].path
+    return Diagnosis("no-breakpoint-at-head", head - 1, where,
+                     detail=f"head of {head_tokens} tokens ends at {where} with no breakpoint; the implicit one is at {implicit}")

@@ -15,6 +15,18 @@ metrics, the summary, the dashboard and ``report`` all sum) and ``prefixgate ana
    provider reported; a shortfall under one 128-token step is the rounding of the
    byte-based token estimate (:mod:`analyzer.tokens`), not a miss.
 
+GPT-5.6 and later (:mod:`analyzer.cache_rules.openai`) cache only at breakpoints and match
+exactly there, so the prefix they could have read is what a correctly-marking app would read:
+:func:`at_breakpoint` cuts the reusable prefix back to its last segment that can end at a
+breakpoint (a message or Responses input item, where a marked content part sits; or Responses
+``instructions``, read the same once moved into a marked developer item; never a tool or a
+schema alone), and :func:`missed_tokens` counts all of it from 1,024
+tokens (no 128-token steps, no fallback to a shorter unmarked prefix). The only tolerance left
+is the byte estimate's: a shortfall under :func:`tolerance` (1% of the prefix, at least 32
+tokens) is rounding, not a miss. Those tokens were written again by the request (its implicit
+breakpoint sits past them), so :func:`analyzer.cost.missed_usd` prices them at the 30-minute
+write rate (1.25× input) less the cached read: the premium paid on every rewrite.
+
 The tokens are priced by :func:`analyzer.cost.missed_usd`: what the request paid for them
 (plain input, or a cache write with its premium) less the cached-read rate.
 
@@ -25,6 +37,12 @@ equal, the question new. The system segment is 7,206 bytes, ≈ 1,802 tokens, of
 OpenAI's rules cache 1,024 + 6 × 128 = 1,792; the provider reported 0 cached, so 1,792
 tokens were missed, at $0.15 − $0.075 per 1M: $0.0001344.
 
+GPT-5.6 (pinned beside it): a codex-style ``gpt-5.6-terra`` request — a developer message of
+36,078 canonical bytes (≈ 9,020 tokens) and a new user message, no breakpoint marked — reads
+nothing: its only breakpoint is the implicit one at the new message. The provider wrote all
+9,046 prompt tokens again; the 9,020 of the head were missed, each paid at the 30-minute write
+rate $2.50 instead of the read rate $0.20 per 1M: 9,020 × 2.30 = 20,746 → $0.020746.
+
 Pure: no memory of requests (the callers keep it), no prices, no I/O.
 """
 
@@ -33,12 +51,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from analyzer.cache_rules import OPENAI_STEP_TOKENS, cacheable_tokens, rules_for
+from analyzer.cache_rules import OPENAI_56_RULES, OPENAI_STEP_TOKENS, CacheRules, cacheable_tokens, rules_for
 from analyzer.divergence import common_prefix_len, shared_segments, volatile_span
 from analyzer.segments import Segment
 
 MAX_VALUES = 32  # volatile values skipped in one request's prefix; past them the rest counts as different
 SPAN_WINDOW = 256  # bytes read each side of a difference to find the value there
+EXACT_TOLERANCE_TOKENS = 32  # exact-match rules (GPT-5.6+): the byte estimate's rounding, at least …
+EXACT_TOLERANCE_SHARE = 0.01  # … or 1% of the prefix, whichever is more
+# Segments a GPT-5.6 breakpoint can end: a message or input item (a marked content part's), and Responses
+# ``instructions``, which take no marker themselves but read the same when moved, unchanged, into a marked
+# developer item (what ``--rewrite safe`` does, analyzer.rewrite.openai_breakpoints)
+BREAKPOINT_KINDS = frozenset({"message", "instructions"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +125,41 @@ def longest(*candidates: Reuse | None) -> Reuse:
     return best
 
 
+def exact_match(rules: CacheRules) -> bool:
+    """The rules match a prefix exactly at a breakpoint (OpenAI GPT-5.6+), not in steps."""
+    return rules is OPENAI_56_RULES
+
+
+def tolerance(rules: CacheRules, could: int) -> int:
+    """The smallest shortfall counted as a miss; one under it is the byte estimate's rounding:
+    one 128-token step (OpenAI before 5.6 rounds to steps; Anthropic and the others as ever),
+    and on exact-match rules 1% of the ``could`` tokens, at least 32."""
+    if exact_match(rules):
+        return max(EXACT_TOLERANCE_TOKENS, int(could * EXACT_TOLERANCE_SHARE))
+    return OPENAI_STEP_TOKENS
+
+
+def at_breakpoint(provider: str, model: str, segments: Sequence[Segment], reuse: Reuse) -> Reuse:
+    """``reuse`` as the provider's rules can read it: unchanged, but on GPT-5.6+ cut back to its
+    last segment that can end at a breakpoint (:data:`BREAKPOINT_KINDS`); empty when none does."""
+    if not exact_match(rules_for(provider, model)):
+        return reuse
+    n = reuse.segments
+    while n > 0 and segments[n - 1].kind not in BREAKPOINT_KINDS:
+        n -= 1
+    if n == reuse.segments:
+        return reuse
+    return Reuse(n, prefix_bytes(segments, n), reuse.volatile if n else ())
+
+
 def missed_tokens(provider: str, model: str, reuse_bytes: int, cached_tokens: int, input_tokens: int | None = None) -> int:
     """Tokens of a ``reuse_bytes`` prefix the provider's rules would have served from its cache
-    but did not (``cached_tokens`` reported); 0 for a shortfall under one 128-token step. At
-    most the prompt's uncached tokens when ``input_tokens`` is known."""
-    could = cacheable_tokens(rules_for(provider, model), reuse_bytes)
+    but did not (``cached_tokens`` reported); 0 for a shortfall within :func:`tolerance`. At
+    most the prompt's uncached tokens when ``input_tokens`` is known. On GPT-5.6+ the prefix
+    must end where a breakpoint can sit (:func:`at_breakpoint`)."""
+    rules = rules_for(provider, model)
+    could = cacheable_tokens(rules, reuse_bytes)
     if input_tokens is not None:
         could = min(could, input_tokens)
     shortfall = could - max(0, cached_tokens)
-    return shortfall if shortfall >= OPENAI_STEP_TOKENS else 0
+    return shortfall if shortfall >= tolerance(rules, could) else 0

@@ -105,11 +105,12 @@ class _Reader:
         self.flags: list[str] = []
         self.drift: list[str] = []
 
-    def unknown_cache_fields(self, block: Any, known: frozenset[str], where: str = "") -> None:
-        """Drift for every key of ``block`` that names a cache but is not in ``known``."""
+    def unknown_cache_fields(self, block: Any, known: frozenset[str], where: str = "", *, every_key: bool = False) -> None:
+        """Drift for every key of ``block`` that names a cache but is not in ``known`` (with
+        ``every_key``, every key not in ``known``: inside a block that is all cache counts)."""
         if isinstance(block, Mapping):
             for key in block:
-                if isinstance(key, str) and "cache" in key.lower() and key not in known:
+                if isinstance(key, str) and (every_key or "cache" in key.lower()) and key not in known:
                     self.drift.append(f"{where}{key}:unknown_field")
 
     def above(self, name: str, value: int, prompt: int) -> int:
@@ -217,7 +218,7 @@ def _anthropic_counts(n: _Reader, u: Mapping[str, Any], where: str = "") -> tupl
     n.unknown_cache_fields(u, _ANTHROPIC_CACHE_KEYS, where)
     creation = u.get("cache_creation")
     if isinstance(creation, Mapping):
-        n.unknown_cache_fields(creation, _ANTHROPIC_CREATION_KEYS, where + "cache_creation.")
+        n.unknown_cache_fields(creation, _ANTHROPIC_CREATION_KEYS, where + "cache_creation.", every_key=True)  # a new TTL
         write_1h = n(creation, "ephemeral_1h_input_tokens")
         write = max(write, write_1h + n(creation, "ephemeral_5m_input_tokens"))
     return plain, read, write, min(write_1h, write), n(u, "output_tokens")

@@ -8,7 +8,9 @@ upstream; the router answers 404 for the rest, naming the prefixes it serves);
 ``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 and ``store_error`` when the store's
 breaker is open or the store is held until the shared tenant secret is read, or when the ledger is in trouble: its writer thread not running, or a write failure
 or a dropped row in the last minute; its counters are under ``ledger``, see
-:meth:`proxy.accounting.ledger.Ledger.health`), and the money layer's ``/prefixgate/{metrics,dashboard,
+:meth:`proxy.accounting.ledger.Ledger.health`; rules drift — a usage field the model's rules do not expect, since
+start — adds ``rules_drift``, the table of :mod:`proxy.accounting.drift` (its 10 most frequent rows), and ``warnings``,
+one sentence per row naming what to update, without changing the status), and the money layer's ``/prefixgate/{metrics,dashboard,
 api/summary,static/*}`` (:mod:`proxy.accounting.money_app`). With ``admin_token`` set, ``/prefixgate/*``
 (health and static files aside) wants ``Authorization: Bearer <token>``,
 ``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
@@ -56,6 +58,7 @@ from proxy.store.guard import guarded
 from proxy.tenant import TenantHasher
 
 log = logging.getLogger("prefixgate.access")
+MAX_HEALTH_DRIFT = 10  # rules-drift rows /prefixgate/health names (the most frequent; all in /prefixgate/stats)
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
@@ -98,6 +101,12 @@ async def stats_endpoint(request: Request) -> Response:
 async def health_endpoint(request: Request) -> Response:
     gate: Gate = request.app.state.gate
     body = {"status": "ok", "store": "memory" if gate.config.store == "memory" else "redis", "uptime_s": round(time.monotonic() - gate.started, 3)}
+    drift = gate.stats.drift.rows()  # rules drift: a warning naming what to update, never a failure
+    if drift:
+        body["rules_drift"] = drift[:MAX_HEALTH_DRIFT]
+        body["warnings"] = [row["warning"] for row in drift[:MAX_HEALTH_DRIFT]]
+        if len(drift) > MAX_HEALTH_DRIFT:
+            body["warnings"].append(f"{len(drift) - MAX_HEALTH_DRIFT} more rules-drift rows in /prefixgate/stats")
     ledger = gate.money.ledger.health() if gate.money is not None else None
     if ledger is not None:
         body["ledger"] = ledger

@@ -2,7 +2,8 @@
 
 One per app (``app.state.gate``, the only thing on ``app.state``): the config, the router,
 the tenant hasher, the prefix store (behind its guard), the recorder with its sinks and
-enrichers, the in-memory stats, the fleet totals (a Redis store only; also one of the
+enrichers (the provider-diagnostics memory, :mod:`proxy.provider_diagnostics`, registers itself
+as one), the in-memory stats, the fleet totals (a Redis store only; also one of the
 recorder's sinks), the money layer (prices, ledger, metrics), the reuse
 tracker of the rewrite (:mod:`proxy.reuse`) and, once the app has started, the upstream pool. :meth:`Gate.start` opens the pool in the app's
 lifespan; :meth:`Gate.aclose` closes pool, store and recorder sinks, each even if the
@@ -31,6 +32,7 @@ from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gemini_cache import GeminiAutoCache
+from proxy.provider_diagnostics import ProviderDiagnostics
 from proxy.reuse import ReuseTracker
 from proxy.routing import Router
 from proxy.store import PrefixStore
@@ -55,6 +57,11 @@ class Gate:
     reuse: ReuseTracker = field(default_factory=ReuseTracker)  # heads over time, for the ttl-1h rewrite
     gemini_cache: GeminiAutoCache | None = None  # --gemini-auto-cache (proxy.gemini_cache); None: off
     started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
+    # the tenants' recent Anthropic response ids, to ask the provider why a request missed (proxy.provider_diagnostics)
+    provider_diagnostics: ProviderDiagnostics = field(default_factory=ProviderDiagnostics)
+
+    def __post_init__(self) -> None:
+        self.recorder.enrichers.append(self.provider_diagnostics)  # remembers each finished answer's id
 
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.upstream = Upstream(self.config, transport)

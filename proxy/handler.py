@@ -5,7 +5,9 @@ Order of work: route (only the configured upstreams; the router also resolves th
 kind, the upstream's name and rules, and Gemini's model, once) → tenant (the key from its
 header, or Gemini's ``?key=``) → one :class:`~proxy.exchange.Exchange` for the request → read the
 body (bounded by ``max_body``) → analyse → the rewrite (``--rewrite`` or the request's
-``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`) → early miss
+``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`; under safe and
+aggressive an Anthropic Messages body also asks for the provider's miss reason,
+:mod:`proxy.provider_diagnostics`) → early miss
 diagnosis → maybe ask an OpenAI stream for usage → start the store look-up-and-record
 (:class:`~proxy.exchange.Lookup`: it runs beside the upstream call, nothing sent upstream
 depends on it) → a :class:`~proxy.relay.Relay` that sends the exchange upstream, awaits the
@@ -32,20 +34,23 @@ import itertools
 import logging
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from analyzer.rewrite import ANTHROPIC_MESSAGES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, SKIPPED_SHAPE, head_key, rewrite_request
+from analyzer.cache_rules.openai import uses_breakpoints
+from analyzer.rewrite import (ANTHROPIC_MESSAGES, HINT_RULES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, SKIPPED_SHAPE, head_key,
+                              rewrite_request, write_12h_ratio)
 from proxy import errors
 from proxy.accounting.records import RequestRecord
 from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
 from proxy.exchange import Exchange, Lookup
 from proxy.headers import request_headers
 from proxy.relay import Relay
+from proxy.reuse import OPENAI_56_WINDOWS
 from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Target, error_provider
 
 if TYPE_CHECKING:
@@ -145,20 +150,30 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     if mode is None:
         return _fail(gate, exchange, errors.BAD_REWRITE_MODE, f"x-prefixgate-rewrite must be one of {', '.join(MODES)}")
     # Rewrites speak OpenAI's and Anthropic's own fields (prompt_cache_key, cache_control): only
-    # where those rules apply; a look-alike (DeepSeek, Gemini) gets its body as sent.
-    api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" and target.rules == target.provider else None
+    # where those rules apply, or xAI's / Mistral's routing hints on their OpenAI-style API;
+    # a look-alike (DeepSeek, Gemini) gets its body as sent.
+    rewritable = target.rules == target.provider or (target.provider == OPENAI and target.rules in HINT_RULES)
+    api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" and rewritable else None
     applied: list[str] = []
+    added: list[tuple[bytes, bytes]] = []  # request headers a rewrite adds (xAI's x-grok-conv-id)
     if mode != OFF and api is not None and not analysis.analysed and raw.strip():
         applied = [SKIPPED_SHAPE]  # not a JSON object: forwarded untouched, and counted
     elif mode != OFF and api is not None and analysis.analysed and analysis.body is not None:
         try:
             if len(raw) > BIG_BODY:  # detection and re-serialising a big body: off the loop
-                raw, analysis, applied = await anyio.to_thread.run_sync(_rewrite, gate, target, tenant, api, mode, raw, analysis)
+                raw, analysis, applied, added = await anyio.to_thread.run_sync(_rewrite, gate, target, tenant, api, mode, raw, analysis,
+                                                                               request.headers)
             else:
-                raw, analysis, applied = _rewrite(gate, target, tenant, api, mode, raw, analysis)
+                raw, analysis, applied, added = _rewrite(gate, target, tenant, api, mode, raw, analysis, request.headers)
         except Exception:  # a rewrite is an optimisation: forward the body as it came
             log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
             applied = [SKIPPED_ERROR]
+    if mode != OFF and request.method == "POST" and analysis.analysed and SKIPPED_ERROR not in applied:  # ask Anthropic why it missed
+        try:
+            raw, asked = gate.provider_diagnostics.ask(target, tenant, raw, analysis)
+            applied = [*applied, asked] if asked else applied
+        except Exception:  # advice, like the rewrite: the body goes as it came
+            log.exception("provider diagnostics failed on request %s; forwarding the body without", request_id)
     if applied:
         record.rewrites = applied
         extra["x-prefixgate-rewrites"] = ",".join(applied)
@@ -190,7 +205,7 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     ask = exchange.ask_usage = analysis.analysed and needs_stream_usage(target.endpoint, analysis)
     exchange.upstream_body = with_stream_usage(raw, analysis) if ask else raw
     # a rewritten Gemini request asks for an uncompressed answer: the relay reads its error to tell a cache refusal
-    exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask or exchange.fallback_body is not None)
+    exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask or exchange.fallback_body is not None) + added
     if analysis.caches and analysis.chain is not None:  # last: nothing sent upstream depends on it, and nothing here can fail after it
         exchange.lookup = Lookup(record, extra, analysis.chain)
         exchange.lookup.start(gate.store)  # runs beside the upstream call; the relay awaits it before the head
@@ -210,16 +225,27 @@ def _rewrite_mode(request: Request, gate: Gate) -> str | None:
     return asked if asked in MODES else None
 
 
-def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis, list[str]]:
+def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: bytes, analysis: Analysis,
+             sent: Any = ()) -> tuple[bytes, Analysis, list[str], list[tuple[bytes, bytes]]]:
     """The body to forward, its analysis (re-cut when the body changed, so the store and
-    the miss diagnosis see what the provider will) and the rewrite ids applied."""
+    the miss diagnosis see what the provider will), the rewrite ids applied and the request
+    headers to add upstream (``sent``: the client's headers, which a rewrite never replaces)."""
     body = analysis.body
-    reuse = gate.reuse.observe(head_key(tenant, api, body)) if api == ANTHROPIC_MESSAGES and isinstance(body, dict) else None
-    result = rewrite_request(api, body, mode=mode, model=analysis.model, tenant=tenant, reuse=reuse)
+    reuse, write_12h = None, None
+    if isinstance(body, dict) and api == ANTHROPIC_MESSAGES:
+        reuse = gate.reuse.observe(head_key(tenant, api, body))
+    elif isinstance(body, dict) and api == OPENAI_RESPONSES and target.rules == OPENAI and uses_breakpoints(analysis.model) and gate.money is not None:
+        # ttl-12h (Responses only: Chat usage has no TTL split to price it by); None: 12h writes unpriced
+        write_12h = write_12h_ratio(gate.money.money.price_for(analysis.model, target.upstream))
+        if write_12h is not None:
+            reuse = gate.reuse.observe(head_key(tenant, api, body), OPENAI_56_WINDOWS)
+    result = rewrite_request(api, body, mode=mode, model=analysis.model, tenant=tenant, reuse=reuse, rules=target.rules,
+                             write_12h=write_12h, headers=sent)
+    added = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in result.headers.items()]
     if result.body is None:
-        return raw, analysis, list(result.applied)
+        return raw, analysis, list(result.applied), added
     new_raw = orjson.dumps(result.body)
-    return new_raw, analyse(target, new_raw), list(result.applied)
+    return new_raw, analyse(target, new_raw), list(result.applied), added
 
 
 def _fail(gate: Gate, exchange: Exchange, error: errors.ProxyError, message: str) -> Response:

@@ -46,6 +46,14 @@ relayed as it came, the bytes read first included; one that breaks off while tho
 read is the proxy's 502 ``upstream_read_error`` (504 on a timeout): nothing had gone out. An
 error inside a stream that already began cannot be taken back and passes through.
 
+**The provider's miss reason goes out in the head** (:mod:`proxy.provider_diagnostics`): when
+the request sent upstream names ``diagnostics.previous_message_id`` (Anthropic Messages) and
+the answer is a 200, the relay reads it ahead before the status line (a JSON body whole, up
+to 4 MiB; a stream up to its first complete event, ``message_start``, up to 64 KiB) and adds
+``x-prefixgate-provider-miss-reason: TYPE; tokens=N`` when it names one. Every byte read is
+relayed after the head as it came; a read that breaks off meanwhile fails the body just where
+it would have without the read-ahead. Other requests pay nothing.
+
 Statuses without a body (1xx, 204, 304) and answers to ``HEAD`` send no body bytes, even
 if the upstream sent some. This module does not choose what to send upstream, and keeps
 no exchange beyond its own response.
@@ -72,6 +80,8 @@ from proxy.gemini_cache.resend import (
     names_cached_content,
 )
 from proxy.headers import has_no_body, response_headers
+from proxy.provider_diagnostics import HEADER as PROVIDER_HEADER
+from proxy.provider_diagnostics import Peek, header_value, names_previous
 from proxy.server.aborts import ShutdownCut, UpstreamFailed
 from proxy.transport.upstream import UpstreamError
 from proxy.usage_tap import SSETap, Tap, tap_for
@@ -98,6 +108,7 @@ class Relay(Response):
         self._complete = False
         self._head: list[bytes] | None = None  # body chunks read before the status line went out (a refusal check)
         self._rest: AsyncIterator[bytes] | None = None  # the body after them; None: _head is all of it
+        self._failed: BaseException | None = None  # the read that broke off while reading ahead: raised after _head
 
     def _first_byte(self) -> None:
         if self.record.ttfb_s is None:
@@ -113,6 +124,8 @@ class Relay(Response):
         if self._rest is not None:
             async for chunk in self._rest:
                 yield chunk
+        if self._failed is not None:
+            raise self._failed
 
     async def _pump(self, send: Send) -> None:
         upstream, tap = self.upstream, self.tap
@@ -155,6 +168,8 @@ class Relay(Response):
             if reply is not None:
                 return reply
         self.tap, self.edit = tap_for(exchange, self.upstream)
+        if self._head is None and self.upstream.status_code == 200 and names_previous(exchange):
+            await self._peek_diagnostics()
         if exchange.lookup is not None:
             await exchange.lookup.result()  # the prefix headers: the store's answer, or unknown at its deadline
         self.status_code = record.status = self.upstream.status_code
@@ -164,6 +179,33 @@ class Relay(Response):
         await send({"type": "http.response.start", "status": self.status_code, "headers": headers})
         await self._pump(send)
         return None
+
+    async def _peek_diagnostics(self) -> None:
+        """The request named a previous message: reads the answer ahead (a JSON body whole, a
+        stream to its first event; bounded, :class:`~proxy.provider_diagnostics.Peek`) so the
+        provider's miss reason goes out in the head. What was read is relayed first, unchanged;
+        a read that fails is raised where the body would have failed without the peek."""
+        first = self.upstream
+        assert first is not None
+        peek = Peek(first.headers.get("content-type", ""), first.headers.get("content-encoding"))
+        rest: AsyncIterator[bytes] | None = first.stream.__aiter__()  # type: ignore[union-attr]
+        head: list[bytes] = []
+        while not peek.done:
+            try:
+                chunk = await rest.__anext__()  # type: ignore[union-attr]
+            except StopAsyncIteration:
+                rest = None
+                peek.end()
+                break
+            except (httpx.TransportError, OSError) as exc:  # relayed as it would have been: after the bytes before it
+                self._failed, rest = exc, None
+                break
+            head.append(chunk)
+            peek.feed(chunk)
+        self._head, self._rest = head, rest
+        value = header_value(peek.reason)
+        if value is not None:
+            self.exchange.headers[PROVIDER_HEADER] = value
 
     async def _resend_if_cache_refused(self) -> Response | None:
         """A rewritten exchange answered 400 / 403 / 404: reads up to MAX_ERROR_BODY of the

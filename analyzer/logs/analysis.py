@@ -9,7 +9,10 @@
   realised rate never exceeds the allowed one. Logs without timestamps are taken as one
   burst (every repeat within TTL).
 - **Realised**: the cached tokens in the usage the provider reported.
-- **Money** (:mod:`analyzer.cost`): spent and saved from usage; **missed** savings by the
+- **Money** (:mod:`analyzer.cost`): spent and saved from usage (GPT-5.6+ writes at their write
+  rates); a usage the model's rules do not expect (:func:`analyzer.cost.rules_drift`) or whose
+  numbers are not exact (flags: clamped, a TTL split unknown) is priced null and counted apart
+  (``rules_drift``, ``flagged``), as the proxy does; **missed** savings by the
   proxy's definition (:mod:`analyzer.missed`: the repeated prefix, exactly or but for a
   volatile value such as a timestamp, that the provider did not report cached, priced with
   the write premium where it applies). A ledger row the proxy priced brings its own spent,
@@ -32,8 +35,8 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_TTL_RANGE_S, cacheable_tokens, rules_for
-from analyzer.cost import cost_of, missed_usd
+from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_56_RULES, OPENAI_TTL_RANGE_S, cacheable_tokens, provider_ttl_s, rules_for
+from analyzer.cost import cost_of, missed_usd, rules_drift, ttl_split_unknown
 from analyzer.missed import Reuse, longest, missed_tokens, reusable
 from analyzer.divergence import MIN_SIMILARITY, text_fork
 from analyzer.logs.reader import LogRecord, ledger_ends
@@ -95,6 +98,9 @@ class Analysis:
         self.prefix_unknown = 0  # ledger rows without prefix information: counted apart
         self.costed = 0  # requests whose usage had a price: spent/saved are sums over these only
         self.unpriced: Counter = Counter()
+        self.drifted = 0  # requests whose usage the rules do not expect (analyzer.cost.rules_drift): priced null
+        self.drift: Counter = Counter()  # (model, note) → requests
+        self.flagged = 0  # requests whose usage numbers are not exact (clamped, TTL split unknown): priced null
         self.forks: dict[tuple[str, str], ForkStat] = {}
         self.forked_requests = 0
         self.unexplained_forks = 0
@@ -139,13 +145,15 @@ class Analysis:
         ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
         if segs is not None and any(s.cache_control == "1h" for s in segs):
             ttl = max(ttl, ANTHROPIC_TTL_S["1h"])  # the request asked for Anthropic's 1-hour cache
+        if rules_for(rec.provider, rec.model) is OPENAI_56_RULES:  # GPT-5.6+: 30 minutes at least, 12 h on request
+            ttl = max(ttl, provider_ttl_s(rec.provider, segs or (), rec.model))
         seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}", exact=exact)
         usage = rec.usage
         cached = usage.cached_tokens if usage is not None else 0
         est_total = estimate_tokens(ends[-1])
         input_tokens = usage.input_tokens if usage is not None else est_total
         price = self._price(rec.model)
-        self._spend(rec, price)
+        priceable = self._spend(rec, price, segs)
         if segs is None and not rec.prefix_known:
             # A ledger row written while the proxy's store was skipped: its chain is exact but
             # the sizes of its prefixes are not, so it is counted apart: in no hit rate, no
@@ -180,7 +188,7 @@ class Analysis:
         if rec.ledger_money is not None:  # the proxy priced this row: its missed savings, as the dashboard sums them
             if rec.ledger_money[2] is not None:
                 self.missed += rec.ledger_money[2]
-        elif price is not None:
+        elif price is not None and priceable:  # a usage priced null (drift, flags) has no missed savings either
             reuse = self._reusable(rec, segs, seen, ttl) if segs is not None else None
             tokens = missed_tokens(rec.provider, rec.model, max(live_bytes, reuse.bytes if reuse else 0), cached,
                                    usage.input_tokens if usage is not None else None)
@@ -192,22 +200,35 @@ class Analysis:
             self._fork(rec, segs, seen, idx)
             self._remember(idx, rec, segs)
 
-    def _spend(self, rec: LogRecord, price) -> None:
-        """Spent and saved: a priced ledger row's own figures (the proxy's), else the usage priced here."""
+    def _spend(self, rec: LogRecord, price, segs) -> bool:
+        """Spent and saved: a priced ledger row's own figures (the proxy's), else the usage priced
+        here. False when the usage cannot be priced exactly (rules drift, flags, a Chat request's
+        12-hour writes: :func:`analyzer.cost.ttl_split_unknown`)."""
         if self.cfg.prices is not None and price is None and rec.ledger_money is None:
             self.unpriced[rec.model or "?"] += 1
         if rec.ledger_money is not None:
             cost, saved = rec.ledger_money[0], rec.ledger_money[1] or 0.0
         elif rec.usage is not None and price is not None:
+            if ttl_split_unknown(rec.usage, segs or (), rec.route.endswith("completions")):
+                self.flagged += 1
+                return False
             c = cost_of(rec.usage, price)
             if c.cost_usd is None:
-                return
+                drift = rules_drift(rec.usage, price)
+                if drift:
+                    self.drifted += 1
+                    for note in drift:
+                        self.drift[(rec.model or "?", note)] += 1
+                elif rec.usage.flags:
+                    self.flagged += 1
+                return False
             cost, saved = c.cost_usd, c.saved_usd or 0.0
         else:
-            return
+            return True
         self.costed += 1
         self.spent += cost
         self.saved += saved
+        return True
 
     def _live_bytes(self, keys, ends, live: int, exact: bool) -> int:
         """The size of the prefix repeated within the TTL: from the request's own segments, or

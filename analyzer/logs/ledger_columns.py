@@ -8,7 +8,8 @@ table also has ``id INTEGER PRIMARY KEY`` (the row's order), which is not a reco
 Money columns end in ``_usd``, durations in ``_ms``; ``rewrites`` holds a JSON array of the
 rewrite ids applied (``'[]'`` when none; NULL in rows written before the column existed);
 ``chain`` the comma-joined first 8 bytes (hex) of each prefix-chain hash; ``flags`` what was
-clamped or nulled on the way; ``upstream`` the configured upstream's name (NULL in rows
+clamped or nulled on the way, or could not be priced exactly (``cache_write_tokens:ttl_split_unknown``:
+Chat writes of a request with a 12-hour breakpoint; the row's cost is then NULL); ``upstream`` the configured upstream's name (NULL in rows
 written before the column existed, or when the path named none); ``store`` the prefix
 look-up's outcome: ``ok``, ``unavailable`` (the store failed or missed its deadline),
 ``skipped`` (its breaker was open, or it waited for the shared tenant secret), ``none``

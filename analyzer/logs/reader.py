@@ -4,7 +4,8 @@ A JSONL line is a bare request body, or a record ``{"request"|"body": body, "res
 {…"usage"…} | "usage": {…}, "ts"|"timestamp": epoch seconds or ISO 8601, "provider",
 "route", "model", "session_id"}``. Provider and route come from the record or from
 :func:`analyzer.segments.guess_shape`. A ledger row (its columns named once, in
-:mod:`.ledger_columns`, for the proxy that writes it and for this reader) gives usage, timing,
+:mod:`.ledger_columns`, for the proxy that writes it and for this reader) gives usage (with its
+1-hour and 12-hour writes, its flags and its rules-drift notes: :func:`ledger_usage`), timing,
 the chain of segment hashes (``chain``), the proxy's money for the row when it priced it, whether
 its prefix was known (``prefix_segments`` NULL: the store was skipped), and the body when the
 proxy ran with ``--log-bodies``.
@@ -24,6 +25,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from analyzer.logs.ledger_columns import COLUMNS, TABLE
+from analyzer.cost import WRITES_NOT_BILLED
 from analyzer.segments import guess_shape
 from analyzer.usage import Usage, from_any
 
@@ -59,6 +61,25 @@ def ledger_ends(n: int, total_bytes: int, prefix_segments: int, prefix_bytes: in
     head = [int(prefix_bytes * (i + 1) / k) for i in range(k)]
     rest = n - k
     return head + [prefix_bytes + int((total_bytes - prefix_bytes) * (i + 1) / rest) for i in range(rest)]
+
+
+def _notes(text: Any) -> tuple[str, ...]:
+    return tuple(n for n in text.split(",") if n) if isinstance(text, str) else ()
+
+
+def ledger_usage(row: dict[str, Any]) -> Usage:
+    """A ledger row's :class:`Usage`: its token columns (the 1-hour and 12-hour writes inside the
+    writes), its ``flags`` (a number clamped, a TTL split unknown, a cell repaired) and its
+    ``drift`` notes, so a row the proxy priced null stays null here (money is exact or null);
+    but writes on a price row that billed none are checked again against the prices ``analyze``
+    uses (:func:`analyzer.cost.rules_drift`): a ``--prices`` file that now bills them prices them.
+    ValueError when the counts contradict each other."""
+    write = row.get("cache_write_tokens") or 0
+    w1h = min(row.get("cache_write_1h_tokens") or 0, write)
+    w12h = min(row.get("cache_write_12h_tokens") or 0, write - w1h)
+    drift = tuple(n for n in _notes(row.get("drift")) if n != WRITES_NOT_BILLED)  # that one depends on the prices: re-checked
+    return Usage(row["input_tokens"] or 0, row.get("cached_tokens") or 0, write, w1h, row.get("output_tokens") or 0,
+                 flags=_notes(row.get("flags")), cache_write_12h_tokens=w12h, drift=drift)
 
 
 def _ts(value: Any) -> float | None:
@@ -174,8 +195,7 @@ def read_ledger(path: str, on_error: OnError, on_rows: Callable[[int], None] | N
             usage = None
             if r.get("input_tokens") is not None:
                 try:
-                    usage = Usage(r["input_tokens"] or 0, r.get("cached_tokens") or 0, r.get("cache_write_tokens") or 0,
-                                  min(r.get("cache_write_1h_tokens") or 0, r.get("cache_write_tokens") or 0), r.get("output_tokens") or 0)
+                    usage = ledger_usage(r)
                 except ValueError as exc:
                     on_error(path, r.get("id"), f"row usage is inconsistent: {exc}")
             chain = [h for h in (r.get("chain") or "").split(",") if h]

@@ -90,7 +90,11 @@ def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, A
         "money": {"priced": priced, "spent_usd": a.spent if priced and a.costed else None, "saved_usd": a.saved if priced and a.costed else None,
                   "missed_usd": a.missed if priced else None,
                   "missed_volatile_usd": a.missed_volatile if priced else None,
-                  "unpriced_requests": sum(a.unpriced.values()), "unpriced_models": sorted(a.unpriced)},
+                  "unpriced_requests": sum(a.unpriced.values()), "unpriced_models": sorted(a.unpriced),
+                  "flagged_requests": a.flagged},
+        # usage the model's rules do not expect: priced null (the proxy's rules_drift), per model and note
+        "rules_drift": {"requests": a.drifted,
+                        "by_field": [{"model": m, "note": n, "requests": c} for (m, n), c in a.drift.most_common(20)]},
         "forks": forks(a),
         "forked_requests": a.forked_requests,
         "unexplained_forks": a.unexplained_forks,
@@ -121,6 +125,11 @@ def render(s: dict[str, Any]) -> str:
                  else "spent and saved n/a (no priced usage in the log)")
         lines += ["", f"{spent}, missed savings {format_usd(m['missed_usd'])}"
                   + (f" ({m['unpriced_requests']:,} requests of unpriced models: {', '.join(m['unpriced_models'][:5])})" if m["unpriced_requests"] else "")]
+    drift = s.get("rules_drift") or {}
+    if drift.get("requests"):
+        lines += ["", f"rules drift: {drift['requests']:,} request(s) report usage the rules do not expect (priced null); "
+                  "update analyzer/prices.json (--prices) or analyzer/cache_rules / analyzer/usage.py"]
+        lines += [f"  {d['model'][:28]:<28} {d['note']:<48} {d['requests']:>7,}" for d in drift["by_field"][:10]]
     if s["top_prefixes"]:
         lines += ["", "top repeated prefixes          count   tokens  share of input  model                        first seen"]
         for p in s["top_prefixes"]:

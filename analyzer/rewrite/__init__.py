@@ -4,22 +4,38 @@
 where the cache can see it; ``aggressive`` also moves volatile values out of the head.
 Every rewrite applied has a kebab-case id (:data:`REWRITES`), in the order applied:
 
-=========================  ==========  ====================================================
-id                         mode        what
-=========================  ==========  ====================================================
-``move-volatile-values``   aggressive  times, ids, dates-of-today in system/tools → end of
-                                       the latest user turn, with their labels (:mod:`.volatile`)
-``move-volatile-blocks``   aggressive  Anthropic system blocks that are volatile as a whole
-``sort-tools``             safe        tools by name (:mod:`.tools`)
-``sort-tool-keys``         safe        JSON keys inside each tool, recursively
-``add-breakpoints``        safe        Anthropic breakpoints after tools, system and the
-                                       conversation so far (:mod:`.breakpoints`)
-``cap-breakpoints``        safe        more than 4 Anthropic breakpoints cut to 4
-``ttl-1h``                 safe        head breakpoints kept 1 h where this tenant's head
-                                       comes back after 5-60 min (:mod:`.ttl`)
-``prompt-cache-key``       safe        OpenAI ``prompt_cache_key`` from tenant + masked head
-                                       (:mod:`.cache_key`)
-=========================  ==========  ====================================================
+=============================  ==========  ============================================================
+id                             mode        what
+=============================  ==========  ============================================================
+``move-volatile-values``       aggressive  times, ids, dates-of-today in system/tools → end of
+                                           the latest user turn, with their labels (:mod:`.volatile`)
+``move-volatile-blocks``       aggressive  Anthropic system blocks that are volatile as a whole
+``sort-tools``                 safe        tools by name (:mod:`.tools`)
+``sort-tool-keys``             safe        JSON keys inside each tool, recursively
+``add-breakpoints``            safe        Anthropic breakpoints after tools, system and the
+                                           conversation so far (:mod:`.breakpoints`)
+``cap-breakpoints``            safe        more than 4 Anthropic breakpoints cut to 4
+``ttl-1h``                     safe        head breakpoints kept 1 h where this tenant's head
+                                           comes back after 5-60 min (:mod:`.ttl`)
+``prompt-cache-key``           safe        OpenAI ``prompt_cache_key`` from tenant + masked head
+                                           (:mod:`.cache_key`); also Mistral's, and xAI's on Responses
+``xai-conv-id``                safe        xAI Chat Completions: the same key as the
+                                           ``x-grok-conv-id`` request header
+``add-openai-breakpoints``     safe        GPT-5.6+: ``prompt_cache_breakpoint`` at the end of the
+                                           head and before the newest turn (:mod:`.openai_breakpoints`)
+``instructions-as-developer``  safe        Responses, GPT-5.6+: string ``instructions`` moved into a
+                                           leading developer item carrying the head marker
+                                           (``store: false``, no previous response or conversation;
+                                           see :mod:`.openai_breakpoints`)
+``ttl-12h``                    safe        GPT-5.6+ Responses: the head marker kept 12 h where the head
+                                           comes back after 30 min-12 h and 12 h writes are priced
+=============================  ==========  ============================================================
+
+Which apply depends on the upstream's ``rules`` (:data:`analyzer.cache_rules.RULES`): OpenAI's
+and Anthropic's protocols get theirs; a named OpenAI-protocol upstream with ``xai`` or
+``mistral`` rules gets the tool sorting, (``aggressive``) the volatile moves and its own
+routing hint, never GPT-5.6 markers (those are OpenAI's). A header the rewrite wants sent
+comes back in :attr:`Rewrite.headers` (the caller adds it upstream).
 
 Two more ids say why nothing was done: ``skipped-unknown-shape`` (an API this module
 knows, a body it does not: forwarded untouched) — a rewrite that raises is the caller's
@@ -27,20 +43,24 @@ to catch, and the proxy then forwards the original body and records ``skipped-er
 
 Guarantees (tested, with hypothesis for the properties): idempotent and deterministic;
 nothing is lost (every tool, message and volatile value is still in the body; ``safe``
-leaves every message's text unchanged); never more than 4 breakpoints; the input is never
-mutated. This package does no I/O and keeps no state beyond :mod:`.movable`'s cache of
-decisions per stable head.
+leaves every message's text unchanged: its canonical segment bytes are the original's, but
+for the documented ``instructions-as-developer`` move); never more than 4 breakpoints; a model
+that does not use breakpoints never gets ``prompt_cache_breakpoint`` or
+``prompt_cache_options``; the input is never mutated. This package does no I/O and keeps
+no state beyond :mod:`.movable`'s cache of decisions per stable head.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Container
 
+from analyzer.cache_rules import ANTHROPIC, MISTRAL, XAI
 from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, place_breakpoints
-from analyzer.rewrite.cache_key import PROMPT_CACHE_KEY, add_cache_key, head_key
+from analyzer.rewrite.cache_key import PROMPT_CACHE_KEY, XAI_CONV_ID, add_cache_key, conv_id_header, head_key
+from analyzer.rewrite.openai_breakpoints import ADD_OPENAI_BREAKPOINTS, INSTRUCTIONS_AS_DEVELOPER, TTL_12H, place_openai_breakpoints
 from analyzer.rewrite.tools import SORT_TOOL_KEYS, SORT_TOOLS, sort_tools
-from analyzer.rewrite.ttl import TTL_1H, Reuse, apply_ttl, pays_for_1h
+from analyzer.rewrite.ttl import TTL_1H, Reuse, apply_ttl, pays_for_1h, pays_for_12h, write_12h_ratio
 from analyzer.rewrite.volatile import MOVE_BLOCKS, MOVE_VALUES, move_volatile
 
 OFF, SAFE, AGGRESSIVE = "off", "safe", "aggressive"
@@ -57,15 +77,23 @@ REWRITES = {
     CAP_BREAKPOINTS: "the oldest middle breakpoints of a request with more than 4 dropped",
     TTL_1H: "head breakpoints marked ttl 1h (the head returns after 5-60 minutes)",
     PROMPT_CACHE_KEY: "prompt_cache_key set from the tenant and the masked head",
+    XAI_CONV_ID: "x-grok-conv-id header set from the tenant and the masked head (xAI Chat Completions)",
+    INSTRUCTIONS_AS_DEVELOPER: "string instructions moved into a leading developer item carrying the head breakpoint",
+    ADD_OPENAI_BREAKPOINTS: "prompt_cache_breakpoint markers added at the end of the head and before the newest turn (GPT-5.6+)",
+    TTL_12H: "the head breakpoint marked ttl 12h (Responses; the head returns after 30 minutes-12 hours; 12h writes priced)",
 }
+OPENAI_RULES = "openai"
+HINT_RULES = (XAI, MISTRAL)  # OpenAI-protocol upstreams whose rules differ only in the routing hint
 
-__all__ = ["AGGRESSIVE", "APIS", "MODES", "OFF", "REWRITES", "SAFE", "Reuse", "Rewrite", "api_for", "head_key", "rewrite_request"]
+__all__ = ["AGGRESSIVE", "APIS", "MODES", "OFF", "HINT_RULES", "REWRITES", "SAFE", "Reuse", "Rewrite", "api_for", "head_key",
+           "rewrite_request", "write_12h_ratio"]
 
 
 @dataclass(frozen=True, slots=True)
 class Rewrite:
     body: dict[str, Any] | None  # None: forward the original bytes
     applied: list[str] = field(default_factory=list)  # rewrite ids, or one skipped-* id
+    headers: dict[str, str] = field(default_factory=dict)  # request headers to add upstream (xAI's x-grok-conv-id)
 
 
 def api_for(provider: str, route: str) -> str | None:
@@ -91,15 +119,26 @@ def _understood(api: str, body: Any) -> bool:
 
 
 def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None, tenant: str = "anonymous",
-                    reuse: Reuse | None = None) -> Rewrite:
-    """The body to forward for ``api`` under ``mode`` (``body`` is never mutated)."""
+                    reuse: Reuse | None = None, rules: str | None = None, write_12h: float | None = None,
+                    headers: Container[str] = ()) -> Rewrite:
+    """The body to forward for ``api`` under ``mode`` (``body`` is never mutated).
+
+    ``model``: the request's (default: the body's ``model``); ``rules``: whose caching rules the
+    upstream follows (default: the API's provider); ``reuse``: what the proxy saw of this head
+    over time (Anthropic: 5-minute / 1-hour windows; GPT-5.6+: 30-minute / 12-hour);
+    ``write_12h``: the model's 12-hour write price over its input price, None where it is not
+    priced (then never 12 h; nor on Chat Completions, whose usage does not split writes by TTL); ``headers``: the names of the headers the client sent (lower case)."""
     if mode not in MODES:
         raise ValueError(f"rewrite mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == OFF or api not in APIS:
         return Rewrite(None)
     if not _understood(api, body):
         return Rewrite(None, [SKIPPED_SHAPE])
+    if model is None and isinstance(body.get("model"), str):
+        model = body["model"]
+    rules = rules or (ANTHROPIC if api == ANTHROPIC_MESSAGES else OPENAI_RULES)
     applied: list[str] = []
+    added: dict[str, str] = {}
     cur = body
     if mode == AGGRESSIVE:
         moved, ids = move_volatile(api, cur)
@@ -117,7 +156,17 @@ def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None,
             if longer is not None:
                 cur, applied = longer, applied + ids
     else:
-        keyed, ids = add_cache_key(tenant, api, cur)
-        if keyed is not None:
-            cur, applied = keyed, applied + ids
-    return Rewrite(cur if applied else None, applied)
+        if rules == XAI and api == OPENAI_CHAT:
+            added, ids = conv_id_header(tenant, api, cur, headers)
+            applied += ids
+        else:
+            keyed, ids = add_cache_key(tenant, api, cur)
+            if keyed is not None:
+                cur, applied = keyed, applied + ids
+        if rules == OPENAI_RULES:
+            # 12h only on Responses: Chat usage reports writes without a TTL split, so a 12h write there is unpriceable
+            ttl_12h = api == OPENAI_RESPONSES and pays_for_12h(reuse, write_12h)
+            marked, ids = place_openai_breakpoints(api, cur, model=model, ttl_12h=ttl_12h)
+            if marked is not None:
+                cur, applied = marked, applied + ids
+    return Rewrite(cur if cur is not body else None, applied, added)

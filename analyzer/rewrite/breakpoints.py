@@ -23,8 +23,8 @@ What it does NOT do: it never changes, reorders or strips prompt content (tool s
 moving volatile values are :mod:`.tools` and :mod:`.volatile`), never moves an existing breakpoint, and
 never touches a request that already has one (except to cap more than 4). The rewritten
 body's canonical segment bytes (:func:`analyzer.segments.anthropic_segments`) equal the
-original's: only markers differ, so the model's output cannot change. OpenAI has no
-breakpoints, so OpenAI requests are never touched here. Bodies of an unexpected shape are left
+original's: only markers differ, so the model's output cannot change. OpenAI requests are
+never touched here (GPT-5.6's ``prompt_cache_breakpoint`` markers: :mod:`.openai_breakpoints`). Bodies of an unexpected shape are left
 alone; nothing here raises, does I/O, or mutates its input.
 """
 

@@ -8,9 +8,15 @@ the leading system/developer text (Responses: ``instructions``) — with its vol
 values masked (:mod:`.movable`), so the same app gets the same key even while its system
 prompt still carries a clock, and two apps of one tenant, or one app of two tenants, do
 not share one. A key the client set is never touched. :func:`head_key` is the same hash, also used to
-follow one head's reuse over time (the ``ttl-1h`` choice).
+follow one head's reuse over time (the ``ttl-1h`` / ``ttl-12h`` choices).
 
-This module does not change anything but that one field.
+The same key serves OpenAI-compatible providers whose routing hint is spelt differently
+(named upstreams with ``rules`` ``xai`` or ``mistral``, :data:`analyzer.cache_rules.RULES`):
+xAI reads the ``x-grok-conv-id`` request header on Chat Completions (``xai-conv-id``:
+:func:`conv_id_header`) and ``prompt_cache_key`` on Responses; Mistral ``prompt_cache_key``.
+A header the client sent is never replaced.
+
+This module does not change anything but that one field (or header).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import xxhash
 from .movable import movable
 
 PROMPT_CACHE_KEY = "prompt-cache-key"
+XAI_CONV_ID = "xai-conv-id"
+XAI_CONV_HEADER = "x-grok-conv-id"
 
 
 def _masked(text: str) -> str:
@@ -80,3 +88,11 @@ def add_cache_key(tenant: str, api: str, body: dict[str, Any]) -> tuple[dict[str
     if api not in ("openai-chat", "openai-responses") or "prompt_cache_key" in body:
         return None, []
     return {**body, "prompt_cache_key": cache_key_for(tenant, api, body)}, [PROMPT_CACHE_KEY]
+
+
+def conv_id_header(tenant: str, api: str, body: dict[str, Any], sent: Any = ()) -> tuple[dict[str, str], list[str]]:
+    """xAI Chat Completions: ``{"x-grok-conv-id": key}`` unless ``sent`` (the client's header
+    names, lower case, or a case-insensitive mapping) already holds one."""
+    if api != "openai-chat" or XAI_CONV_HEADER in sent:
+        return {}, []
+    return {XAI_CONV_HEADER: cache_key_for(tenant, api, body)}, [XAI_CONV_ID]

@@ -5,8 +5,12 @@ Reads one request body (JSON; ``-`` for stdin), applies the same rewrites as
 ``--diff``, a unified diff of the indented body before and after; the rewrite ids applied
 go to stderr. The API is told by the body's shape (Anthropic Messages: a top-level
 ``system`` or Anthropic-style tools or blocks; Responses: ``input``/``instructions``;
-otherwise Chat Completions) unless ``--api`` says. The ``ttl-1h`` choice needs the proxy's
-view of time, so it never applies here; ``prompt_cache_key`` uses ``--tenant``.
+otherwise Chat Completions) unless ``--api`` says. The model is the body's ``model`` unless
+``--model`` says (it picks the rules: GPT-5.6 and later get ``prompt_cache_breakpoint``
+markers, older models never do); ``--rules`` names whose caching rules the upstream follows,
+as a named upstream's ``rules`` does (``xai``: the ``x-grok-conv-id`` header, printed to
+stderr with the ids). The ``ttl-1h`` / ``ttl-12h`` choices need the proxy's view of time, so
+they never apply here; ``prompt_cache_key`` uses ``--tenant``.
 
 Exit codes: 0 (rewritten or not), 2 for a file that cannot be read or is not a JSON object.
 This module writes nothing but stdout and stderr.
@@ -21,6 +25,7 @@ from typing import Any
 
 import click
 
+from analyzer.cache_rules import RULES
 from analyzer.rewrite import AGGRESSIVE, ANTHROPIC_MESSAGES, APIS, OPENAI_CHAT, OPENAI_RESPONSES, SAFE, rewrite_request
 
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
@@ -50,9 +55,12 @@ def _pretty(body: Any) -> str:
 @click.argument("file", type=click.File("rb"))
 @click.option("--mode", type=click.Choice([SAFE, AGGRESSIVE]), default=SAFE, show_default=True, help="Which rewrites (as `serve --rewrite`).")
 @click.option("--api", type=click.Choice(APIS), default=None, help="The request's API (default: told by the body's shape).")
+@click.option("--model", default=None, help="The model the request goes to (default: the body's `model`).")
+@click.option("--rules", type=click.Choice([r for r in RULES if r in ("openai", "anthropic", "xai", "mistral")]), default=None,
+              help="Whose caching rules the upstream follows (default: the API's provider).")
 @click.option("--tenant", default="anonymous", show_default=True, help="Tenant for the prompt_cache_key (the proxy uses a keyed hash of the API key).")
 @click.option("--diff", "as_diff", is_flag=True, help="Print a unified diff of the body before and after.")
-def rewrite_command(file, mode: str, api: str | None, tenant: str, as_diff: bool) -> None:
+def rewrite_command(file, mode: str, api: str | None, model: str | None, rules: str | None, tenant: str, as_diff: bool) -> None:
     """Apply the proxy's --rewrite MODE to the request body in FILE (- for stdin)."""
     try:
         body = json.loads(file.read())
@@ -61,9 +69,15 @@ def rewrite_command(file, mode: str, api: str | None, tenant: str, as_diff: bool
     if not isinstance(body, dict):
         raise click.UsageError(f"{file.name}: a request body is a JSON object, got {type(body).__name__}")
     api = api or infer_api(body)
-    result = rewrite_request(api, body, mode=mode, model=body.get("model") if isinstance(body.get("model"), str) else None, tenant=tenant)
+    if model is None and isinstance(body.get("model"), str):
+        model = body["model"]
+    if rules is not None and (rules == "anthropic") != (api == ANTHROPIC_MESSAGES):
+        raise click.UsageError(f"--rules {rules} does not speak {api}")
+    result = rewrite_request(api, body, mode=mode, model=model, tenant=tenant, rules=rules)
     after = result.body if result.body is not None else body
-    click.echo(f"{api}, --rewrite {mode}: {', '.join(result.applied) or 'nothing to rewrite'}", err=True)
+    click.echo(f"{api}, --rewrite {mode}: {', '.join(result.applied) or 'nothing to rewrite'} (model: {model or 'none named'})", err=True)
+    for name, value in result.headers.items():
+        click.echo(f"header {name}: {value}", err=True)
     if as_diff:
         diff = difflib.unified_diff(_pretty(body).splitlines(keepends=True), _pretty(after).splitlines(keepends=True),
                                     fromfile=f"{file.name} (as sent)", tofile=f"{file.name} (--rewrite {mode})")

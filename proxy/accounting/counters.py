@@ -17,6 +17,9 @@ Money is exact or null: :func:`finish` turns the sums into JSON values, every ``
 null (never $0) when requests had usage but none of them had a price (the hidden ``priced``
 counter tells the two apart).
 
+The ``rules_drift_rows`` counter counts rows with rules drift; beside it, the stats and the
+summary name each drifted field in a top-level ``rules_drift`` table (:mod:`.drift`).
+
 Beside the table, rewrite ids (a record's ``rewrites``) are counted per id under whatever
 names records carry, but at most :data:`MAX_REWRITE_IDS` distinct ones (:class:`Cap`; later
 ids count as ``other``), so memory, JSON and metric labels stay bounded.
@@ -134,6 +137,11 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("rewritten", "any(not i.startswith('skipped-') for i in r.rewrites)",
             "CASE WHEN json_valid(rewrites) THEN EXISTS (SELECT 1 FROM json_each(rewrites) WHERE value NOT LIKE 'skipped-%') END", "count",
             "Requests the rewrite changed (at least one rewrite id; skipped-* ids say why it did not).", Metric("prefixgate_rewritten")),
+    Counter("rules_drift_rows", "1 if r.drift else 0", "drift IS NOT NULL", "count",
+            "Requests whose usage the model's rules did not expect (a cache field the parser does not know, writes on a "
+            "price row that bills none, cached above the prompt, …): priced null, the rules are stale. The top-level "
+            "rules_drift table of the stats and the summary names each field (proxy.accounting.drift).",
+            Metric("prefixgate_rules_drift_requests", BY_MODEL)),
     # Not shown: what the null-money rule needs, and Prometheus' tokens{kind="input"}.
     Counter("priced", "r.cost_usd is not None", "cost_usd IS NOT NULL", "count",
             "Requests with a price: tells money that is null (nothing priced) from $0.", shown=False),

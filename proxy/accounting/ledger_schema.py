@@ -13,7 +13,8 @@ The columns and their types are named once, in :mod:`analyzer.logs.ledger_column
 :class:`~proxy.accounting.records.RequestRecord` into the row tuple, copying what the money
 layer computed (cost, savings, the cost breakdown) and computing nothing itself (prompt
 content only when bodies are logged); its ``flags`` column lists what was changed on the
-way: the usage numbers :mod:`analyzer.usage` clamped (``usage.<field>:<why>``).
+way: the usage numbers :mod:`analyzer.usage` clamped (``usage.<field>:<why>``), then what the
+money layer could not price exactly (``record.flags``, e.g. ``cache_write_tokens:ttl_split_unknown``).
 :func:`storable` is the writer's last resort for a row SQLite refused: a copy with every
 cell SQLite cannot take nulled (an int beyond signed 64 bits, a NaN/inf float, an unknown
 type) or repaired (text that is not valid UTF-8), each named in ``flags``
@@ -106,7 +107,7 @@ def row_for(record: RequestRecord, log_bodies: bool) -> tuple[Any, ...]:
         record.miss_reason, json.dumps(record.rewrites) if record.rewrites else "[]", record.error,
         ",".join(record.chain) if record.chain else None,
         record.body if log_bodies and record.body is not None else None,
-        ",".join(u.flags) if u is not None and u.flags else None,
+        ",".join([*(u.flags if u is not None else ()), *record.flags]) or None,
         record.upstream, record.store, record.cache_storage_usd,
         u.cache_write_12h_tokens if u else None, ",".join(record.drift) if record.drift else None,
         record.provider_miss_reason, record.provider_missed_tokens, record.provider_missed_usd,

@@ -18,6 +18,13 @@ request, an unpriced one is never $0), beside the histograms, miss reasons and r
   failed), ``prefixgate_unanalysed_total``, ``prefixgate_rewritten_total`` by provider,
   ``prefixgate_unpriced_total`` by provider and model, ``prefixgate_miss_reasons_total{reason}``
 - ``prefixgate_rewrites_total{provider,rewrite}``: requests per rewrite id
+- ``prefixgate_rules_drift_total{provider,model,field,why}``: each usage field or value the
+  model's rules do not expect (:mod:`.drift`; at most 100 label sets, then ``other``), beside
+  ``prefixgate_rules_drift_requests_total{provider,model}`` (the requests with any)
+- ``prefixgate_provider_miss_total{provider,reason}``, ``prefixgate_provider_missed_tokens_total``,
+  ``prefixgate_provider_missed_usd_total`` (priced requests only) and
+  ``prefixgate_provider_miss_agreed_total`` (prefixgate's diagnosis agreed): the provider's own
+  miss reasons (:mod:`.provider_miss`; at most 32 reasons, then ``other``)
 - ``prefixgate_ledger_failures_total`` / ``prefixgate_ledger_dropped_total`` (and
   ``prefixgate_ledger_flagged_total``: rows stored with a clamped or nulled value) when a
   ledger is attached.
@@ -64,10 +71,13 @@ from proxy.accounting.counters import (
     INDEX,
     LABELS,
     MAX_REWRITE_IDS,
+    OTHER,
     Cap,
     contributions,
 )
+from proxy.accounting.drift import MAX_DRIFT_ROWS, split
 from proxy.accounting.fleet import capped
+from proxy.accounting.provider_miss import MAX_REASONS, agrees
 from proxy.accounting.fleet_redis import from_ints
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import MAX_UPSTREAMS
@@ -165,6 +175,19 @@ class Metrics:
         self.ttfb = Histogram("prefixgate_time_to_first_byte_seconds", "Arrival to first byte relayed.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
         self.miss_reasons = Counter("prefixgate_miss_reasons", "Cache misses by diagnosed reason.", ["reason"], registry=r)
         self.rewrites = Counter("prefixgate_rewrites", "Requests per rewrite id applied.", ["provider", "rewrite"], registry=r)
+        self._drift_key = Cap(MAX_DRIFT_ROWS)  # (model, field, why) label sets, then other
+        self._reason = Cap(MAX_REASONS)
+        self.rules_drift = Counter("prefixgate_rules_drift", "Usage fields or values the model's rules do not expect (each such "
+                                   "request priced null): update the price row (--prices) or the rules.",
+                                   ["provider", "model", "field", "why"], registry=r)
+        self.provider_miss = Counter("prefixgate_provider_miss", "Requests per cache-miss reason the provider answered "
+                                     "(Anthropic diagnostics.cache_miss_reason type).", ["provider", "reason"], registry=r)
+        self.provider_missed_tokens = Counter("prefixgate_provider_missed_tokens", "Input tokens the provider says its cache "
+                                              "missed (cache_missed_input_tokens), per reason.", ["provider", "reason"], registry=r)
+        self.provider_missed_usd = Counter("prefixgate_provider_missed_usd", "Those tokens priced at input - cached read, USD "
+                                           "(priced requests only).", ["provider", "reason"], registry=r)
+        self.provider_miss_agreed = Counter("prefixgate_provider_miss_agreed", "Provider miss reasons that prefixgate's own "
+                                            "diagnosis agrees with (proxy.accounting.provider_miss).", ["provider", "reason"], registry=r)
 
     def attach_ledger(self, ledger_stats: Callable[[], tuple[int, ...]]) -> None:
         self.registry.register(_LedgerCollector(ledger_stats))
@@ -223,6 +246,21 @@ class Metrics:
             at(self.miss_reasons, (r.miss_reason.split(";", 1)[0].strip(),)).inc()
         for rewrite in r.rewrites:
             at(self.rewrites, (r.provider, self._rewrite_id(rewrite))).inc()
+        if r.drift:
+            model = by_model[1]
+            for note in dict.fromkeys(r.drift):
+                key = self._drift_key("\x1f".join((r.provider, model, note)))
+                labels = (r.provider, OTHER, OTHER, OTHER) if key == OTHER else (r.provider, model, *split(note))
+                at(self.rules_drift, labels).inc()
+        if r.provider_miss_reason:
+            labels = (r.provider, self._reason(r.provider_miss_reason))
+            at(self.provider_miss, labels).inc()
+            if r.provider_missed_tokens:
+                at(self.provider_missed_tokens, labels).inc(r.provider_missed_tokens)
+            if r.provider_missed_usd is not None:
+                at(self.provider_missed_usd, labels).inc(max(0.0, r.provider_missed_usd))
+            if agrees(r.provider_miss_reason, r.miss_reason):
+                at(self.provider_miss_agreed, labels).inc()
 
     async def aclose(self) -> None:
         return None

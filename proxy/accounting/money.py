@@ -16,13 +16,17 @@ Two calls per request:
   provider's TTL, exactly or but for a volatile value such as a timestamp, that the provider
   did not report as cached; priced by :func:`analyzer.cost.missed_usd`, with the write
   premium where the request wrote those tokens) and settles the miss reason with the cached
-  tokens the provider reported.
+  tokens the provider reported. On GPT-5.6+ the repeated prefix counts up to where a breakpoint
+  can sit (:func:`analyzer.missed.at_breakpoint`). It also copies the provider's own miss
+  reason (Anthropic ``diagnostics``, :func:`provider_miss`) onto the record.
 
 Prices per upstream: when the record's upstream (``record.upstream``) has a ``prices`` key in
 the config (``upstream_prices``: name → key, :class:`proxy.config.UpstreamSpec`), the model is
 looked up under that key first, then by its name alone (:meth:`analyzer.pricing.PriceTable.lookup`).
 
-Unknown models, and usage with a clamped number (``Usage.flags``), get ``None`` money fields
+Unknown models, usage with a clamped number (``Usage.flags``), rules drift (:func:`drift_of`,
+``record.drift``) and GPT-5.6 Chat writes whose TTL split is unknown (:func:`ttl_split_unknown`,
+``record.flags``) get ``None`` money fields
 (counted as unpriced by stats and metrics), never 0; a request whose prefix is unknown (the
 store was skipped) gets ``missed_usd = None``.
 This module does no I/O and keeps no per-request state: what a request needs between the
@@ -37,13 +41,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from analyzer.cache_rules import provider_ttl_s
-from analyzer.cost import UNPRICED, cost_of, missed_usd
+from analyzer.cost import PER, TTL_SPLIT_UNKNOWN, UNPRICED, cost_of, missed_usd, rules_drift
+from analyzer.cost import ttl_split_unknown as cost_ttl_split_unknown
 from analyzer.diagnose import Diagnosis, settle
-from analyzer.missed import Reuse, longest, missed_tokens, prefix_bytes, reusable
+from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, prefix_bytes, reusable
 from analyzer.pricing import Price, PriceTable
 from analyzer.segments import Seen, Segment
 from analyzer.usage import Usage
 from proxy.accounting.diagnosis import DiagnosisMemory
+from proxy.accounting.records import RequestRecord
+from proxy.provider_diagnostics import read_reason
 
 if TYPE_CHECKING:
     from proxy.exchange import Exchange
@@ -53,12 +60,33 @@ def drift_of(usage: Usage | None, price: Price | None) -> list[str]:
     """What in ``usage`` the model's rules do not expect: the parser's notes
     (:mod:`analyzer.usage` "Drift"), and cache writes on a model whose price row bills none
     (an older OpenAI model reporting writes: the rules or the price file are stale)."""
-    if usage is None:
-        return []
-    drift = list(usage.drift)
-    if price is not None and usage.cache_write_tokens and not price.bills_writes:
-        drift.append("cache_write_tokens:not_billed_by_price_row")
-    return drift
+    return list(rules_drift(usage, price))  # the one check, shared with ``analyze`` (analyzer.cost)
+
+
+def ttl_split_unknown(exchange: Exchange, usage: Usage | None) -> list[str]:
+    """``[TTL_SPLIT_UNKNOWN]`` when ``usage``'s writes cannot be priced by TTL
+    (:func:`analyzer.cost.ttl_split_unknown`: GPT-5.6 Chat writes of a request that marked a
+    ``ttl: "12h"`` breakpoint; Chat usage has no TTL split), else ``[]``. The row is then
+    unpriced and flagged (``record.flags``, the ledger's ``flags`` column), not drift."""
+    target = exchange.target
+    chat = target.endpoint.usage == "chat" if target is not None else exchange.record.route.endswith("completions")
+    early, analysis = exchange.early, exchange.analysis
+    segments = early.cur.segments if early is not None else analysis.segments if analysis is not None else ()
+    return [TTL_SPLIT_UNKNOWN] if cost_ttl_split_unknown(usage, segments, chat) else []
+
+
+def provider_miss(record: RequestRecord, diagnostics: object, price: Price | None) -> None:
+    """The provider's own miss reason onto ``record`` (:func:`proxy.provider_diagnostics.read_reason`
+    of the answer's raw ``diagnostics``): its type, its ``cache_missed_input_tokens`` and those
+    tokens priced at input − cached read (None: unpriced, or the type carries none). A shape the
+    parser does not know is ``unknown_shape`` with no tokens and no dollars: ignored for money,
+    and the ledger row says so; the request's own cost is untouched."""
+    reason = read_reason(diagnostics)
+    if reason is None:
+        return
+    record.provider_miss_reason, record.provider_missed_tokens = reason.type, reason.tokens
+    if reason.tokens is not None and price is not None:
+        record.provider_missed_usd = reason.tokens * (price.input - price.read_rate) / PER
 
 
 @dataclass(slots=True)
@@ -94,9 +122,11 @@ class Money:
     def enrich(self, exchange: Exchange) -> None:
         record, early = exchange.record, exchange.early
         price = self.price_for(record.model, record.upstream)
+        provider_miss(record, exchange.diagnostics, price)  # the provider's own miss reason (Anthropic diagnostics)
         usage = record.usage
         record.drift = drift_of(usage, price)
-        cost = cost_of(usage, price) if not record.drift else UNPRICED
+        record.flags = ttl_split_unknown(exchange, usage)
+        cost = cost_of(usage, price) if not record.drift and not record.flags else UNPRICED
         record.cost_usd, record.saved_usd, record.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts
         if early is None:
             record.missed_usd = 0.0 if cost.priced else None
@@ -125,7 +155,7 @@ class Money:
         volatile = None
         if earlier is not None and early.diagnosis is not None and early.diagnosis.reason.startswith("volatile-"):
             volatile = reusable(cur.segments, earlier.segments)
-        reuse = longest(exact, volatile)
+        reuse = at_breakpoint(cur.provider, cur.model, cur.segments, longest(exact, volatile))  # GPT-5.6+: where a breakpoint can sit
         if reuse.segments <= 0:
             return 0
         return missed_tokens(cur.provider, cur.model, reuse.bytes, usage.cached_tokens, usage.input_tokens)

@@ -6,8 +6,9 @@ same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`) as
 fit 80 columns: the totals (every shown counter of :data:`proxy.accounting.counters.COUNTERS`,
 formatted by its kind; money by :func:`analyzer.cost.format_usd`), one row per model that
 billed something, one row per upstream (the configured name the requests came through)
-when more than one appears, the requests that billed nothing by route, the miss reasons and the
-requests per rewrite id; ``--json`` prints the
+when more than one appears, the requests that billed nothing by route, the miss reasons, the
+provider's own miss reasons (requests, missed tokens and dollars, how often prefixgate agreed),
+the rules drift (what to update) and the requests per rewrite id; ``--json`` prints the
 whole summary as JSON, ``--csv`` the per-model rows. ``--since`` takes ``24h``, ``7d``,
 ``30m`` or an ISO time (default: all).
 
@@ -90,7 +91,8 @@ def load_summary(ledgers: str | list[str], since: str | None) -> dict[str, Any]:
 TOKEN_ROWS = (("input tokens", "input_tokens"), ("cached tokens", "cached_tokens"),
               ("cache-write tokens", "cache_write_tokens"), ("output tokens", "output_tokens"))
 PLACED = {"requests", "billable", "cost_usd", "saved_usd", "missed_usd", "prefix_hits", "prefix_unknown",
-          *(name for _, name in TOKEN_ROWS), "unpriced", "unanalysed", "errors", "rewritten", "cache_storage_usd", "net_saved_usd"}
+          *(name for _, name in TOKEN_ROWS), "unpriced", "unanalysed", "errors", "rewritten", "cache_storage_usd", "net_saved_usd",
+          "rules_drift_rows"}
 
 
 def value(name: str, summary: dict[str, Any]) -> str:
@@ -121,6 +123,8 @@ def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
         ("errors", value("errors", s)),
         ("rewritten requests", value("rewritten", s)),
     ]
+    if s.get("rules_drift_rows"):
+        rows.append(("rules drift (priced null)", value("rules_drift_rows", s)))
     rows += [(c.name.replace("_", " "), value(c.name, s)) for c in COUNTERS if c.shown and c.name not in PLACED]
     return rows
 
@@ -183,6 +187,25 @@ def render_table(summary: dict[str, Any], width: int = WIDTH) -> str:
         for r in summary["miss_reasons"]:
             reasons.add_row(r["reason"], f"{r['count']:,}", usd(r["missed_usd"]))
         console.print(reasons)
+    from rich.markup import escape  # names from upstream answers: "iterations[x]" is text, not markup
+
+    misses = summary.get("provider_miss_reasons") or {}
+    if misses:
+        cols = ("requests", "tokens", "missed", "agrees")
+        table = _table("the provider's miss reasons (diagnostics)", "reason", *cols, right=cols)
+        for reason, m in misses.items():
+            table.add_row(escape(reason), f"{m['requests']:,}", f"{m['missed_tokens']:,}", usd(m["missed_usd"]),
+                          f"{m['agrees']:,}/{m['requests']:,}")
+        console.print(table)
+    if summary.get("rules_drift"):
+        drift = _table("rules drift: usage the rules do not expect (priced null)", "model", "field", "requests",
+                       right=("requests",))
+        for r in summary["rules_drift"]:
+            drift.add_row(escape(f"{r['provider']}/{r['model'] or '(none)'}"),
+                          escape(f"{r['field']} ({r['why']})" if r["why"] else r["field"]), f"{r['count']:,}")
+        console.print(drift)
+        updates = list(dict.fromkeys(r["update"] for r in summary["rules_drift"]))
+        console.print("to fix: " + "; ".join(updates), overflow="fold", markup=False)
     if summary.get("rewrites"):
         rewrites = _table("rewrites", "rewrite", "requests", right=("requests",))
         for rewrite, n in summary["rewrites"].items():

@@ -5,7 +5,12 @@ shown counter of :data:`proxy.accounting.counters.COUNTERS` (``requests``, ``pre
 the token counts, ``unanalysed``, ``errors``, the money, ``unpriced``, ``prefix_unknown``,
 ``rewritten``; the table says what each counts and the summary sums the same over the
 ledger). Money is null, never $0, when requests had usage but none of them had a price.
-The totals and each provider also count rewrites per id (``rewrites``: ``{id: requests}``).
+The totals and each provider also count rewrites per id (``rewrites``: ``{id: requests}``) and
+the provider's own miss reasons per type (``provider_miss_reasons``: requests, missed tokens and
+dollars, and how often prefixgate's diagnosis agrees; :mod:`.provider_miss`). At the top level
+``rules_drift`` is the rules-drift table (per provider, model and field: count, first and last
+seen, what to update; :mod:`.drift`); the ``rules_drift_rows`` counter counts the requests with
+drift (in every row).
 ``upstreams`` holds the same counters per configured upstream name (the path prefix a request
 came through; a record without one counts under its provider's name); the names come from the
 config, and are capped anyway (``max_upstreams``, then ``other``).
@@ -33,6 +38,8 @@ from operator import add
 from typing import Any
 
 from proxy.accounting.counters import COUNTERS, INDEX, MAX_REWRITE_IDS, OTHER, ZERO, Cap, Number, contributions, finish, ranked
+from proxy.accounting.drift import MAX_DRIFT_ROWS, DriftTable
+from proxy.accounting.provider_miss import ProviderMisses
 from proxy.accounting.records import RequestRecord
 
 _REQUESTS, _BILLABLE = INDEX["requests"], INDEX["billable"]
@@ -87,8 +94,10 @@ for _i, _counter in enumerate(COUNTERS):
 
 class Stats:
     def __init__(self, max_models: int = 1000, max_rewrite_ids: int = MAX_REWRITE_IDS,
-                 max_upstreams: int = MAX_UPSTREAMS) -> None:
+                 max_upstreams: int = MAX_UPSTREAMS, max_drift_rows: int = MAX_DRIFT_ROWS) -> None:
         self.max_models = max_models
+        self.drift = DriftTable(max_drift_rows)  # rules drift per (provider, model, field, why)
+        self.provider_misses = ProviderMisses()  # the provider's own miss reasons per type
         self.total = Counters(by_rewrite=True)
         self.upstreams: dict[str, Counters] = {}  # upstream name (the provider's when the record names none) → sums
         self._upstream_name = Cap(max_upstreams)
@@ -116,6 +125,10 @@ class Stats:
         upstream.values = list(map(add, upstream.values, d))
         if record.usage is None:  # what it was, in case the model never bills (model lists, probes)
             model.count_route(record)
+        if record.drift:
+            self.drift.handle(record)
+        if record.provider_miss_reason:
+            self.provider_misses.handle(record)
         if record.rewrites:
             by_id = self.provider_rewrites.setdefault(record.provider, {})
             for rewrite in record.rewrites:
@@ -140,7 +153,10 @@ class Stats:
 
     def to_json(self) -> dict:
         out: dict = self.total.to_dict()
-        out["providers"] = {name: c.to_dict() for name, c in sorted(self.providers.items())}
+        out["rules_drift"] = self.drift.rows()
+        out["provider_miss_reasons"] = self.provider_misses.totals()
+        out["providers"] = {name: {**c.to_dict(), "provider_miss_reasons": self.provider_misses.of(name)}
+                            for name, c in sorted(self.providers.items())}
         out["upstreams"] = {name: c.to_dict() for name, c in sorted(self.upstreams.items())}
         rows = sorted(self.models.items(), key=lambda kv: (-kv[1].values[_REQUESTS], kv[0]))
         out["models"] = [{"provider": provider, "model": model or None, **c.to_dict()}

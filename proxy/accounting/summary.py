@@ -6,7 +6,10 @@ the table ``/prefixgate/stats`` sums in memory, so the two agree for the same re
 rates, requests per rewrite id (``rewrites``, in total and per provider, at most 64 ids), a
 time series (cost stacked by paid input, cached read, cache write and output; token hit
 rate; the bucket size picked from the range and the data, :func:`pick_step`), the top
-repeated prefixes, miss reasons, per-upstream totals (``upstreams``, keyed by the configured
+repeated prefixes, miss reasons, the provider's own miss reasons per type
+(``provider_miss_reasons``, in total and per provider: :mod:`.provider_miss`), the rules-drift
+table (``rules_drift``, per provider, model and field: :mod:`.drift`; the ``rules_drift_rows``
+counter counts the drifted rows), per-upstream totals (``upstreams``, keyed by the configured
 upstream's name; rows written without one under their provider's name; at most 64 names, the
 rest together as ``other``), a per-model table of the models that billed something,
 and apart from it the requests that billed nothing (``not_billable``: model lists, probes,
@@ -34,6 +37,7 @@ import orjson
 
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
+from proxy.accounting import drift, provider_miss
 from proxy.accounting.counters import COUNTERS, MAX_REWRITE_IDS, OTHER, finish, ranked
 from proxy.accounting.stats import not_billable
 
@@ -99,8 +103,12 @@ def summarize(conn: sqlite3.Connection, since: float | None = None, until: float
     quiet = {(m["provider"], m["model"]) for m in models if not m["billable"]}
     models = [m for m in models if m["billable"]]
     totals["rewrites"], by_provider = _rewrites(conn, where, args)
+    misses = provider_miss.from_ledger(conn, where, args)
+    totals["rules_drift"] = drift.from_ledger(conn, where, args)
+    totals["provider_miss_reasons"] = misses.totals()
     for name, block in providers.items():
         block["rewrites"] = by_provider.get(name, {})
+        block["provider_miss_reasons"] = misses.of(name)
     span = conn.execute(f"SELECT MIN(ts), MAX(ts) FROM requests{where}", args).fetchone()
     return {
         "since": since,

@@ -9,8 +9,11 @@ Completions and Anthropic Messages; the *ideal*: the same app with nothing volat
 ``safe``, i.e. the breakpoints a well-built Anthropic app sets); and the tool-order part
 alone (clock fixed, tools reshuffled) with ``off`` and ``safe``. Each (provider, variant) uses its own API key, so no run reads another's cache.
 For each it reports prompt tokens, cached tokens, the hit rate, the cost in USD (bundled
-prices) and cached tokens as a share of the ideal's. One JSON object, then a table unless
-``--json``.
+prices) and cached tokens as a share of the ideal's. Then GPT-5.6, which caches only at
+breakpoints (:mod:`proxy.bench.rewrite_gpt56`, under ``"gpt-5.6"``): the codex pattern
+(``--codex-requests`` one-shot calls sharing a 9,000-token head) and the agent loop, each on
+Chat Completions and Responses, off / safe / aggressive against the ideal app that marks its
+own head. One JSON object, then tables unless ``--json``.
 
 This module sends only to the emulator it starts.
 """
@@ -29,6 +32,8 @@ from analyzer.pricing import PriceTable
 from analyzer.usage import from_anthropic, from_openai_chat
 from proxy.bench.agent_workload import conversation
 from proxy.bench.procs import emulator_and_proxy
+from proxy.bench.rewrite_gpt56 import run_gpt56
+from proxy.bench.rewrite_gpt56 import table as gpt56_table
 
 # variant → (workload: clock and id in the system prompt?, tools reshuffled?, --rewrite mode)
 VARIANTS = {
@@ -69,7 +74,7 @@ def _replay(client: httpx.Client, provider: str, variant: str, conversations: in
     return totals
 
 
-def run(conversations: int, turns: int) -> dict:
+def run(conversations: int, turns: int, codex_requests: int = 12) -> dict:
     with tempfile.TemporaryDirectory(prefix="pg-bench-rewrite-") as tmp:
         with emulator_and_proxy(Path(tmp)) as (_emu_port, proxy_port):
             results: dict = {}
@@ -80,7 +85,9 @@ def run(conversations: int, turns: int) -> dict:
                     for row in rows.values():
                         row["of_ideal"] = row["cached_tokens"] / ideal
                     results[provider] = rows
-    return {"bench": "rewrite", "conversations": conversations, "turns": turns, "models": MODELS, "results": results}
+                gpt56 = run_gpt56(client, conversations, turns, codex_requests)
+    return {"bench": "rewrite", "conversations": conversations, "turns": turns, "codex_requests": codex_requests,
+            "models": {**MODELS, "gpt-5.6": "gpt-5.6-sol"}, "results": results, "gpt-5.6": gpt56}
 
 
 def _table(result: dict) -> None:
@@ -94,16 +101,20 @@ def _table(result: dict) -> None:
         for variant, row in rows.items():
             table.add_row(provider, variant, f"{row['prompt_tokens']:,}", f"{row['cached_tokens']:,}", f"{row['hit_rate']:.1%}",
                           f"{row['cost_usd']:.4f}", f"{row['of_ideal']:.1%}")
-    Console(stderr=False).print(table)
+    console = Console(stderr=False)
+    console.print(table)
+    console.print(gpt56_table(result))
 
 
 @click.command("rewrite")
 @click.option("--conversations", default=3, show_default=True, type=click.IntRange(1, 100), help="Conversations per provider and variant.")
 @click.option("--turns", default=24, show_default=True, type=click.IntRange(2, 200), help="Turns per conversation.")
+@click.option("--codex-requests", default=12, show_default=True, type=click.IntRange(2, 500),
+              help="GPT-5.6 codex pattern: one-shot requests per API and variant.")
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON object (no table).")
-def bench_rewrite_command(conversations: int, turns: int, as_json: bool) -> None:
-    """Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app, both providers."""
-    result = run(conversations, turns)
+def bench_rewrite_command(conversations: int, turns: int, codex_requests: int, as_json: bool) -> None:
+    """Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app: OpenAI, Anthropic, GPT-5.6."""
+    result = run(conversations, turns, codex_requests)
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     if not as_json:
         _table(result)

@@ -6,6 +6,10 @@ writes, which are ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` 
 (with the input and cache numbers, ``output_tokens`` 1), content_block_start, ping,
 content_block_delta × N, content_block_stop, message_delta (the output tokens),
 message_stop. A broken caching rule (5+ breakpoints, 1h after 5m) is a 400.
+With a compaction edit that triggers, ``usage.iterations`` lists the compaction pass and the
+final message (:mod:`proxy.emulator.anthropic_compaction`); with ``diagnostics`` in the
+request the Message carries ``diagnostics`` (:mod:`proxy.emulator.anthropic_diagnostics`),
+in a stream inside ``message_start.message``. Without them the answer is as it always was.
 
 This module does not emulate tool use, thinking blocks or batches.
 """
@@ -20,6 +24,8 @@ from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
 from analyzer.wire import sse_event
 from proxy.emulator.anthropic_cache import AnthropicUsage, CacheRuleError, apply_anthropic_cache
+from proxy.emulator.anthropic_compaction import Compaction, iteration, maybe_compact, trigger_tokens
+from proxy.emulator.anthropic_diagnostics import diagnostics, fingerprint, requested
 from proxy.emulator.errors import anthropic_error
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
 from proxy.emulator.sse import sse_response
@@ -57,24 +63,43 @@ def handle_messages(state: EmulatorState, call: Call) -> Response:
     if problem:
         return anthropic_error(400, problem)
     try:
+        opted_in, previous_id = requested(body)
+        trigger = trigger_tokens(body, state.config.compaction_trigger_tokens)
         usage = apply_anthropic_cache(state.store, state.config, call.key, call.route, body)
     except CacheRuleError as exc:
         return anthropic_error(400, str(exc))
+    compaction = maybe_compact(state.store, state.config, call.key, call.route, body, trigger, usage)
+    final = compaction.message if compaction else usage
     n_out = output_tokens(body, state.config)
     text = reply_text(body, n_out)
     mid = state.new_id("msg_")
     headers = {"request-id": state.new_id("req_")}
     message = {"id": mid, "type": "message", "role": "assistant", "model": body["model"],
                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-               "stop_sequence": None, "usage": usage_block(usage, n_out)}
+               "stop_sequence": None, "usage": usage_block(final, n_out)}
+    if compaction:
+        message["usage"]["iterations"] = [iteration("compaction", compaction.compaction, compaction.summary_tokens),
+                                          iteration("message", final, n_out)]
+    if opted_in:
+        current = fingerprint(body, segments_for("anthropic", call.route, body),
+                              usage.cache_read_input_tokens + usage.cache_creation_input_tokens)
+        message["diagnostics"] = diagnostics(state.messages, call.key, previous_id, current)
+        state.messages.put(call.key, mid, current)
     if body.get("stream") is True:
         pieces = split_pieces(text, call.controls.chunks or state.config.default_chunks)
-        return sse_response(state, call, _events(message, usage, pieces, n_out), headers)
+        return sse_response(state, call, _events(message, final, pieces, n_out, compaction), headers)
     return JSONResponse(message, headers=headers)
 
 
-def _events(message: dict, usage: AnthropicUsage, pieces: list[str], n_out: int) -> Iterator[bytes]:
+def _events(message: dict, usage: AnthropicUsage, pieces: list[str], n_out: int,
+            compaction: Compaction | None) -> Iterator[bytes]:
     start = {**message, "content": [], "stop_reason": None, "usage": usage_block(usage, 1)}
+    delta_usage: dict = {"output_tokens": n_out}
+    if compaction:  # the compaction pass at the start, the final message's numbers at the end
+        start["usage"]["iterations"] = [iteration("compaction", compaction.compaction, compaction.summary_tokens)]
+        delta_usage = {"input_tokens": usage.input_tokens, "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                       "cache_read_input_tokens": usage.cache_read_input_tokens, "output_tokens": n_out,
+                       "iterations": [iteration("message", usage, n_out)]}
     yield sse_event("message_start", {"type": "message_start", "message": start})
     yield sse_event("content_block_start", {"type": "content_block_start", "index": 0,
                                             "content_block": {"type": "text", "text": ""}})
@@ -85,7 +110,7 @@ def _events(message: dict, usage: AnthropicUsage, pieces: list[str], n_out: int)
     yield sse_event("content_block_stop", {"type": "content_block_stop", "index": 0})
     yield sse_event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                      "usage": {"output_tokens": n_out}})
+                                      "usage": delta_usage})
     yield sse_event("message_stop", {"type": "message_stop"})
 
 

@@ -1,6 +1,6 @@
 """The emulator's Starlette app: one server answering OpenAI, Anthropic and Gemini routes.
 
-OpenAI under ``/v1/{chat/completions,responses,completions,embeddings,models}``;
+OpenAI under ``/v1/{chat/completions,responses,responses/compact,completions,embeddings,models}``;
 Anthropic at ``/v1/messages`` and ``/v1/messages/count_tokens`` (``/v1/models`` answers
 in Anthropic's shape when the request carries ``anthropic-version`` or ``x-api-key``).
 So an OpenAI SDK takes ``base_url=f"{url}/v1"`` and an Anthropic SDK ``base_url=url``.
@@ -41,6 +41,7 @@ from proxy.emulator.controls import ControlError, parse_controls
 from proxy.emulator.errors import provider_error
 from proxy.emulator.gemini import gemini_models, handle_gemini
 from proxy.emulator.openai_chat import handle_chat, handle_completions
+from proxy.emulator.openai_compact import handle_compact
 from proxy.emulator.openai_misc import handle_embeddings, openai_models
 from proxy.emulator.openai_responses import handle_responses
 from proxy.emulator.state import Call, EmulatorState
@@ -169,6 +170,7 @@ async def reset(request: Request) -> Response:
     state: EmulatorState = request.app.state.emulator
     state.store.clear()
     state.cached_contents.clear()
+    state.messages.clear()
     state.requests = 0
     state.by_route.clear()
     return JSONResponse({"reset": True})
@@ -180,6 +182,7 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
         Route("/v1/chat/completions", _endpoint("openai", handle_chat), methods=["POST"]),
         Route("/v1/completions", _endpoint("openai", handle_completions), methods=["POST"]),
         Route("/v1/responses", _endpoint("openai", handle_responses), methods=["POST"]),
+        Route("/v1/responses/compact", _endpoint("openai", handle_compact), methods=["POST"]),
         Route("/v1/embeddings", _endpoint("openai", handle_embeddings), methods=["POST"]),
         # Azure OpenAI: deployments (the AzureOpenAI SDK's azure_endpoint + /openai/deployments/{name}/...?api-version=) and its v1 API
         Route("/openai/deployments/{deployment}/chat/completions", _endpoint("openai", handle_chat, azure=True), methods=["POST"]),
@@ -187,6 +190,7 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
         Route("/openai/deployments/{deployment}/embeddings", _endpoint("openai", handle_embeddings, azure=True), methods=["POST"]),
         Route("/openai/v1/chat/completions", _endpoint("openai", handle_chat), methods=["POST"]),
         Route("/openai/v1/responses", _endpoint("openai", handle_responses), methods=["POST"]),
+        Route("/openai/v1/responses/compact", _endpoint("openai", handle_compact), methods=["POST"]),
         Route("/v1/messages", _endpoint("anthropic", handle_messages), methods=["POST"]),
         Route("/v1/messages/count_tokens", _endpoint("anthropic", handle_count_tokens), methods=["POST"]),
         # Gemini: POST /{v1beta,v1,v1alpha}/models/{model}:{generateContent,streamGenerateContent,countTokens}

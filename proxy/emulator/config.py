@@ -35,6 +35,8 @@ class EmulatorConfig:
     hold_timeout_s: float = 10.0  # x-emulator-hold waits at most this long for a release
     lookback_blocks: int = ANTHROPIC_LOOKBACK_BLOCKS  # Anthropic: earlier block boundaries a breakpoint also checks
     max_breakpoints: int = ANTHROPIC_MAX_BREAKPOINTS
+    compaction_trigger_tokens: int = 150_000  # Anthropic compaction: the trigger when the edit names none
+    max_remembered_messages: int = 10_000  # Anthropic diagnostics: opted-in requests remembered (LRU)
     require_api_key: bool = False  # True: 401 without Authorization / x-api-key
     clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
@@ -42,7 +44,8 @@ class EmulatorConfig:
         for name in ("openai_ttl_s", "openai_extended_ttl_s", "anthropic_ttl_5m_s", "anthropic_ttl_1h_s", "gemini_ttl_s", "hold_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        for name in ("max_cache_entries", "default_output_tokens", "max_output_tokens", "default_chunks", "embedding_dimensions", "max_breakpoints"):
+        for name in ("max_cache_entries", "default_output_tokens", "max_output_tokens", "default_chunks", "embedding_dimensions", "max_breakpoints",
+                     "compaction_trigger_tokens", "max_remembered_messages"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.lookback_blocks < 0:

@@ -11,6 +11,9 @@ token ``i`` is bytes ``[4i, 4i+4)`` of it (``analyzer.tokens``), so one 128-toke
 512 bytes. Blocks are hashed in a chain rooted at (API key, model), like vLLM's block
 hashes, and looked up in a :class:`~proxy.emulator.store.PrefixStore`.
 
+These are the rules before GPT-5.6; GPT-5.6 and later cache only at breakpoints
+(:mod:`proxy.emulator.openai_breakpoints`); :mod:`proxy.emulator.openai_prompt_cache` picks.
+
 This module does not render replies or report usage in any wire format.
 """
 
@@ -32,8 +35,15 @@ BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
 
 @dataclass(frozen=True, slots=True)
 class PromptCacheResult:
-    prompt_tokens: int
+    prompt_tokens: int  # every prompt token (cached and written ones included)
     cached_tokens: int
+    cache_write_tokens: int = 0  # GPT-5.6+ only (:mod:`proxy.emulator.openai_breakpoints`)
+    cache_write_12h_tokens: int = 0  # of which written with a 12h TTL
+    breakpoints: bool = False  # GPT-5.6+ rules: the usage reports writes
+
+    @property
+    def cache_write_30m_tokens(self) -> int:
+        return self.cache_write_tokens - self.cache_write_12h_tokens
 
 
 def rendered_prompt(route: str, body: dict[str, Any]) -> bytes:

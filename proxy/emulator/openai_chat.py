@@ -1,6 +1,8 @@
 """OpenAI Chat Completions and legacy Completions, plain and streaming.
 
-Plain answers are one JSON object with ``usage.prompt_tokens_details.cached_tokens``.
+Plain answers are one JSON object with ``usage.prompt_tokens_details.cached_tokens`` (and,
+on GPT-5.6+, ``cache_write_tokens``: :mod:`proxy.emulator.openai_prompt_cache`; a refused
+caching parameter is a 400 there). Legacy Completions always take the rules before GPT-5.6.
 Streams are ``chat.completion.chunk`` (or ``text_completion``) events: a role chunk, the
 reply in pieces, a chunk with ``finish_reason``, then — only when
 ``stream_options.include_usage`` is true — a usage chunk with ``choices: []`` (every
@@ -17,29 +19,14 @@ from starlette.responses import JSONResponse, Response
 
 from analyzer.wire import SSE_DONE, sse_data
 from proxy.emulator.errors import openai_error
-from proxy.emulator.openai_cache import PromptCacheResult, apply_openai_cache, rendered_prompt
+from proxy.emulator.openai_cache import apply_openai_cache, rendered_prompt
+from proxy.emulator.openai_options import ParamError
+from proxy.emulator.openai_prompt_cache import chat_usage, openai_ttl, param_error, prompt_cache
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
 from proxy.emulator.sse import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 FINGERPRINT = "fp_emulator"
-
-
-def openai_ttl(state: EmulatorState, body: dict[str, Any]) -> float:
-    if body.get("prompt_cache_retention") == "24h":
-        return state.config.openai_extended_ttl_s
-    return state.config.openai_ttl_s
-
-
-def chat_usage(cache: PromptCacheResult, completion: int) -> dict[str, Any]:
-    return {
-        "prompt_tokens": cache.prompt_tokens,
-        "completion_tokens": completion,
-        "total_tokens": cache.prompt_tokens + completion,
-        "prompt_tokens_details": {"cached_tokens": cache.cached_tokens, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
-    }
 
 
 def _check(call: Call, field: str) -> Response | None:
@@ -68,7 +55,13 @@ def _handle(state: EmulatorState, call: Call, *, chat: bool) -> Response:
     if bad is not None:
         return bad
     body, model = call.body, call.body["model"]
-    cache = apply_openai_cache(state.store, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
+    if chat:
+        try:
+            cache = prompt_cache(state, call, "chat")
+        except ParamError as exc:
+            return param_error(exc)
+    else:  # legacy Completions: the automatic rules, whatever the model
+        cache = apply_openai_cache(state.store, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
     n_out = output_tokens(body, state.config)
     text = reply_text(body, n_out)
     rid = state.new_id("chatcmpl-" if chat else "cmpl-")

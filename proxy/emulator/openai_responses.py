@@ -1,8 +1,10 @@
 """OpenAI Responses API (``POST /v1/responses``), plain and streaming.
 
 Usage is ``{input_tokens, input_tokens_details.cached_tokens, output_tokens, ...}`` with
-cached tokens counted inside ``input_tokens``. Streams send the documented event sequence
-with ``event:`` lines and increasing ``sequence_number``: response.created,
+cached tokens counted inside ``input_tokens`` (GPT-5.6+ adds ``cache_write_tokens`` and
+``cache_write_tokens_details``: :mod:`proxy.emulator.openai_prompt_cache`, where a refused
+caching parameter becomes a 400). Streams send the documented event sequence with
+``event:`` lines and increasing ``sequence_number``: response.created,
 response.in_progress, response.output_item.added, response.content_part.added,
 response.output_text.delta × N, response.output_text.done, response.content_part.done,
 response.output_item.done, response.completed (which carries the usage).
@@ -18,21 +20,11 @@ from starlette.responses import JSONResponse, Response
 
 from analyzer.wire import sse_event
 from proxy.emulator.errors import openai_error
-from proxy.emulator.openai_cache import PromptCacheResult, apply_openai_cache, rendered_prompt
-from proxy.emulator.openai_chat import openai_ttl
+from proxy.emulator.openai_options import ParamError
+from proxy.emulator.openai_prompt_cache import param_error, prompt_cache, responses_usage
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
 from proxy.emulator.sse import sse_response
 from proxy.emulator.state import Call, EmulatorState
-
-
-def responses_usage(cache: PromptCacheResult, completion: int) -> dict[str, Any]:
-    return {
-        "input_tokens": cache.prompt_tokens,
-        "input_tokens_details": {"cached_tokens": cache.cached_tokens},
-        "output_tokens": completion,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": cache.prompt_tokens + completion,
-    }
 
 
 def _response(rid: str, created: int, body: dict, status: str, output: list, usage: dict | None) -> dict[str, Any]:
@@ -57,7 +49,10 @@ def handle_responses(state: EmulatorState, call: Call) -> Response:
     body = call.body
     if not isinstance(body.get("model"), str) or not body["model"]:
         return openai_error(400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter")
-    cache = apply_openai_cache(state.store, call.key, body["model"], rendered_prompt(call.route, body), openai_ttl(state, body))
+    try:
+        cache = prompt_cache(state, call, "responses")
+    except ParamError as exc:
+        return param_error(exc)
     n_out = output_tokens(body, state.config)
     text = reply_text(body, n_out)
     rid, mid = state.new_id("resp_"), state.new_id("msg_")

@@ -11,6 +11,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
+from proxy.emulator.anthropic_diagnostics import MessageMemory
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.controls import Controls, Holds
 from proxy.emulator.gemini_cached_contents import CachedContents
@@ -22,6 +23,7 @@ class EmulatorState:
         self.config = config
         self.store = PrefixStore(config.max_cache_entries, config.clock)
         self.cached_contents = CachedContents()  # Gemini's explicit caches (cachedContents/…)
+        self.messages = MessageMemory(config.max_remembered_messages)  # Anthropic diagnostics' fingerprints
         self.holds = Holds()
         self.requests = 0
         self.by_route: Counter[str] = Counter()
@@ -35,7 +37,7 @@ class EmulatorState:
 
     def snapshot(self) -> dict:
         return {"requests": self.requests, "by_route": dict(self.by_route), "cache_entries": len(self.store),
-                "cached_contents": self.cached_contents.counts()}
+                "cached_contents": self.cached_contents.counts(), "remembered_messages": len(self.messages)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.cost import breakdown, cost_of, missed_usd
+from analyzer.cost import UNPRICED, WRITES_NOT_BILLED, breakdown, cost_of, missed_usd, priceable, rules_drift
 from analyzer.pricing import Price, PriceTable
-from analyzer.usage import Usage, from_anthropic, from_openai_chat
+from analyzer.usage import Usage, from_anthropic, from_openai_chat, from_openai_responses
 
 TOL = 1e-9
 
@@ -91,14 +91,18 @@ def test_unknown_model_is_none_never_zero(table):
     assert cost_of(None, table.lookup("gpt-4o")).cost_usd is None
 
 
-def test_price_without_cache_rates_bills_reads_and_writes_as_input():
+def test_price_without_cache_rates_bills_reads_as_input_and_writes_are_drift():
     price = Price(model="m", provider="p", input=2.0, output=4.0)
-    usage = from_anthropic({"input_tokens": 100, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 600, "output_tokens": 10})
+    usage = from_anthropic({"input_tokens": 100, "cache_read_input_tokens": 300, "output_tokens": 10})
     cost = cost_of(usage, price)
-    # (100+300+600)*2 + 10*4 = 2040 → $0.00204, saved exactly 0
-    assert abs(cost.cost_usd - 0.00204) < TOL
+    # (100+300)*2 + 10*4 = 840 → $0.00084, saved exactly 0
+    assert abs(cost.cost_usd - 0.00084) < TOL
     assert abs(cost.saved_usd) < TOL
     assert missed_usd(1000, price) == 0
+    # A row with no cache_write_* bills no writes: writes reported for it mean the rules are stale.
+    wrote = from_anthropic({"input_tokens": 100, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 600, "output_tokens": 10})
+    assert rules_drift(wrote, price) == (WRITES_NOT_BILLED,)
+    assert cost_of(wrote, price) == UNPRICED
 
 
 def test_a_clamped_usage_number_is_priced_null_never_a_guess(table):
@@ -113,3 +117,76 @@ def test_the_cost_carries_its_breakdown_computed_once(table):
     cost = cost_of(usage, price)
     assert cost.parts == breakdown(usage, price) and cost.parts.total == cost.cost_usd
     assert cost_of(usage, None).parts is None and cost_of(None, price).parts is None
+
+
+# --- GPT-5.6+: billed writes (analyzer/prices.json rows; rates per 1M tokens) ---------------------------
+
+def test_gpt_5_6_chat_writes_cost_1_25x_input(table):
+    # gpt-5.6-terra: $2 in, $0.20 read, $2.50 30m write, $12 out.
+    usage = from_openai_chat({"prompt_tokens": 6000, "completion_tokens": 400,
+                              "prompt_tokens_details": {"cached_tokens": 2048, "cache_write_tokens": 3000}})
+    assert (usage.uncached_input_tokens, usage.cache_write_short_tokens, usage.drift) == (952, 3000, ())
+    cost = cost_of(usage, table.lookup("gpt-5.6-terra"))
+    # 952*2 + 2048*0.2 + 3000*2.5 + 400*12 = 1904 + 409.6 + 7500 + 4800 = 14613.6 → $0.0146136
+    assert abs(cost.cost_usd - 0.0146136) < TOL
+    assert abs(cost.parts.cache_write_usd - 0.0075) < TOL and abs(cost.parts.cache_read_usd - 0.0004096) < TOL
+    # uncached: 6000*2 + 4800 = 16800 → $0.0168; saved 0.0168 − 0.0146136 = 0.0021864
+    assert abs(cost.uncached_usd - 0.0168) < TOL and abs(cost.saved_usd - 0.0021864) < TOL
+
+
+def test_responses_ttl_split_prices_each_ttl(table):
+    # gpt-6.2-sol: $2 in, $0.10 read, $2.50 30m, $5 12h, $10 out.
+    usage = from_openai_responses({"input_tokens": 10_000, "output_tokens": 200, "input_tokens_details": {
+        "cached_tokens": 4000, "cache_write_tokens": 5000,
+        "cache_write_tokens_details": {"ttl_30m_tokens": 1000, "ttl_12h_tokens": 4000}}})
+    assert (usage.cache_write_tokens, usage.cache_write_12h_tokens, usage.cache_write_short_tokens) == (5000, 4000, 1000)
+    price = table.lookup("gpt-6.2-sol")
+    cost = cost_of(usage, price)
+    # 1000*2 + 4000*0.1 + 1000*2.5 + 4000*5 + 200*10 = 2000 + 400 + 2500 + 20000 + 2000 = 26900 → $0.0269
+    assert abs(cost.cost_usd - 0.0269) < TOL
+    assert abs(cost.parts.cache_write_usd - 0.0225) < TOL
+    # missed 4500 tokens: the 12h writes first, then the 30m ones: 4000*(5−0.1) + 500*(2.5−0.1) = 20800 → $0.0208
+    assert abs(missed_usd(4500, price, usage) - 0.0208) < TOL
+
+
+def test_12h_writes_on_a_row_without_a_12h_rate_price_null(table):
+    price = table.lookup("gpt-5.6-sol")  # cache_write_12h null: unpublished
+    with_12h = from_openai_responses({"input_tokens": 3000, "output_tokens": 5, "input_tokens_details": {
+        "cached_tokens": 0, "cache_write_tokens": 2000, "cache_write_tokens_details": {"ttl_30m_tokens": 0, "ttl_12h_tokens": 2000}}})
+    assert not priceable(with_12h, price) and cost_of(with_12h, price) == UNPRICED
+    only_30m = from_openai_responses({"input_tokens": 3000, "output_tokens": 5, "input_tokens_details": {
+        "cached_tokens": 0, "cache_write_tokens": 2000, "cache_write_tokens_details": {"ttl_30m_tokens": 2000, "ttl_12h_tokens": 0}}})
+    # 1000*4 + 2000*5 + 5*20 = 4000 + 10000 + 100 = 14100 → $0.0141
+    assert abs(cost_of(only_30m, price).cost_usd - 0.0141) < TOL
+
+
+def test_writes_on_a_model_before_5_6_are_rules_drift_priced_null(table):
+    price = table.lookup("gpt-5.5")
+    usage = from_openai_chat({"prompt_tokens": 3000, "completion_tokens": 5,
+                              "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 2000}})
+    assert usage.drift == () and rules_drift(usage, price) == (WRITES_NOT_BILLED,)
+    assert cost_of(usage, price) == UNPRICED
+    no_writes = from_openai_chat({"prompt_tokens": 3000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1024}})
+    assert rules_drift(no_writes, price) == () and cost_of(no_writes, price).priced
+
+
+def test_parser_drift_prices_null_with_every_price(table):
+    usage = from_openai_chat({"prompt_tokens": 3000, "completion_tokens": 5,
+                              "prompt_tokens_details": {"cached_tokens": 1024, "cache_hit_ratio_tokens": 9}})
+    assert usage.drift == ("prompt_tokens_details.cache_hit_ratio_tokens:unknown_field",)
+    for name in ("gpt-5.6-terra", "gpt-4o-mini"):
+        assert cost_of(usage, table.lookup(name)) == UNPRICED
+
+
+def test_anthropic_compaction_pass_is_billed_exactly(table):
+    # Sonnet 4.5: $3 in, $0.30 read, $3.75 5m write, $15 out. The message: 20 in + 1000 read + 500 written, 300 out;
+    # the compaction pass (only in usage.iterations): 8000 in + 2000 read, 700 out.
+    usage = from_anthropic({"input_tokens": 20, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 500,
+                            "output_tokens": 300, "iterations": [
+                                {"type": "compaction", "input_tokens": 8000, "cache_read_input_tokens": 2000,
+                                 "cache_creation_input_tokens": 0, "output_tokens": 700},
+                                {"type": "message", "input_tokens": 20, "cache_read_input_tokens": 1000,
+                                 "cache_creation_input_tokens": 500, "output_tokens": 300}]})
+    cost = cost_of(usage, table.lookup("claude-sonnet-4-5"))
+    # (20+8000)*3 + 3000*0.3 + 500*3.75 + 1000*15 = 24060 + 900 + 1875 + 15000 = 41835 → $0.041835
+    assert abs(cost.cost_usd - 0.041835) < TOL

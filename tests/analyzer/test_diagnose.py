@@ -159,3 +159,79 @@ def test_first_byte_difference(a, b, want):
     from analyzer.divergence import common_prefix_len as first_byte_difference
 
     assert first_byte_difference(a, b) == want
+
+
+# -- GPT-5.6+: breakpoints ------------------------------------------------------------------------
+
+DEV = "You are a coding agent in the user's repository; follow its conventions and run its tests. " * 100  # ~9 KB
+MARK = {"prompt_cache_breakpoint": {"mode": "explicit"}}
+
+
+def g56(*messages, ts: float = 0.0, model: str = "gpt-5.6-terra", tools=None) -> Seen:
+    """Messages as (role, text, marked) triples."""
+    body = {"model": model, "messages": [{"role": r, "content": [{"type": "text", "text": t, **(MARK if m else {})}]}
+                                         for r, t, m in messages]}
+    if tools is not None:
+        body["tools"] = tools
+    return Seen("openai", model, ts, segments_for("openai", "/v1/chat/completions", body))
+
+
+def test_gpt56_codex_pattern_names_the_missing_head_breakpoint_before_and_after_the_response():
+    from analyzer.diagnose import settle
+
+    prev = g56(("developer", DEV, False), ("user", "Fix the failing test.", False))
+    cur = g56(("developer", DEV, False), ("user", "Now add a test for empty input.", False), ts=20.0)
+    before = diagnose(cur, prev, cached_tokens=None)  # visible in the request: the header names it
+    assert before.reason == "no-breakpoint-at-head"
+    assert before.header() == "no-breakpoint-at-head; path=messages[0]"
+    assert "implicit one is at messages[1]" in before.detail
+    assert settle(cur, prev, before, 0) == diagnose(cur, prev, cached_tokens=0) == before
+    # the same prompt on gpt-5.5 caches automatically: a repeat not read is just not-cached
+    old = lambda q, ts: g56(("developer", DEV, False), ("user", q, False), ts=ts, model="gpt-5.5")
+    assert diagnose(old("b", 20.0), old("a", 0.0), cached_tokens=None) is None
+    assert diagnose(old("b", 20.0), old("a", 0.0), cached_tokens=0).reason == "not-cached"
+
+
+def test_gpt56_head_covered_by_a_marker_or_by_the_last_turn_is_no_head_miss():
+    marked = lambda q, ts=0.0: g56(("developer", DEV, True), ("user", q, False), ts=ts)
+    assert diagnose(marked("b", 20.0), marked("a"), cached_tokens=None) is None
+    assert diagnose(marked("b", 20.0), marked("a"), cached_tokens=2300) is None  # read in full
+    # a conversation that grows: the earlier request's implicit breakpoint (its last message) is read
+    prev = g56(("developer", DEV, False), ("user", "q1", False))
+    cur = g56(("developer", DEV, False), ("user", "q1", False), ("assistant", "a1", False), ("user", "q2", False), ts=20.0)
+    assert diagnose(cur, prev, cached_tokens=None) is None
+    assert diagnose(cur, prev, cached_tokens=0).reason == "not-cached"  # readable, yet nothing read
+    # a short head is no head problem (below the minimum)
+    short = lambda q, ts=0.0: g56(("developer", "Be brief.", False), ("user", q, False), ts=ts)
+    assert diagnose(short("b", 5.0), short("a"), cached_tokens=None).reason == "below-minimum"
+
+
+def test_gpt56_head_marked_but_not_written_and_a_marker_short_of_the_head():
+    # an app that marks its head and every turn: the earlier conversation's 4 later markers are
+    # the ones written, so a new conversation on the same head finds the head's marker unwritten
+    prev = g56(("developer", DEV, True), ("user", "a1", True), ("assistant", "r1", True), ("user", "a2", True), ("assistant", "r2", True))
+    cur = g56(("developer", DEV, True), ("user", "b1", True), ts=20.0)
+    found = diagnose(cur, prev, cached_tokens=None)
+    assert found.reason == "breakpoint-not-written" and found.header() == "breakpoint-not-written; path=messages[0]"
+    assert found.detail == "5 breakpoints marked; only the latest 4 are written"
+    # a marker on the system message, then a long unmarked developer message in the head
+    prev = g56(("system", DEV, True), ("developer", DEV, False), ("user", "a", False))
+    cur = g56(("system", DEV, True), ("developer", DEV, False), ("user", "b", False), ts=20.0)
+    found = diagnose(cur, prev, cached_tokens=None)
+    assert found.reason == "no-breakpoint-at-head" and found.path == "messages[1]"
+    assert diagnose(cur, prev, cached_tokens=2300) == found  # part read: the rest of the head missed
+
+
+def test_gpt56_breakpoint_reasons_settle_like_the_other_repeat_reasons():
+    from analyzer.diagnose import REPEAT_REASONS
+
+    assert {"no-breakpoint-at-head", "breakpoint-not-written"} <= REPEAT_REASONS
+
+
+def test_gpt56_responses_instructions_are_a_head_that_can_end_at_a_breakpoint():
+    def resp(question: str, ts: float = 0.0) -> Seen:
+        body = {"model": "gpt-5.6-sol", "instructions": DEV, "input": question}
+        return Seen("openai", "gpt-5.6-sol", ts, segments_for("openai", "/v1/responses", body))
+
+    found = diagnose(resp("b", 20.0), resp("a"), cached_tokens=0)
+    assert found.header() == "no-breakpoint-at-head; path=instructions"

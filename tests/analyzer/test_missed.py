@@ -119,3 +119,79 @@ def test_segments_of_different_kinds_never_match(kind_a, kind_b):
     a = [Segment(kind_a, "x", b"s\x1fTime 2026-11-30T10:00:01Z")]
     b = [Segment(kind_b, "x", b"s\x1fTime 2026-11-30T10:00:09Z")]
     assert reusable(a, b).segments == 0
+
+
+# -- GPT-5.6+: breakpoints, exact matches, billed writes ----------------------------------------
+
+DEV = "You are a coding agent working in the user's repository; follow the repository's conventions. " * 383
+MARK = {"prompt_cache_breakpoint": {"mode": "explicit"}}
+
+
+def codex_segments(question: str, *, mark: bool = False, tools=None, model: str = "gpt-5.6-terra"):
+    dev = {"role": "developer", "content": [{"type": "text", "text": DEV, **(MARK if mark else {})}]}
+    body = {"model": model, "messages": [dev, {"role": "user", "content": question}]}
+    if tools is not None:
+        body["tools"] = tools
+    return segments_for("openai", "/v1/chat/completions", body)
+
+
+def test_gpt56_codex_worked_example_the_write_premium_on_every_rewrite():
+    earlier = codex_segments("Fix the failing test in tests/test_app.py.")
+    later = codex_segments("Now add a test for the empty input case.")
+    reuse = reusable(later, earlier)
+    # The developer message repeats byte for byte; the new question ends the prefix.
+    assert (reuse.segments, reuse.bytes, reuse.volatile) == (1, 36078, ())
+    # 36,078 bytes → ceil(36078 / 4) = 9,020 tokens; 5.6 matches exactly at a breakpoint:
+    # no 128-token rounding (before 5.6 it would be 1,024 + 62 × 128 = 8,960)
+    # The app marked nothing: the only breakpoint was the implicit one at the new user message, so
+    # nothing was read and all 9,046 prompt tokens were written again (30-minute TTL).
+    usage = Usage(9046, 0, 9046, 0, 50)
+    tokens = missed_tokens("openai", "gpt-5.6-terra", reuse.bytes, usage.cached_tokens, usage.input_tokens)
+    assert tokens == 9020
+    assert missed_tokens("openai", "gpt-5.5", reuse.bytes, 0, None) == 8960
+    # gpt-5.6-terra: $2.00 input, $0.20 cached read, $2.50 per 1M for a 30-minute write (1.25×).
+    # The 9,020 missed tokens were all written: 9,020 × (2.50 − 0.20) = 20,746 → $0.020746
+    assert abs(missed_usd(tokens, PRICES.lookup("gpt-5.6-terra"), usage) - 0.020746) < TOL
+
+
+def test_gpt56_a_marked_head_read_in_full_misses_nothing_and_the_tolerance_is_small():
+    reuse = reusable(codex_segments("b", mark=True), codex_segments("a", mark=True))
+    assert missed_tokens("openai", "gpt-5.6-terra", reuse.bytes, 9020, 9030) == 0
+    # 1% of 9,020 = 90 tokens: a shortfall under it is the byte estimate's rounding …
+    assert missed_tokens("openai", "gpt-5.6-terra", reuse.bytes, 9020 - 89, None) == 0
+    # … from it on a miss (before 5.6 a shortfall had to reach a whole 128-token step)
+    assert missed_tokens("openai", "gpt-5.6-terra", reuse.bytes, 9020 - 90, None) == 90
+    # small prefixes keep 32 tokens of tolerance
+    assert missed_tokens("openai", "gpt-5.6-terra", 4400, 1100 - 31, None) == 0
+    assert missed_tokens("openai", "gpt-5.6-terra", 4400, 1100 - 32, None) == 32
+    # below 1,024 tokens a 5.6 breakpoint is neither written nor read
+    assert missed_tokens("openai", "gpt-5.6-terra", 4000, 0, None) == 0
+
+
+def test_gpt56_reuse_is_cut_back_to_where_a_breakpoint_can_sit():
+    from analyzer.missed import Reuse, at_breakpoint
+
+    tool = {"type": "function", "function": {"name": "grep", "description": "search " * 1500, "parameters": {}}}
+    a = codex_segments("q", tools=[tool])
+    edited = segments_for("openai", "/v1/chat/completions", {"model": "gpt-5.6-terra", "tools": [tool], "messages": [
+        {"role": "developer", "content": DEV.replace("coding", "careful")}, {"role": "user", "content": "q"}]})
+    reuse = reusable(edited, a)
+    assert reuse.segments == 1 and a[0].kind == "tool"  # only the tools repeat …
+    # … and no marker can end a tool: a 5.6 app could have read nothing of them
+    assert at_breakpoint("openai", "gpt-5.6-terra", edited, reuse) == Reuse(0, 0)
+    # older models and Anthropic keep the prefix as it is
+    assert at_breakpoint("openai", "gpt-5.5", edited, reuse) == reuse
+    whole = reusable(a, a)
+    assert at_breakpoint("openai", "gpt-5.6-terra", a, whole) == whole
+
+
+def test_gpt56_responses_instructions_count_as_a_head_a_marked_item_could_read():
+    from analyzer.missed import at_breakpoint
+
+    def resp(question: str):
+        return segments_for("openai", "/v1/responses", {"model": "gpt-5.6-sol", "instructions": DEV, "input": question})
+
+    later = resp("b")
+    reuse = at_breakpoint("openai", "gpt-5.6-sol", later, reusable(later, resp("a")))
+    assert reuse.segments == 1 and later[0].kind == "instructions"
+    assert missed_tokens("openai", "gpt-5.6-sol", reuse.bytes, 0, None) == -(-reuse.bytes // 4)

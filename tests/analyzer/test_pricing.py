@@ -109,3 +109,40 @@ def test_unreadable_or_invalid_files(tmp_path):
     bad.write_text(json.dumps({"rows": []}))
     with pytest.raises(PriceFileError, match="'models' list"):
         PriceTable.load(str(bad))
+
+
+def test_gpt_5_6_rows_bill_writes_at_1_25x_and_leave_12h_unpriced(table):
+    for name in ("gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"):
+        price = table.lookup(name)
+        assert price.bills_writes, name
+        assert price.cache_write_30m == pytest.approx(price.input * 1.25), name
+        assert price.cache_read == pytest.approx(price.input * 0.1), name
+        assert price.short_write_rate == price.cache_write_30m  # the default 30-minute TTL
+        assert price.write_12h_rate is None  # unpublished: a 12-hour write prices the request null
+    assert table.lookup("gpt-5.6").model == "gpt-5.6-sol"  # the alias
+    assert table.lookup("gpt-6.2-sol").write_12h_rate == 5.0
+
+
+def test_openai_rows_before_5_6_bill_no_writes(table):
+    for name in ("gpt-5.5", "gpt-4o", "gpt-4o-mini", "gpt-4.1"):
+        price = table.lookup(name)
+        assert not price.bills_writes, name
+        assert price.short_write_rate == price.input  # (never used: writes there are rules drift)
+    assert table.lookup("claude-sonnet-4-5").bills_writes and table.lookup("claude-sonnet-4-5").short_write_rate == 3.75
+
+
+def test_a_new_family_is_added_with_a_prices_file(tmp_path):
+    # What README's "Adding a model family" shows: one row with the 30m / 12h write rates.
+    override = tmp_path / "prices.json"
+    override.write_text(json.dumps({"version": "team-2", "models": [
+        {"provider": "openai", "model": "gpt-5.7-nova", "aliases": ["gpt-5.7"], "input": 3.0, "output": 15.0,
+         "cache_read": 0.3, "cache_write_30m": 3.75, "cache_write_12h": 6.0, "source": "https://example.test", "date": "2027-01-01"},
+    ]}))
+    table = PriceTable.load(str(override))
+    price = table.lookup("gpt-5.7")
+    assert (price.model, price.short_write_rate, price.write_12h_rate, price.bills_writes) == ("gpt-5.7-nova", 3.75, 6.0, True)
+    assert table.lookup("gpt-5.7-nova-2027-01-15").model == "gpt-5.7-nova"  # dated snapshots inherit it
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"models": [{"provider": "openai", "model": "m", "input": 1, "output": 1, "cache_write_12h": "6"}]}))
+    with pytest.raises(PriceFileError, match="cache_write_12h"):
+        PriceTable.load(str(bad))

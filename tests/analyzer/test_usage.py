@@ -124,3 +124,81 @@ def test_gemini_tool_use_prompt_is_input_and_thoughts_are_output():
                      "candidatesTokenCount": 10, "thoughtsTokenCount": 30, "totalTokenCount": 5240})
     assert (u.input_tokens, u.cached_tokens, u.output_tokens, u.flags) == (5200, 4096, 40, ())
     assert from_gemini({"promptTokenCount": "x", "cachedContentTokenCount": 9}).flags == ("usage.promptTokenCount:not_a_number",)
+
+
+# --- cache writes on both OpenAI APIs, compaction passes, rules drift (the foundation's parsers) ----------
+
+COMPACTION = {"type": "compaction", "input_tokens": 8000, "cache_read_input_tokens": 2000,
+              "cache_creation_input_tokens": 0, "output_tokens": 700}
+MESSAGE = {"type": "message", "input_tokens": 20, "cache_read_input_tokens": 1000,
+           "cache_creation_input_tokens": 500, "output_tokens": 300}
+
+
+def test_openai_chat_and_responses_report_writes():
+    chat = from_openai_chat({"prompt_tokens": 6000, "completion_tokens": 4,
+                             "prompt_tokens_details": {"cached_tokens": 2048, "cache_write_tokens": 3000}})
+    assert (chat.input_tokens, chat.cached_tokens, chat.cache_write_tokens, chat.uncached_input_tokens) == (6000, 2048, 3000, 952)
+    assert chat.cache_write_12h_tokens == 0 and chat.cache_write_short_tokens == 3000 and chat.drift == ()
+    resp = from_openai_responses({"input_tokens": 10_000, "output_tokens": 2, "input_tokens_details": {
+        "cached_tokens": 4000, "cache_write_tokens": 5000, "cache_write_tokens_details": {"ttl_30m_tokens": 1000, "ttl_12h_tokens": 4000}}})
+    assert (resp.cache_write_tokens, resp.cache_write_12h_tokens, resp.cache_write_short_tokens, resp.drift) == (5000, 4000, 1000, ())
+    assert from_any({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 6}}).cache_write_tokens == 6
+
+
+def test_compaction_iterations_are_added_once_and_message_ones_are_not():
+    u = from_anthropic({**{k: v for k, v in MESSAGE.items() if k != "type"}, "iterations": [COMPACTION, MESSAGE]})
+    # top level 20 + 1000 + 500 (the message, already in it) + the compaction pass 8000 + 2000
+    assert (u.input_tokens, u.cached_tokens, u.cache_write_tokens, u.output_tokens) == (11520, 3000, 500, 1000)
+    assert u.uncached_input_tokens == 8020 and u.drift == ()
+    two = from_anthropic({"input_tokens": 1, "output_tokens": 1, "iterations": [COMPACTION, COMPACTION, MESSAGE]})
+    assert (two.input_tokens, two.output_tokens) == (1 + 2 * 10_000, 1 + 2 * 700)  # each pass is billed
+
+
+def test_stream_merge_counts_the_compaction_pass_once():
+    top = {k: v for k, v in MESSAGE.items() if k != "type"}
+    start = {**top, "output_tokens": 1, "iterations": [COMPACTION]}  # message_start: the compaction entry
+    want = (11520, 3000, 500, 1000)
+    for delta in ({"output_tokens": 300, "iterations": [MESSAGE]},  # message_delta: only the final message
+                  {"output_tokens": 300, "iterations": [COMPACTION, MESSAGE]},  # or repeating the pass
+                  {"output_tokens": 300}):  # or without iterations
+        u = merge_anthropic_stream(start, delta)
+        assert (u.input_tokens, u.cached_tokens, u.cache_write_tokens, u.output_tokens) == want, delta
+        assert u.drift == ()
+    plain = merge_anthropic_stream(top | {"output_tokens": 1}, {"output_tokens": 300, "iterations": [MESSAGE]})
+    assert (plain.input_tokens, plain.output_tokens) == (1520, 300)
+
+
+@pytest.mark.parametrize("parse, block, note", [
+    (from_openai_chat, {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0, "cache_hit_tokens": 3}},
+     "prompt_tokens_details.cache_hit_tokens:unknown_field"),
+    (from_openai_chat, {"prompt_tokens": 10, "cache_discount_tokens": 3}, "cache_discount_tokens:unknown_field"),
+    (from_openai_chat, {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 150}}, "cached_tokens:above_prompt"),
+    (from_openai_chat, {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 50, "cache_write_tokens": 80}},
+     "cache_write_tokens:above_prompt"),
+    (from_openai_responses, {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 60,
+     "cache_write_tokens_details": {"ttl_30m_tokens": 10, "ttl_12h_tokens": 50, "ttl_1w_tokens": 3}}},
+     "input_tokens_details.cache_write_tokens_details.ttl_1w_tokens:unknown_field"),
+    (from_openai_responses, {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 20}}, "cached_tokens:above_prompt"),
+    (from_anthropic, {"input_tokens": 5, "cache_creation": {"ephemeral_5m_input_tokens": 2, "ephemeral_24h_input_tokens": 4}},
+     "cache_creation.ephemeral_24h_input_tokens:unknown_field"),  # a new TTL: every key of cache_creation is a cache count
+    (from_anthropic, {"input_tokens": 5, "cache_warm_input_tokens": 4}, "cache_warm_input_tokens:unknown_field"),
+    (from_anthropic, {"input_tokens": 5, "iterations": [{"type": "speculative_draft", "input_tokens": 3}]},
+     "iterations[speculative_draft]:unknown_type"),
+    (from_anthropic, {"input_tokens": 5, "iterations": [7]}, "iterations[0]:unknown_type"),
+    (from_anthropic, {"input_tokens": 5, "iterations": {"compaction": 1}}, "iterations:unknown_shape"),
+    (from_anthropic, {"input_tokens": 5, "iterations": [{"type": "compaction", "input_tokens": 1, "cache_x_tokens": 2}]},
+     "iterations.cache_x_tokens:unknown_field"),
+    (from_gemini, {"promptTokenCount": 10, "cachedContentTokenCount": 20}, "cachedContentTokenCount:above_prompt"),
+    (from_gemini, {"promptTokenCount": 10, "implicitCacheHitTokenCount": 2}, "implicitCacheHitTokenCount:unknown_field"),
+])
+def test_what_the_rules_do_not_expect_is_drift_and_never_raises(parse, block, note):
+    u = parse(block)
+    assert note in u.drift and u.flags == ()
+
+
+def test_drift_survives_addition_and_12h_too():
+    a = Usage(10, 0, 5, 0, 1, cache_write_12h_tokens=4, drift=("x:unknown_field",))
+    total = a + Usage(10, 0, 5, 0, 1, cache_write_12h_tokens=1, drift=("x:unknown_field", "y:above_prompt"))
+    assert total.cache_write_12h_tokens == 5 and total.drift == ("x:unknown_field", "y:above_prompt")
+    with pytest.raises(ValueError):
+        Usage(10, 0, 5, 2, 1, cache_write_12h_tokens=4)  # 1h + 12h above the writes

@@ -28,3 +28,21 @@ def test_bounded_least_recently_seen_first():
     assert len(tracker) == 2 and tracker.observe("b") == Reuse(1, 0)  # "b" was dropped, seen anew
     with pytest.raises(ValueError):
         ReuseTracker(max_entries=0)
+
+
+def test_gpt56_heads_follow_the_30m_and_12h_windows_apart_from_anthropic():
+    from proxy.reuse import OPENAI_56_WINDOWS
+
+    now = [0.0]
+    tracker = ReuseTracker(clock=lambda: now[0])
+    assert tracker.observe("h", OPENAI_56_WINDOWS) == Reuse(1, 0)
+    now[0] += 900  # 15 minutes: within 30 minutes, a read either way
+    assert tracker.observe("h", OPENAI_56_WINDOWS) == Reuse(1, 0)
+    now[0] += 2 * 3600  # 2 hours: a 30m cache expired, a 12h one not
+    assert tracker.observe("h", OPENAI_56_WINDOWS) == Reuse(1, 1)
+    now[0] += 13 * 3600  # over 12 hours: a new write
+    assert tracker.observe("h", OPENAI_56_WINDOWS) == Reuse(2, 1)
+    assert tracker.observe("h") == Reuse(1, 0)  # the same key under Anthropic's windows is its own entry
+    assert len(tracker) == 2
+    with pytest.raises(ValueError):
+        tracker.observe("h", (3600.0, 1800.0))

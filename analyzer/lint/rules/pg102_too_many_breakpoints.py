@@ -1,4 +1,7 @@
-"""PG102 too-many-breakpoints: more than 4 ``cache_control`` breakpoints in one request."""
+"""PG102 too-many-breakpoints: more than 4 ``cache_control`` breakpoints in one Anthropic request.
+
+Not for OpenAI's GPT-5.6 ``prompt_cache_breakpoint`` markers: there more than 4 is no error
+(the latest 4 are written; PG105 covers a head left unmarked)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ RULE = Rule(
 
 def check(doc: Doc):
     req = doc.request
-    if req is None:
+    if req is None or req.provider != "anthropic":
         return
     marks = [s for s in req.segments if s.cache_control]
     if len(marks) > ANTHROPIC_MAX_BREAKPOINTS:

@@ -1,4 +1,7 @@
-"""PG103 breakpoint-after-volatile: a ``cache_control`` breakpoint whose prefix holds a changing value."""
+"""PG103 breakpoint-after-volatile: a breakpoint whose prefix holds a changing value.
+
+Anthropic's ``cache_control`` and OpenAI GPT-5.6's ``prompt_cache_breakpoint`` alike: both
+bill the write (1.25× input) of an entry that is never read again."""
 
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ def check(doc: Doc):
         if hit is None:
             continue
         unit, v = hit
-        field = f"{seg.path}.cache_control"
+        field = f"{seg.path}.cache_control" if req.provider == "anthropic" else f"{seg.path}.content"
         line, col = req.position(field)
         msg = RULE.message.format(field=field, label=LABELS[v.kind], value=short(v.value), vfield=unit.field)
         yield Finding(RULE, msg, doc.file.path, line, col, field=field, key=f"{v.kind}:{unit.field}", group=v.kind)

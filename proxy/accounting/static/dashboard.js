@@ -145,6 +145,30 @@ function fillReasons(rows) {
   }
 }
 
+function fillProviderReasons(reasons) {
+  // The provider's own miss reasons (Anthropic diagnostics), priced, with how often prefixgate agreed.
+  const rows = Object.entries(reasons || {});
+  const body = document.querySelector("#provider-reasons tbody");
+  body.replaceChildren();
+  document.getElementById("provider-miss").hidden = !rows.length;
+  for (const [reason, m] of rows) {
+    const num = (v, text) => el("td", { class: "n", "data-value": v === null ? "" : v }, text);
+    body.append(el("tr", { "data-provider-reason": reason, "data-count": m.requests },
+      el("td", {}, el("code", {}, reason)), num(m.requests, int(m.requests)), num(m.missed_tokens, int(m.missed_tokens)),
+      num(m.missed_usd, usd(m.missed_usd)), num(m.agrees, `${int(m.agrees)} of ${int(m.requests)}`)));
+  }
+}
+
+function fillDrift(s) {
+  // Rules drift: usage the caching rules do not expect; each row names what to update.
+  const rows = s.rules_drift || [];
+  document.getElementById("drift-notice").hidden = !rows.length;
+  document.getElementById("drift-count").textContent = `${int(s.rules_drift_rows || 0)} request(s)`;
+  document.getElementById("drift-rows").replaceChildren(...rows.map((r) =>
+    el("li", { "data-provider": r.provider, "data-model": r.model, "data-field": r.field, "data-why": r.why, "data-count": r.count },
+      r.warning)));
+}
+
 function fillRewrites(s) {
   const body = document.querySelector("#rewrites tbody");
   body.replaceChildren();
@@ -214,6 +238,8 @@ function render(s) {
   drawHit(s.series);
   fillPrefixes(s.top_prefixes, s.bodies_logged);
   fillReasons(s.miss_reasons);
+  fillProviderReasons(s.provider_miss_reasons);
+  fillDrift(s);
   fillRewrites(s);
   fillModels(s.models);
   fillUpstreams(s.upstreams);

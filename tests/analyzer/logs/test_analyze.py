@@ -365,3 +365,110 @@ def test_progress_counts_ledger_rows(tmp_path, monkeypatch):
     assert seen == []
     piped = CliRunner().invoke(analyze_command, [str(db), "--no-prices"])  # stderr is not a terminal: no bar
     assert piped.exit_code == 0 and piped.stderr == ""
+
+
+# --- GPT-5.6 writes, 12-hour writes, rules drift and flags in ledgers and logs -----------------------------
+
+def proxy_ledger(path: Path, records) -> None:
+    """``records`` written as the proxy writes them (proxy.accounting.ledger_schema.row_for)."""
+    from proxy.accounting.ledger_schema import INSERT, open_ledger, row_for
+
+    conn = open_ledger(str(path))
+    for r in records:
+        conn.execute(INSERT, row_for(r, log_bodies=False))
+    conn.commit()
+    conn.close()
+
+
+def test_the_reader_keeps_12h_writes_flags_and_drift_of_a_ledger_row(tmp_path):
+    from analyzer.logs.reader import read_ledger
+    from analyzer.usage import Usage
+    from proxy.accounting.records import RequestRecord
+
+    def rec(i: int, usage: Usage, **kw) -> RequestRecord:
+        return RequestRecord(f"r{i}", 1_800_000_000.0 + i, "t", "openai", "/v1/responses", model="gpt-6.2-sol", status=200,
+                             analysed=True, usage=usage, chain=[f"{i:016x}"], total_bytes=4000, **kw)
+
+    db = tmp_path / "ledger.sqlite"
+    proxy_ledger(db, [rec(0, Usage(10_000, 4000, 5000, 0, 200, cache_write_12h_tokens=4000)),
+                      rec(1, Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
+                      rec(2, Usage(3000, 0, 2000, 0, 5), flags=["cache_write_tokens:ttl_split_unknown"]),
+                      rec(3, Usage(10, 0, 0, 0, 10**9, flags=("usage.output_tokens:too_large",)))])
+    got = [r.usage for r in read_ledger(str(db), lambda *a: pytest.fail(str(a)))]
+    assert (got[0].cache_write_tokens, got[0].cache_write_12h_tokens, got[0].cache_write_short_tokens) == (5000, 4000, 1000)
+    assert got[1].drift == () and got[1].flags == ()  # depends on the prices: analyze checks it again (below)
+    assert got[2].flags == ("cache_write_tokens:ttl_split_unknown",) and got[2].drift == ()
+    assert got[3].flags == ("usage.output_tokens:too_large",)
+
+
+def test_analyze_prices_gpt_5_6_writes_and_keeps_drift_and_flags_null(tmp_path):
+    from analyzer.usage import Usage
+    from proxy.accounting.records import RequestRecord
+
+    def rec(i: int, model: str, usage: Usage, route: str = "/v1/chat/completions", **kw) -> RequestRecord:
+        # cost_usd NULL: the proxy ran without these price rows; analyze prices them with its own
+        return RequestRecord(f"r{i}", 1_800_000_000.0 + i, "t", "openai", route, model=model, status=200, analysed=True,
+                             usage=usage, chain=[f"{i:016x}"], total_bytes=4000, prefix_segments=0, prefix_bytes=0, **kw)
+
+    db = tmp_path / "ledger.sqlite"
+    proxy_ledger(db, [
+        rec(0, "gpt-5.6-terra", Usage(6000, 2048, 3000, 0, 400)),  # $0.0146136 (tests/analyzer/test_cost.py)
+        rec(1, "gpt-6.2-sol", Usage(10_000, 4000, 5000, 0, 200, cache_write_12h_tokens=4000), route="/v1/responses"),  # $0.0269
+        rec(2, "gpt-5.6-sol", Usage(3000, 0, 2000, 0, 5, cache_write_12h_tokens=2000), route="/v1/responses"),  # 12h unpublished
+        rec(3, "gpt-5.5", Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
+        rec(4, "gpt-5.6-terra", Usage(6000, 0, 3000, 0, 4), flags=["cache_write_tokens:ttl_split_unknown"]),
+    ])
+    summary, errors = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load()))
+    assert errors == []
+    money = summary["money"]
+    assert abs(money["spent_usd"] - (0.0146136 + 0.0269)) < 1e-9
+    # saved: (16800 − 14613.6) + (10000*2 + 2000 − 26900) per 1M = 2186.4 − 4900
+    assert abs(money["saved_usd"] - (0.0021864 - 0.0049)) < 1e-9
+    assert summary["rules_drift"] == {"requests": 1, "by_field": [
+        {"model": "gpt-5.5", "note": "cache_write_tokens:not_billed_by_price_row", "requests": 1}]}
+    assert money["flagged_requests"] == 1 and money["unpriced_requests"] == 0
+    from analyzer.logs.report import render
+    assert "rules drift: 1 request(s)" in render(summary)
+    # the rules fixed with a --prices file that bills gpt-5.5's writes: that row is priced now
+    fixed = tmp_path / "prices.json"
+    fixed.write_text(json.dumps({"models": [{"provider": "openai", "model": "gpt-5.5", "input": 1.0, "output": 2.0,
+                                             "cache_read": 0.1, "cache_write_30m": 1.25}]}))
+    again = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load(str(fixed))))[0]
+    # + 1000*1 + 2000*1.25 + 5*2 = 3510 per 1M
+    assert again["rules_drift"]["requests"] == 0 and abs(again["money"]["spent_usd"] - (0.0146136 + 0.0269 + 0.00351)) < 1e-9
+
+
+def test_a_jsonl_log_of_gpt_5_6_usage_is_priced_and_drift_is_not(tmp_path):
+    usage_56 = {"prompt_tokens": 6000, "completion_tokens": 400, "prompt_tokens_details": {"cached_tokens": 2048, "cache_write_tokens": 3000}}
+    records = [{"request": body(STATIC, "q0", model="gpt-5.6-terra"), "response": {"usage": usage_56}},
+               {"request": body(STATIC, "q1", model="gpt-5.5"), "response": {"usage": usage_56}},  # writes the rules do not expect
+               {"request": body(STATIC, "q2", model="gpt-5.6-terra"),
+                "response": {"usage": {**usage_56, "prompt_tokens_details": {"cached_tokens": 0, "cache_bonus_tokens": 1}}}}]
+    summary, errors = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load()))
+    assert errors == []
+    assert abs(summary["money"]["spent_usd"] - 0.0146136) < 1e-9
+    assert summary["rules_drift"]["requests"] == 2
+    assert {d["note"] for d in summary["rules_drift"]["by_field"]} == {
+        "cache_write_tokens:not_billed_by_price_row", "prompt_tokens_details.cache_bonus_tokens:unknown_field"}
+
+
+def test_gpt_5_6_repeats_count_within_its_30_minute_ttl(tmp_path):
+    # Twenty minutes apart: past OpenAI's 5–10 minutes before 5.6, inside GPT-5.6's 30 minutes.
+    def run(model: str):
+        records = [{"request": body(STATIC, f"q{i}", model=model), "ts": 1_800_000_000 + i * 1200} for i in range(3)]
+        return run_analysis([str(write_jsonl(tmp_path / f"{model}.jsonl", records))], AnalyzeConfig())[0]
+    assert run("gpt-4o")["hit_rate"]["allowed"] == 0
+    assert run("gpt-5.6-terra")["hit_rate"]["allowed"] > 0
+
+
+def test_a_chat_request_with_a_12h_breakpoint_and_writes_is_priced_null(tmp_path):
+    usage = {"prompt_tokens": 6000, "completion_tokens": 400, "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 3000}}
+    marked = {"model": "gpt-5.6-terra", "messages": [
+        {"role": "system", "content": [{"type": "text", "text": STATIC, "prompt_cache_breakpoint": {"mode": "explicit", "ttl": "12h"}}]},
+        {"role": "user", "content": "q"}]}
+    records = [{"request": marked, "response": {"usage": usage}},
+               {"request": body(STATIC, "q1", model="gpt-5.6-terra"), "response": {"usage": usage}}]
+    summary, errors = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load()))
+    assert errors == [] and summary["money"]["flagged_requests"] == 1
+    # only the unmarked one: 3000*2 + 3000*2.5 + 400*12 = 18300 per 1M
+    assert abs(summary["money"]["spent_usd"] - 0.0183) < 1e-9

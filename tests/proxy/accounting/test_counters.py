@@ -29,13 +29,19 @@ def variety() -> list[RequestRecord]:
         {"model": None, "usage": None, "status": 502, "error": "upstream_unreachable", "analysed": False},
         {"model": "gpt-4o", "usage": None, "status": 0, "error": "client_disconnected"},
         {"model": "gpt-4o", "usage": Usage(0, 0, 0, 0, 0), "status": 429, "rewrites": ["skipped-error"]},
+        {"model": "gpt-5.6-terra", "usage": Usage(6000, 2048, 3000, 0, 400)},  # OpenAI writes, billed
+        {"model": "gpt-6.2-sol", "usage": Usage(6000, 0, 3000, 0, 4, cache_write_12h_tokens=2000)},
+        {"model": "gpt-5.5", "usage": Usage(3000, 0, 2000, 0, 5), "drift": ["cache_write_tokens:not_billed_by_price_row"]},
+        {"model": "claude-sonnet-4-5", "usage": Usage(10, 0, 0, 0, 1, drift=("iterations[x]:unknown_type",)),
+         "drift": ["iterations[x]:unknown_type"]},
+        {"model": "gpt-5.6-terra", "usage": Usage(6000, 0, 3000, 0, 4), "flags": ["cache_write_tokens:ttl_split_unknown"]},
     ]
     for i, kw in enumerate(cases):
         kw.setdefault("status", 200)
         kw.setdefault("analysed", True)
         r = RequestRecord(f"r{i}", 1_700_000_000.0 + i, "t", "anthropic" if "claude" in (kw.get("model") or "") else "openai",
                           "/v1/x", **kw)
-        cost = cost_of(r.usage, PRICES.lookup(r.model))
+        cost = cost_of(r.usage, PRICES.lookup(r.model)) if not r.flags else cost_of(None, None)
         r.cost_usd, r.saved_usd, r.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts
         r.missed_usd = None if not cost.priced or r.prefix_segments is None else 0.000125
         out.append(r)
@@ -88,3 +94,13 @@ def test_names_are_unique_and_the_table_is_checked():
 def test_cap_keeps_the_first_names_and_folds_the_rest():
     cap = Cap(2)
     assert [cap(n) for n in ("a", "b", "c", "a", "d", "b")] == ["a", "b", OTHER, "a", OTHER, "b"]
+
+
+def test_rules_drift_rows_count_the_rows_with_drift_in_python_and_sql():
+    records = variety()
+    d = [dict(zip((c.name for c in COUNTERS), contributions(r))) for r in records]
+    assert sum(x["rules_drift_rows"] for x in d) == 2 and sum(x["unpriced"] for x in d) == 5  # + the private, clamped, flagged
+    writes = [x["cache_write_tokens"] for x, r in zip(d, records) if r.model and r.model.startswith("gpt-")]
+    assert 3000 in writes and 2000 in writes  # OpenAI writes count like Anthropic's
+    priced_56 = next(r for r in records if r.model == "gpt-5.6-terra" and not r.flags)
+    assert priced_56.cost_breakdown.cache_write_usd == 3000 * 2.5 / 1e6

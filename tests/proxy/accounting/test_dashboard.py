@@ -168,3 +168,70 @@ def test_the_per_upstream_table_shows_when_more_than_one_upstream_has_traffic(da
     rows = {r["data-upstream"]: r for r in dom.find("tr") if "data-upstream" in r}
     assert set(rows) == set(want) == {"openai", "anthropic"}
     assert "hidden" not in dom.by_id["per-upstream"]
+
+
+def test_the_page_shows_rules_drift_and_the_providers_miss_reasons(tmp_path, chromium_path):
+    from analyzer.cost import Breakdown, format_usd
+    from analyzer.usage import Usage
+    from proxy.accounting.records import RequestRecord
+
+    now = time.time()
+    recs = [
+        RequestRecord("d1", now - 50, "t", "openai", "/v1/chat/completions", model="gpt-5.5", status=200, analysed=True,
+                      usage=Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
+        RequestRecord("d2", now - 40, "t", "openai", "/v1/chat/completions", model="gpt-5.5", status=200, analysed=True,
+                      usage=Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
+        # a GPT-5.6 write, priced: 952*2 + 2048*0.2 + 3000*2.5 + 400*12 per 1M
+        RequestRecord("w", now - 30, "t", "openai", "/v1/chat/completions", model="gpt-5.6-terra", status=200, analysed=True,
+                      usage=Usage(6000, 2048, 3000, 0, 400), cost_usd=0.0146136, saved_usd=0.0021864, missed_usd=0.0,
+                      cost_breakdown=Breakdown(0.001904, 0.0004096, 0.0075, 0.0048)),
+        RequestRecord("p1", now - 20, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-6", status=200, analysed=True,
+                      usage=Usage(5000, 0, 4000, 0, 5), cost_usd=0.015, saved_usd=-0.003, missed_usd=0.0108,
+                      miss_reason="volatile-time; path=system[0]; offset=14", provider_miss_reason="system_changed",
+                      provider_missed_tokens=4000, provider_missed_usd=0.0108),
+        RequestRecord("p2", now - 10, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-6", status=200, analysed=True,
+                      usage=Usage(5000, 0, 4000, 0, 5), cost_usd=0.015, saved_usd=-0.003, missed_usd=0.0,
+                      provider_miss_reason="system_changed", provider_missed_tokens=1000, provider_missed_usd=0.0027),
+    ]
+    box: dict = {}
+
+    async def fill():
+        ledger = Ledger(str(tmp_path / "ledger.sqlite"))
+        for r in recs:
+            r.chain = ["aa" * 8]
+            ledger.handle(r)
+        await ledger.flush()
+        box["ledger"] = ledger
+
+    asyncio.run(fill())
+    try:
+        with serve(Starlette(routes=routes(box["ledger"], Metrics()))) as url:
+            dom = Elements(dump_dom(chromium_path, f"{url}/prefixgate/dashboard?since=1h"))
+    finally:
+        box["ledger"].close_sync()
+    assert dom.find("body")[0]["data-state"] == "ready"
+    assert "hidden" not in dom.by_id["drift-notice"]
+    assert dom.text["drift-count"] == "2 request(s)"
+    drift = dom.find("li", data_field="cache_write_tokens")
+    assert len(drift) == 1 and drift[0]["data-model"] == "gpt-5.5" and drift[0]["data-count"] == "2"
+    notice = dom.text["drift-rows"]
+    assert "usage of gpt-5.5 (openai) reports cache_write_tokens the rules do not expect" in notice
+    assert "--prices" in notice and "analyzer/cache_rules/openai.py" in notice
+    assert "hidden" not in dom.by_id["provider-miss"]
+    rows = [r for r in dom.find("tr") if "data-provider-reason" in r]
+    assert [(r["data-provider-reason"], r["data-count"]) for r in rows] == [("system_changed", "2")]
+    cells = [c for c in dom.find("td") if c.get("data-value")]
+    assert any(float(c["data-value"]) == pytest.approx(0.0135) for c in cells)
+    text = dom.text["provider-reasons"]
+    assert format_usd(0.0135) in text and "5,000" in text and "1 of 2" in text
+    # the OpenAI write is drawn in the cost chart's cache-write series, as Anthropic's are
+    writes = [float(r["data-value"]) for r in dom.find("rect", data_series="cache_write_usd")]
+    assert sum(writes) == pytest.approx(0.0075)
+
+
+def test_no_drift_notice_and_no_provider_table_without_them(dashboard_app, chromium_path):
+    app, _ = dashboard_app
+    with serve(app) as url:
+        dom = Elements(dump_dom(chromium_path, f"{url}/prefixgate/dashboard?token=adm1n&since=24h"))
+    assert dom.find("body")[0]["data-state"] == "ready"
+    assert "hidden" in dom.by_id["drift-notice"] and "hidden" in dom.by_id["provider-miss"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 from analyzer.pricing import PriceTable
 from analyzer.segments import segments_for
 from analyzer.usage import Usage
-from proxy.accounting.money import Early, Money
+from proxy.accounting.money import TTL_SPLIT_UNKNOWN, Early, Money
 from proxy.accounting.records import RequestRecord
 from proxy.exchange import Exchange
 
@@ -189,3 +189,70 @@ def test_the_price_is_looked_up_once_per_record_on_the_whole_path(tmp_path):
     rows = sqlite3.connect(tmp_path / "l.sqlite").execute(
         "SELECT cost_usd, cost_input_usd + cost_cache_read_usd + cost_cache_write_usd + cost_output_usd FROM requests ORDER BY id").fetchall()
     assert [a == b for a, b in rows[:2]] == [True, True] and rows[2] == (None, None)
+
+
+# --- GPT-5.6 writes, rules drift, the Chat Completions TTL split ------------------------------------------
+
+def chat_56(parts_ttl: str | None = None, model: str = "gpt-5.6-terra") -> dict:
+    """A GPT-5.6 Chat body: the system prompt's part marked as a breakpoint (``ttl`` its own, or none)."""
+    mark = {"mode": "explicit", **({"ttl": parts_ttl} if parts_ttl else {})}
+    return {"model": model, "messages": [
+        {"role": "system", "content": [{"type": "text", "text": LONG, "prompt_cache_breakpoint": mark}]},
+        {"role": "user", "content": "hi"}]}
+
+
+def test_gpt_5_6_writes_are_priced_at_the_write_rate():
+    money = Money(PriceTable.load())
+    early = money.before("t", "openai", "gpt-5.6-terra", segs(chat_56("30m")), ts=0)
+    r = rec("a", Usage(6000, 2048, 3000, 0, 400), model="gpt-5.6-terra")
+    money.enrich(done(r, early))
+    # 952*2 + 2048*0.2 + 3000*2.5 + 400*12 = 14613.6 per 1M (tests/analyzer/test_cost.py)
+    assert abs(r.cost_usd - 0.0146136) < 1e-9 and abs(r.cost_breakdown.cache_write_usd - 0.0075) < 1e-12
+    assert r.drift == [] and r.flags == []
+
+
+def test_chat_writes_with_a_12h_breakpoint_are_unpriced_and_flagged():
+    money = Money(PriceTable.load())
+    early = money.before("t", "openai", "gpt-5.6-terra", segs(chat_56("12h")), ts=0)
+    assert any(s.cache_control == "12h" for s in early.cur.segments)
+    r = rec("a", Usage(6000, 0, 3000, 0, 400), model="gpt-5.6-terra", prefix_segments=0)
+    money.enrich(done(r, early))
+    assert r.flags == [TTL_SPLIT_UNKNOWN] and r.drift == []  # not drift: only the split is unknown
+    assert r.cost_usd is None and r.saved_usd is None and r.cost_breakdown is None and r.missed_usd is None
+    from proxy.accounting.ledger_schema import FLAGS_COLUMN, row_for
+    assert row_for(r, False)[FLAGS_COLUMN] == TTL_SPLIT_UNKNOWN
+    # the same request without writes, or Responses usage (it has the split), is priced
+    read_only = rec("b", Usage(6000, 4096, 0, 0, 400), model="gpt-5.6-terra")
+    money.enrich(done(read_only, early))
+    assert read_only.flags == [] and read_only.cost_usd is not None
+    responses = RequestRecord("c", 0.0, "t", "openai", "/v1/responses", model="gpt-6.2-sol", status=200, analysed=True,
+                              usage=Usage(6000, 0, 3000, 0, 400, cache_write_12h_tokens=3000))
+    money.enrich(done(responses))
+    # 3000*2 + 3000*5 + 400*10 = 25000 per 1M
+    assert responses.flags == [] and abs(responses.cost_usd - 0.025) < 1e-9
+
+
+def test_chat_12h_is_found_in_the_analysis_when_nothing_was_observed():
+    from proxy.analysis import Analysis
+
+    money = Money(PriceTable.load())
+    r = rec("a", Usage(6000, 0, 3000, 0, 4), model="gpt-5.6-terra")
+    money.enrich(Exchange(r, analysis=Analysis(True, segments=segs(chat_56("12h")))))
+    assert r.flags == [TTL_SPLIT_UNKNOWN] and r.cost_usd is None
+    plain = rec("b", Usage(6000, 0, 3000, 0, 4), model="gpt-5.6-terra")
+    money.enrich(Exchange(plain, analysis=Analysis(True, segments=segs(chat_56()))))  # a mark with no ttl: 30m
+    assert plain.flags == [] and plain.cost_usd is not None
+
+
+def test_rules_drift_is_null_money_and_named_on_the_record():
+    money = Money(PriceTable.load())
+    older = rec("a", Usage(3000, 0, 2000, 0, 5), model="gpt-5.5")  # writes on a model whose row bills none
+    money.enrich(done(older))
+    assert older.drift == ["cache_write_tokens:not_billed_by_price_row"]
+    assert older.cost_usd is None and older.saved_usd is None and older.missed_usd is None
+    unknown = rec("b", Usage(3000, 1024, 0, 0, 5, drift=("prompt_tokens_details.cache_x:unknown_field",)), model="gpt-4o-mini")
+    money.enrich(done(unknown))
+    assert unknown.drift == ["prompt_tokens_details.cache_x:unknown_field"] and unknown.cost_usd is None
+    from proxy.accounting.ledger_schema import row_for
+    from analyzer.logs.ledger_columns import COLUMNS
+    assert row_for(older, False)[COLUMNS.index("drift")] == "cache_write_tokens:not_billed_by_price_row"

@@ -1,0 +1,214 @@
+"""``safe`` for OpenAI GPT-5.6 and later: ``prompt_cache_breakpoint`` markers where a prefix repeats.
+
+GPT-5.6 caches only at breakpoints (:mod:`analyzer.cache_rules.openai`): the implicit one at
+the end of the newest message, and content parts marked
+``"prompt_cache_breakpoint": {"mode": "explicit"}``. An app whose head (tools and
+system/developer instructions) never changes but whose one user message does (the codex
+pattern) therefore reads nothing and pays 1.25× on every prompt. Rewrites, each with an id:
+
+- ``add-openai-breakpoints``: a request for a model that :func:`uses_breakpoints`, with no
+  marker anywhere in its messages (Responses: input items) and no ``prompt_cache_options``
+  (the client's own markers and options are never touched, nor added to), gets at most two
+  markers, only where the prefix up to the marked message reaches 1,024 estimated tokens
+  (:mod:`analyzer.tokens` over the canonical segment bytes, :mod:`analyzer.segments`):
+
+  1. the **head**: the last content part of the last leading system/developer message (the
+     tools come before it in cache order, so they are covered too);
+  2. the **boundary before the newest turn**: the last part of the last message before the
+     trailing user turn (user messages, tool results; Responses: ``*_output`` items). Where
+     that message cannot carry a marker (a Chat assistant turn of tool calls only, a
+     Responses assistant message, whose ``output_text`` parts take none in the SDK, a
+     ``function_call_output`` with string output) the nearest earlier one after the head
+     that can is marked. The implicit breakpoint already covers a conversation that grows
+     by whole turns; this one keeps the conversation cached when the newest turn is
+     rewritten on the next call (``aggressive`` appends volatile values to it; clients that
+     put a per-call context in the last user message drop it later).
+
+  Implicit mode writes the implicit breakpoint and the latest 3 explicit ones, so two
+  markers are always written; both lie before the implicit one, which bills the writes
+  up to it anyway, so they add no write cost. A marker lands on a part of a type the SDK
+  lets carry one (Chat ``text`` / ``image_url`` / ``input_audio``; Responses ``input_text`` /
+  ``input_image`` / ``input_file``); a string ``content`` becomes one text part (Chat
+  ``{"type": "text"}``, Responses ``{"type": "input_text"}``) only where the marker lands,
+  the spelling :mod:`analyzer.segments` already treats as equal, so the canonical bytes
+  (what the model reads) do not change.
+- ``instructions-as-developer`` (Responses): a string ``instructions`` cannot carry a marker.
+  It is moved, unchanged, into a leading ``{"role": "developer", "content": [{"type":
+  "input_text", "text": ..., "prompt_cache_breakpoint": ...}]}`` input item (the SDK
+  documents ``instructions`` as "a system (or developer) message inserted into the model's
+  context": the same text in the same place, after the tools) only when all of these hold:
+  the head marker would land on it (no leading system/developer input item follows it, its
+  prefix reaches 1,024 tokens); the request carries no ``previous_response_id`` and no
+  ``conversation`` (their earlier items sit between instructions and input, and instructions
+  are not carried over while input items are); and ``store`` is ``false``. A stored response
+  can become a later request's ``previous_response_id``: its input items, the moved
+  instructions among them, would then be carried into that request's context, where the
+  original instructions would not have been — the model of the *later* request would read
+  them twice (the usual first turn of a ``previous_response_id`` chain sends ``instructions``
+  and leaves ``store`` at its default). Stateless clients that resend the whole history with
+  ``store: false`` (Codex does) get the move; otherwise ``instructions`` stay a string and
+  only input items are marked.
+- ``ttl-12h``: when :func:`analyzer.rewrite.ttl.pays_for_12h` says so (the head returns after
+  30 minutes to 12 hours often enough, and the model's 12-hour write rate is priced), the
+  head marker is ``{"mode": "explicit", "ttl": "12h"}``; the boundary marker keeps the
+  request's TTL. The caller (:func:`analyzer.rewrite.rewrite_request`) asks for it on
+  Responses only: Chat Completions usage reports writes in one number with no TTL split, so a
+  Chat request carrying a 12-hour marker could not be priced (``proxy.accounting.money``
+  flags it ``cache_write_tokens:ttl_split_unknown``) although the API would take it.
+
+What it does NOT do: it never sends a marker or ``prompt_cache_options`` to a model that does
+not use breakpoints (older models answer them with a 400), never sets
+``prompt_cache_options``, never changes, reorders or drops message text, and never mutates
+its input; a body of a shape it does not foresee is left alone.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from typing import Any
+
+from analyzer.cache_rules import openai as openai_rules
+from analyzer.segments import openai_chat_segments, openai_responses_segments
+from analyzer.tokens import estimate_tokens
+
+ADD_OPENAI_BREAKPOINTS = "add-openai-breakpoints"
+INSTRUCTIONS_AS_DEVELOPER = "instructions-as-developer"
+TTL_12H = "ttl-12h"
+BREAKPOINT = openai_rules.BREAKPOINT_KEY
+OPTIONS = openai_rules.OPTIONS_KEY
+MARK = {"mode": "explicit"}
+_PARTS = {"openai-chat": ("text", "image_url", "input_audio"), "openai-responses": ("input_text", "input_image", "input_file")}
+_HEAD_ROLES = ("system", "developer")
+
+
+def place_openai_breakpoints(api: str, body: dict[str, Any], *, model: str | None,
+                             ttl_12h: bool = False) -> tuple[dict[str, Any] | None, list[str]]:
+    """(the body with markers, or None when nothing changed; the rewrite ids applied)."""
+    try:
+        if api not in _PARTS or not isinstance(body, dict) or not openai_rules.uses_breakpoints(model):
+            return None, []
+        if OPTIONS in body:
+            return None, []
+        return _place(api, body, ttl_12h)
+    except Exception:  # a body shape this module did not foresee: forward it untouched
+        return None, []
+
+
+def has_marker(value: Any) -> bool:
+    """True when a ``prompt_cache_breakpoint`` key sits anywhere in ``value``."""
+    if isinstance(value, dict):
+        return BREAKPOINT in value or any(has_marker(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_marker(v) for v in value)
+    return False
+
+
+def _place(api: str, body: dict[str, Any], ttl_12h: bool) -> tuple[dict[str, Any] | None, list[str]]:
+    responses = api == "openai-responses"
+    field = "input" if responses else "messages"
+    items = body.get(field)
+    if responses and isinstance(items, str):
+        items = [{"role": "user", "content": items}]  # the same segment bytes (analyzer.segments)
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items) or has_marker(items):
+        return None, []
+    segments = (openai_responses_segments if responses else openai_chat_segments)(body)
+    ends = dict(zip((s.path for s in segments), accumulate(len(s.data) for s in segments)))
+    string_input = responses and isinstance(body.get(field), str)
+
+    def reaches(i: int) -> bool:
+        end = ends.get("input" if string_input else f"{field}[{i}]")
+        return end is not None and estimate_tokens(end) >= openai_rules.MIN_TOKENS
+
+    head = 0
+    while head < len(items) and _is_head(items[head], responses):
+        head += 1
+    turn = len(items)
+    while turn > head and _is_user_side(items[turn - 1], responses):
+        turn -= 1
+    marks: dict[int, dict[str, str]] = {}
+    head_mark = {**MARK, "ttl": "12h"} if ttl_12h else dict(MARK)
+    at = _last_markable(items, api, head - 1, -1)
+    if at is not None and reaches(at):
+        marks[at] = head_mark
+    instructions = body.get("instructions")
+    move = (responses and head == 0 and isinstance(instructions, str) and bool(instructions) and body.get("store") is False
+            and body.get("previous_response_id") is None and body.get("conversation") is None
+            and estimate_tokens(ends.get("instructions", 0)) >= openai_rules.MIN_TOKENS)
+    at = _last_markable(items, api, turn - 1, head - 1) if turn > head else None
+    if at is not None and at not in marks and reaches(at):
+        marks[at] = dict(MARK)
+    if not marks and not move:
+        return None, []
+    out_items = [_marked(item, api, marks[i]) if i in marks else item for i, item in enumerate(items)]
+    applied = [ADD_OPENAI_BREAKPOINTS]
+    new = dict(body)
+    if move:
+        developer = {"role": "developer", "content": [{"type": "input_text", "text": instructions, BREAKPOINT: head_mark}]}
+        out_items = [developer, *out_items]
+        del new["instructions"]
+        applied.append(INSTRUCTIONS_AS_DEVELOPER)
+    if ttl_12h and (move or any(i < head for i in marks)):
+        applied.append(TTL_12H)
+    new[field] = out_items
+    return new, applied
+
+
+def _is_head(item: dict[str, Any], responses: bool) -> bool:
+    return item.get("role") in _HEAD_ROLES and (not responses or item.get("type", "message") == "message")
+
+
+def _is_user_side(item: dict[str, Any], responses: bool) -> bool:
+    """A part of the newest turn: what the user or a tool sent, not what the model said."""
+    if item.get("role") in ("user", "tool", "function"):
+        return True
+    kind = item.get("type")
+    return responses and isinstance(kind, str) and (kind.endswith("_output") or kind == "mcp_approval_response")
+
+
+def _last_markable(items: list[dict[str, Any]], api: str, start: int, stop: int) -> int | None:
+    """The index of the last item in ``items[stop+1 .. start]`` that can carry a marker."""
+    for i in range(start, stop, -1):
+        if _target(items[i], api) is not None:
+            return i
+    return None
+
+
+def _target(item: dict[str, Any], api: str) -> tuple[str, int | None] | None:
+    """Where a marker on ``item`` goes: (field, part index; None: the string becomes one part)."""
+    responses = api == "openai-responses"
+    if responses and item.get("type", "message") != "message":
+        output = item.get("output")  # a function_call_output's parts (a string output stays a string)
+        j = _last_part(output, api)
+        return ("output", j) if j is not None else None
+    content = item.get("content")
+    if isinstance(content, str):
+        if not content or item.get("role") == "function" or (responses and item.get("role") == "assistant"):
+            return None  # Chat function messages take only a string; Responses assistant text is output_text
+        return "content", None
+    j = _last_part(content, api)
+    return ("content", j) if j is not None else None
+
+
+def _last_part(parts: Any, api: str) -> int | None:
+    if not isinstance(parts, list):
+        return None
+    for j in range(len(parts) - 1, -1, -1):
+        part = parts[j]
+        if isinstance(part, dict) and part.get("type") in _PARTS[api]:
+            text = part.get("text")
+            if part["type"] in ("text", "input_text") and not (isinstance(text, str) and text):
+                continue
+            return j
+    return None
+
+
+def _marked(item: dict[str, Any], api: str, mark: dict[str, str]) -> dict[str, Any]:
+    where = _target(item, api)
+    assert where is not None
+    field, j = where
+    if j is None:
+        kind = "input_text" if api == "openai-responses" else "text"
+        return {**item, field: [{"type": kind, "text": item[field], BREAKPOINT: dict(mark)}]}
+    parts = list(item[field])
+    parts[j] = {**parts[j], BREAKPOINT: dict(mark)}
+    return {**item, field: parts}

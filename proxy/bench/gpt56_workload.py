@@ -1,0 +1,117 @@
+"""GPT-5.6 workloads for ``prefixgate bench rewrite``: the codex pattern and an agent loop.
+
+GPT-5.6 caches only at breakpoints (:mod:`analyzer.cache_rules.openai`), so the two shapes
+that matter are the ones its implicit breakpoint alone serves worst and best:
+
+- :func:`codex`: a coding agent's one-shot calls: a ~9,000-token developer prompt (36 KB) and
+  six tools that never change, and one new user message per request, no history. The only
+  breakpoint is the implicit one at the changing user message, so nothing is ever read and
+  every prompt is written at 1.25×. Chat Completions: ``messages`` = [developer, user];
+  Responses: string ``instructions``, ``input`` = [user], ``store: false`` (as Codex sends).
+- :func:`agent_loop`: :func:`proxy.bench.agent_workload.conversation` (a clock and a request id
+  at the top of the system prompt, tools and schema keys reshuffled on every call, one
+  assistant answer and one user turn more per call) on GPT-5.6, in Chat Completions' or
+  Responses' shape (Responses: the system prompt as ``instructions``, the turns as
+  ``input``, ``store: false``).
+
+``marked=True`` is the *ideal* app that marks its own head: the developer/system text as one
+part carrying ``"prompt_cache_breakpoint": {"mode": "explicit"}`` (Responses: a leading
+developer input item, since ``instructions`` cannot carry one), with nothing volatile.
+Seeded and deterministic; this module sends nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterator
+
+from proxy.bench.agent_workload import conversation
+
+MODEL = "gpt-5.6-sol"
+CHAT, RESPONSES = "openai-chat", "openai-responses"
+MARK = {"mode": "explicit"}
+
+_RULES = (
+    "You are Forge, a coding agent working in the user's repository through the tools below. "
+    "Read the relevant files before you change anything, keep each change minimal, follow the "
+    "repository's own conventions, run the tests that cover what you touched and report what "
+    "you ran. Never commit, push or delete branches unless asked; never print secrets. "
+)
+DEVELOPER = "# Forge developer instructions\n\n" + _RULES * 104  # ~36 KB: ~9,000 estimated tokens
+_CODEX_TOOLS = {
+    "shell": ("Run a shell command in the workspace and return its output.", {"command": "array", "workdir": "string", "timeout_ms": "integer"}),
+    "apply_patch": ("Apply a patch in the V4A diff format to files in the workspace.", {"input": "string"}),
+    "read_file": ("Read a file, optionally a line range.", {"path": "string", "start": "integer", "end": "integer"}),
+    "list_dir": ("List a directory.", {"path": "string", "depth": "integer"}),
+    "search": ("Search the workspace with a regular expression.", {"pattern": "string", "path": "string"}),
+    "update_plan": ("Record the plan and the status of each step.", {"plan": "array", "explanation": "string"}),
+}
+_TASKS = [
+    "Fix the failing test in tests/test_parser.py (#{n}).",
+    "Add a --dry-run flag to the deploy command (#{n}).",
+    "Why does `make lint` fail on a clean checkout? (#{n})",
+    "Rename the `cfg` module to `config` and update the imports (#{n}).",
+    "Write a unit test for the retry backoff in client.py (#{n}).",
+]
+
+
+def _codex_tools(api: str) -> list[dict[str, Any]]:
+    out = []
+    for name, (text, params) in _CODEX_TOOLS.items():
+        schema = {"type": "object", "properties": {p: {"type": kind} for p, kind in params.items()}, "required": [next(iter(params))]}
+        if api == CHAT:
+            out.append({"type": "function", "function": {"name": name, "description": text, "parameters": schema}})
+        else:
+            out.append({"type": "function", "name": name, "description": text, "parameters": schema})
+    return out
+
+
+def _head_part(api: str, text: str) -> dict[str, Any]:
+    return {"type": "text" if api == CHAT else "input_text", "text": text, "prompt_cache_breakpoint": dict(MARK)}
+
+
+def _shape(api: str, model: str, tools: list[dict[str, Any]], head: str, turns: list[dict[str, Any]], marked: bool,
+           max_tokens: int) -> dict[str, Any]:
+    """One request body: the head (developer text) then the turns, in ``api``'s shape."""
+    if api == CHAT:
+        developer = {"role": "developer", "content": [_head_part(api, head)] if marked else head}
+        return {"model": model, "max_tokens": max_tokens, "tools": tools, "messages": [developer, *turns]}
+    body: dict[str, Any] = {"model": model, "max_output_tokens": max_tokens, "tools": tools, "store": False}
+    if marked:
+        body["input"] = [{"role": "developer", "content": [_head_part(api, head)]}, *turns]
+    else:
+        body["instructions"] = head
+        body["input"] = turns
+    return body
+
+
+def codex(api: str, requests: int, *, marked: bool = False, seed: int = 1, model: str = MODEL) -> Iterator[dict[str, Any]]:
+    """``requests`` one-shot bodies sharing one head, each with a new user message."""
+    if api not in (CHAT, RESPONSES):
+        raise ValueError(f"api must be {CHAT} or {RESPONSES}, got {api!r}")
+    rng = random.Random(seed)
+    tools = _codex_tools(api)
+    for i in range(requests):
+        task = _TASKS[(i + seed) % len(_TASKS)].format(n=rng.randrange(1000, 9999))
+        yield _shape(api, model, tools, DEVELOPER, [{"role": "user", "content": task}], marked, 64)
+
+
+def _responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "function", **t["function"]} for t in tools]
+
+
+def agent_loop(api: str, turns: int = 24, *, volatile: bool = True, shuffle: bool | None = None, marked: bool = False,
+               seed: int = 1, model: str = MODEL) -> Iterator[dict[str, Any]]:
+    """The bodies of one agent conversation (see the module docstring); ``marked`` implies
+    nothing volatile (the ideal app)."""
+    if api not in (CHAT, RESPONSES):
+        raise ValueError(f"api must be {CHAT} or {RESPONSES}, got {api!r}")
+    if marked:
+        volatile, shuffle = False, False
+    for body in conversation("openai", turns, volatile=volatile, shuffle=shuffle, seed=seed, model=model):
+        system, *rest = body["messages"]
+        tools = body["tools"] if api == CHAT else _responses_tools(body["tools"])
+        out = _shape(api, model, tools, system["content"], rest, marked, body["max_tokens"])
+        if api == CHAT and not marked:
+            out["messages"][0]["role"] = "system"  # as the agent framework sends it
+        yield out

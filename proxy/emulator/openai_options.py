@@ -1,0 +1,122 @@
+"""The prompt-caching parameters of an OpenAI request, checked the way OpenAI answers them.
+
+GPT-5.6 and later (:func:`analyzer.cache_rules.openai.uses_breakpoints`) take
+``prompt_cache_options: {"mode": "implicit"|"explicit", "ttl": …}`` and content parts marked
+``"prompt_cache_breakpoint": {"mode": "explicit"[, "ttl": "30m"|"12h"]}``. What is refused, with
+a 400 in OpenAI's shape (``param`` names the field, e.g.
+``messages[0].content[1].prompt_cache_breakpoint.ttl``):
+
+- ``prompt_cache_options`` that is not an object (``invalid_type``); a ``mode`` other than
+  implicit/explicit, a ``ttl`` the API does not take (Chat Completions and
+  ``/v1/responses/compact``: ``30m`` only; Responses: ``30m`` or ``12h``) (``invalid_value``);
+- a breakpoint that is not an object (``invalid_type``), without ``mode``
+  (``missing_required_parameter``), whose ``mode`` is not ``"explicit"`` or whose ``ttl`` is not
+  30m/12h (``invalid_value``);
+- on every older model, a body carrying a non-null ``prompt_cache_options`` or any
+  ``prompt_cache_breakpoint`` (``unsupported_parameter``): what the proxy must never cause.
+
+Assumptions (where the SDK types and the guide are silent):
+
+- ``/v1/responses/compact`` takes ``ttl: "30m"`` only, as its SDK type (``response_compact_params``) says.
+- ``"prompt_cache_options": null`` and a marker's ``"ttl": null`` count as absent (older models too).
+- A marker is looked for anywhere under ``messages`` / ``input`` (so one a segment would not
+  count as a breakpoint, e.g. nested deeper than a content part, is still refused on old models).
+- ``prewarm``, ``comparison_response_id`` and ``prompt_cache_retention`` are not checked or emulated.
+
+This module decides nothing about what is cached (:mod:`proxy.emulator.openai_breakpoints`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from analyzer.cache_rules.openai import BREAKPOINT_KEY, CHAT_TTLS, OPTIONS_KEY, RESPONSES_TTLS, TTL_S, uses_breakpoints
+from analyzer.jsonpath import index_path, key_path
+
+MODES = ("implicit", "explicit")
+API_TTLS = {"chat": CHAT_TTLS, "responses": RESPONSES_TTLS, "compact": CHAT_TTLS}
+BREAKPOINT_TTLS = tuple(TTL_S)  # a marker's own ttl: 30m or 12h on every API
+MAX_DEPTH = 12  # how deep under messages/input markers are looked for
+
+
+class ParamError(ValueError):
+    """A prompt-caching parameter OpenAI refuses: the message, the ``param`` it names, its ``code``."""
+
+    def __init__(self, message: str, param: str, code: str):
+        super().__init__(message)
+        self.message, self.param, self.code = message, param, code
+
+
+@dataclass(frozen=True, slots=True)
+class CacheOptions:
+    """A GPT-5.6+ request's ``prompt_cache_options``, defaults filled in."""
+
+    mode: str = "implicit"
+    ttl: str = "30m"
+
+
+def markers(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(path of the ``prompt_cache_breakpoint`` field, its value) for every marker under messages/input."""
+
+    def walk(value: Any, path: str, depth: int) -> Iterator[tuple[str, Any]]:
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k == BREAKPOINT_KEY:
+                    yield key_path(path, k), v
+                elif isinstance(v, (dict, list)):
+                    yield from walk(v, key_path(path, k), depth + 1)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, (dict, list)):
+                    yield from walk(v, index_path(path, i), depth + 1)
+
+    for field in ("messages", "input"):
+        if isinstance(body.get(field), (dict, list)):
+            yield from walk(body[field], field, 0)
+
+
+def _choices(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+def _value(value: Any, allowed: tuple[str, ...], param: str) -> str:
+    if value not in allowed:
+        raise ParamError(f"Invalid value: {value!r}. Supported values are: {_choices(allowed)}.", param, "invalid_value")
+    return value
+
+
+def check(body: dict[str, Any], api: str, model: str) -> CacheOptions | None:
+    """The request's caching options (None: the model caches by the rules before GPT-5.6);
+    raises :class:`ParamError` for what OpenAI answers with a 400. ``api``: chat, responses, compact."""
+    options = body.get(OPTIONS_KEY)
+    found = list(markers(body))
+    if not uses_breakpoints(model):
+        if options is not None:
+            raise ParamError(f"Unsupported parameter: '{OPTIONS_KEY}' is not supported with this model.",
+                             OPTIONS_KEY, "unsupported_parameter")
+        if found:
+            raise ParamError(f"Unsupported parameter: '{BREAKPOINT_KEY}' is not supported with this model.",
+                             found[0][0], "unsupported_parameter")
+        return None
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise ParamError(f"Invalid type for '{OPTIONS_KEY}': expected an object, but got {type(options).__name__}.",
+                         OPTIONS_KEY, "invalid_type")
+    mode = options.get("mode")
+    mode = "implicit" if mode is None else _value(mode, MODES, f"{OPTIONS_KEY}.mode")
+    ttl = options.get("ttl")
+    ttl = "30m" if ttl is None else _value(ttl, API_TTLS[api], f"{OPTIONS_KEY}.ttl")
+    for path, mark in found:
+        if not isinstance(mark, dict):
+            raise ParamError(f"Invalid type for '{path}': expected an object, but got {type(mark).__name__}.",
+                             path, "invalid_type")
+        if "mode" not in mark:
+            raise ParamError(f"Missing required parameter: '{path}.mode'.", f"{path}.mode", "missing_required_parameter")
+        _value(mark["mode"], ("explicit",), f"{path}.mode")
+        if mark.get("ttl") is not None:
+            _value(mark["ttl"], BREAKPOINT_TTLS, f"{path}.ttl")
+    return CacheOptions(mode, ttl)
