@@ -3,7 +3,7 @@
 Reads both layouts: transformers 4.x (top-level ``rope_theta`` / ``rope_scaling``) and 5.x
 (``rope_parameters``). Understands Llama (incl. ``llama3`` and ``linear`` RoPE scaling), Mistral
 (``sliding_window``), Qwen2 (q/k/v bias, per-layer ``layer_types``) and tied embeddings.
-It does not load weights or pick a dtype to compute in (see ``loader`` and ``dtypes``).
+It does not load weights or pick a dtype to compute in (see ``utils.loader`` and ``utils.dtypes``).
 """
 
 from __future__ import annotations

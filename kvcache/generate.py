@@ -11,46 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from kvcache.caches.base import KVCache
 from kvcache.errors import ContextLengthError
-from kvcache.model import Model
-from kvcache.sampling import Sampler, SamplingParams
-
-
-@dataclass(frozen=True)
-class GenerationParams:
-    max_new_tokens: int = 256
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    stop_token_ids: frozenset[int] = frozenset()
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
-
-
-@dataclass
-class Timings:
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    new_tokens: int = 0
-    prefill_s: float = 0.0
-    decode_s: float = 0.0
-    decode_steps: int = 0  # one-token forward passes after the prefill
-
-    @property
-    def ttft_s(self) -> float:
-        return self.prefill_s
-
-    @property
-    def prefill_tokens_per_s(self) -> float:
-        computed = self.prompt_tokens - self.cached_tokens
-        return computed / self.prefill_s if self.prefill_s > 0 else 0.0
-
-    @property
-    def decode_tokens_per_s(self) -> float:
-        return self.decode_steps / self.decode_s if self.decode_s > 0 else 0.0
+from kvcache.layers.sampler import Sampler
+from kvcache.models.llama import Model
+from kvcache.params import GenerationParams, Timings
 
 
 def check_prompt(model: Model, prompt_ids: list[int]) -> None:

@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "rewrite": "analyzer.rewrite.cli:rewrite_command",
     "report": "proxy.accounting.report:report_command",
     "bench": "proxy.cli:bench_group",
-    "local": "kvcache.cli:local_command",
+    "local": "kvcache.server.cli:local_command",
 }
 
 BENCH_COMMANDS: dict[str, str] = {

@@ -2,7 +2,8 @@
 uses only analyzer; kvcache stands alone (the proxy reaches it over HTTP) but for one leaf,
 ``analyzer.wire``: the OpenAI error and SSE shapes that the proxy, the emulator and the
 engine's server all write, kept in one place. It imports no first-party module, so the
-engine still pulls in nothing of the analyzer or the proxy."""
+engine still pulls in nothing of the analyzer or the proxy. No first-party module is part of an import
+cycle, and inside kvcache imports run one way (server → engine → models → layers; docs/engine.md)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,164 @@ def test_lint_and_logs_do_not_import_each_other():
     lint = {p: m for p, ms in modules.items() if p.startswith("analyzer/lint/") and (m := {x for x in ms if x.startswith("analyzer.logs")})}
     logs = {p: m for p, ms in modules.items() if p.startswith("analyzer/logs/") and (m := {x for x in ms if x.startswith("analyzer.lint")})}
     assert lint == {} and logs == {}
+
+
+# ── Import cycles and the engine's layers ────────────────────────────────────────────────────────────
+# Module-level imports and imports inside functions alike; an ``if TYPE_CHECKING:`` body is skipped
+# (annotations only: it never runs), its ``else:`` is not.
+
+KNOWN_CYCLES: set[frozenset[str]] = set()  # proxy/analyzer cycles that exist today (none); a new one fails
+ENGINE_RULES = {  # kvcache package → the kvcache packages it never imports (not even for annotations)
+    "kvcache.layers": ("kvcache.engine", "kvcache.server"),
+    "kvcache.models": ("kvcache.engine", "kvcache.server"),
+    "kvcache.engine": ("kvcache.server",),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _imports(node: ast.AST, type_checking: bool):
+    """Every Import/ImportFrom under ``node``; ``if TYPE_CHECKING:`` bodies only when ``type_checking``."""
+    for child in ast.iter_child_nodes(node):
+        if _is_type_checking(child) and not type_checking:
+            for other in child.orelse:
+                yield from _imports(ast.Module(body=[other], type_ignores=[]), type_checking)
+            continue
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child
+        yield from _imports(child, type_checking)
+
+
+def module_graph(type_checking: bool = False) -> dict[str, set[str]]:
+    """First-party module → the first-party modules it imports (``from pkg import name``: ``pkg.name``
+    when that is a module, else ``pkg``; relative imports resolved)."""
+    paths = {_module_name(p): p for package in OURS for p in (ROOT / package).rglob("*.py")}
+
+    def known(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found: set[str | None] = set()
+        for node in _imports(ast.parse(path.read_text(), str(path)), type_checking):
+            if isinstance(node, ast.Import):
+                found.update(known(alias.name) for alias in node.names if alias.name.split(".")[0] in OURS)
+                continue
+            source = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            if source.split(".")[0] in OURS:
+                for alias in node.names:
+                    found.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in paths else known(source))
+        graph[module] = {m for m in found if m and m != module}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[frozenset[str]] = set()
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.add(frozenset(component))
+    return found
+
+
+def test_the_cycle_finder_finds_cycles():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert import_cycles(graph) == {frozenset("abc")}
+
+
+def test_no_import_cycle_among_first_party_modules():
+    new = import_cycles(module_graph()) - KNOWN_CYCLES
+    assert new == set(), [sorted(c) for c in new]
+
+
+def test_the_engine_has_no_import_cycle_even_through_annotations():
+    """The knot this layout untied ran through one ``if TYPE_CHECKING:`` import (the step batch's)."""
+    cycles = import_cycles(module_graph(type_checking=True))
+    engine = [sorted(c) for c in cycles if any(m.startswith("kvcache") for m in c)]
+    assert engine == []
+
+
+def test_the_network_never_imports_the_engine_and_the_engine_never_imports_the_server():
+    graph = module_graph(type_checking=True)
+    bad = {
+        module: sorted(m for m in imported if m.startswith(forbidden))
+        for module, imported in graph.items()
+        for package, forbidden in ENGINE_RULES.items()
+        if (module == package or module.startswith(package + "."))
+        and any(m.startswith(forbidden) for m in imported)
+    }
+    assert bad == {}
+
+
+def test_engine_modules_are_short_and_say_what_they_do():
+    """At most ~300 lines each, with a docstring of at most 10 lines (longer notes: docs/engine.md)."""
+    long, undocumented = {}, []
+    for path in sorted((ROOT / "kvcache").rglob("*.py")):
+        source = path.read_text()
+        doc = ast.get_docstring(ast.parse(source))
+        name = str(path.relative_to(ROOT))
+        if len(source.splitlines()) > 300:
+            long[name] = len(source.splitlines())
+        if not doc or len(doc.strip().splitlines()) > 10:
+            undocumented.append(name)
+    assert long == {} and undocumented == []
+
+
+def test_engine_tests_share_helpers_only_through_tests_support():
+    bad = {}
+    for path in sorted((ROOT / "tests" / "kvcache").rglob("*.py")):
+        for node in _imports(ast.parse(path.read_text(), str(path)), type_checking=True):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(n.startswith("tests.") and not n.startswith("tests.support") for n in names):
+                bad.setdefault(str(path.relative_to(ROOT)), []).extend(names)
+    assert bad == {}

@@ -1,5 +1,3 @@
-"""``prefixgate bench engine``: KV cache vs none, ours vs ``transformers`` on the same weights.
-
-:mod:`.command` (the command and its table), :mod:`.runs` (the timed runs). Not imported
-by the engine.
+"""The engine's benchmarks: ``prefixgate bench engine`` (:mod:`.command`, its timed runs in :mod:`.runs`) and
+``prefixgate bench server`` (:mod:`.server`, its runs in :mod:`.server_runs`). Not imported by the engine.
 """

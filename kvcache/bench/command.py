@@ -1,14 +1,10 @@
 """``prefixgate bench engine``: the seeds' KV-cache experiment and the engine's speed, as JSON and a table.
 
-One run, side by side, threads pinned for every contender, each timed run warmed up:
-1. no cache vs cache: same model, same prompt, greedy, ``--prompt-tokens`` + ``--new-tokens``; the outputs
-   must be identical; speedup = no_cache_s / cache_s (the seeds measured 16×).
-2. decode tokens/s of ours and of the same weights and workload in ``transformers.generate()``
-   (skipped with --no-transformers), run alternately ``--repeats`` times; the best run of each counts.
-3. prefill and decode tokens/s at contexts 128/1k/4k (decode: the median of per-step times).
-4. achieved bandwidth = (weight + KV bytes read per token) × decode tokens/s, next to the machine's
-   measured copy bandwidth, and whether the weights exceed the L3 cache.
-It does not assert anything about the numbers; it reports them.
+One run, side by side, threads pinned for every contender, each timed run warmed up: no cache vs cache
+(identical outputs; the speed-up), decode tokens/s of ours and of ``transformers.generate()`` on the same
+weights (``--no-transformers`` skips it), prefill and decode tokens/s at contexts 128/1k/4k, and the
+achieved memory bandwidth next to the machine's. The measurements are in ``runs``; each is described in
+docs/engine.md. It does not assert anything about the numbers; it reports them.
 """
 
 from __future__ import annotations
@@ -21,8 +17,8 @@ import click
 import torch
 
 from kvcache.bench import runs as bench_runs
-from kvcache.dtypes import dtype_name
 from kvcache.errors import EngineError
+from kvcache.utils.dtypes import dtype_name
 
 GB = 1e9
 
@@ -40,8 +36,8 @@ def run_bench(
     repeats: int = 3,
 ) -> dict:
     from kvcache.demo import DEMO_NOTICE, ensure_demo_model
-    from kvcache.loader import load_model
-    from kvcache.tokenizer import ChatTokenizer
+    from kvcache.utils.loader import load_model
+    from kvcache.utils.tokenizer import ChatTokenizer
 
     torch.set_num_threads(threads)
     folder = Path(model_path).expanduser() if model_path else ensure_demo_model()

@@ -17,9 +17,10 @@ import torch
 
 from kvcache.caches import ContiguousCache
 from kvcache.demo import local_corpus
-from kvcache.generate import Generation, GenerationParams
-from kvcache.model import Model
-from kvcache.tokenizer import ChatTokenizer
+from kvcache.generate import Generation
+from kvcache.models.llama import Model
+from kvcache.params import GenerationParams
+from kvcache.utils.tokenizer import ChatTokenizer
 
 
 def prompt_of(tokenizer: ChatTokenizer | None, vocab: int, length: int) -> list[int]:

@@ -1,16 +1,10 @@
 """``prefixgate bench server``: many users on one model, through the official ``openai`` SDK.
 
 One run, side by side, the same threads for every server (``prefixgate local`` processes on loopback):
-1. ``--streams`` greedy streams of ``--new-tokens``: one after another, then all at once (continuous
-   batching), alternated ``--repeats`` times; total tokens/s of each (its best round), the speed-up, and
-   whether every text is identical.
-2. a ``--system-tokens`` shared system prompt with ``--turn-tokens`` user turns: median time to first
-   token cold (a system prompt never seen) and warm (the same one, another turn), and the same on a
-   server started with ``--no-prefix-sharing``.
-3. the inter-token latency of a running stream, idle and while a ``--long-prompt-tokens`` prompt arrives
-   and is prefilled, on the default server (chunked prefill, paced) and on one with
-   ``--no-chunked-prefill``.
-It reports the numbers; it asserts nothing about them.
+``--streams`` streams one after another, then all at once (continuous batching); time to first token
+cold and warm with a shared system prompt, with and without prefix sharing; the inter-token latency of a
+running stream while a long prompt is prefilled, with and without chunked prefill. Each is described in
+docs/engine.md; the measurements are in ``server_runs``. It reports the numbers; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -51,7 +45,7 @@ def run_bench(
 
     from kvcache.config import ModelConfig
     from kvcache.demo import DEMO_NOTICE, ensure_demo_model
-    from kvcache.tokenizer import ChatTokenizer
+    from kvcache.utils.tokenizer import ChatTokenizer
 
     folder = Path(model_path).expanduser() if model_path else ensure_demo_model()
     tokenizer = ChatTokenizer.from_folder(folder)
@@ -212,7 +206,7 @@ def bench_server_command(
     port,
 ) -> None:
     """Continuous batching, prefix sharing and chunked prefill, measured through the openai SDK."""
-    from kvcache.engine import default_threads
+    from kvcache.engine.engine import default_threads
 
     try:
         result = run_bench(

@@ -1,5 +1,5 @@
 """The measurements behind ``prefixgate bench server``, through the official ``openai`` SDK against real
-``prefixgate local`` processes (``python -m kvcache.cli``); each returns plain numbers, nothing printed.
+``prefixgate local`` processes (``python -m kvcache.server.cli``); each returns plain numbers, nothing printed.
 
 - ``streams``: N greedy streams one after another, then the same N at once, alternated; total tokens/s of
   each (best round).
@@ -26,7 +26,7 @@ import httpx
 @contextlib.contextmanager
 def local_server(model_path: str | None, threads: int, flags: list[str], port: int) -> Iterator[str]:
     """A ``prefixgate local`` process on loopback for the block; yields its ``/v1`` base URL."""
-    cmd = [sys.executable, "-m", "kvcache.cli", "--port", str(port), "--threads", str(threads), *flags]
+    cmd = [sys.executable, "-m", "kvcache.server.cli", "--port", str(port), "--threads", str(threads), *flags]
     if model_path:
         cmd += ["--model", model_path]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -3,18 +3,18 @@
 One cache serves one sequence. The model calls ``begin(token_ids)`` once per forward pass (the cache
 answers with the absolute positions of those tokens), ``attend(layer, q, k, v, ...)`` once per layer (by
 default ``update(layer, k, v)`` stores the new keys/values and returns every key/value the new queries may
-attend to, with their positions, for ``kvcache.attention.attend``), then ``advance()``. Keys and values are
-laid out ``[kv_heads, tokens, head_dim]``: only the KV heads are stored, never copies repeated per query
-head. This module holds no storage itself.
+attend to, with their positions, for ``layers.attention.attend``), then ``advance()``. Keys and values
+are laid out ``[kv_heads, tokens, head_dim]``: only the KV heads are stored, never copies repeated per
+query head. This module holds no storage itself.
 """
 
 from __future__ import annotations
 
 import torch
 
-from kvcache.attention import attend
 from kvcache.config import ModelConfig
 from kvcache.errors import ContextLengthError
+from kvcache.layers.attention import attend
 
 
 class KVCache:
@@ -27,7 +27,7 @@ class KVCache:
         self.capacity = capacity
         self.length = 0
         self._pending = 0
-        self.decode_buffers = None  # the model's per-sequence decode scratch (``layers.DecodeBuffers``)
+        self.decode_buffers = None  # the model's per-sequence decode scratch (``layers.decoder.DecodeBuffers``)
 
     def match_prefix(self, token_ids: list[int]) -> int:
         """How many leading tokens of the prompt are already cached (only paged caches share)."""

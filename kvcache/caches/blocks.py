@@ -1,14 +1,11 @@
 """Block bookkeeping for the paged cache: allocation, reference counts, and prefix sharing by hash.
 
-A full block of ``block_size`` tokens is identified by a chained hash ``h = blake2b(h_prev || token ids)``,
-so equal hashes mean equal prefixes up to and including that block. A cached block is only shared when
-its own token ids and its parent's hash are equal too, so a collision between blocks with different
-tokens or different parents never shares a wrong block (what is left is a 128-bit collision on an
-earlier block's chain, as in vLLM). Freed blocks keep their hash and sit in an LRU list: a later request
-with the same prefix revives them; a new allocation recycles the least recently freed one and forgets
-its hash. Sequences free their blocks last block first, so a prefix's tail is recycled before its head
-(a chain without its head cannot be matched). Same design as vLLM's prefix caching and nano-vllm's
-BlockManager. This module does not touch tensors (see ``paged``).
+A full block is identified by a chained hash ``h = blake2b(h_prev || token ids)``, and only shared when
+its own token ids and its parent's hash are equal too, so a collision never shares a wrong block. Freed
+blocks keep their hash in an LRU list: a later request with the same prefix revives them; a new
+allocation recycles the least recently freed one and forgets its hash. Sequences free their blocks last
+block first, so a prefix's tail is recycled before its head. Same design as vLLM's prefix caching and
+nano-vllm's BlockManager (more in docs/engine.md). This module does not touch tensors (see ``paged``).
 """
 
 from __future__ import annotations

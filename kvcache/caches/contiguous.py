@@ -3,19 +3,18 @@
 Storage is ``[layers, kv_heads, head_dim, capacity]`` for K and for V (``k`` and ``v``: views of one
 ``[layers, 2 · kv_heads, head_dim, capacity]`` buffer, so ``update_kv`` stores a token's K and V in one
 copy), so its size is exactly 2 · L · H_kv · d · capacity · bytes. Tokens are the innermost (contiguous)
-axis: a decode step's two attention matmuls then stream each head's keys and values as long contiguous
-rows, which measured about twice as fast at 4k tokens as the token-major ``[…, capacity, head_dim]`` layout. ``update`` still hands
-back ``[kv_heads, tokens, head_dim]`` views (no copy). It does not share anything between sequences (see
-``paged``) and it does not evict (see ``sliding``).
+axis, which a decode step's attention matmuls read about twice as fast at 4k tokens as the token-major
+layout (docs/engine.md). ``update`` still hands back ``[kv_heads, tokens, head_dim]`` views (no copy).
+It does not share anything between sequences (see ``paged``) and it does not evict (see ``sliding``).
 """
 
 from __future__ import annotations
 
 import torch
 
-from kvcache import hugepages
 from kvcache.caches.base import KVCache
 from kvcache.config import ModelConfig
+from kvcache.utils import hugepages
 
 
 class ContiguousCache(KVCache):

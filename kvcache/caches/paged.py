@@ -1,31 +1,23 @@
 """The paged KV cache: a pool of fixed-size blocks shared by all requests, with prefix sharing.
 
 ``BlockPool`` owns the storage, K and V of every slot (2 · L · H_kv · d · blocks · block_size · bytes), and
-a ``BlockManager``; the engine's batches (``kvcache.batch``) write and gather its slots directly through
-each sequence's block table. ``PagedCache`` is one sequence's
-view: a block table plus the slot of each of its tokens. ``match_prefix`` attaches already-computed full
-blocks of the prompt (their KV is reused, not recomputed); at least one prompt token is always computed so
-the first new token has logits. New tokens only ever go to blocks this sequence allocated itself, never
-into a shared one.
-For one sequence on its own (``Generation`` over a ``PagedCache``): torch has no paged-attention kernel
-on CPU, and gathering a sequence's scattered slots on every step
-copies its whole KV per layer per token (at 4k tokens that more than doubled a decode step). So each
-sequence also keeps a working copy of its own KV, a ``ContiguousCache``: the shared prefix is copied in
-once by ``match_prefix``, every new token is written to its pool slot and to the copy, and attention
-reads the copy. That costs one sequence's KV more memory while it runs (``workspace_nbytes``; pages are
-only touched as tokens arrive); ``release`` hands the blocks back and drops the copy.
-``PagedCache`` does not batch sequences (``batch.StepBatch`` does, over the same pool).
+a ``BlockManager``; the engine's steps (``layers.context``) write and gather its slots directly through
+each sequence's block table. ``PagedCache`` is one sequence's view (``Generation`` over the pool): a block
+table, its tokens' slots, ``match_prefix`` attaching already-computed full blocks (at least one prompt
+token is always computed), and a ``ContiguousCache`` working copy that attention reads (why:
+docs/engine.md). New tokens only ever go to blocks the sequence allocated itself. ``PagedCache`` does not
+batch sequences (``engine.step_batch`` does, over the same pool).
 """
 
 from __future__ import annotations
 
 import torch
 
-from kvcache import hugepages
 from kvcache.caches.base import KVCache
 from kvcache.caches.blocks import BlockManager, block_hash
 from kvcache.caches.contiguous import ContiguousCache
 from kvcache.config import ModelConfig
+from kvcache.utils import hugepages
 
 
 class BlockPool:

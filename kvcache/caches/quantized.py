@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import torch
 
-from kvcache import hugepages
 from kvcache.caches.base import KVCache
 from kvcache.caches.blocks import BlockManager
 from kvcache.caches.paged import BlockPool
 from kvcache.config import ModelConfig
+from kvcache.utils import hugepages
 
 FP16 = torch.finfo(torch.float16)
 

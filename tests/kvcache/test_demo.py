@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from kvcache import demo  # noqa: E402
-from kvcache.engine import Engine, EngineConfig  # noqa: E402
-from kvcache.generate import GenerationParams  # noqa: E402
+from kvcache.engine.engine import Engine, EngineConfig  # noqa: E402
+from kvcache.params import GenerationParams  # noqa: E402
 
 pytestmark = pytest.mark.local
 

@@ -122,6 +122,6 @@ def test_the_banner_lists_the_routes_the_engine_defines():
     from the source, so the banner's list cannot drift from it."""
     import re
 
-    source = (Path(demo.__file__).parents[1] / "kvcache" / "server.py").read_text()
+    source = (Path(demo.__file__).parents[1] / "kvcache" / "server" / "app.py").read_text()
     routes = {f"{method} {path}" for path, method in re.findall(r'Route\("(/v1/[^"]+)", \w+, methods=\["(\w+)"\]\)', source)}
     assert routes == set(demo.LOCAL_ROUTES)
