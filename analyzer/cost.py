@@ -16,7 +16,8 @@ A model without a price gives ``None`` everywhere (never 0): the caller counts i
 unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
 zero) or rules drift (:func:`rules_drift`: a field the parser did not expect, or writes on a
 price row that bills none), and one with writes at a TTL whose rate the row does not publish
-(GPT-5.6's 12 h): its cost is not known exactly, and money is exact or null. A Chat request
+(GPT-5.6's 12 h; a row with Anthropic's 5 m rate but not its 1 h one, or a long TTL's rate
+but not the default's): its cost is not known exactly, and money is exact or null. A Chat request
 whose 12-hour share of the writes is unknown (:func:`ttl_split_unknown`) is the caller's to
 price null (it needs the request's segments). This module does not
 decide *which* tokens were missed (see :mod:`analyzer.missed`); it only prices them, and
@@ -110,6 +111,10 @@ def priceable(usage: Usage, price: Price) -> bool:
     """Every token of ``usage`` has a rate in ``price`` and its numbers are as reported."""
     if usage.flags or rules_drift(usage, price):
         return False
+    if usage.cache_write_1h_tokens and price.cache_write_1h is None:
+        return False  # a row pricing 5-minute writes only: an hour's rate is not the input rate
+    if usage.cache_write_short_tokens and price.cache_write_30m is None and price.cache_write_5m is None:
+        return False  # a row pricing the long TTL only
     return not (usage.cache_write_12h_tokens and price.write_12h_rate is None)
 
 

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from analyzer.cache_rules import OPENAI_56_RULES, OPENAI_STEP_TOKENS, CacheRules, cacheable_tokens, rules_for
 from analyzer.divergence import common_prefix_len, shared_segments, volatile_span
 from analyzer.segments import Segment
+from analyzer.tokens import estimate_tokens
 
 MAX_VALUES = 32  # volatile values skipped in one request's prefix; past them the rest counts as different
 SPAN_WINDOW = 256  # bytes read each side of a difference to find the value there
@@ -152,13 +153,22 @@ def at_breakpoint(provider: str, model: str, segments: Sequence[Segment], reuse:
     return Reuse(n, prefix_bytes(segments, n), reuse.volatile if n else ())
 
 
-def missed_tokens(provider: str, model: str, reuse_bytes: int, cached_tokens: int, input_tokens: int | None = None) -> int:
+def missed_tokens(provider: str, model: str, reuse_bytes: int, cached_tokens: int, input_tokens: int | None = None,
+                  total_bytes: int | None = None) -> int:
     """Tokens of a ``reuse_bytes`` prefix the provider's rules would have served from its cache
     but did not (``cached_tokens`` reported); 0 for a shortfall within :func:`tolerance`. At
     most the prompt's uncached tokens when ``input_tokens`` is known. On GPT-5.6+ the prefix
-    must end where a breakpoint can sit (:func:`at_breakpoint`)."""
+    must end where a breakpoint can sit (:func:`at_breakpoint`), and with ``total_bytes`` (the
+    whole prompt's canonical bytes) and ``input_tokens`` the byte estimate is scaled to the
+    provider's own count (``input_tokens`` / the estimate of ``total_bytes``): an exact match
+    leaves no step to hide a tokenizer's difference in."""
     rules = rules_for(provider, model)
     could = cacheable_tokens(rules, reuse_bytes)
+    if exact_match(rules) and input_tokens and total_bytes:
+        estimated = estimate_tokens(total_bytes)
+        if estimated > 0:
+            scaled = could * input_tokens // estimated
+            could = scaled if scaled >= rules.min_tokens else 0
     if input_tokens is not None:
         could = min(could, input_tokens)
     shortfall = could - max(0, cached_tokens)

@@ -11,7 +11,8 @@ as canonical bytes:
 - OpenAI Responses: each tool → the ``text.format`` schema → instructions → each input item.
   A content part marked ``prompt_cache_breakpoint`` (GPT-5.6+) is recorded as a breakpoint at
   the end of its message (``cache_control`` = its ``ttl``, else the request's
-  ``prompt_cache_options.ttl``, else ``"30m"``; see :mod:`analyzer.cache_rules.openai`).
+  ``prompt_cache_options.ttl``, else ``"30m"``; several marked parts: the longest of theirs;
+  see :mod:`analyzer.cache_rules.openai`).
 - OpenAI Completions: the prompt.
 - Gemini ``generateContent`` / ``streamGenerateContent`` (and ``countTokens``): the
   ``cachedContent`` reference (the name of an explicit cache, which the model reads first)
@@ -176,40 +177,46 @@ BREAKPOINT = "prompt_cache_breakpoint"
 OPENAI_TTLS = ("30m", "12h")
 
 
-def _unmarked(parts: Any) -> tuple[Any, str | None]:
-    """(``parts`` without ``prompt_cache_breakpoint`` keys, the ``ttl`` of the last marked part:
-    its own, ``""`` when it names none, None when no part is marked)."""
+def _unmarked(parts: Any) -> tuple[Any, tuple[str, ...] | None]:
+    """(``parts`` without ``prompt_cache_breakpoint`` keys, the ``ttl`` of each marked part: its
+    own, ``""`` when it names none; None when no part is marked)."""
     if not isinstance(parts, list) or not any(isinstance(p, dict) and BREAKPOINT in p for p in parts):
         return parts, None
-    ttl: str | None = None
+    ttls: list[str] = []
     out = []
     for p in parts:
         if isinstance(p, dict) and BREAKPOINT in p:
             mark = p[BREAKPOINT]
             own = mark.get("ttl") if isinstance(mark, dict) else None
-            ttl = own if own in OPENAI_TTLS else ""
+            ttls.append(own if own in OPENAI_TTLS else "")
             p = {k: v for k, v in p.items() if k != BREAKPOINT}
         out.append(p)
-    return out, ttl
+    return out, tuple(ttls)
 
 
-def _openai_message(msg: Any, responses: bool = False) -> tuple[Any, str | None]:
-    """(canonical message or item, the ttl of a breakpoint in it: see :func:`_unmarked`).
+def _openai_message(msg: Any, responses: bool = False) -> tuple[Any, tuple[str, ...] | None]:
+    """(canonical message or item, the ttls of the breakpoints in it: see :func:`_unmarked`).
     A string ``content`` is one text part (Responses: ``input_text``, ``output_text`` for the
     assistant), the spelling a marker needs."""
     if not isinstance(msg, dict):
         return msg, None
     canon: dict[str, Any] = {"role": msg.get("role")}
-    ttl = None
+    ttls = None
     if "content" in msg:
         text_type = ("output_text" if msg.get("role") == "assistant" else "input_text") if responses else "text"
-        canon["content"], ttl = _unmarked(_text_blocks(msg["content"], text_type))
+        canon["content"], ttls = _unmarked(_text_blocks(msg["content"], text_type))
     for key in sorted(k for k in msg if k not in ("role", "content")):
         canon[key] = msg[key]
     if isinstance(msg.get("output"), list):  # a function_call_output's parts
-        canon["output"], out_ttl = _unmarked(msg["output"])
-        ttl = out_ttl if out_ttl is not None else ttl
-    return canon, ttl
+        canon["output"], out_ttls = _unmarked(msg["output"])
+        if out_ttls is not None:
+            ttls = (*(ttls or ()), *out_ttls)
+    return canon, ttls
+
+
+def _longest_ttl(ttls: tuple[str, ...], default: str) -> str:
+    """The longest of the markers' TTLs (one naming none takes ``default``, the request's)."""
+    return "12h" if any((t or default) == "12h" for t in ttls) else "30m"
 
 
 def request_ttl(body: dict[str, Any]) -> str:
@@ -242,12 +249,13 @@ def _tool_segments(body: dict[str, Any], out: list[Segment]) -> None:
 def _message_segments(items: list[Any], field: str, default_tag: str, out: list[Segment], ttl: str,
                       responses: bool = False) -> None:
     """One segment per OpenAI message / input item, tagged with its role; a marked part makes
-    it end at a breakpoint of its own ttl, else ``ttl`` (the request's)."""
+    it end at a breakpoint of its own ttl, else ``ttl`` (the request's); with several marked
+    parts, the longest of their ttls (so a 12-hour one is never lost)."""
     for i, item in enumerate(items):
         role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
-        canon, mark = _openai_message(item, responses)
+        canon, marks = _openai_message(item, responses)
         out.append(_seg("message", index_path(field, i), canon, tag=role or default_tag, role=role,
-                        cache_control=None if mark is None else mark or ttl))
+                        cache_control=None if marks is None else _longest_ttl(marks, ttl)))
 
 
 def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:

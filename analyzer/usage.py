@@ -23,8 +23,9 @@ so its tokens are added here; an entry of any other type is not understood and g
 **Drift.** A usage field or value that the rules here do not expect — a cache field the
 parser does not know (any unknown key naming ``cache``), cached or written tokens above the
 prompt, an ``iterations`` entry of an unknown type — is named in ``Usage.drift``
-(``"<field>:<why>"``). The numbers are still read as well as they can be, but the rules are
-stale: such a usage is priced null and counted as ``rules_drift``.
+(``"<field>:<why>"``; an upstream's key is named with any ``,`` as ``;`` and cut at
+:data:`MAX_NOTE_KEY` characters, :func:`_key`). The numbers are still read as well as they can
+be, but the rules are stale: such a usage is priced null and counted as ``rules_drift``.
 
 **Sanitising (the one place).** Every number the proxy accounts with comes through the
 parsers below, so this is where an upstream's absurd numbers stop: a count that is missing or
@@ -96,6 +97,16 @@ class Usage:
         )
 
 
+MAX_NOTE_KEY = 80  # characters of an upstream's key kept in a drift note
+
+
+def _key(key: str) -> str:
+    """An upstream's key as a drift note names it: no ``,`` (notes are comma-joined in the
+    ledger, so one would read back as two) and at most :data:`MAX_NOTE_KEY` characters."""
+    key = key.replace(",", ";")
+    return key if len(key) <= MAX_NOTE_KEY else key[:MAX_NOTE_KEY] + "…"
+
+
 class _Reader:
     """Reads the token counts of one usage block, noting each value it had to change."""
 
@@ -111,7 +122,7 @@ class _Reader:
         if isinstance(block, Mapping):
             for key in block:
                 if isinstance(key, str) and (every_key or "cache" in key.lower()) and key not in known:
-                    self.drift.append(f"{where}{key}:unknown_field")
+                    self.drift.append(f"{where}{_key(key)}:unknown_field")
 
     def above(self, name: str, value: int, prompt: int) -> int:
         """``value`` capped at ``prompt``, with a drift note when it was above it."""
@@ -201,7 +212,7 @@ def from_openai_responses(u: Mapping[str, Any]) -> Usage:
     if isinstance(by_ttl, Mapping):
         for key in by_ttl:
             if key not in _RESPONSES_WRITE_TTLS:
-                n.drift.append(f"input_tokens_details.cache_write_tokens_details.{key}:unknown_field")
+                n.drift.append(f"input_tokens_details.cache_write_tokens_details.{_key(str(key))}:unknown_field")
         write_12h = n(by_ttl, "ttl_12h_tokens")
         write = max(write, write_12h + n(by_ttl, "ttl_30m_tokens"))
         write = n.above("cache_write_tokens", write, prompt - cached)
@@ -235,6 +246,20 @@ def compaction_entries(iterations: Any) -> list[Mapping[str, Any]]:
     return [e for e in iterations if isinstance(e, Mapping) and e.get("type") in ITERATIONS_BILLED_APART]
 
 
+def _iterations_drift(iterations: Any) -> list[str]:
+    """The drift notes of an ``iterations`` block: not a list, or entries of a type not understood."""
+    if iterations is None:
+        return []
+    if not isinstance(iterations, list):
+        return ["iterations:unknown_shape"]
+    notes = []
+    for i, entry in enumerate(iterations):
+        kind = entry.get("type") if isinstance(entry, Mapping) else None
+        if kind not in ITERATIONS_IN_TOP_LEVEL and kind not in ITERATIONS_BILLED_APART:
+            notes.append(f"iterations[{_key(kind) if isinstance(kind, str) else i}]:unknown_type")
+    return notes
+
+
 def from_anthropic(u: Mapping[str, Any], extra_iterations: Any = None) -> Usage:
     """Messages API usage: ``input_tokens`` excludes cache reads and writes, so they are added;
     the ``compaction`` passes in ``iterations`` (or ``extra_iterations``, a stream's
@@ -242,14 +267,7 @@ def from_anthropic(u: Mapping[str, Any], extra_iterations: Any = None) -> Usage:
     n = _Reader()
     plain, read, write, write_1h, output = _anthropic_counts(n, u)
     iterations = u.get("iterations")
-    if iterations is not None:
-        if not isinstance(iterations, list):
-            n.drift.append("iterations:unknown_shape")
-            iterations = []
-        for i, entry in enumerate(iterations):
-            kind = entry.get("type") if isinstance(entry, Mapping) else None
-            if kind not in ITERATIONS_IN_TOP_LEVEL and kind not in ITERATIONS_BILLED_APART:
-                n.drift.append(f"iterations[{kind if isinstance(kind, str) else i}]:unknown_type")
+    n.drift.extend(_iterations_drift(iterations))
     for entry in compaction_entries(iterations if extra_iterations is None else extra_iterations):
         p, r, w, w1h, o = _anthropic_counts(n, entry, "iterations.")
         plain, read, write, write_1h, output = plain + p, read + r, write + w, write_1h + w1h, output + o
@@ -279,13 +297,18 @@ def merge_anthropic_stream(start: Mapping[str, Any] | None, delta: Mapping[str, 
     compaction, the compaction pass in its ``iterations``), ``message_delta`` the (cumulative)
     output count and, in newer API versions, may repeat the input numbers (and carries only the
     final message's iterations). Later values win field by field; the compaction passes are
-    the delta's when it lists any, else the start's, counted once."""
+    the delta's when it lists any, else the start's, counted once; the start's ``iterations``
+    are checked for drift even where the delta's replace them."""
     merged: dict[str, Any] = dict(start or {})
     for key, value in (delta or {}).items():
         if value is not None:
             merged[key] = value
     passes = compaction_entries((delta or {}).get("iterations")) or compaction_entries((start or {}).get("iterations"))
-    return from_anthropic(merged, extra_iterations=passes)
+    usage = from_anthropic(merged, extra_iterations=passes)
+    started = (start or {}).get("iterations")
+    if started is not merged.get("iterations"):  # the delta's replaced them: what the start's held is drift still
+        usage.drift = tuple(dict.fromkeys((*usage.drift, *_iterations_drift(started))))
+    return usage
 
 
 def from_any(u: Mapping[str, Any]) -> Usage | None:

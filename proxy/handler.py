@@ -5,7 +5,8 @@ Order of work: route (only the configured upstreams; the router also resolves th
 kind, the upstream's name and rules, and Gemini's model, once) → tenant (the key from its
 header, or Gemini's ``?key=``) → one :class:`~proxy.exchange.Exchange` for the request → read the
 body (bounded by ``max_body``) → analyse → the rewrite (``--rewrite`` or the request's
-``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`; under safe and
+``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`, for the model the
+upstream serves: on an Azure deployment route its deployment's name, :func:`_serving_model`; under safe and
 aggressive an Anthropic Messages body also asks for the provider's miss reason,
 :mod:`proxy.provider_diagnostics`) → early miss
 diagnosis → maybe ask an OpenAI stream for usage → start the store look-up-and-record
@@ -168,7 +169,7 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         except Exception:  # a rewrite is an optimisation: forward the body as it came
             log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
             applied = [SKIPPED_ERROR]
-    if mode != OFF and request.method == "POST" and analysis.analysed and SKIPPED_ERROR not in applied:  # ask Anthropic why it missed
+    if mode != OFF and request.method == "POST" and analysis.analysed and not {SKIPPED_ERROR, SKIPPED_SHAPE} & set(applied):  # ask Anthropic why it missed
         try:
             raw, asked = gate.provider_diagnostics.ask(target, tenant, raw, analysis)
             applied = [*applied, asked] if asked else applied
@@ -231,21 +232,36 @@ def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: 
     the miss diagnosis see what the provider will), the rewrite ids applied and the request
     headers to add upstream (``sent``: the client's headers, which a rewrite never replaces)."""
     body = analysis.body
+    model = _serving_model(target, analysis)
     reuse, write_12h = None, None
     if isinstance(body, dict) and api == ANTHROPIC_MESSAGES:
         reuse = gate.reuse.observe(head_key(tenant, api, body))
-    elif isinstance(body, dict) and api == OPENAI_RESPONSES and target.rules == OPENAI and uses_breakpoints(analysis.model) and gate.money is not None:
+    elif isinstance(body, dict) and api == OPENAI_RESPONSES and target.rules == OPENAI and uses_breakpoints(model) and gate.money is not None:
         # ttl-12h (Responses only: Chat usage has no TTL split to price it by); None: 12h writes unpriced
-        write_12h = write_12h_ratio(gate.money.money.price_for(analysis.model, target.upstream))
+        write_12h = write_12h_ratio(gate.money.money.price_for(model, target.upstream))
         if write_12h is not None:
             reuse = gate.reuse.observe(head_key(tenant, api, body), OPENAI_56_WINDOWS)
-    result = rewrite_request(api, body, mode=mode, model=analysis.model, tenant=tenant, reuse=reuse, rules=target.rules,
+    result = rewrite_request(api, body, mode=mode, model=model, tenant=tenant, reuse=reuse, rules=target.rules,
                              write_12h=write_12h, headers=sent)
     added = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in result.headers.items()]
     if result.body is None:
         return raw, analysis, list(result.applied), added
     new_raw = orjson.dumps(result.body)
     return new_raw, analyse(target, new_raw), list(result.applied), added
+
+
+def _serving_model(target: Target, analysis: Analysis) -> str | None:
+    """The model whose caching rules the rewrite follows: on an Azure deployment route
+    (``.../openai/deployments/NAME/...``) the deployment's name, since the deployment serves its
+    own model whatever the body's ``model`` says (the AzureOpenAI SDK with ``azure_deployment=``
+    sends the body's as given): a GPT-5.6 marker must not reach an older deployment, which
+    answers it with a 400. Elsewhere the analysis's (the body's, or the path's for Gemini)."""
+    if target.provider == OPENAI and "/deployments/" in target.route:
+        parts = target.route.split("/")
+        for i in range(len(parts) - 2):
+            if parts[i] == "openai" and parts[i + 1] == "deployments" and parts[i + 2]:
+                return parts[i + 2]
+    return analysis.model
 
 
 def _fail(gate: Gate, exchange: Exchange, error: errors.ProxyError, message: str) -> Response:

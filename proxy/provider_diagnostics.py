@@ -30,7 +30,9 @@ it compares that earlier request's prompt with this one (the ``anthropic`` SDK's
 
 For the header the relay reads the answer ahead before the head goes out (:class:`Peek`: a
 JSON body up to :data:`MAX_JSON_PEEK`, a stream up to its first complete event, bounded by
-:data:`MAX_SSE_PEEK`), only when the request named a previous message
+:data:`MAX_SSE_PEEK`, both counted as sent and decoded, and for a stream by
+:data:`MAX_SSE_WAIT_S` in time: a first event later than that leaves the header off, the
+ledger still gets the reason), only when the request named a previous message
 (:func:`names_previous`), and relays every byte it read unchanged after the head.
 
 This module sends nothing itself, prices nothing and never raises on a body or an answer.
@@ -63,6 +65,7 @@ PER_TENANT = 512  # chain hashes remembered per tenant
 MAX_TENANTS = 10_000
 MAX_JSON_PEEK = 4 * 1024 * 1024  # a JSON answer read ahead for the header; beyond it, no header
 MAX_SSE_PEEK = 64 * 1024  # a stream read ahead up to its first complete event
+MAX_SSE_WAIT_S = 0.5  # a stream's head waits at most this long for that event; then it goes out without the header
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ def read_reason(diagnostics: Any) -> Reason | None:
     if reason is None:
         return None
     kind = reason.get("type") if isinstance(reason, dict) else None
-    if kind not in TYPES:
+    if not isinstance(kind, str) or kind not in TYPES:  # a list or object is unhashable: never a TypeError
         return Reason(UNKNOWN_SHAPE)
     if not TYPES[kind]:
         return Reason(kind)
@@ -203,7 +206,8 @@ class Peek:
         self._decoder = Decoder(encoding.encode() if encoding else None)
         self._sse = SSEParser() if self.stream else None
         self._parts: list[bytes] = []
-        self._size = 0
+        self._size = 0  # bytes as sent
+        self._decoded = 0  # and decoded: a small compressed answer may decode to far more than the bound
         self.done = not self._decoder.ok or not (self.stream or "json" in content_type)
         self.reason: Reason | None = None
 
@@ -212,8 +216,9 @@ class Peek:
             return
         self._size += len(chunk)
         data = self._decoder.decode(chunk)
+        self._decoded += len(data)
         limit = MAX_SSE_PEEK if self.stream else MAX_JSON_PEEK
-        if not self._decoder.ok or self._size > limit:
+        if not self._decoder.ok or self._size > limit or self._decoded > limit:
             self.done = True  # too long, or unreadable: no header
             return
         if self._sse is None:

@@ -49,8 +49,9 @@ error inside a stream that already began cannot be taken back and passes through
 **The provider's miss reason goes out in the head** (:mod:`proxy.provider_diagnostics`): when
 the request sent upstream names ``diagnostics.previous_message_id`` (Anthropic Messages) and
 the answer is a 200, the relay reads it ahead before the status line (a JSON body whole, up
-to 4 MiB; a stream up to its first complete event, ``message_start``, up to 64 KiB) and adds
-``x-prefixgate-provider-miss-reason: TYPE; tokens=N`` when it names one. Every byte read is
+to 4 MiB; a stream up to its first complete event, ``message_start``, up to 64 KiB and 0.5 s:
+a later first event leaves the header off and the head goes out, the read still under way) and
+adds ``x-prefixgate-provider-miss-reason: TYPE; tokens=N`` when it names one. Every byte read is
 relayed after the head as it came; a read that breaks off meanwhile fails the body just where
 it would have without the read-ahead. Other requests pay nothing.
 
@@ -81,7 +82,7 @@ from proxy.gemini_cache.resend import (
 )
 from proxy.headers import has_no_body, response_headers
 from proxy.provider_diagnostics import HEADER as PROVIDER_HEADER
-from proxy.provider_diagnostics import Peek, header_value, names_previous
+from proxy.provider_diagnostics import MAX_SSE_WAIT_S, Peek, header_value, names_previous
 from proxy.server.aborts import ShutdownCut, UpstreamFailed
 from proxy.transport.upstream import UpstreamError
 from proxy.usage_tap import SSETap, Tap, tap_for
@@ -92,6 +93,24 @@ if TYPE_CHECKING:
 _READ_ERROR = errors.ProxyError(502, "upstream_read_error", "api_error", "api_error")  # an error body broke off before any byte went out
 log = logging.getLogger("prefixgate.relay")
 CLIENT_CLOSED = 499
+
+
+async def _next_chunk(body: AsyncIterator[bytes]) -> bytes | None:
+    """The next chunk of ``body``; None at its end (a task cannot end in StopAsyncIteration)."""
+    try:
+        return await body.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+def _drop(read: asyncio.Task | None) -> None:
+    """Cancels a read still under way; marks a finished one's error as seen."""
+    if read is None:
+        return
+    if not read.done():
+        read.cancel()
+    elif not read.cancelled():
+        read.exception()
 
 
 class Relay(Response):
@@ -109,6 +128,7 @@ class Relay(Response):
         self._head: list[bytes] | None = None  # body chunks read before the status line went out (a refusal check)
         self._rest: AsyncIterator[bytes] | None = None  # the body after them; None: _head is all of it
         self._failed: BaseException | None = None  # the read that broke off while reading ahead: raised after _head
+        self._pending: asyncio.Task[bytes | None] | None = None  # a read the peek's deadline left under way: its chunk follows _head
 
     def _first_byte(self) -> None:
         if self.record.ttfb_s is None:
@@ -120,6 +140,12 @@ class Relay(Response):
     async def _read_ahead(self) -> AsyncIterator[bytes]:
         assert self._head is not None
         for chunk in self._head:
+            yield chunk
+        if self._pending is not None:  # the read the peek left under way (awaiting it cancels it with this task)
+            pending, self._pending = self._pending, None
+            chunk = await pending  # its error, if any, is raised here: where the body would have failed
+            if chunk is None:
+                return
             yield chunk
         if self._rest is not None:
             async for chunk in self._rest:
@@ -182,17 +208,36 @@ class Relay(Response):
 
     async def _peek_diagnostics(self) -> None:
         """The request named a previous message: reads the answer ahead (a JSON body whole, a
-        stream to its first event; bounded, :class:`~proxy.provider_diagnostics.Peek`) so the
-        provider's miss reason goes out in the head. What was read is relayed first, unchanged;
-        a read that fails is raised where the body would have failed without the peek."""
+        stream to its first event; bounded, :class:`~proxy.provider_diagnostics.Peek`, a stream
+        also in time: :data:`~proxy.provider_diagnostics.MAX_SSE_WAIT_S`) so the provider's miss
+        reason goes out in the head. What was read is relayed first, unchanged; a read still
+        under way at the deadline goes on and its chunk follows (``_pending``); a read that
+        fails is raised where the body would have failed without the peek."""
         first = self.upstream
         assert first is not None
         peek = Peek(first.headers.get("content-type", ""), first.headers.get("content-encoding"))
         rest: AsyncIterator[bytes] | None = first.stream.__aiter__()  # type: ignore[union-attr]
         head: list[bytes] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MAX_SSE_WAIT_S if peek.stream else None
         while not peek.done:
             try:
-                chunk = await rest.__anext__()  # type: ignore[union-attr]
+                if deadline is None:
+                    chunk = await rest.__anext__()  # type: ignore[union-attr]
+                else:
+                    read = loop.create_task(_next_chunk(rest))  # type: ignore[arg-type]
+                    try:
+                        await asyncio.wait((read,), timeout=max(0.0, deadline - loop.time()))
+                    except BaseException:  # the client went away (or a shutdown cut): the read stops too
+                        read.cancel()
+                        raise
+                    if not read.done():  # the first event is late: the head goes out without the header
+                        self._pending = read
+                        break
+                    got = read.result()
+                    if got is None:
+                        raise StopAsyncIteration
+                    chunk = got
             except StopAsyncIteration:
                 rest = None
                 peek.end()
@@ -299,6 +344,7 @@ class Relay(Response):
                     raise ShutdownCut(f"request {record.request_id} cut by shutdown") from None
         finally:
             try:
+                _drop(self._pending)  # a read the peek left under way that nobody awaited (client gone, send failed)
                 if self.upstream is not None:
                     await self.upstream.aclose()  # closes the connection unless read to the end
             finally:

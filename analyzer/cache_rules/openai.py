@@ -19,7 +19,8 @@ Two generations (OpenAI, "Prompt caching" guide; the ``openai`` SDK's
 Assumptions where the sources are silent (the emulator, :mod:`proxy.emulator`, follows them):
 
 - **Names.** A name's generation is its ``gpt-MAJOR[.MINOR]`` version, after any ``vendor/``
-  prefix (``openai/``, ``azure/``): 5.6 or above takes the newest rules known (so ``gpt-5.7``,
+  prefix (``openai/``, ``azure/``; a dotless multi-digit version is Azure's spelling, ``gpt-35-turbo``
+  = 3.5): 5.6 or above takes the newest rules known (so ``gpt-5.7``,
   ``gpt-6``, ``gpt-6.1-terra`` are 5.6-style until a newer family is added here). Any other
   name (``o4-mini``, ``gpt-4o``, ``chatgpt-4o-latest``, ``gpt-oss-120b``, an Azure deployment
   name) takes the rules before 5.6.
@@ -27,7 +28,9 @@ Assumptions where the sources are silent (the emulator, :mod:`proxy.emulator`, f
   matched (the guide's "prompts 1024 tokens or longer" says nothing of 5.6).
 - **Where a breakpoint sits.** At the end of the message (Responses: input item) that holds the
   marked part: prefixgate's segments are whole messages, so a marker on a part before the
-  message's last counts at the message's end.
+  message's last counts at the message's end (the SDK says a marker ends the prefix exactly at
+  its part), and several marked parts of one message are one breakpoint (one of the 4 writes,
+  one of the 80 considered), with the longest of their TTLs.
 - **Candidates.** The positions a request can match at are its explicit markers and the end of
   each of its messages (where an earlier turn's implicit breakpoint was written); the latest 80
   of them are looked up, the longest cached one is read.
@@ -83,7 +86,10 @@ def version(model: str | None) -> tuple[int, int] | None:
     m = _VERSION.match(name)
     if m is None:
         return None
-    return int(m.group(1)), int(m.group(2) or 0)
+    major, minor = m.group(1), m.group(2)
+    if minor is None and len(major) > 1:  # Azure spells versions without the dot: gpt-35-turbo is GPT-3.5
+        major, minor = major[0], major[1:]
+    return int(major), int(minor or 0)
 
 
 def generation(model: str | None) -> Generation:

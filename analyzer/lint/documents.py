@@ -8,7 +8,9 @@
   a JSONL file holds one per line. Each becomes a :class:`Request`: provider and route
   (``analyzer.segments.guess_shape``), segments in cache order, and the *boundary*: how many
   leading segments form the cacheable prefix (Anthropic: up to the last ``cache_control``
-  breakpoint; otherwise everything before the last message, which is the per-request tail).
+  breakpoint; OpenAI GPT-5.6+: up to the last ``prompt_cache_breakpoint``, and in implicit mode
+  at least everything before the last message, as the implicit breakpoint caches it; otherwise
+  everything before the last message, which is the per-request tail).
 - Every prompt string inside a segment (:func:`analyzer.segments.segment_strings`) is a
   :class:`TextUnit` that maps an index in the decoded string to a line and column in the
   file (:mod:`.jsonpos`); field paths are :mod:`analyzer.jsonpath` text.
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
 
+from analyzer.cache_rules.openai import OPTIONS_KEY, uses_breakpoints
 from analyzer.jsonpath import join_path
 from analyzer.lint import jsonpos
 from analyzer.segments import Segment, guess_shape, last_message_start, segment_strings, segments_for
@@ -107,9 +110,17 @@ class Request:
     def boundary(self) -> int:
         segs = self.segments
         marks = [i for i, s in enumerate(segs) if s.cache_control]
+        if marks and self.provider == "openai" and uses_breakpoints(self.model) and not self._explicit_mode:
+            # GPT-5.6+ implicit mode: the implicit breakpoint at the newest message caches the history too
+            return max(marks[-1] + 1, last_message_start(segs))
         if marks:
             return marks[-1] + 1
         return last_message_start(segs)
+
+    @property
+    def _explicit_mode(self) -> bool:
+        options = self.body.get(OPTIONS_KEY)
+        return isinstance(options, dict) and options.get("mode") == "explicit"
 
     def units(self) -> list[TextUnit]:
         out: list[TextUnit] = []

@@ -16,7 +16,9 @@
   proxy's definition (:mod:`analyzer.missed`: the repeated prefix, exactly or but for a
   volatile value such as a timestamp, that the provider did not report cached, priced with
   the write premium where it applies). A ledger row the proxy priced brings its own spent,
-  saved and missed, so ``analyze`` and the dashboard agree on the same ledger.
+  saved and missed, and a ledger row without usage (a refused or failed call) billed nothing
+  and missed nothing, so ``analyze`` and the dashboard agree on the same ledger. Missed savings
+  are null (never $0) when requests could have missed some but none of them had a price.
 - **Prefix unknown**: a ledger row written while the proxy's store was skipped states no
   prefix sizes; it is counted apart (``prefix_unknown``), in no hit rate and no advice.
 - **Forks**: for a request that leaves a known prefix before its last message, the
@@ -37,7 +39,7 @@ from typing import Any
 
 from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_56_RULES, OPENAI_TTL_RANGE_S, cacheable_tokens, provider_ttl_s, rules_for
 from analyzer.cost import cost_of, missed_usd, rules_drift, ttl_split_unknown
-from analyzer.missed import Reuse, longest, missed_tokens, reusable
+from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, reusable
 from analyzer.divergence import MIN_SIMILARITY, text_fork
 from analyzer.logs.reader import LogRecord, ledger_ends
 from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
@@ -97,6 +99,8 @@ class Analysis:
         self.missed_volatile = 0.0  # the part of ``missed`` behind volatile values (logs with bodies)
         self.prefix_unknown = 0  # ledger rows without prefix information: counted apart
         self.costed = 0  # requests whose usage had a price: spent/saved are sums over these only
+        self.missed_priced = 0  # requests whose missed savings have a price: ``missed`` sums these
+        self.missed_unknown = 0  # requests whose missed savings could not be priced (no price, drift, flags)
         self.unpriced: Counter = Counter()
         self.drifted = 0  # requests whose usage the rules do not expect (analyzer.cost.rules_drift): priced null
         self.drift: Counter = Counter()  # (model, note) → requests
@@ -165,6 +169,8 @@ class Analysis:
 
         rules = rules_for(rec.provider, rec.model)
         live_bytes = self._live_bytes(keys, ends, seen.live, segs is not None)
+        if segs is not None and seen.live:  # GPT-5.6+: only up to where a breakpoint can sit (as the proxy counts it)
+            live_bytes = at_breakpoint(rec.provider, rec.model, segs, Reuse(seen.live, live_bytes)).bytes
         allowed = cacheable_tokens(rules, live_bytes) if seen.live else 0
         # What the provider did cache was allowed, whatever the estimate says: realised ≤ allowed.
         allowed = max(min(allowed, input_tokens), cached)
@@ -188,14 +194,22 @@ class Analysis:
         if rec.ledger_money is not None:  # the proxy priced this row: its missed savings, as the dashboard sums them
             if rec.ledger_money[2] is not None:
                 self.missed += rec.ledger_money[2]
+                self.missed_priced += 1
+        elif rec.ledger and usage is None:
+            pass  # a ledger row without usage billed nothing (a refused or failed call): nothing missed, as the proxy says
         elif price is not None and priceable:  # a usage priced null (drift, flags) has no missed savings either
             reuse = self._reusable(rec, segs, seen, ttl) if segs is not None else None
+            if reuse is not None:
+                reuse = at_breakpoint(rec.provider, rec.model, segs, reuse)
             tokens = missed_tokens(rec.provider, rec.model, max(live_bytes, reuse.bytes if reuse else 0), cached,
-                                   usage.input_tokens if usage is not None else None)
+                                   usage.input_tokens if usage is not None else None, ends[-1] if ends else None)
             usd = missed_usd(tokens, price, usage) or 0.0
             self.missed += usd
+            self.missed_priced += 1
             if reuse is not None and reuse.volatile and reuse.bytes > live_bytes:
                 self.missed_volatile += usd  # the prompt repeated but for a timestamp, an id …
+        else:
+            self.missed_unknown += 1
         if segs is not None:
             self._fork(rec, segs, seen, idx)
             self._remember(idx, rec, segs)

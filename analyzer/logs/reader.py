@@ -50,6 +50,7 @@ class LogRecord:
     prefix_bytes: int = 0  # … and their exact size in bytes (the only segment end a row states)
     prefix_known: bool = True  # False: a ledger row whose prefix the proxy could not look up (store skipped)
     ledger_money: tuple[float, float | None, float | None] | None = None  # a priced ledger row: the proxy's (cost, saved, missed) USD
+    ledger: bool = False  # a row of the proxy's ledger (not a log line): no usage there means it billed nothing
 
 
 def ledger_ends(n: int, total_bytes: int, prefix_segments: int, prefix_bytes: int) -> list[int]:
@@ -206,7 +207,7 @@ def read_ledger(path: str, on_error: OnError, on_rows: Callable[[int], None] | N
                             r.get("ts"), body, usage, r.get("tenant"), chain or None, r.get("total_bytes"),
                             r.get("prefix_segments") or 0, r.get("prefix_bytes") or 0,
                             prefix_known=r.get("prefix_segments") is not None or "prefix_segments" not in r,
-                            ledger_money=money)
+                            ledger_money=money, ledger=True)
     except sqlite3.Error as exc:
         on_error(path, None, f"ledger read failed: {exc}")
     finally:

@@ -71,6 +71,8 @@ def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, A
                        "cached_tokens": v.cached_tokens, "allowed": _allowed(v),
                        "realized": _rate(v.cached_tokens, v.usage_input_tokens)} for p, v in sorted(a.by_provider.items())}
     priced = a.cfg.prices is not None
+    # missed: null (never $0) when requests could have missed money but none of them had a price
+    missed_known = priced and not (a.missed_unknown and not a.missed_priced)
     summary: dict[str, Any] = {
         "sources": sources,
         "requests": t.requests + a.unanalysed + a.prefix_unknown,
@@ -88,8 +90,8 @@ def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, A
                      "allowed_all_requests": _rate(t.allowed_tokens, t.input_tokens), "by_provider": by_provider},
         # spent/saved come from reported usage: with no priced usage in the log they are unknown (null), never $0
         "money": {"priced": priced, "spent_usd": a.spent if priced and a.costed else None, "saved_usd": a.saved if priced and a.costed else None,
-                  "missed_usd": a.missed if priced else None,
-                  "missed_volatile_usd": a.missed_volatile if priced else None,
+                  "missed_usd": a.missed if missed_known else None,
+                  "missed_volatile_usd": a.missed_volatile if missed_known else None,
                   "unpriced_requests": sum(a.unpriced.values()), "unpriced_models": sorted(a.unpriced),
                   "flagged_requests": a.flagged},
         # usage the model's rules do not expect: priced null (the proxy's rules_drift), per model and note

@@ -25,7 +25,8 @@ id                             mode        what
                                            head and before the newest turn (:mod:`.openai_breakpoints`)
 ``instructions-as-developer``  safe        Responses, GPT-5.6+: string ``instructions`` moved into a
                                            leading developer item carrying the head marker
-                                           (``store: false``, no previous response or conversation;
+                                           (``store: false``, no previous response, conversation,
+                                           prompt template, compaction or auto truncation;
                                            see :mod:`.openai_breakpoints`)
 ``ttl-12h``                    safe        GPT-5.6+ Responses: the head marker kept 12 h where the head
                                            comes back after 30 min-12 h and 12 h writes are priced

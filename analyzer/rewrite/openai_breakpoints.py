@@ -27,7 +27,7 @@ pattern) therefore reads nothing and pays 1.25× on every prompt. Rewrites, each
   Implicit mode writes the implicit breakpoint and the latest 3 explicit ones, so two
   markers are always written; both lie before the implicit one, which bills the writes
   up to it anyway, so they add no write cost. A marker lands on a part of a type the SDK
-  lets carry one (Chat ``text`` / ``image_url`` / ``input_audio``; Responses ``input_text`` /
+  lets carry one (Chat ``text`` / ``image_url`` / ``input_audio`` / ``file``; Responses ``input_text`` /
   ``input_image`` / ``input_file``); a string ``content`` becomes one text part (Chat
   ``{"type": "text"}``, Responses ``{"type": "input_text"}``) only where the marker lands,
   the spelling :mod:`analyzer.segments` already treats as equal, so the canonical bytes
@@ -45,9 +45,12 @@ pattern) therefore reads nothing and pays 1.25× on every prompt. Rewrites, each
   instructions among them, would then be carried into that request's context, where the
   original instructions would not have been — the model of the *later* request would read
   them twice (the usual first turn of a ``previous_response_id`` chain sends ``instructions``
-  and leaves ``store`` at its default). Stateless clients that resend the whole history with
-  ``store: false`` (Codex does) get the move; otherwise ``instructions`` stay a string and
-  only input items are marked.
+  and leaves ``store`` at its default). Nor where the API treats input items otherwise:
+  ``truncation: "auto"`` drops input items from the beginning when the context overflows
+  (instructions are kept), ``context_management`` compaction rewrites input items, and a
+  ``prompt`` template puts its own content before the input. Stateless clients that resend
+  the whole history with ``store: false`` (Codex does) get the move; otherwise
+  ``instructions`` stay a string and only input items are marked.
 - ``ttl-12h``: when :func:`analyzer.rewrite.ttl.pays_for_12h` says so (the head returns after
   30 minutes to 12 hours often enough, and the model's 12-hour write rate is priced), the
   head marker is ``{"mode": "explicit", "ttl": "12h"}``; the boundary marker keeps the
@@ -77,8 +80,10 @@ TTL_12H = "ttl-12h"
 BREAKPOINT = openai_rules.BREAKPOINT_KEY
 OPTIONS = openai_rules.OPTIONS_KEY
 MARK = {"mode": "explicit"}
-_PARTS = {"openai-chat": ("text", "image_url", "input_audio"), "openai-responses": ("input_text", "input_image", "input_file")}
+_PARTS = {"openai-chat": ("text", "image_url", "input_audio", "file"), "openai-responses": ("input_text", "input_image", "input_file")}
 _HEAD_ROLES = ("system", "developer")
+# Responses fields under which a moved instructions item would not be read as the instructions were (module docstring)
+_KEEPS_INSTRUCTIONS = ("previous_response_id", "conversation", "prompt", "context_management")
 
 
 def place_openai_breakpoints(api: str, body: dict[str, Any], *, model: str | None,
@@ -132,7 +137,7 @@ def _place(api: str, body: dict[str, Any], ttl_12h: bool) -> tuple[dict[str, Any
         marks[at] = head_mark
     instructions = body.get("instructions")
     move = (responses and head == 0 and isinstance(instructions, str) and bool(instructions) and body.get("store") is False
-            and body.get("previous_response_id") is None and body.get("conversation") is None
+            and all(body.get(k) is None for k in _KEEPS_INSTRUCTIONS) and body.get("truncation") != "auto"
             and estimate_tokens(ends.get("instructions", 0)) >= openai_rules.MIN_TOKENS)
     at = _last_markable(items, api, turn - 1, head - 1) if turn > head else None
     if at is not None and at not in marks and reaches(at):

@@ -47,10 +47,10 @@ from analyzer.diagnose import Diagnosis, settle
 from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, prefix_bytes, reusable
 from analyzer.pricing import Price, PriceTable
 from analyzer.segments import Seen, Segment
-from analyzer.usage import Usage
+from analyzer.usage import MAX_TOKENS, Usage
 from proxy.accounting.diagnosis import DiagnosisMemory
 from proxy.accounting.records import RequestRecord
-from proxy.provider_diagnostics import read_reason
+from proxy.provider_diagnostics import UNKNOWN_SHAPE, Reason, read_reason
 
 if TYPE_CHECKING:
     from proxy.exchange import Exchange
@@ -78,12 +78,17 @@ def ttl_split_unknown(exchange: Exchange, usage: Usage | None) -> list[str]:
 def provider_miss(record: RequestRecord, diagnostics: object, price: Price | None) -> None:
     """The provider's own miss reason onto ``record`` (:func:`proxy.provider_diagnostics.read_reason`
     of the answer's raw ``diagnostics``): its type, its ``cache_missed_input_tokens`` and those
-    tokens priced at input − cached read (None: unpriced, or the type carries none). A shape the
+    tokens priced at input − cached read (None: unpriced, the type carries none, or the row has
+    rules drift: :meth:`Money.enrich` nulls them with the rest of its money). A shape the
     parser does not know is ``unknown_shape`` with no tokens and no dollars: ignored for money,
-    and the ledger row says so; the request's own cost is untouched."""
+    and the ledger row says so; the request's own cost is untouched. So is a token count no
+    prompt can have (above :data:`analyzer.usage.MAX_TOKENS`, as the usage parser's bound): it
+    would overflow the stats' 64-bit JSON integers and the ledger's ``SUM``."""
     reason = read_reason(diagnostics)
     if reason is None:
         return
+    if reason.tokens is not None and reason.tokens > MAX_TOKENS:
+        reason = Reason(UNKNOWN_SHAPE)
     record.provider_miss_reason, record.provider_missed_tokens = reason.type, reason.tokens
     if reason.tokens is not None and price is not None:
         record.provider_missed_usd = reason.tokens * (price.input - price.read_rate) / PER
@@ -125,6 +130,8 @@ class Money:
         provider_miss(record, exchange.diagnostics, price)  # the provider's own miss reason (Anthropic diagnostics)
         usage = record.usage
         record.drift = drift_of(usage, price)
+        if record.drift:  # the rules are stale: the row's money is null, the provider's missed dollars too
+            record.provider_missed_usd = None
         record.flags = ttl_split_unknown(exchange, usage)
         cost = cost_of(usage, price) if not record.drift and not record.flags else UNPRICED
         record.cost_usd, record.saved_usd, record.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts
@@ -158,4 +165,5 @@ class Money:
         reuse = at_breakpoint(cur.provider, cur.model, cur.segments, longest(exact, volatile))  # GPT-5.6+: where a breakpoint can sit
         if reuse.segments <= 0:
             return 0
-        return missed_tokens(cur.provider, cur.model, reuse.bytes, usage.cached_tokens, usage.input_tokens)
+        return missed_tokens(cur.provider, cur.model, reuse.bytes, usage.cached_tokens, usage.input_tokens,
+                             prefix_bytes(cur.segments, len(cur.segments)))

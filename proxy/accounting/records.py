@@ -70,7 +70,7 @@ class RequestRecord:
     # The provider's own miss reason (Anthropic diagnostics.cache_miss_reason), when it answered one:
     provider_miss_reason: str | None = None  # its type: "system_changed", "tools_changed", …
     provider_missed_tokens: int | None = None  # its cache_missed_input_tokens (None: the type carries none)
-    provider_missed_usd: float | None = None  # those tokens priced at input − cached read; None: unpriced or none
+    provider_missed_usd: float | None = None  # those tokens priced at input − cached read; None: unpriced, none, or rules drift
     # What the money layer could not price exactly although nothing was drift (proxy.accounting.money
     # "TTL split"), "<field>:<why>"; non-empty → cost null; the ledger's flags column stores them beside the usage's.
     flags: list[str] = field(default_factory=list)

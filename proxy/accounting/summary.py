@@ -267,11 +267,14 @@ def _rewrites(conn, where, args, limit: int = MAX_REWRITE_IDS) -> tuple[dict[str
 
 
 def _miss_reasons(conn, where, args) -> list[dict[str, Any]]:
+    """Requests and missed dollars per prefixgate reason code; ``missed_usd`` null (never $0)
+    when none of the reason's rows was priced (an unpriced model, rules drift, flags)."""
     cond = (where + " AND" if where else " WHERE") + " miss_reason IS NOT NULL"
     reasons: dict[str, dict[str, Any]] = {}
     for reason, missed in conn.execute(f"SELECT miss_reason, missed_usd FROM requests{cond}", args):
         code = reason.split(";", 1)[0].strip()
-        entry = reasons.setdefault(code, {"reason": code, "count": 0, "missed_usd": 0.0})
+        entry = reasons.setdefault(code, {"reason": code, "count": 0, "missed_usd": None})
         entry["count"] += 1
-        entry["missed_usd"] += missed or 0.0
+        if missed is not None:
+            entry["missed_usd"] = (entry["missed_usd"] or 0.0) + missed
     return sorted(reasons.values(), key=lambda r: (-r["count"], r["reason"]))

@@ -20,7 +20,7 @@ Rules emulated (the contract and its assumptions: :mod:`analyzer.cache_rules.ope
 Assumptions of this emulator (beyond those of :mod:`analyzer.cache_rules.openai`):
 
 - Markers are counted per position: two marked parts of one message are one breakpoint
-  (its TTL is the one :mod:`analyzer.segments` records: the last marked part's).
+  (its TTL is the one :mod:`analyzer.segments` records: the longest of the marked parts').
 - The implicit breakpoint and a marker on the newest message coincide and use up one of the
   4 writes each (implicit mode still writes the latest 3 markers, one of them there); the
   entry there keeps the longer of the two TTLs.

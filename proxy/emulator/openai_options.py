@@ -12,6 +12,14 @@ a 400 in OpenAI's shape (``param`` names the field, e.g.
 - a breakpoint that is not an object (``invalid_type``), without ``mode``
   (``missing_required_parameter``), whose ``mode`` is not ``"explicit"`` or whose ``ttl`` is not
   30m/12h (``invalid_value``);
+- a field the SDK types do not have (``unknown_parameter``): a ``prompt_cache_options`` key
+  other than ``mode`` / ``ttl`` (Responses also ``prewarm``, ``comparison_response_id``), a
+  marker key other than ``mode`` / ``ttl``, and a marker anywhere but on a content part of a
+  type that takes one: Chat ``messages[i].content[j]`` of type ``text`` / ``image_url`` /
+  ``input_audio`` / ``file`` (any role); Responses ``input[i].content[j]`` of a message item and
+  ``input[i].output[j]`` of a ``function_call_output`` / ``custom_tool_call_output``, of type
+  ``input_text`` / ``input_image`` / ``input_file`` (so not an assistant's ``output_text``, not a
+  message, tool or item itself, not deeper than a part);
 - on every older model, a body carrying a non-null ``prompt_cache_options`` or any
   ``prompt_cache_breakpoint`` (``unsupported_parameter``): what the proxy must never cause.
 
@@ -20,7 +28,8 @@ Assumptions (where the SDK types and the guide are silent):
 - ``/v1/responses/compact`` takes ``ttl: "30m"`` only, as its SDK type (``response_compact_params``) says.
 - ``"prompt_cache_options": null`` and a marker's ``"ttl": null`` count as absent (older models too).
 - A marker is looked for anywhere under ``messages`` / ``input`` (so one a segment would not
-  count as a breakpoint, e.g. nested deeper than a content part, is still refused on old models).
+  count as a breakpoint, e.g. nested deeper than a content part, is still refused on old models,
+  and is an unknown parameter on GPT-5.6+); one elsewhere (``tools``, top level) is not checked.
 - ``prewarm``, ``comparison_response_id`` and ``prompt_cache_retention`` are not checked or emulated.
 
 This module decides nothing about what is cached (:mod:`proxy.emulator.openai_breakpoints`).
@@ -38,6 +47,15 @@ MODES = ("implicit", "explicit")
 API_TTLS = {"chat": CHAT_TTLS, "responses": RESPONSES_TTLS, "compact": CHAT_TTLS}
 BREAKPOINT_TTLS = tuple(TTL_S)  # a marker's own ttl: 30m or 12h on every API
 MAX_DEPTH = 12  # how deep under messages/input markers are looked for
+# the SDK's PromptCacheOptions per API, and PromptCacheBreakpoint
+OPTION_KEYS = {"chat": ("mode", "ttl"), "compact": ("mode", "ttl"),
+               "responses": ("mode", "ttl", "prewarm", "comparison_response_id")}
+MARKER_KEYS = ("mode", "ttl")
+# content part types that take a marker (Chat: ChatCompletionContentPart*Param; Responses:
+# ResponseInput{Text,Image,File}[Content]Param) and the Responses items whose ``output`` parts do
+CHAT_PART_TYPES = ("text", "image_url", "input_audio", "file")
+RESPONSES_PART_TYPES = ("input_text", "input_image", "input_file")
+OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output")
 
 
 class ParamError(ValueError):
@@ -78,6 +96,35 @@ def markers(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
             yield from walk(body[field], field, 0)
 
 
+def marker_places(body: dict[str, Any], api: str) -> set[str]:
+    """Paths of the ``prompt_cache_breakpoint`` fields the SDK types allow in ``body`` on ``api``."""
+    places: set[str] = set()
+
+    def parts(value: Any, path: str, types: tuple[str, ...]) -> None:
+        if isinstance(value, list):
+            for j, part in enumerate(value):
+                if isinstance(part, dict) and part.get("type") in types:
+                    places.add(key_path(index_path(path, j), BREAKPOINT_KEY))
+
+    field = "messages" if api == "chat" else "input"
+    items = body.get(field)
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if not isinstance(item, dict):
+            continue
+        at = index_path(field, i)
+        if api == "chat":
+            parts(item.get("content"), key_path(at, "content"), CHAT_PART_TYPES)
+        elif item.get("type", "message") == "message":  # an assistant's output_text parts take none: by type
+            parts(item.get("content"), key_path(at, "content"), RESPONSES_PART_TYPES)
+        elif item.get("type") in OUTPUT_ITEMS:
+            parts(item.get("output"), key_path(at, "output"), RESPONSES_PART_TYPES)
+    return places
+
+
+def _unknown(param: str) -> ParamError:
+    return ParamError(f"Unknown parameter: '{param}'.", param, "unknown_parameter")
+
+
 def _choices(values: tuple[str, ...]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
@@ -106,14 +153,23 @@ def check(body: dict[str, Any], api: str, model: str) -> CacheOptions | None:
     if not isinstance(options, dict):
         raise ParamError(f"Invalid type for '{OPTIONS_KEY}': expected an object, but got {type(options).__name__}.",
                          OPTIONS_KEY, "invalid_type")
+    extra = next((k for k in options if k not in OPTION_KEYS[api]), None)
+    if extra is not None:
+        raise _unknown(key_path(OPTIONS_KEY, str(extra)))
     mode = options.get("mode")
     mode = "implicit" if mode is None else _value(mode, MODES, f"{OPTIONS_KEY}.mode")
     ttl = options.get("ttl")
     ttl = "30m" if ttl is None else _value(ttl, API_TTLS[api], f"{OPTIONS_KEY}.ttl")
+    places = marker_places(body, api) if found else set()
     for path, mark in found:
+        if path not in places:
+            raise _unknown(path)
         if not isinstance(mark, dict):
             raise ParamError(f"Invalid type for '{path}': expected an object, but got {type(mark).__name__}.",
                              path, "invalid_type")
+        extra = next((k for k in mark if k not in MARKER_KEYS), None)
+        if extra is not None:
+            raise _unknown(key_path(path, str(extra)))
         if "mode" not in mark:
             raise ParamError(f"Missing required parameter: '{path}.mode'.", f"{path}.mode", "missing_required_parameter")
         _value(mark["mode"], ("explicit",), f"{path}.mode")

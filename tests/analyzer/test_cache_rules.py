@@ -82,3 +82,31 @@ def test_gemini_and_deepseek_rules_are_automatic():
     assert rules_for("xai", "grok-4") is OPENAI_RULES  # any other name: automatic caching, OpenAI's numbers
     assert gemini_implicit("gemini-2.5-flash") and gemini_implicit("gemini-3.5-flash")
     assert not gemini_implicit("gemini-2.0-flash") and not gemini_implicit("gemini-1.5-pro")
+
+
+def test_openai_generations_by_model_name():
+    from analyzer.cache_rules import OPENAI_56_RULES
+    from analyzer.cache_rules.openai import generation, uses_breakpoints, version
+
+    newer = ["gpt-5.6-terra", "gpt-5.6", "openai/gpt-5.6-luna", "GPT-5.6-SOL-2026-07-09", "gpt-5.7", "gpt-5.10",
+             "gpt-6", "gpt-6.1-terra", "azure/gpt-6.2-sol", "gpt-56-terra"]
+    older = ["gpt-5.5", "gpt-5", "gpt-5-mini", "gpt-4.1-mini", "gpt-4o", "gpt-4", "gpt-35-turbo", "o4-mini",
+             "chatgpt-4o-latest", "gpt-oss-120b", "my-azure-deployment", "", None]
+    assert [m for m in newer if not uses_breakpoints(m)] == []
+    assert [m for m in older if uses_breakpoints(m)] == []
+    assert version("gpt-35-turbo") == (3, 5) and version("gpt-6.1-terra") == (6, 1) and version("o4-mini") is None
+    assert generation("gpt-9.9").name == "gpt-5.6+"  # newer than the newest known family: the newest rules
+    assert rules_for("openai", "gpt-5.6-terra") is OPENAI_56_RULES and rules_for("openai", "gpt-5.5") is OPENAI_RULES
+    assert rules_for("xai", "gpt-5.6-terra") is OPENAI_RULES  # xAI's and Mistral's automatic caching is not OpenAI's 5.6
+
+
+def test_gpt56_caches_any_length_from_the_minimum_and_keeps_30_minutes_or_12_hours():
+    from analyzer.cache_rules import OPENAI_56_RULES
+    from analyzer.segments import Segment
+
+    assert cacheable_tokens(OPENAI_56_RULES, 4 * 1023) == 0
+    assert cacheable_tokens(OPENAI_56_RULES, 4 * 1100) == 1100  # no 128-token steps
+    marked = [Segment("message", "messages[0]", b"x", cache_control="12h")]
+    assert provider_ttl_s("openai", [], "gpt-5.6-sol") == 1800.0
+    assert provider_ttl_s("openai", marked, "gpt-5.6-sol") == 12 * 3600.0
+    assert provider_ttl_s("openai", marked, "gpt-4o") == OPENAI_RULES.ttl_s

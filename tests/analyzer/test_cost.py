@@ -190,3 +190,24 @@ def test_anthropic_compaction_pass_is_billed_exactly(table):
     cost = cost_of(usage, table.lookup("claude-sonnet-4-5"))
     # (20+8000)*3 + 3000*0.3 + 500*3.75 + 1000*15 = 24060 + 900 + 1875 + 15000 = 41835 → $0.041835
     assert abs(cost.cost_usd - 0.041835) < TOL
+
+
+def test_writes_at_a_ttl_the_row_does_not_price_are_null_not_plain_input():
+    """A row that bills writes but leaves one TTL's rate out (a --prices row with only
+    cache_write_5m, or only cache_write_12h) cannot price writes at that TTL: null, as GPT-5.6's
+    unpublished 12 h rate is, never the plain input rate."""
+    anthropic_5m_only = Price(model="claude-x", provider="anthropic", input=3.0, output=15.0, cache_read=0.3, cache_write_5m=3.75)
+    one_hour = from_anthropic({"input_tokens": 10, "cache_creation_input_tokens": 1000, "output_tokens": 5,
+                               "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 1000}})
+    assert not priceable(one_hour, anthropic_5m_only) and cost_of(one_hour, anthropic_5m_only) == UNPRICED
+    five_minutes = from_anthropic({"input_tokens": 10, "cache_creation_input_tokens": 1000, "output_tokens": 5})
+    # 10*3 + 1000*3.75 + 5*15 = 30 + 3750 + 75 = 3855 → $0.003855
+    assert abs(cost_of(five_minutes, anthropic_5m_only).cost_usd - 0.003855) < TOL
+    openai_12h_only = Price(model="gpt-x", provider="openai", input=2.0, output=10.0, cache_read=0.2, cache_write_12h=5.0)
+    short = from_openai_responses({"input_tokens": 3000, "output_tokens": 5, "input_tokens_details": {
+        "cached_tokens": 0, "cache_write_tokens": 2000, "cache_write_tokens_details": {"ttl_30m_tokens": 2000, "ttl_12h_tokens": 0}}})
+    assert cost_of(short, openai_12h_only) == UNPRICED
+    long = from_openai_responses({"input_tokens": 3000, "output_tokens": 5, "input_tokens_details": {
+        "cached_tokens": 0, "cache_write_tokens": 2000, "cache_write_tokens_details": {"ttl_30m_tokens": 0, "ttl_12h_tokens": 2000}}})
+    # 1000*2 + 2000*5 + 5*10 = 2000 + 10000 + 50 = 12050 → $0.01205
+    assert abs(cost_of(long, openai_12h_only).cost_usd - 0.01205) < TOL

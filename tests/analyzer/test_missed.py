@@ -195,3 +195,16 @@ def test_gpt56_responses_instructions_count_as_a_head_a_marked_item_could_read()
     reuse = at_breakpoint("openai", "gpt-5.6-sol", later, reusable(later, resp("a")))
     assert reuse.segments == 1 and later[0].kind == "instructions"
     assert missed_tokens("openai", "gpt-5.6-sol", reuse.bytes, 0, None) == -(-reuse.bytes // 4)
+
+
+def test_gpt56_missed_tokens_are_counted_in_the_providers_tokens():
+    """A tokenizer counting 20% more tokens than the byte estimate: a fully cached head is no miss,
+    and an unread head is missed in the provider's tokens, not the estimate's."""
+    from analyzer.missed import missed_tokens
+
+    head, total = 4 * 9000, 4 * 9200  # bytes: ≈ 9,000 estimated tokens of head, 9,200 in all
+    provider_head, provider_input = 10800, 11040  # the same prompt in the provider's tokens (1.2×)
+    assert missed_tokens("openai", "gpt-5.6-terra", head, provider_head, provider_input, total) == 0
+    assert missed_tokens("openai", "gpt-5.6-terra", head, 0, provider_input, total) == provider_head
+    # without the prompt's size the estimate stands (and a cached head 1.2× larger is still no miss)
+    assert missed_tokens("openai", "gpt-5.6-terra", head, provider_head, provider_input) == 0

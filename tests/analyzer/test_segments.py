@@ -135,3 +135,52 @@ def test_gemini_odd_bodies_never_raise():
     for body in ({"contents": None}, {"contents": [None, 3, "x", {"parts": None}]}, {"systemInstruction": 5}, {"tools": "x"}, {"cachedContent": 3}):
         segments_for("gemini", route, body)
     assert guess_shape({"contents": [], "model": "models/gemini-2.5-flash"}) == ("gemini", "/v1beta/models/gemini-2.5-flash:generateContent")
+
+
+# -- OpenAI GPT-5.6 prompt_cache_breakpoint markers ---------------------------------------
+
+MARK = {"mode": "explicit"}
+
+
+def _part(text, mark=None, kind="text"):
+    return {"type": kind, "text": text, **({"prompt_cache_breakpoint": mark} if mark is not None else {})}
+
+
+def test_several_marked_parts_of_one_message_keep_the_longest_ttl():
+    # a 12h marker before a 30m one in the same message is a 12h breakpoint (Chat reports one
+    # write count for both TTLs, so losing the 12h one would price its writes at the 30m rate)
+    body = {"messages": [{"role": "user", "content": [_part("a", {"mode": "explicit", "ttl": "12h"}), _part("b", MARK)]}]}
+    assert openai_chat_segments(body)[0].cache_control == "12h"
+    body = {"messages": [{"role": "user", "content": [_part("a", MARK), _part("b", {"mode": "explicit", "ttl": "12h"})]}]}
+    assert openai_chat_segments(body)[0].cache_control == "12h"
+    # a marker naming no ttl takes the request's (Responses may ask 12h), then the longest wins
+    resp = {"prompt_cache_options": {"ttl": "12h"},
+            "input": [{"role": "user", "content": [_part("a", MARK, "input_text"), _part("b", {"mode": "explicit", "ttl": "30m"}, "input_text")]}]}
+    assert openai_responses_segments(resp)[0].cache_control == "12h"
+    both = {"messages": [{"role": "user", "content": [_part("a", MARK), _part("b", MARK)]}]}
+    assert openai_chat_segments(both)[0].cache_control == "30m"
+
+
+def test_function_call_output_parts_carry_markers_and_markers_do_not_change_bytes():
+    def item(mark):
+        return {"type": "function_call_output", "call_id": "c1", "output": [_part("result", mark, "input_text")]}
+    plain, marked = openai_responses_segments({"input": [item(None)]})[0], openai_responses_segments({"input": [item(MARK)]})[0]
+    assert plain.data == marked.data
+    assert (plain.cache_control, marked.cache_control) == (None, "30m")
+
+
+def test_markers_in_unexpected_places_never_raise():
+    odd_marks = [None, True, "explicit", 3, [], {"mode": "explicit", "ttl": ["12h"]}, {"ttl": {"x": 1}}]
+    for mark in odd_marks:
+        for body in (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": "x", "prompt_cache_breakpoint": mark}]}]},
+            {"messages": [{"role": "user", "content": "x", "prompt_cache_breakpoint": mark}]},
+            {"messages": [{"role": "user", "content": {"type": "text", "text": "x", "prompt_cache_breakpoint": mark}}]},
+            {"input": [{"type": "function_call_output", "output": [{"prompt_cache_breakpoint": mark}, 5, None]}]},
+            {"input": [{"type": "function_call_output", "output": {"prompt_cache_breakpoint": mark}}]},
+            {"input": [{"role": "user", "content": [[{"prompt_cache_breakpoint": mark}]]}], "prompt_cache_options": mark},
+            {"tools": [{"type": "function", "prompt_cache_breakpoint": mark}], "prompt_cache_options": {"ttl": mark}},
+        ):
+            for route in ("/v1/chat/completions", "/v1/responses", "/v1/responses/compact"):
+                for seg in segments_for("openai", route, body):
+                    assert seg.cache_control in (None, "30m", "12h")

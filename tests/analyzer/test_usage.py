@@ -202,3 +202,18 @@ def test_drift_survives_addition_and_12h_too():
     assert total.cache_write_12h_tokens == 5 and total.drift == ("x:unknown_field", "y:above_prompt")
     with pytest.raises(ValueError):
         Usage(10, 0, 5, 2, 1, cache_write_12h_tokens=4)  # 1h + 12h above the writes
+
+
+def test_stream_merge_keeps_the_drift_of_message_start_iterations_the_delta_replaces():
+    # message_start carries the server-side passes; message_delta only the final message. An entry
+    # of a type the rules do not know, or an iterations block of another shape, seen in
+    # message_start is drift even when message_delta lists its own iterations.
+    top = {k: v for k, v in MESSAGE.items() if k != "type"}
+    delta = {"output_tokens": 300, "iterations": [MESSAGE]}
+    odd = merge_anthropic_stream({**top, "iterations": [COMPACTION, {"type": "speculative_draft", "input_tokens": 40}]}, delta)
+    assert "iterations[speculative_draft]:unknown_type" in odd.drift
+    assert (odd.input_tokens, odd.output_tokens) == (11520, 1000)  # the compaction pass still counted once
+    shape = merge_anthropic_stream({**top, "iterations": {"type": "compaction", "input_tokens": 9000}}, delta)
+    assert "iterations:unknown_shape" in shape.drift  # a pass in a shape not understood: not priced without it
+    clean = merge_anthropic_stream({**top, "iterations": [COMPACTION]}, delta)
+    assert clean.drift == ()

@@ -5,7 +5,9 @@ changing a byte the client gets. Against a mocked Anthropic upstream (httpx.Mock
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import time
 
 import httpx
 import orjson
@@ -23,6 +25,7 @@ from proxy.provider_diagnostics import (
     HEADER, MAX_JSON_PEEK, MAX_SSE_PEEK, REWRITE_ID, UNKNOWN_SHAPE, Peek, Reason, ResponseMemory, header_value, read_reason,
     splice,
 )
+from tests.support.servers import serve
 
 KEY = {"x-api-key": "sk-ant-provider-diagnostics", "anthropic-version": "2023-06-01"}
 SYSTEM = "You are the ACME support assistant; answer briefly and cite the policy. " * 80
@@ -183,7 +186,7 @@ class Anthropic:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.bodies.append(request.content)
-        body = orjson.loads(request.content)
+        body = orjson.loads(request.content.removeprefix(b"\xef\xbb\xbf"))  # a lenient upstream reads a BOM'd body too
         rid = f"msg_{len(self.bodies)}"
         named = isinstance(body.get("diagnostics"), dict) and body["diagnostics"].get("previous_message_id")
         usage = {"input_tokens": 1300, "output_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
@@ -332,3 +335,143 @@ def test_only_anthropic_messages_are_asked(state_dir):
         client.post("/v1/messages/count_tokens", json=messages(), headers=KEY)
         client.post(PATH, json=messages(), headers=KEY)
     assert ["diagnostics" in orjson.loads(b) for b in upstream.bodies] == [False, False, True]
+
+
+# -- review: odd answers, bounds in bytes and in time ---------------------------------------------
+
+@pytest.mark.parametrize("kind", [["system_changed"], {"name": "system_changed"}])
+def test_an_unhashable_type_is_an_unknown_shape_not_a_crash(kind):
+    assert read_reason({"cache_miss_reason": {"type": kind, "cache_missed_input_tokens": 5}}) == Reason(UNKNOWN_SHAPE)
+
+
+def test_an_unhashable_type_in_the_answer_still_relays_the_200_byte_for_byte(proxy):
+    client, upstream, keep = proxy("safe")
+    client.post(PATH, json=messages(), headers=KEY)
+    upstream.answer = {"cache_miss_reason": {"type": ["system_changed"], "cache_missed_input_tokens": 5}}
+    reply = client.post(PATH, json=messages(question="again"), headers=KEY)
+    assert reply.status_code == 200 and reply.json()["diagnostics"] == upstream.answer
+    assert reply.headers[HEADER] == UNKNOWN_SHAPE
+    assert keep.records[-1].status == 200 and keep.records[-1].provider_miss_reason == UNKNOWN_SHAPE
+
+
+def test_peek_bounds_what_a_compressed_answer_decodes_to():
+    bomb = gzip.compress(b" " * (MAX_JSON_PEEK + 1))  # a few KB on the wire, over the bound decoded
+    peek = Peek("application/json", "gzip")
+    peek.feed(bomb)
+    assert peek.done and peek.reason is None
+    stream = Peek("text/event-stream", "gzip")
+    stream.feed(gzip.compress(b": " + b"x" * MAX_SSE_PEEK))
+    assert stream.done and stream.reason is None
+
+
+class Late(httpx.AsyncByteStream):
+    """A stream whose first chunk comes ``delay_s`` late (``fail``: then the read breaks off)."""
+
+    def __init__(self, chunks: list[bytes], delay_s: float, fail: bool = False):
+        self.chunks, self.delay_s, self.fail = chunks, delay_s, fail
+
+    async def __aiter__(self):
+        await asyncio.sleep(self.delay_s)
+        if self.fail:
+            raise httpx.ReadError("upstream went away")
+        for chunk in self.chunks:
+            yield chunk
+
+
+class LateAnthropic(Anthropic):
+    """Anthropic whose streamed answers come as ``late`` (a :class:`Late` stream) once set."""
+
+    late: Late | None = None
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if self.late is None:
+            return super().__call__(request)
+        self.bodies.append(request.content)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=self.late)
+
+
+def _late_reply(state_dir, late: Late):
+    """(seconds to the head, the reply, its body bytes or the error, the records, the upstream)."""
+    upstream, keep = LateAnthropic(), Keep()
+    cfg = ProxyConfig(anthropic_base="http://anthropic.test", state_dir=state_dir, ledger=":memory:", rewrite="safe")
+    app = create_app(cfg, transport=httpx.MockTransport(upstream))
+    with serve(app) as base:
+        app.state.gate.recorder.add_sink(keep)
+        httpx.post(f"{base}{PATH}", json=messages(), headers=KEY)  # msg_1: the next request names it
+        upstream.late = late
+        started = time.monotonic()
+        with httpx.stream("POST", f"{base}{PATH}", json=messages(question="again", stream=True), headers=KEY, timeout=10) as reply:
+            head_s = time.monotonic() - started
+            try:
+                body: bytes | Exception = b"".join(reply.iter_raw())
+            except httpx.HTTPError as exc:
+                body = exc
+        deadline = time.monotonic() + 5
+        while len(keep.records) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return head_s, reply, body, keep.records, upstream
+
+
+def test_a_stream_whose_first_event_is_late_gets_its_head_without_waiting_for_it(state_dir):
+    chunks = _stream("msg_s", miss("messages_changed", 640))
+    head_s, reply, body, records, upstream = _late_reply(state_dir, Late(chunks, delay_s=3.0))
+    assert head_s < 2.0, f"the head waited {head_s:.2f} s for the first event"
+    assert reply.status_code == 200 and HEADER not in reply.headers  # too late for the head
+    assert body == b"".join(chunks)  # every byte, in order
+    assert orjson.loads(upstream.bodies[-1])["diagnostics"] == {"previous_message_id": "msg_1"}
+    assert len(records) == 2
+    assert (records[-1].status, records[-1].response_id, records[-1].provider_miss_reason) == (200, "msg_s", "messages_changed")
+
+
+def test_a_late_stream_that_breaks_off_is_one_record_and_a_cut_body(state_dir):
+    head_s, reply, body, records, _ = _late_reply(state_dir, Late([], delay_s=1.5, fail=True))
+    assert head_s < 1.4 and reply.status_code == 200  # the head went out; then the read broke off
+    assert isinstance(body, httpx.HTTPError)  # a truncated body, never a complete-looking one
+    assert len(records) == 2 and (records[-1].status, records[-1].error) == (200, "upstream_read_error")
+
+
+def test_an_early_first_event_still_gives_the_header(state_dir):
+    chunks = _stream("msg_s", miss("messages_changed", 640))
+    head_s, reply, body, records, _ = _late_reply(state_dir, Late(chunks, delay_s=0.05))
+    assert reply.headers[HEADER] == "messages_changed; tokens=640" and body == b"".join(chunks)
+
+
+@pytest.mark.parametrize("read_s", [0.2, 1.0])  # before the head went out; after it, while the late read is under way
+def test_a_client_leaving_during_the_read_ahead_is_one_499_record(state_dir, read_s):
+    upstream, keep = LateAnthropic(), Keep()
+    cfg = ProxyConfig(anthropic_base="http://anthropic.test", state_dir=state_dir, ledger=":memory:", rewrite="safe")
+    app = create_app(cfg, transport=httpx.MockTransport(upstream))
+    with serve(app) as base:
+        app.state.gate.recorder.add_sink(keep)
+        httpx.post(f"{base}{PATH}", json=messages(), headers=KEY)
+        upstream.late = Late(_stream("msg_s", miss()), delay_s=3.0)
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"{base}{PATH}", json=messages(question="again", stream=True), headers=KEY, timeout=httpx.Timeout(5, read=read_s))
+        deadline = time.monotonic() + 5
+        while len(keep.records) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+    assert [r.status for r in keep.records] == [200, 499] and keep.records[-1].error == "client_disconnected"
+
+
+def test_odd_but_valid_bodies_keep_every_byte_but_the_spliced_field(proxy):
+    client, upstream, _ = proxy("safe")
+    headers = {**KEY, "content-type": "application/json"}
+    plain = orjson.dumps(messages("Be brief."))  # too short for a breakpoint: the safe rewrite leaves the bytes alone
+    bom = b"\xef\xbb\xbf" + plain  # not JSON to a strict parser: forwarded as sent, nothing asked
+    client.post(PATH, content=bom, headers=headers)
+    assert upstream.bodies[-1] == bom
+    spaced = b" \r\n\t" + plain
+    client.post(PATH, content=spaced, headers=headers)
+    assert upstream.bodies[-1].startswith(b' \r\n\t{"diagnostics":{"previous_message_id":') and upstream.bodies[-1].endswith(plain[1:])
+    doubled = plain[:-1] + b',"diagnostics":{"previous_message_id":"msg_a"},"diagnostics":null}'  # the client's own, twice
+    client.post(PATH, content=doubled, headers=headers)
+    assert upstream.bodies[-1] == doubled
+
+
+def test_a_body_the_rewrite_skipped_as_an_unknown_shape_goes_untouched(proxy):
+    client, upstream, _ = proxy("safe")
+    sent = b'{"model": "claude-sonnet-4-5", "max_tokens": 16, "messages": {"role": "user"}}'  # JSON, but not a Messages body
+    reply = client.post(PATH, content=sent, headers={**KEY, "content-type": "application/json"})
+    assert upstream.bodies[-1] == sent
+    assert reply.headers["x-prefixgate-rewrites"] == "skipped-unknown-shape"

@@ -140,3 +140,35 @@ def test_upstream_dying_mid_stream_is_one_warning_line_and_a_truncated_response(
     assert all(r.exc_info is None for r in relay_lines)
     assert [r.getMessage() for r in errors_seen.records] == []  # uvicorn's traceback record was dropped
     assert (stats["requests"], stats["errors"]) == (1, 1)
+
+
+def late_first_event_reply(request: RawRequest) -> Reply:
+    """Anthropic on one kept-alive connection: msg_1 as JSON, then a stream whose first event
+    comes 2 s after its head, then msg_3 as JSON again."""
+    if request.n != 2:
+        body = b'{"id":"msg_%d","type":"message","role":"assistant","content":[],"usage":{"input_tokens":5,"output_tokens":1}}' % request.n
+        return Reply([(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body, 0)])
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    start = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_2","usage":{"input_tokens":5,"output_tokens":1},'
+             b'"diagnostics":{"cache_miss_reason":{"type":"system_changed","cache_missed_input_tokens":9}}}}\n\n')
+    stop = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    return Reply([(head, 0), (b"%x\r\n" % len(start) + start + b"\r\n", 2.0), (b"%x\r\n" % len(stop) + stop + b"\r\n0\r\n\r\n", 0)])
+
+
+def test_a_late_first_event_leaves_the_miss_reason_header_off_and_keeps_every_byte(state_dir):
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 8, "system": "Be brief. " * 400, "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"x-api-key": "sk-ant-late", "anthropic-version": "2023-06-01"}
+    with RawServer(late_first_event_reply) as upstream:
+        cfg = ProxyConfig(openai_base=f"{upstream.url}/v1", anthropic_base=upstream.url, state_dir=state_dir, rewrite="safe")
+        with serve(create_app(cfg)) as proxy, httpx.Client(base_url=proxy, timeout=10) as client:
+            assert client.post("/v1/messages", json=body, headers=headers).json()["id"] == "msg_1"
+            started = time.monotonic()
+            with client.stream("POST", "/v1/messages", json={**body, "stream": True}, headers=headers) as streamed:
+                head_s = time.monotonic() - started
+                got = b"".join(streamed.iter_raw())
+            third = client.post("/v1/messages", json=body, headers=headers)
+            stats = wait_for_requests(proxy, 3)
+    assert head_s < 1.5 and "x-prefixgate-provider-miss-reason" not in streamed.headers
+    assert got.startswith(b"event: message_start\n") and got.endswith(b'data: {"type":"message_stop"}\n\n')
+    assert third.json()["id"] == "msg_3" and upstream.connections == 1  # read to the end: the connection was reused
+    assert (stats["requests"], stats["errors"]) == (3, 0)

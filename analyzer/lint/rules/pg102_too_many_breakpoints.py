@@ -1,5 +1,9 @@
 """PG102 too-many-breakpoints: more than 4 ``cache_control`` breakpoints in one Anthropic request.
 
+A top-level ``cache_control`` (automatic caching) puts one more on the last block unless that
+block is marked already, and counts toward the 4 as the API counts it (so does the emulator,
+:func:`proxy.emulator.anthropic_cache.breakpoints`).
+
 Not for OpenAI's GPT-5.6 ``prompt_cache_breakpoint`` markers: there more than 4 is no error
 (the latest 4 are written; PG105 covers a head left unmarked)."""
 
@@ -28,10 +32,12 @@ def check(doc: Doc):
     req = doc.request
     if req is None or req.provider != "anthropic":
         return
-    marks = [s for s in req.segments if s.cache_control]
-    if len(marks) > ANTHROPIC_MAX_BREAKPOINTS:
-        extra = marks[ANTHROPIC_MAX_BREAKPOINTS]
-        field = f"{extra.path}.cache_control"
+    segs = req.segments
+    fields = [f"{s.path}.cache_control" for s in segs if s.cache_control]
+    if isinstance(req.body.get("cache_control"), dict) and segs and not segs[-1].cache_control:
+        fields.append("cache_control")  # automatic caching: one more breakpoint, on the last block
+    if len(fields) > ANTHROPIC_MAX_BREAKPOINTS:
+        field = fields[ANTHROPIC_MAX_BREAKPOINTS]
         line, col = req.position(field)
-        msg = RULE.message.format(count=len(marks), limit=ANTHROPIC_MAX_BREAKPOINTS, field=field)
-        yield Finding(RULE, msg, doc.file.path, line, col, field=field, key=str(len(marks)), group="count")
+        msg = RULE.message.format(count=len(fields), limit=ANTHROPIC_MAX_BREAKPOINTS, field=field)
+        yield Finding(RULE, msg, doc.file.path, line, col, field=field, key=str(len(fields)), group="count")

@@ -5,6 +5,8 @@ bill the write (1.25× input) of an entry that is never read again."""
 
 from __future__ import annotations
 
+from analyzer.cache_rules.openai import BREAKPOINT_KEY
+from analyzer.jsonpath import get_path, index_path, key_path
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
 from analyzer.lint.rules._volatile import LABELS, short
@@ -24,6 +26,19 @@ RULE = Rule(
 )
 
 
+def _marker_field(body: dict, path: str) -> str:
+    """The last ``prompt_cache_breakpoint`` of the OpenAI message or input item at ``path`` (a
+    content part's, or a ``function_call_output``'s output part's); ``path.content`` if none is found."""
+    item = get_path(body, path)
+    found = f"{path}.content"
+    for key in ("content", "output"):
+        parts = item.get(key) if isinstance(item, dict) else None
+        for j, part in enumerate(parts if isinstance(parts, list) else ()):
+            if isinstance(part, dict) and BREAKPOINT_KEY in part:
+                found = key_path(index_path(key_path(path, key), j), BREAKPOINT_KEY)
+    return found
+
+
 def check(doc: Doc):
     req = doc.request
     if req is None:
@@ -36,7 +51,7 @@ def check(doc: Doc):
         if hit is None:
             continue
         unit, v = hit
-        field = f"{seg.path}.cache_control" if req.provider == "anthropic" else f"{seg.path}.content"
+        field = f"{seg.path}.cache_control" if req.provider == "anthropic" else _marker_field(req.body, seg.path)
         line, col = req.position(field)
         msg = RULE.message.format(field=field, label=LABELS[v.kind], value=short(v.value), vfield=unit.field)
         yield Finding(RULE, msg, doc.file.path, line, col, field=field, key=f"{v.kind}:{unit.field}", group=v.kind)

@@ -7,7 +7,10 @@ app that sends a long stable head (tools, the leading system/developer messages,
 breakpoint sits on the message that changes: every request writes the head again at 1.25×
 input and reads none of it (the codex pattern). Flagged from the provider's 1,024-token minimum,
 for 5.6+ models only (older ones cache any repeated prefix automatically and reject the
-marker). Not flagged: a head with a marker in it, or a request in
+marker). The head ends at its last system/developer message or ``instructions`` (tools and
+schemas before it are covered by a marker there; a head of tools alone has no part to mark and
+is not flagged, as the diagnosis and the missed savings do not count it). Not flagged: a head
+with a marker in it, or a request in
 ``prompt_cache_options.mode: "explicit"`` whose markers after the head cover it (the app
 places its breakpoints itself). JSONL logs are read request by request, repeats collapsed.
 """
@@ -18,6 +21,7 @@ from analyzer.cache_rules import OPENAI_56_RULES
 from analyzer.cache_rules.openai import BREAKPOINT_KEY, OPTIONS_KEY, uses_breakpoints
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
+from analyzer.missed import BREAKPOINT_KINDS
 from analyzer.tokens import estimate_tokens
 
 RULE = Rule(
@@ -53,9 +57,12 @@ def check(doc: Doc):
     if req is None or req.provider != "openai" or not uses_breakpoints(req.model):
         return
     segs = req.segments
-    head = 0
-    while head < len(segs) and segs[head].in_head:
-        head += 1
+    run = 0
+    while run < len(segs) and segs[run].in_head:
+        run += 1
+    # the head ends at its last message or instructions, where a marker can sit (tools and schemas
+    # take none: a head of them alone has no part to mark, as analyzer.missed and analyzer.diagnose count it)
+    head = max((i + 1 for i in range(run) if segs[i].kind in BREAKPOINT_KINDS), default=0)
     tokens = estimate_tokens(sum(len(s.data) for s in segs[:head]))
     if head == 0 or tokens < OPENAI_56_RULES.min_tokens:
         return

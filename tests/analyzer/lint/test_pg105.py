@@ -76,3 +76,23 @@ def test_a_log_of_such_requests_is_one_finding_with_a_count(tmp_path):
     # the proxy's logged records name the model beside the body
     records = [{"model": "gpt-5.6-terra", "request": {k: v for k, v in b.items() if k != "model"}} for b in bodies]
     assert len(findings(tmp_path, *records, name="records.jsonl")) == 1
+
+
+TOOLS = [{"type": "function", "function": {"name": "shell", "description": DEV, "parameters": {"type": "object"}}}]
+
+
+def test_a_head_of_tools_alone_has_no_part_to_mark_and_is_not_flagged(tmp_path):
+    # no content part before the changing user message can carry a marker (tools take none):
+    # the diagnosis and the missed savings do not count such a head either
+    body = {"model": "gpt-5.6-terra", "tools": TOOLS, "messages": [{"role": "user", "content": "Fix the failing test."}]}
+    assert findings(tmp_path, body) == []
+    schema = {"model": "gpt-5.6-terra", "input": "Fix it.",
+              "text": {"format": {"type": "json_schema", "name": "out", "schema": {"description": DEV}}}}
+    assert findings(tmp_path, schema) == []
+
+
+def test_tools_before_a_short_system_message_are_flagged_at_that_message(tmp_path):
+    body = {"model": "gpt-5.6-terra", "tools": TOOLS, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Fix the failing test."}]}
+    (f,) = findings(tmp_path, body)
+    assert f.field == "messages[0]" and "(tools, system/developer messages)" in f.message

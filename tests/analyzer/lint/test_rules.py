@@ -65,6 +65,61 @@ def test_volatile_content_in_the_last_message_is_not_a_prefix_finding(tmp_path):
     assert run(load([str(path)]), {r.code for r in RULES if r.default}) == []
 
 
+@pytest.mark.parametrize(("model", "mark", "options", "found"), [
+    ("gpt-4o", False, None, True),
+    ("gpt-5.6-terra", False, None, True),
+    # GPT-5.6 implicit mode: a marked head does not end the cached prefix, the implicit
+    # breakpoint at the newest message caches the history after it too
+    ("gpt-5.6-terra", True, None, True),
+    ("gpt-5.6-terra", True, {"mode": "implicit"}, True),
+    # explicit mode: only the markers are written, the history after the last one is not cached
+    ("gpt-5.6-terra", True, {"mode": "explicit"}, False),
+])
+def test_volatile_content_in_the_history_is_in_the_prefix_of_a_marked_gpt56_request(tmp_path, model, mark, options, found):
+    head = {"type": "text", "text": "You are a coding agent. " * 300,
+            **({"prompt_cache_breakpoint": {"mode": "explicit"}} if mark else {})}
+    body = {"model": model, **({"prompt_cache_options": options} if options else {}), "messages": [
+        {"role": "developer", "content": [head]},
+        {"role": "user", "content": "Session started 2026-11-30T14:05:00Z. Fix the bug."},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "Thanks, next one."}]}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    pg001 = [f for f in run(load([str(path)]), {"PG001"})]
+    assert bool(pg001) is found
+    if found:
+        assert pg001[0].field == "messages[1].content"
+
+def test_pg103_names_the_marker_of_an_openai_part_where_it_sits(tmp_path):
+    now = "Current time: 2026-11-30T14:05:00Z. "
+    mark = {"prompt_cache_breakpoint": {"mode": "explicit"}}
+    body = {"model": "gpt-5.6-terra", "input": [
+        {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": now + "ok", **mark}]},
+        {"role": "user", "content": [{"type": "input_text", "text": "rules"},
+                                     {"type": "input_text", "text": now + "go on", **mark}]}]}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body, indent=2))
+    text = path.read_text()
+    fields = [(f.field, f.line) for f in run(load([str(path)]), {"PG103"})]
+    assert [f for f, _ in fields] == ["input[0].output[0].prompt_cache_breakpoint", "input[1].content[1].prompt_cache_breakpoint"]
+    first_marker_line = text[: text.index('"prompt_cache_breakpoint"')].count("\n") + 1
+    assert fields[0][1] == first_marker_line
+
+def test_pg102_counts_the_top_level_cache_control_as_the_emulator_and_the_api_do(tmp_path):
+    cc = {"type": "ephemeral"}
+    system = [{"type": "text", "text": f"part {i}", "cache_control": cc} for i in range(4)]
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 8, "cache_control": cc, "system": system,
+            "messages": [{"role": "user", "content": "hi"}]}
+    path = tmp_path / "auto.json"
+    path.write_text(json.dumps(body, indent=2))
+    (f,) = run(load([str(path)]), {"PG102"})
+    assert f.field == "cache_control" and f.message.startswith("5 cache_control breakpoints")
+    # on the last block already marked, the automatic one adds none
+    body["messages"] = [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cc}]}]
+    body["system"] = system[:3]
+    path.write_text(json.dumps(body, indent=2))
+    assert run(load([str(path)]), {"PG102"}) == []
+
 def test_structural_ids_in_history_are_not_findings(tmp_path):
     body = {"model": "gpt-4o", "messages": [
         {"role": "system", "content": "You are helpful."},

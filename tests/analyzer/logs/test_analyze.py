@@ -472,3 +472,44 @@ def test_a_chat_request_with_a_12h_breakpoint_and_writes_is_priced_null(tmp_path
     assert errors == [] and summary["money"]["flagged_requests"] == 1
     # only the unmarked one: 3000*2 + 3000*2.5 + 400*12 = 18300 per 1M
     assert abs(summary["money"]["spent_usd"] - 0.0183) < 1e-9
+
+
+def test_missed_savings_agree_with_the_proxy_on_rows_that_billed_nothing(tmp_path):
+    """Rows the upstream refused (429, no usage) billed nothing: the proxy's missed savings for
+    them are null, and analyze must not find money there the dashboard does not show."""
+    import sqlite3
+
+    from proxy.accounting.records import RequestRecord
+    from proxy.accounting.summary import summarize
+
+    b = body(STATIC, "q")
+    ch = chain(segments_for("openai", "/v1/chat/completions", b), root_hash("openai", "gpt-4o"))
+    refused = [RequestRecord(f"r{i}", 1_800_000_000.0 + i, "t", "openai", "/v1/chat/completions", model="gpt-4o", status=429,
+                             analysed=True, usage=None, chain=[h[:8].hex() for h in ch.hashes], total_segments=len(ch.hashes),
+                             total_bytes=ch.ends[-1], prefix_segments=1 if i else 0, prefix_bytes=ch.ends[0] if i else 0)
+               for i in range(4)]
+    db = tmp_path / "ledger.sqlite"
+    proxy_ledger(db, refused)
+    dashboard = summarize(sqlite3.connect(db))
+    analysed, errors = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load()))
+    assert errors == [] and dashboard["missed_usd"] == 0.0
+    assert analysed["money"]["missed_usd"] == dashboard["missed_usd"]
+
+
+def test_missed_savings_are_unknown_when_no_request_could_be_priced(tmp_path):
+    """Money is exact or null: a log whose every request is of an unpriced model, or priced
+    null for rules drift, missed an unknown amount, not $0.00."""
+    usage = {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}
+    unpriced = [{"request": body(STATIC, f"q{i}", model="private-llm"), "response": {"usage": usage}} for i in range(3)]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "a.jsonl", unpriced))], AnalyzeConfig(prices=PriceTable.load()))
+    assert summary["money"]["missed_usd"] is None
+    drifted = {**usage, "prompt_tokens_details": {"cached_tokens": 0, "cache_bonus_tokens": 5}}
+    odd = [{"request": body(STATIC, f"q{i}", model="gpt-4o"), "response": {"usage": drifted}} for i in range(3)]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "b.jsonl", odd))], AnalyzeConfig(prices=PriceTable.load()))
+    assert summary["rules_drift"]["requests"] == 3 and summary["money"]["missed_usd"] is None
+    text = CliRunner().invoke(analyze_command, [str(tmp_path / "b.jsonl")]).stdout
+    assert "missed savings —" in text and "missed savings $0.00" not in text
+    # one priced request among them: a sum again
+    mixed = odd + [{"request": body(STATIC, "q9", model="gpt-4o"), "response": {"usage": usage}}]
+    summary, _ = run_analysis([str(write_jsonl(tmp_path / "c.jsonl", mixed))], AnalyzeConfig(prices=PriceTable.load()))
+    assert summary["money"]["missed_usd"] is not None and summary["money"]["missed_usd"] > 0

@@ -59,6 +59,17 @@ def markers(value, path="") -> list[str]:
     return []
 
 
+def ttls(value) -> list:
+    """The ``ttl`` of every ``prompt_cache_breakpoint`` in ``value``."""
+    if isinstance(value, dict):
+        mark = value.get("prompt_cache_breakpoint")
+        own = [mark.get("ttl")] if isinstance(mark, dict) else []
+        return own + [t for v in value.values() for t in ttls(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in ttls(v)]
+    return []
+
+
 # -- the codex pattern -------------------------------------------------------------------
 
 
@@ -91,6 +102,19 @@ def test_instructions_stay_where_a_later_request_could_carry_the_move_over():
         assert out.body["instructions"] == DEV and out.applied == ["prompt-cache-key"], extra
     stored = {k: v for k, v in responses().items() if k != "store"}  # store defaults to true
     assert rewrite_request("openai-responses", stored, mode=SAFE, tenant="t").applied == ["prompt-cache-key"]
+
+
+def test_instructions_stay_where_the_api_would_treat_an_input_item_otherwise():
+    # truncation "auto" drops input items from the beginning (instructions never), compaction
+    # rewrites input items, and a prompt template puts its own content before the input: the
+    # moved text would not be read as the instructions were
+    for extra in ({"truncation": "auto"}, {"context_management": [{"type": "compaction", "compact_threshold": 20000}]},
+                  {"prompt": {"id": "pmpt_1", "version": "2"}}):
+        out = rewrite_request("openai-responses", {**responses(), **extra}, mode=SAFE, tenant="t")
+        assert out.body["instructions"] == DEV and "instructions-as-developer" not in out.applied, extra
+    for extra in ({"truncation": "disabled"}, {"truncation": None}, {"context_management": None}, {"prompt": None}):
+        out = rewrite_request("openai-responses", {**responses(), **extra}, mode=SAFE, tenant="t")
+        assert "instructions" not in out.body and "instructions-as-developer" in out.applied, extra
 
 
 def test_leading_developer_items_are_marked_and_instructions_left_alone():
@@ -134,6 +158,20 @@ def test_the_boundary_walks_back_past_turns_that_cannot_carry_a_marker():
     assert canonical("openai-responses", out) == canonical("openai-responses", body)
 
 
+def test_a_chat_file_part_carries_the_marker_at_the_end_of_its_message():
+    # the SDK's Chat ``File`` part takes ``prompt_cache_breakpoint`` like text, image and audio parts:
+    # a marker on the text before it would leave the file out of the cached prefix
+    calls = [{"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{}"}}]
+    attached = {"type": "file", "file": {"file_id": "file-abc", "filename": "spec.pdf"}}
+    messages = [{"role": "system", "content": DEV}, {"role": "user", "content": [{"type": "text", "text": "see the spec"}, attached]},
+                {"role": "assistant", "content": None, "tool_calls": calls}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    body = chat(messages=messages)
+    out = rewrite_request("openai-chat", body, mode=SAFE, tenant="t").body
+    assert markers(out) == [".messages[0].content[0]", ".messages[1].content[1]"]
+    assert out["messages"][1]["content"][1] == {**attached, "prompt_cache_breakpoint": MARK}
+    assert canonical("openai-chat", out) == canonical("openai-chat", body)
+
+
 def test_the_workloads_agent_loop_is_marked_on_both_apis():
     for api in ("openai-chat", "openai-responses"):
         bodies = list(agent_loop(api, 4, volatile=False))
@@ -163,6 +201,11 @@ def test_older_models_and_other_rules_never_get_a_marker():
     assert not markers(rewrite_request("openai-chat", chat(), mode=SAFE, tenant="t", rules="mistral").body)
     # the model the proxy saw wins over the body's
     assert not markers(rewrite_request("openai-chat", chat(), mode=SAFE, model="gpt-5.5", tenant="t").body)
+
+
+def test_azures_gpt35_turbo_is_an_older_model():  # Azure spells GPT-3.5 without the dot (analyzer.cache_rules.openai.version)
+    for model in ("gpt-35-turbo", "gpt-35-turbo-16k", "azure/gpt-35-turbo-instruct"):
+        assert not markers(rewrite_request("openai-chat", chat(model=model), mode=SAFE, tenant="t").body), model
 
 
 # -- ttl 12h ---------------------------------------------------------------------------------
@@ -327,7 +370,7 @@ def test_properties(req, mode, reuse, write_12h):
     if "prompt_cache_options" in body:
         assert out["prompt_cache_options"] == body["prompt_cache_options"] and not markers(out)
     assert len(markers(out)) <= 3  # implicit mode writes the latest 3 explicit ones and the implicit one
-    if "12h" in dumped:
+    if "12h" in ttls(out):  # a marker's own ttl (the text may say "12h" too)
         assert api == "openai-responses" and write_12h is not None and reuse is not None and "ttl-12h" in first.applied
     if mode == SAFE:  # what the model reads is unchanged, but for the documented instructions move
         expected = moved(body) if "instructions-as-developer" in first.applied else body

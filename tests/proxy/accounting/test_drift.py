@@ -146,3 +146,21 @@ def test_health_warns_and_names_what_to_update_without_failing(tmp_path):
     assert body["warnings"] == [stats["rules_drift"][0]["warning"]]
     assert "gpt-5.5" in body["warnings"][0] and "cache_write_tokens" in body["warnings"][0] and "--prices" in body["warnings"][0]
     assert body["rules_drift"][0]["count"] == 1 and stats["rules_drift_rows"] == 1 and stats["cost_usd"] is None
+
+
+def test_a_field_name_with_a_comma_is_one_note_in_memory_and_in_the_ledger():
+    # Notes are comma-joined in the ledger's drift column: a key from an upstream answer that
+    # holds a comma must not become two notes there while the stats count one.
+    from analyzer.usage import from_openai_chat
+
+    usage = from_openai_chat({"prompt_tokens": 10, "completion_tokens": 1,
+                              "prompt_tokens_details": {"cached_tokens": 0, "cache_a,b_tokens": 3}})
+    assert len(usage.drift) == 1 and "," not in usage.drift[0]
+    record = RequestRecord("c0", T0, "t", "openai", "/v1/chat/completions", model="gpt-5.6-terra", status=200,
+                           analysed=True, usage=usage, drift=list(usage.drift))
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(SCHEMA)
+    conn.execute(INSERT, row_for(record, log_bodies=False))
+    stats = Stats()
+    stats.handle(record)
+    assert summarize(conn)["rules_drift"] == stats.to_json()["rules_drift"]

@@ -256,3 +256,54 @@ def test_rules_drift_is_null_money_and_named_on_the_record():
     from proxy.accounting.ledger_schema import row_for
     from analyzer.logs.ledger_columns import COLUMNS
     assert row_for(older, False)[COLUMNS.index("drift")] == "cache_write_tokens:not_billed_by_price_row"
+
+
+# --- the provider's own miss reason on the record ----------------------------------------------------------
+
+def anthropic_rec(rid: str, usage: Usage | None, ts: float = 0.0) -> RequestRecord:
+    return RequestRecord(rid, ts, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-6", status=200, analysed=True,
+                         usage=usage)
+
+
+def test_a_provider_miss_count_beyond_any_prompt_is_not_stored_as_tokens():
+    """``cache_missed_input_tokens`` comes from the upstream: a count no prompt can have (above
+    analyzer.usage.MAX_TOKENS) is an unknown shape, no tokens and no dollars, as a negative one is,
+    so the stats' JSON and the ledger's SUM stay inside 64-bit integers."""
+    import sqlite3
+
+    import orjson
+
+    from proxy.accounting.ledger_schema import INSERT, SCHEMA, row_for
+    from proxy.accounting.stats import Stats
+    from proxy.accounting.summary import summarize
+
+    money = Money(PriceTable.load())
+    records = []
+    for i, tokens in enumerate((2**62, 10**30)):
+        r = anthropic_rec(f"h{i}", Usage(5000, 0, 0, 0, 5), ts=float(i))
+        money.enrich(Exchange(r, diagnostics={"cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": tokens}}))
+        assert r.provider_miss_reason == "unknown_shape" and r.provider_missed_tokens is None and r.provider_missed_usd is None
+        assert r.cost_usd is not None  # the request's own cost untouched
+        records.append(r)
+    fine = anthropic_rec("ok", Usage(5000, 0, 0, 0, 5))
+    money.enrich(Exchange(fine, diagnostics={"cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": 4000}}))
+    assert (fine.provider_miss_reason, fine.provider_missed_tokens) == ("system_changed", 4000)
+    assert abs(fine.provider_missed_usd - 4000 * 2.7 / 1e6) < 1e-12
+    stats = Stats()
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(SCHEMA)
+    for r in (*records, fine):
+        stats.handle(r)
+        conn.execute(INSERT, row_for(r, log_bodies=False))
+    orjson.dumps(stats.to_json())
+    assert summarize(conn)["provider_miss_reasons"]["system_changed"]["missed_tokens"] == 4000
+
+
+def test_a_drifted_row_prices_no_provider_miss_either():
+    """Rules drift means the row's money is null: the provider's missed tokens are kept, their
+    dollars are not priced on rules known to be stale."""
+    money = Money(PriceTable.load())
+    drifted = anthropic_rec("d", Usage(5000, 0, 0, 0, 5, drift=("iterations[speculative_draft]:unknown_type",)))
+    money.enrich(Exchange(drifted, diagnostics={"cache_miss_reason": {"type": "tools_changed", "cache_missed_input_tokens": 4000}}))
+    assert drifted.drift and drifted.cost_usd is None
+    assert (drifted.provider_miss_reason, drifted.provider_missed_tokens, drifted.provider_missed_usd) == ("tools_changed", 4000, None)

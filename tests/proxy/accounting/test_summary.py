@@ -231,3 +231,27 @@ def test_model_lists_and_probes_are_not_model_rows(tmp_path):
     for r in recs:
         stats.handle(r)
     assert stats.to_json()["not_billable"] == s["not_billable"] and s["requests"] == 18
+
+
+def test_a_miss_reason_whose_rows_were_all_unpriced_shows_unknown_money(tmp_path):
+    """Money is exact or null: a reason seen only on rows priced null (an unpriced model, rules
+    drift) missed an unknown amount, not $0.00; one priced row makes it a sum again."""
+    import sqlite3
+
+    from proxy.accounting.report import render_table
+
+    def row(rid: str, reason: str, missed: float | None, **kw) -> RequestRecord:
+        return RequestRecord(rid, T0, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200, analysed=True,
+                             usage=Usage(2000, 0, 0, 0, 5), miss_reason=reason, missed_usd=missed, **kw)
+
+    path = str(tmp_path / "l.sqlite")
+    write(path, [row("a", "not-cached", None), row("b", "not-cached", None, drift=["cache_x:unknown_field"]),
+                 row("c", "volatile-time; path=messages[0]; offset=9", None),
+                 row("d", "volatile-time; path=messages[0]; offset=9", 0.00007, cost_usd=0.0003, saved_usd=0.0)])
+    s = summarize(sqlite3.connect(path))
+    reasons = {r["reason"]: r for r in s["miss_reasons"]}
+    assert reasons["not-cached"] == {"reason": "not-cached", "count": 2, "missed_usd": None}
+    assert reasons["volatile-time"]["missed_usd"] == pytest.approx(0.00007)
+    text = render_table(s, width=120)
+    line = next(l for l in text.splitlines() if "not-cached" in l)
+    assert "$0.00" not in line and "—" in line

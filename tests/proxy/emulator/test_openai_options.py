@@ -74,3 +74,69 @@ def test_markers_are_found_at_any_depth_under_messages_and_input_only():
     body = {"messages": [{"content": [{"type": "tool_result", "content": [text("x", {"mode": "explicit"})]}]}],
             "metadata": {"prompt_cache_breakpoint": {"mode": "explicit"}}}
     assert [p for p, _ in markers(body)] == ["messages[0].content[0].content[0].prompt_cache_breakpoint"]
+
+
+MARK = {"mode": "explicit"}
+
+
+def test_markers_on_every_part_type_the_sdk_marks_are_accepted():
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}, "prompt_cache_breakpoint": MARK}
+    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}, "prompt_cache_breakpoint": MARK}
+    file = {"type": "file", "file": {"file_id": "file-1"}, "prompt_cache_breakpoint": MARK}
+    assistant = {"role": "assistant", "content": [text("done", MARK)]}
+    tool = {"role": "tool", "tool_call_id": "c1", "content": [text("42", MARK)]}
+    body = {"model": NEW, "messages": [{"role": "user", "content": [image, audio, file]}, assistant, tool]}
+    assert check(body, "chat", NEW) == CacheOptions()
+    parts = [{"type": "input_text", "text": "a", "prompt_cache_breakpoint": MARK},
+             {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "prompt_cache_breakpoint": MARK},
+             {"type": "input_file", "file_id": "file-1", "prompt_cache_breakpoint": MARK}]
+    body = {"model": NEW, "input": [{"role": "user", "content": parts},
+                                    {"type": "message", "role": "developer", "content": parts[:1]},
+                                    {"role": "assistant", "content": parts[:1]},  # EasyInputMessageParam takes input parts
+                                    {"type": "function_call_output", "call_id": "c1", "output": parts},
+                                    {"type": "custom_tool_call_output", "call_id": "c2", "output": parts[:1]}]}
+    for api in ("responses", "compact"):
+        assert check(body, api, NEW) == CacheOptions()
+
+
+@pytest.mark.parametrize("api, body, param", [
+    # on the message itself, not on a content part
+    ("chat", {"messages": [{"role": "user", "content": "x", "prompt_cache_breakpoint": MARK}]},
+     "messages[0].prompt_cache_breakpoint"),
+    # a refusal part takes none (ChatCompletionContentPartRefusalParam)
+    ("chat", {"messages": [{"role": "assistant", "content": [{"type": "refusal", "refusal": "no", "prompt_cache_breakpoint": MARK}]}]},
+     "messages[0].content[0].prompt_cache_breakpoint"),
+    # a Responses part type on Chat
+    ("chat", {"messages": [{"role": "user", "content": [{"type": "input_text", "text": "x", "prompt_cache_breakpoint": MARK}]}]},
+     "messages[0].content[0].prompt_cache_breakpoint"),
+    # deeper than a content part
+    ("chat", {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u", "prompt_cache_breakpoint": MARK}}]}]},
+     "messages[0].content[0].image_url.prompt_cache_breakpoint"),
+    # a Responses assistant message's output_text takes none (ResponseOutputTextParam)
+    ("responses", {"input": [{"role": "assistant", "content": [{"type": "output_text", "text": "x", "prompt_cache_breakpoint": MARK}]}]},
+     "input[0].content[0].prompt_cache_breakpoint"),
+    ("responses", {"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "prompt_cache_breakpoint": MARK}]},
+     "input[0].prompt_cache_breakpoint"),
+    ("compact", {"input": [{"type": "message", "role": "user", "content": [{"type": "text", "text": "x", "prompt_cache_breakpoint": MARK}]}]},
+     "input[0].content[0].prompt_cache_breakpoint"),
+])
+def test_a_marker_where_the_sdk_types_take_none_is_an_unknown_parameter(api, body, param):
+    e = error({"model": NEW, **body}, api)
+    assert (e.param, e.code) == (param, "unknown_parameter") and param in e.message
+
+
+@pytest.mark.parametrize("api, options, param", [
+    ("chat", {"mode": "implicit", "retention": "24h"}, "prompt_cache_options.retention"),
+    ("chat", {"prewarm": True}, "prompt_cache_options.prewarm"),  # Responses only
+    ("compact", {"comparison_response_id": "resp_1"}, "prompt_cache_options.comparison_response_id"),
+])
+def test_an_options_field_the_api_does_not_take_is_an_unknown_parameter(api, options, param):
+    e = error({"model": NEW, "messages": [], "input": "x", "prompt_cache_options": options}, api)
+    assert (e.param, e.code) == (param, "unknown_parameter")
+
+
+def test_responses_takes_prewarm_and_comparison_response_id_and_a_marker_takes_only_mode_and_ttl():
+    body = {"model": NEW, "input": "x", "prompt_cache_options": {"prewarm": False, "comparison_response_id": "resp_1"}}
+    assert check(body, "responses", NEW) == CacheOptions()
+    e = error(chat(text("a", {"mode": "explicit", "scope": "org"})))
+    assert (e.param, e.code) == ("messages[1].content[0].prompt_cache_breakpoint.scope", "unknown_parameter")

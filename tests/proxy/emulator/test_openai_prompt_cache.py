@@ -63,6 +63,21 @@ def test_codex_pattern_on_chat_reads_nothing_without_a_marker_and_99_percent_wit
     assert min(rates) > 0.99
 
 
+def test_codex_pattern_on_responses_reads_nothing_without_a_marker_and_99_percent_with_one(url):
+    c = client(url, "sk-codex-responses")
+    for i in range(2):
+        u = c.responses.create(model=NEW, input=[developer(None, "input_text"), {"role": "user", "content": f"task {i}"}]).usage
+        assert u.input_tokens > 9000 and u.input_tokens_details.cached_tokens == 0
+    rates = []
+    for i in range(3):
+        items = [developer(MARK, "input_text"), {"role": "user", "content": f"task number {i}"}]
+        u = c.responses.create(model=NEW, input=items, store=False).usage
+        if i:
+            assert u.input_tokens_details.cached_tokens == through(RESP, {"input": items}, 0)
+            rates.append(u.input_tokens_details.cached_tokens / u.input_tokens)
+    assert min(rates) > 0.99
+
+
 def test_chat_stream_reports_writes_in_the_usage_chunk(url):
     c = client(url, "sk-chat-stream")
     messages = [developer(MARK), {"role": "user", "content": "first"}]
