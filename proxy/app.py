@@ -177,7 +177,9 @@ def create_app(
         finally:
             if fetch is not None:
                 fetch.cancel()
-            await gate.aclose()
+            from proxy.server.closing import close_gate
+
+            await close_gate(gate)  # pool, store, sinks within a budget; the ledger always closes (proxy.server.closing)
 
     routes = [
         Route("/v1/{path:path}", handle, methods=ALL_METHODS),  # first: the hot path matches at once

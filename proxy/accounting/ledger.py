@@ -5,7 +5,10 @@ tuple and appends it to an in-memory inbox (no I/O, no thread wake-up on the eve
 the inbox is handed to a background thread as one list every ``handoff_interval_s`` or
 once ``handoff_size`` rows wait (waking a thread per row cost ~0.5 ms under load). The
 thread writes rows in batches (one transaction per batch); ``flush()``, ``read()``,
-``aclose()`` and ``close_sync()`` hand the inbox over first, so nothing handled is lost.
+``aclose()`` and ``close_sync()`` hand the inbox over first, so nothing handled is lost. A
+close waits for the writer at most its ``timeout_s`` (the shutdown passes its budget), polling
+the thread rather than joining it in the default executor (which calls stuck on a hung
+dependency may fill); a row handled once a close began is dropped, counted and logged.
 
 What a row holds: time, tenant hash, provider, model, route, status, latency, time to first
 byte, usage, cost / saved / missed and the cost by token kind (as the money layer put them
@@ -59,6 +62,8 @@ __all__ = ["COLUMNS", "Ledger", "LedgerError", "connect", "open_ledger", "row_fo
 
 log = logging.getLogger("prefixgate.ledger")
 LOG_EVERY_S = 60.0  # a disk that stays full must not fill the log too
+CLOSE_TIMEOUT_S = 30.0  # how long a close waits for the writer by default (the shutdown passes its own budget)
+CLOSE_POLL_S = 0.005
 
 T = TypeVar("T")
 
@@ -118,6 +123,7 @@ class Ledger:
         self._last_trouble: float | None = None  # monotonic time of the last failure or drop
         self._last_log = -LOG_EVERY_S
         self._stopping = False
+        self._closed = False  # aclose() (or a close) began: later rows are dropped and counted
         self._queue: queue.Queue[Any] = queue.Queue()
         self._conn = open_ledger(path, busy_timeout_s=busy_timeout_s)  # LedgerError at start
         self._pending: list[tuple[Any, ...]] = []
@@ -127,6 +133,12 @@ class Ledger:
     # -- the recorder's side (event loop) ----------------------------------------------
 
     def handle(self, record: RequestRecord) -> None:
+        if self._closed:  # a request that finished after the shutdown closed the books: said, counted
+            self._dropped_loop += 1
+            self._last_trouble = time.monotonic()
+            log.warning("ledger %s: request %s finished after the ledger closed; not written", self.path,
+                        record.request_id.encode("unicode_escape").decode("ascii"))
+            return
         if len(self._inbox) >= self.max_pending or self._queue.qsize() >= self._max_batches:
             self._dropped_loop += 1  # the writer is stuck (disk gone): keep memory bounded
             self._last_trouble = time.monotonic()
@@ -210,15 +222,50 @@ class Ledger:
             "queued": len(self._inbox) + len(self._pending),
         }
 
-    async def aclose(self) -> None:
-        self._hand_off()
-        self._queue.put_nowait(_STOP)
-        await asyncio.to_thread(self._thread.join, 30.0)
+    async def aclose(self, timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
+        """Hand every row handled so far to the writer, stop it and wait (at most ``timeout_s``)
+        for it to write them and end; True when it did. Polls the thread instead of joining
+        it in a worker: a default executor full of calls stuck on a hung dependency cannot
+        delay the ledger's last rows. Idempotent; a row handled after it is dropped and counted."""
+        self._stop()
+        if self._thread.is_alive():
+            deadline = time.monotonic() + timeout_s
+            while self._thread.is_alive() and time.monotonic() < deadline:
+                await asyncio.sleep(CLOSE_POLL_S)
+        return self._stopped(timeout_s)
 
-    def close_sync(self) -> None:
+    def close_sync(self, timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
+        """:meth:`aclose` without an event loop (blocks)."""
+        self._stop()
+        self._thread.join(timeout_s)
+        return self._stopped(timeout_s)
+
+    def close_from_thread(self, timeout_s: float) -> bool:
+        """:meth:`close_sync` for another thread than the event loop's (the shutdown watchdog,
+        :mod:`proxy.server.watchdog`, while the loop is stuck): takes the inbox without
+        touching the loop's hand-off timer. Best effort: a row the loop appends at that very
+        moment may be missed."""
+        if not self._closed:
+            self._closed = True
+            rows, self._inbox = self._inbox, []
+            if rows:
+                self._queue.put_nowait(rows)
+            self._queue.put_nowait(_STOP)
+        self._thread.join(timeout_s)
+        return self._stopped(timeout_s)
+
+    def _stop(self) -> None:
         self._hand_off()
-        self._queue.put_nowait(_STOP)
-        self._thread.join(30.0)
+        if not self._closed:
+            self._closed = True
+            self._queue.put_nowait(_STOP)
+
+    def _stopped(self, timeout_s: float) -> bool:
+        if not self._thread.is_alive():
+            return True
+        log.warning("ledger %s: the writer did not finish within %.1f s at close; %d rows not written yet",
+                    self.path, timeout_s, len(self._pending) + sum(len(i) for i in list(self._queue.queue) if isinstance(i, list)))
+        return False
 
     # -- the writer thread ----------------------------------------------------------------
 

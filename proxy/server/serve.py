@@ -8,8 +8,9 @@ request (``prefixgate.access``), without headers, query or body. uvicorn runs on
 with the httptools parser when they are installed (``PREFIXGATE_SERVER=asyncio``: plain
 asyncio + h11, the benchmark reference). Either way request heads over ``--max-header-size``
 get a 431 before the app sees them (:mod:`proxy.server.head_limit`), and a shutdown gives requests
-in flight ``--shutdown-timeout`` seconds, then cuts and records them and flushes the ledger
-(:mod:`proxy.server.shutdown`; a second Ctrl-C cuts at once).
+in flight ``--shutdown-timeout`` seconds, then cuts and records them and flushes the ledger,
+and the whole stop ends within ``--shutdown-timeout`` plus a few seconds whatever a dependency
+does (:mod:`proxy.server.shutdown`; a second Ctrl-C cuts at once).
 
 This module does not implement any request handling.
 """
@@ -71,7 +72,7 @@ class SizeParam(click.ParamType):
 @click.option("--prices", default=None, type=click.Path(dir_okay=False), help="Price file overriding the bundled one.")
 @click.option("--rewrite", type=click.Choice(["off", "safe", "aggressive"]), default="off", show_default=True, is_flag=False, flag_value="safe",
               help="Rewrite requests so the provider's cache hits: safe (sorted tools, breakpoints, TTL, prompt_cache_key; no text changes), aggressive (also moves volatile values to the latest user turn). A bare --rewrite means safe; x-prefixgate-rewrite overrides it per request.")
-@click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut).")
+@click.option("--shutdown-timeout", default=10.0, show_default=True, type=float, help="Seconds requests in flight get on shutdown before they are cut (recorded as 503 shutdown_cut); the whole stop ends within this plus 3.5 s.")
 @click.option("--gemini-auto-cache", is_flag=True, help="Gemini upstreams: make an explicit cache (cachedContents) for a tenant's prefix that repeats, and point later requests at it.")
 @click.option("--gemini-auto-cache-after", default=3, show_default=True, type=click.IntRange(min=1), help="Sightings of a prefix within an hour before its cache is made.")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
@@ -147,4 +148,5 @@ def run(config: ProxyConfig, log_level: str = "info") -> None:
         timeout_keep_alive=75, loop=loop, http=head_limited(http), h11_max_incomplete_event_size=config.max_header_size,
         timeout_graceful_shutdown=config.shutdown_timeout,  # type: ignore[arg-type]  # a float works (asyncio deadline)
     )
-    serve(server_config)
+    gate = app.state.gate
+    serve(server_config, books=gate.money.ledger if gate.money is not None else None)  # the ledger closes last, always

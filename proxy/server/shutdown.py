@@ -3,17 +3,39 @@
 uvicorn's own shutdown waits ``timeout_graceful_shutdown`` for open connections, then
 cancels the request tasks; but a second Ctrl-C ("force quit") ends the wait, leaves the
 tasks running and skips the app's lifespan shutdown, so the streams in flight were never
-recorded as cut and the ledger's last rows were never written. :class:`ProxyServer` is
-uvicorn's server with its shutdown replaced by this sequence, whatever signals arrive:
+recorded as cut and the ledger's last rows were never written; and its waits for the
+listeners and the app's shutdown have no bound, so a close stuck on a dead dependency kept
+the process alive past any orchestrator's patience. :class:`ProxyServer` is uvicorn's server
+with its shutdown replaced by this sequence, whatever signals arrive, timed from the first
+stop signal (``T`` is ``--shutdown-timeout``):
 
 1. stop accepting; idle keep-alive connections close, busy ones close after their response;
-2. wait up to ``timeout_graceful_shutdown`` (``--shutdown-timeout``) for the requests in
-   flight to finish; a second Ctrl-C ends the wait at once;
-3. cancel the rest: the relay records each one as cut (status 503, error
-   ``shutdown_cut``; see :mod:`proxy.relay`) and the client's connection is aborted;
-   wait for those tasks (at most :data:`CUT_GRACE_S`);
-4. the app's lifespan shutdown: upstream pool, store, recorder sinks (the ledger writes
-   every row it was handed, then closes).
+2. wait until ``T`` after the signal for the requests in flight to finish; a second Ctrl-C
+   ends the wait at once (a second SIGTERM does not: it is an orchestrator repeating itself);
+3. cancel the rest: the relay records each one as cut (status 503, error ``shutdown_cut``;
+   see :mod:`proxy.relay`) and the client's connection is aborted; wait for those tasks (at
+   most :data:`CUT_GRACE_S`), then for the listening sockets (at most :data:`LISTENERS_S`);
+4. the app's lifespan shutdown, at most :data:`LIFESPAN_S`: upstream pool, store, recorder
+   sinks, bounded by the app itself (:mod:`proxy.server.closing`);
+5. the books, always, given what steps 3 and 4 left of their time (at least
+   :data:`BOOKS_S`): the ledger writes every row it was handed (a no-op when step 4 closed
+   it; the one close that runs when the app's shutdown was stuck, or never ran because the
+   app's lifespan had failed);
+6. tasks still running are cancelled (at most :data:`TIDY_S`), so that ``asyncio.run``'s own
+   clean-up, unbounded on Python 3.11, finds nothing to wait for.
+
+Steps 3 to 6 take at most 2.9 s in all. Each step that runs out of time logs one warning
+naming where it was stuck (the await chain: a thread dump shows only an idle loop). And in
+case the loop itself is stuck, the first stop signal arms the :class:`~.watchdog.Watchdog`
+for ``T`` + :data:`~.watchdog.HARD_S` (3 s): it closes the books from its own thread and
+ends the process. So every stop ends within ``T`` + 3.5 s, whatever a dependency does.
+
+The signal handler also wakes the event loop (``call_soon_threadsafe``): uvicorn installs
+Python-level handlers with ``signal.signal``. uvloop wakes itself for them (its
+``signal.set_wakeup_fd``); plain asyncio (``PREFIXGATE_SERVER=asyncio``) sets no wakeup fd, so a
+handler runs when ``select`` is interrupted, but whatever it schedules on the loop waits for
+the next timer or I/O: uvicorn's own handler only sets flags its loops poll, this one makes
+the wake-up explicit.
 
 :func:`serve` runs it as ``uvicorn.run`` would. This module does not handle requests.
 """
@@ -23,20 +45,75 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import signal
 import socket
 import sys
+import time
+from typing import Protocol
 
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
+from proxy.server.stacks import task_stack
+from proxy.server.watchdog import HARD_S, Watchdog
+
 log = logging.getLogger("prefixgate.shutdown")
 
-CUT_GRACE_S = 5.0  # how long cut requests get to write their records
+CUT_GRACE_S = 1.0  # how long cut requests get to write their records
+LISTENERS_S = 0.1  # the listening sockets' close
+LIFESPAN_S = 1.5  # the app's shutdown (proxy.server.closing: 0.8 + 0.1 + 0.5 of it)
+BOOKS_S = 0.2  # the ledger's close when the app's shutdown did not close it (at least; plus what the steps before left)
+TIDY_S = 0.1  # tasks left over, cancelled
 POLL_S = 0.05
 
 
+class Books(Protocol):
+    """What the shutdown closes last: the ledger (:class:`proxy.accounting.ledger.Ledger`)."""
+
+    async def aclose(self, timeout_s: float) -> bool: ...
+
+    def close_from_thread(self, timeout_s: float) -> bool: ...
+
+
+def _noop() -> None:
+    return None
+
+
 class ProxyServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, books: Books | None = None) -> None:
+        super().__init__(config)
+        self.books = books
+        self.stop_at: float | None = None  # time.monotonic() of the first stop signal
+        self.watchdog = Watchdog(books.close_from_thread if books is not None else None)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._theirs: set[asyncio.Task] = set()
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = self.watchdog.loop = asyncio.get_running_loop()
+        self._theirs = asyncio.all_tasks()  # running before the server (its caller's): never cancelled by it
+        self.watchdog.start()
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame) -> None:
+        """uvicorn's handler (first signal: shut down; a second Ctrl-C: cut now), plus: the
+        first one times the stop and arms the watchdog (only a signal does: a server stopped
+        by its embedder must not end the embedder's process); each one wakes the loop."""
+        super().handle_exit(sig, frame)
+        if self.stop_at is None:
+            self.stop_at = time.monotonic()
+            grace = self.config.timeout_graceful_shutdown
+            if grace is not None:
+                self.watchdog.arm(grace + HARD_S, 128 + sig, f"{signal.Signals(sig).name}, then --shutdown-timeout {grace:g}s + {HARD_S:g}s")
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(_noop)
+            except RuntimeError:  # closed meanwhile
+                pass
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.stop_at is None:  # stopped without a signal (a request limit, an embedder): timed from now, no watchdog
+            self.stop_at = time.monotonic()
         log.info("shutting down")
         for server in self.servers:
             server.close()
@@ -45,25 +122,28 @@ class ProxyServer(uvicorn.Server):
         state = self.server_state
         for connection in list(state.connections):
             connection.shutdown()
-        await self._drain(self.config.timeout_graceful_shutdown)
+        grace = self.config.timeout_graceful_shutdown
+        await self._drain(grace, math.inf if grace is None else self.stop_at + grace)
+        fixed_end = time.monotonic() + CUT_GRACE_S + LISTENERS_S + LIFESPAN_S + BOOKS_S  # what steps 3-5 may take
         await self._cut()
         for server in self.servers:
             try:
-                await asyncio.wait_for(server.wait_closed(), POLL_S * 20)
+                await asyncio.wait_for(server.wait_closed(), LISTENERS_S)
             except TimeoutError:
                 pass
-        await self.lifespan.shutdown()
+        await self._app_shutdown()
+        await self._close_books(max(BOOKS_S, fixed_end - time.monotonic()))  # what the steps before left, at least BOOKS_S
+        await self._tidy()
 
-    async def _drain(self, timeout_s: float | None) -> None:
-        """Waits for connections and requests to finish; ``None`` waits without limit."""
-        state, loop = self.server_state, asyncio.get_running_loop()
+    async def _drain(self, timeout_s: float | None, until: float) -> None:
+        """Waits for connections and requests to finish, until ``until`` (``time.monotonic``)."""
+        state = self.server_state
         if not (state.connections or state.tasks):
             return
         limit = "without limit" if timeout_s is None else f"up to {timeout_s:g}s"
         log.info("waiting %s for %d request(s) in flight (Ctrl-C again to cut them now)", limit, len(state.tasks))
-        deadline = math.inf if timeout_s is None else loop.time() + timeout_s
-        while (state.connections or state.tasks) and not self.force_exit and loop.time() < deadline:
-            await asyncio.sleep(POLL_S)
+        while (state.connections or state.tasks) and not self.force_exit and (left := until - time.monotonic()) > 0:
+            await asyncio.sleep(min(POLL_S, left))
 
     async def _cut(self) -> None:
         tasks = [task for task in self.server_state.tasks if not task.done()]
@@ -75,12 +155,39 @@ class ProxyServer(uvicorn.Server):
             task.cancel("shutdown timeout")
         _, pending = await asyncio.wait(tasks, timeout=CUT_GRACE_S)
         if pending:
-            log.error("%d cut request(s) did not finish within %.0fs", len(pending), CUT_GRACE_S)
+            log.warning("%d cut request(s) did not finish within %.1fs; going on (one stuck in: %s)",
+                        len(pending), CUT_GRACE_S, task_stack(next(iter(pending))))
+
+    async def _app_shutdown(self) -> None:
+        """The app's lifespan shutdown, at most :data:`LIFESPAN_S` (uvicorn's waits without limit)."""
+        shutting = asyncio.ensure_future(self.lifespan.shutdown())
+        done, _ = await asyncio.wait({shutting}, timeout=LIFESPAN_S)
+        if shutting in done:
+            shutting.result()
+            return
+        lifespan = [t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__qualname__", "") == "LifespanOn.main"]
+        log.warning("shutdown: the app's shutdown did not finish within %.1f s; going on (stuck in: %s)",
+                    LIFESPAN_S, task_stack(lifespan[0]) if lifespan else "?")
+
+    async def _close_books(self, timeout_s: float) -> None:
+        if self.books is not None:
+            try:
+                await self.books.aclose(timeout_s)
+            except Exception:  # the books' own failure is logged; the stop goes on
+                log.exception("shutdown: closing the ledger failed")
+
+    async def _tidy(self) -> None:
+        mine = asyncio.all_tasks() - self._theirs - {asyncio.current_task()}
+        left = [t for t in mine if not t.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=TIDY_S)
 
 
-def serve(config: uvicorn.Config) -> None:
-    """Runs ``config``'s app until a signal stops it; exits 3 if it never started."""
-    server = ProxyServer(config)
+def serve(config: uvicorn.Config, books: Books | None = None) -> None:
+    """Runs ``config``'s app until a signal stops it, closing ``books`` last; exits 3 if it never started."""
+    server = ProxyServer(config, books)
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught, after the shutdown

@@ -68,6 +68,7 @@ log = logging.getLogger("prefixgate.store")
 
 DEFAULT_DEADLINE_S = 0.1
 RECOVERY_DEADLINE_S = 5.0  # recovery work (a Redis round trip or two) inside a probe
+CLOSE_TASKS_S = 0.2  # at close, how long cancelled probes / hold / recovery work get to end
 MAX_SCOPES_SHOWN = 64
 OK, UNAVAILABLE, SKIPPED = "ok", "unavailable", "skipped"
 
@@ -202,13 +203,17 @@ class GuardedStore:
                 "scopes": {"total": len(scopes | set(opened)), "open": len(opened), "states": dict(states[:MAX_SCOPES_SHOWN])}}
 
     async def aclose(self) -> None:
-        for task in (*self._probes.values(), self._hold_task, self._recovery_task):
-            if task is not None and not task.done():
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
+        """Cancel the probes, the hold and the recovery work, wait for them at most
+        :data:`CLOSE_TASKS_S` (a call that ignores its cancellation is left behind), then close
+        the inner store (which bounds its own close)."""
+        tasks = [t for t in (*self._probes.values(), self._hold_task, self._recovery_task) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=CLOSE_TASKS_S)
+            if pending:
+                log.warning("prefix store: %d background call(s) did not end within %.1f s of their cancellation; left behind",
+                            len(pending), CLOSE_TASKS_S)
         await self.inner.aclose()
 
     def _failed(self, exc: BaseException, scope: Scope = None) -> None:

@@ -25,8 +25,8 @@ it (None, the whole store, before any map was read), :meth:`RedisStore.ping` pin
 scope, :meth:`RedisStore.stale` says a scope no longer maps anything, and
 :meth:`RedisStore.recovers` says which scope's return needs the secret's write-back. :attr:`RedisStore.on_lost_data` (set by the guard) is called when a look-up
 finds that Redis lost the script (``NOSCRIPT``: a restart, likely without its data).
-:meth:`RedisStore.aclose` gives each client :data:`CLOSE_S` (1 s), so a hung Redis cannot
-hang a shutdown.
+:meth:`RedisStore.aclose` closes both clients together within :data:`CLOSE_S` (0.5 s), so a
+hung Redis cannot hang a shutdown.
 
 Unguarded: the proxy always wraps it in :mod:`proxy.store.guard` (a deadline per look-up
 and a circuit breaker), whose deadline bounds every look-up; redis-py's socket timeouts
@@ -48,7 +48,7 @@ from proxy.store.resp import RespError, RespPool, pack
 
 CLUSTER_SCHEME = "redis-cluster://"
 SECRET_KEY = "tenant-secret"
-CLOSE_S = 1.0  # each client's close at shutdown
+CLOSE_S = 0.5  # both clients' close at shutdown, in all
 SLOT_SCOPE = "slot "
 
 # KEYS: the chain's keys in order; ARGV[1]: TTL in ms. Returns the seen-before count.
@@ -329,12 +329,18 @@ class RedisStore:
         return bool(await self._redis.execute_command("PING", target_nodes=node))
 
     async def aclose(self) -> None:
-        """Close both clients, each given at most :data:`CLOSE_S` (a hung Redis never hangs a shutdown)."""
-        for client in (self._fast, self._redis):
-            if client is None:
-                continue
-            try:
-                async with asyncio.timeout(CLOSE_S):
-                    await client.aclose()
-            except Exception as exc:  # TimeoutError or a broken connection: the process is ending anyway
+        """Close both clients together, within :data:`CLOSE_S` in all (a hung Redis never hangs a shutdown)."""
+        clients = [c for c in (self._fast, self._redis) if c is not None]
+        results = await asyncio.gather(*(_close_within(c, CLOSE_S) for c in clients))
+        for exc in results:
+            if exc is not None:  # TimeoutError or a broken connection: the process is ending anyway
                 logging.getLogger("prefixgate.store").warning("prefix store: close did not finish (%s)", type(exc).__name__)
+
+
+async def _close_within(client, timeout_s: float) -> Exception | None:
+    try:
+        async with asyncio.timeout(timeout_s):
+            await client.aclose()
+    except Exception as exc:
+        return exc
+    return None

@@ -6,7 +6,8 @@ exchange is running, or after the running one's response ended, are unsolicited:
 connection is marked :attr:`dead` and closed at once (a ``408`` sent to an idle
 keep-alive connection is the common case). The end of the stream is handed to the
 exchange (a close-delimited body ends there) and also kills the connection. Writing
-waits for the transport's buffer to drain below its high-water mark.
+waits for the transport's buffer to drain below its high-water mark; a connection killed with
+bytes still unsent is aborted, never left waiting for a peer that does not read.
 
 This module does not decide reuse (:mod:`proxy.transport.reuse`) or keep a pool.
 """
@@ -58,6 +59,7 @@ class Connection(asyncio.Protocol):
             self.parser.eof(exc)
         if self._drained is not None and not self._drained.done():
             self._drained.set_exception(ConnectionResetError("connection lost while writing"))
+            self._drained.exception()  # retrieved: with no writer waiting (a send cut, then killed) it is no error to log
 
     def pause_writing(self) -> None:
         if self._drained is None or self._drained.done():
@@ -99,7 +101,13 @@ class Connection(asyncio.Protocol):
             raise ConnectionResetError("connection lost while sending the request")
 
     def kill(self) -> None:
-        """Never reuse; close now."""
+        """Never reuse; close now. With bytes still unsent (an upstream that stopped reading
+        the request) the socket is aborted: a plain close would keep it, and its buffer, until
+        the peer reads them, which a hung upstream never does."""
         self.dead = True
-        if self.transport is not None:
-            self.transport.close()
+        transport = self.transport
+        if transport is not None:
+            if transport.get_write_buffer_size():
+                transport.abort()
+            else:
+                transport.close()
