@@ -14,15 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.servers import free_port
+pytest.register_assert_rewrite("tests.support")  # before the imports below: support's asserts report like a test's
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _missing(what: str) -> None:
-    if IN_CI:
-        pytest.fail(f"{what} is required under CI=true")
-    pytest.skip(f"{what} not available")
+from tests.support.ci import missing  # noqa: E402
+from tests.support.redis_procs import redis_answers  # noqa: E402
+from tests.support.servers import free_port  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -31,25 +27,16 @@ def _isolated_state(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PREFIXGATE_HOME", str(tmp_path_factory.mktemp("pg-home")))
 
 
-def _redis_answers(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5).ping())
-    except Exception:
-        return False
-
-
 @pytest.fixture(scope="session")
 def redis_server_url(tmp_path_factory):
     """A Redis URL: $PREFIXGATE_TEST_REDIS, the local 127.0.0.1:6379, or a throwaway server."""
     url = os.environ.get("PREFIXGATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
-    if _redis_answers(url):
+    if redis_answers(url):
         yield url
         return
     binary = shutil.which("redis-server")
     if not binary:
-        _missing("Redis (no server answers and redis-server is not installed)")
+        missing("Redis (no server answers and redis-server is not installed)")
     port = free_port()
     workdir = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen(
@@ -59,10 +46,10 @@ def redis_server_url(tmp_path_factory):
     )
     url = f"redis://127.0.0.1:{port}/0"
     deadline = time.monotonic() + 10
-    while not _redis_answers(url):
+    while not redis_answers(url):
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
-            _missing("Redis (throwaway redis-server did not start)")
+            missing("Redis (throwaway redis-server did not start)")
         time.sleep(0.05)
     yield url
     proc.terminate()
@@ -87,7 +74,7 @@ def chromium_path() -> str:
         path = shutil.which(name)
         if path:
             return path
-    _missing("Chromium")
+    missing("Chromium")
     return ""  # unreachable
 
 

@@ -12,9 +12,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from proxy.accounting.fleet import Fleet
 from proxy.accounting.fleet_redis import FleetRedis
-from tests.e2e.test_replicas import replicas
-from tests.e2e.test_sdk import CHAT, oai
+from tests.support.gateways import replicas
+from tests.support.payloads import CHAT
 from tests.support.redis_procs import redis_cluster
+from tests.support.sdk_clients import oai
 
 pytestmark = pytest.mark.e2e
 

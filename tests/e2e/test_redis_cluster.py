@@ -86,8 +86,9 @@ def _evalsha_calls(port: int) -> int:
 
 
 def test_replicas_share_tenants_and_prefixes_through_the_cluster(cluster, tmp_path):
-    from tests.e2e.test_replicas import replicas
-    from tests.e2e.test_sdk import CHAT, oai
+    from tests.support.gateways import replicas
+    from tests.support.payloads import CHAT
+    from tests.support.sdk_clients import oai
 
     url, _, _ = cluster
     store = f"{url}?key_prefix=pg-cluster-e2e:"

@@ -18,9 +18,12 @@ import pytest
 
 from proxy.store import RedisStore
 from proxy.store.guard import DEFAULT_DEADLINE_S
-from tests.conftest import _missing, _redis_answers
+from tests.support.ci import missing
+from tests.support.gateways import gateway
+from tests.support.payloads import CHAT, SYSTEM
+from tests.support.redis_procs import redis_answers
+from tests.support.sdk_clients import oai
 from tests.support.servers import free_port
-from tests.e2e.test_sdk import CHAT, SYSTEM, gateway, oai
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +35,7 @@ def own_redis(tmp_path):
     """A throwaway redis-server: (url, process). Resumed (SIGCONT) and ended whatever happens."""
     binary = shutil.which("redis-server")
     if not binary:
-        _missing("redis-server")
+        missing("redis-server")
     port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
@@ -41,9 +44,9 @@ def own_redis(tmp_path):
     url = f"redis://127.0.0.1:{port}/0"
     try:
         deadline = time.monotonic() + 10
-        while not _redis_answers(url):
+        while not redis_answers(url):
             if time.monotonic() > deadline or proc.poll() is not None:
-                _missing("Redis (throwaway redis-server did not start)")
+                missing("Redis (throwaway redis-server did not start)")
             time.sleep(0.05)
         yield url, proc
     finally:

@@ -19,8 +19,10 @@ import pytest
 
 from proxy.config import ProxyConfig
 from proxy.tenant import TenantHasher
-from tests.e2e.test_sdk import CHAT, OPENAI_KEY, gateway, oai
+from tests.support.gateways import gateway
+from tests.support.payloads import CHAT
 from tests.support.redis_procs import RedisProcess
+from tests.support.sdk_clients import OPENAI_KEY, oai
 
 pytestmark = pytest.mark.e2e
 

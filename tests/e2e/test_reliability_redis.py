@@ -30,7 +30,7 @@ import pytest
 from proxy.emulator.app import create_app as create_emulator
 from proxy.store.redis_store import chain_key, shared_secret
 from proxy.tenant import TenantHasher
-from tests.e2e.test_sdk import ANTHROPIC_SYSTEM, CHAT
+from tests.support.payloads import ANTHROPIC_SYSTEM, CHAT
 from tests.support.procs import ledger_rows, log_problems, replicas, sigterm
 from tests.support.redis_procs import redis_cluster, redis_server
 from tests.support.servers import serve

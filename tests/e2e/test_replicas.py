@@ -6,35 +6,20 @@ secret they share through Redis (or a ``--tenant-secret-file``) makes them agree
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 import httpx
 import openai
 import pytest
 
-from proxy.app import create_app
 from proxy.config import ProxyConfig
-from proxy.emulator.app import create_app as create_emulator
 from proxy.tenant import TenantHasher
-from tests.e2e.test_sdk import CHAT, oai
-from tests.support.servers import free_port, serve
+from tests.support.gateways import replicas
+from tests.support.payloads import CHAT
+from tests.support.sdk_clients import oai
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.e2e
-
-
-@contextlib.contextmanager
-def replicas(tmp_path, n: int = 2, **config):
-    """``n`` proxies on one emulator, each with its own state dir: (bases, apps)."""
-    with serve(create_emulator()) as upstream, contextlib.ExitStack() as stack:
-        bases, apps = [], []
-        for i in range(n):
-            cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=tmp_path / f"replica-{i}",
-                              ledger=":memory:", **config)
-            app = create_app(cfg)
-            apps.append(app)
-            bases.append(stack.enter_context(serve(app)))
-        yield bases, apps
 
 
 def test_two_replicas_on_one_redis_share_tenants_and_prefixes(tmp_path, redis_url):

@@ -7,8 +7,6 @@ sequence against a second, fresh emulator and compare what the SDK returns.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
 import time
 import uuid
 
@@ -20,60 +18,12 @@ import pytest
 from proxy.app import create_app
 from proxy.config import ProxyConfig
 from proxy.emulator.app import create_app as create_emulator
-from proxy.emulator.config import EmulatorConfig
+from tests.support.gateways import gateway
+from tests.support.payloads import ANTHROPIC_SYSTEM, CHAT, SYSTEM
+from tests.support.sdk_clients import ANTHROPIC_KEY, OPENAI_KEY, ant, oai
 from tests.support.servers import free_port, serve
 
 pytestmark = pytest.mark.e2e
-
-SYSTEM = "You are a careful assistant for the prefixgate test-suite. " * 120  # ~7 KB ≈ 1800 tokens
-CHAT = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "name three colours"}]
-ANTHROPIC_SYSTEM = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
-OPENAI_KEY = "sk-e2e-openai"
-ANTHROPIC_KEY = "sk-ant-e2e"
-
-
-class Spy:
-    """ASGI wrapper around the emulator: what it has sent, and whether its client went away."""
-
-    def __init__(self, app):
-        self.app = app
-        self.bodies: list[int] = []  # bytes per body message of the latest /v1 response
-        self.finished = threading.Event()
-        self.disconnected = threading.Event()
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
-            return await self.app(scope, receive, send)
-        self.bodies, self.finished, self.disconnected = [], threading.Event(), threading.Event()
-        bodies, finished, disconnected = self.bodies, self.finished, self.disconnected
-
-        async def spy_receive():
-            message = await receive()
-            if message["type"] == "http.disconnect" and not finished.is_set():
-                disconnected.set()
-            return message
-
-        async def spy_send(message):
-            if message["type"] == "http.response.body":
-                if message.get("body"):
-                    bodies.append(len(message["body"]))
-                if not message.get("more_body", False):
-                    finished.set()
-            await send(message)
-
-        await self.app(scope, spy_receive, spy_send)
-        if not finished.is_set():
-            disconnected.set()
-
-
-@contextlib.contextmanager
-def gateway(state_dir, emulator_config: EmulatorConfig | None = None, **config):
-    spy = Spy(create_emulator(emulator_config))
-    with serve(spy) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=state_dir, **config)
-        app = create_app(cfg)
-        with serve(app) as proxy:
-            yield proxy, upstream, spy, app
 
 
 @pytest.fixture
@@ -86,14 +36,6 @@ def gw(state_dir):
 def direct():
     with serve(create_emulator()) as upstream:
         yield upstream
-
-
-def oai(base: str, **kw) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{base}/v1", api_key=OPENAI_KEY, max_retries=0, **kw)
-
-
-def ant(base: str, **kw) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=base, api_key=ANTHROPIC_KEY, max_retries=0, **kw)
 
 
 def stats(proxy: str) -> dict:

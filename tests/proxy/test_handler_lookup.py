@@ -24,38 +24,11 @@ from proxy.exchange import LOOKUP_TASK
 from proxy.store.guard import GuardedStore
 from tests.support.servers import serve
 from tests.support.sinks import Keep
+from tests.support.stores import UpstreamFirst
 
 USAGE = {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1536}}
 CHAT = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse. " * 50}, {"role": "user", "content": "hi"}]}
 DEADLINE_S = 5.0  # generous: reached only if the look-up waited for an upstream never asked
-
-
-class UpstreamFirst:
-    """A remote-like store (no ``seen_sync``: the handler runs it as a task) whose answer waits
-    until the upstream was asked; ``fail`` makes it raise instead of answering."""
-
-    def __init__(self, answer: int = 1, fail: bool = False) -> None:
-        self.answer, self.fail = answer, fail
-        self.asked = asyncio.Event()  # bound to the app's loop on first use
-        self.steps: list[str] = []
-
-    def ready(self, tenant=None) -> bool:
-        return True
-
-    async def seen(self, tenant, provider, hashes):
-        self.steps.append("look-up asked")
-        try:
-            await self.asked.wait()
-        except asyncio.CancelledError:
-            self.steps.append("look-up cancelled")
-            raise
-        self.steps.append("look-up answered")
-        if self.fail:
-            raise RuntimeError("store broke")
-        return self.answer
-
-    async def aclose(self) -> None:
-        return None
 
 
 def app_with(state_dir, upstream, **config) -> tuple[TestClient, Keep]:

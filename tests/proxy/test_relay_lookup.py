@@ -18,9 +18,14 @@ from proxy.exchange import Exchange, Lookup
 from proxy.relay import Relay
 from proxy.server.aborts import ShutdownCut
 from proxy.store.guard import GuardedStore
-from tests.proxy.test_handler_lookup import UpstreamFirst
-from tests.proxy.test_relay_resend import GEN, KEY, REFUSED, body
-from tests.proxy.test_relay_resend import proxy as proxy  # noqa: F401  (the fixture)
+from tests.support.gemini_auto_cache import GEN, KEY, REFUSED, auto_cached_proxy, body
+from tests.support.stores import UpstreamFirst
+
+
+@pytest.fixture
+def proxy(state_dir):
+    with auto_cached_proxy(state_dir) as proxy:
+        yield proxy
 
 
 class HangingUpstream:
@@ -67,7 +72,7 @@ def test_a_shutdown_cut_cancels_the_lookup_and_the_record_keeps_it_unknown():
     assert sent[0]["status"] == 503 and head[b"x-prefixgate-prefix-segments"] == b"unknown"
 
 
-def test_a_resent_gemini_request_gets_the_lookups_answer(proxy):  # noqa: F811
+def test_a_resent_gemini_request_gets_the_lookups_answer(proxy):
     client, gemini, keep = proxy
     store = UpstreamFirst(answer=1)
     client.app.state.gate.store = GuardedStore(store, deadline_s=5)

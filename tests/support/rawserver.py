@@ -3,7 +3,8 @@
 A script maps each :class:`RawRequest` (its number on this server, method, target and
 the tag its target carries: ``/v1/chat/completions?tag=N`` or ``/tag/N``) to a
 :class:`Reply`: pieces of bytes with delays, whether to close afterwards, and bytes to push
-later onto the idle connection. :func:`echo` is the well-formed reply that names the tag,
+later onto the idle connection, or to hold the connection open and never answer on it
+again. :func:`echo` is the well-formed reply that names the tag,
 so a test can tell whose response a client got. :class:`SilentServer` accepts and never
 answers.
 """
@@ -33,6 +34,7 @@ class Reply:
     pieces: list[tuple[bytes, float]]  # (bytes, seconds to wait before sending them)
     close: bool = False  # close the connection after the pieces
     idle: list[tuple[bytes, float]] = field(default_factory=list)  # sent later, unasked
+    hold: bool = False  # after the pieces, keep the connection open but never answer on it again
 
 
 def echo_bytes(tag: str) -> bytes:
@@ -54,6 +56,7 @@ class RawServer:
         self.script = script
         self.count = 0
         self.connections = 0
+        self.held_requests = 0  # requests that reached a connection a Reply(hold=True) held
         self.requests: list[RawRequest] = []  # in the order they arrived
         self._lock = threading.Lock()
         self._sock = socket.socket()
@@ -120,6 +123,11 @@ class RawServer:
                     threading.Thread(target=self._later, args=(conn, reply.idle), daemon=True).start()
                 if reply.close:
                     conn.shutdown(socket.SHUT_RDWR)
+                    return
+                if reply.hold:  # read (and count) what comes, answer nothing, until the peer closes
+                    while data := conn.recv(65536):
+                        with self._lock:
+                            self.held_requests += data.count(b"\r\n\r\n")
                     return
         except OSError:
             return

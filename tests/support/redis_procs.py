@@ -4,8 +4,8 @@
 test starts, kills and starts again on the same port (or never starts: a Redis down at start);
 :func:`redis_server` runs one for the length of a ``with`` block; :func:`redis_cluster` runs three
 ``redis-server --cluster-enabled yes`` joined with ``redis-cli --cluster create``. Both end
-their processes in ``finally``. A missing ``redis-server`` / ``redis-cli`` skips the test,
-or fails it under ``CI=true`` (:func:`tests.conftest._missing`). This module starts no proxy.
+their processes in ``finally``. :func:`redis_answers` says whether a Redis URL answers a PING. A missing ``redis-server`` / ``redis-cli`` skips the test,
+or fails it under ``CI=true`` (:func:`tests.support.ci.missing`). This module starts no proxy.
 """
 
 from __future__ import annotations
@@ -20,14 +20,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.conftest import _missing
+from tests.support.ci import missing
 from tests.support.servers import free_port
+
+
+def redis_answers(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5).ping())
+    except Exception:
+        return False
 
 
 def _binaries(*names: str) -> list[str]:
     found = [shutil.which(name) for name in names]
     if not all(found):
-        _missing(" and ".join(names))
+        missing(" and ".join(names))
     return [str(path) for path in found]
 
 
@@ -158,7 +167,7 @@ def redis_cluster(tmp_path_factory, *extra: str) -> Iterator[Cluster]:
         for port in ports:
             while not _pings(cli, port):
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-                    _missing("Redis Cluster (a node did not start)")
+                    missing("Redis Cluster (a node did not start)")
                 time.sleep(0.05)
         created = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in ports), "--cluster-replicas", "0", "--cluster-yes"],
                                  check=False, capture_output=True, text=True, timeout=30)

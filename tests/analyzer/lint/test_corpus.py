@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.analyzer.lint.corpus import CORPUS, CODES, corpus, score, strip_marks
+from tests.support.lint_corpus import CORPUS, CODES, corpus, score, strip_marks
 
 PRECISION, RECALL = 0.95, 0.90
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
@@ -34,7 +34,7 @@ def test_strip_marks_maps_spans_onto_the_clean_text():
 
 
 def test_scoring_counts_a_today_phrase_before_a_label_as_neither(tmp_path):
-    from tests.analyzer.lint.corpus import Labelled
+    from tests.support.lint_corpus import Labelled
 
     text, spans = strip_marks("You are helpful.\nCurrent time: ⟦14:05:09⟧\nAs of today, 3 agents are online.\n")
     s = score(tmp_path, [Labelled("t.md", text, spans)])

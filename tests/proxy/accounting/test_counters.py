@@ -6,46 +6,9 @@ import sqlite3
 
 import pytest
 
-from analyzer.cost import cost_of
-from analyzer.pricing import PriceTable
-from analyzer.usage import Usage
 from proxy.accounting.counters import COUNTERS, INDEX, OTHER, ZERO, Cap, Counter, Metric, contributions, finish
 from proxy.accounting.ledger_schema import INSERT, SCHEMA, row_for
-from proxy.accounting.records import RequestRecord
-
-PRICES = PriceTable.load()
-
-
-def variety() -> list[RequestRecord]:
-    """Records covering every branch a counter has: no usage, unpriced, clamped usage, an
-    unknown prefix, errors with and without a status, rewrites, unanalysed bodies."""
-    out = []
-    cases = [
-        {"model": "gpt-4o-mini", "usage": Usage(2000, 1024, 0, 0, 50), "prefix_segments": 2},
-        {"model": "claude-sonnet-4-5", "usage": Usage(12000, 0, 10000, 4000, 9), "rewrites": ["add-breakpoints"]},
-        {"model": "claude-sonnet-4-5", "usage": Usage(100, 60, 60, 0, 1), "prefix_segments": None, "prefix_bytes": None},  # uncached clamps at 0
-        {"model": "private", "usage": Usage(10, 0, 0, 0, 1), "rewrites": ["add-breakpoints", "cap-breakpoints"]},
-        {"model": "gpt-4o", "usage": Usage(5, 0, 0, 0, 10**9, flags=("usage.completion_tokens:too_large",))},
-        {"model": None, "usage": None, "status": 502, "error": "upstream_unreachable", "analysed": False},
-        {"model": "gpt-4o", "usage": None, "status": 0, "error": "client_disconnected"},
-        {"model": "gpt-4o", "usage": Usage(0, 0, 0, 0, 0), "status": 429, "rewrites": ["skipped-error"]},
-        {"model": "gpt-5.6-terra", "usage": Usage(6000, 2048, 3000, 0, 400)},  # OpenAI writes, billed
-        {"model": "gpt-6.2-sol", "usage": Usage(6000, 0, 3000, 0, 4, cache_write_12h_tokens=2000)},
-        {"model": "gpt-5.5", "usage": Usage(3000, 0, 2000, 0, 5), "drift": ["cache_write_tokens:not_billed_by_price_row"]},
-        {"model": "claude-sonnet-4-5", "usage": Usage(10, 0, 0, 0, 1, drift=("iterations[x]:unknown_type",)),
-         "drift": ["iterations[x]:unknown_type"]},
-        {"model": "gpt-5.6-terra", "usage": Usage(6000, 0, 3000, 0, 4), "flags": ["cache_write_tokens:ttl_split_unknown"]},
-    ]
-    for i, kw in enumerate(cases):
-        kw.setdefault("status", 200)
-        kw.setdefault("analysed", True)
-        r = RequestRecord(f"r{i}", 1_700_000_000.0 + i, "t", "anthropic" if "claude" in (kw.get("model") or "") else "openai",
-                          "/v1/x", **kw)
-        cost = cost_of(r.usage, PRICES.lookup(r.model)) if not r.flags else cost_of(None, None)
-        r.cost_usd, r.saved_usd, r.cost_breakdown = cost.cost_usd, cost.saved_usd, cost.parts
-        r.missed_usd = None if not cost.priced or r.prefix_segments is None else 0.000125
-        out.append(r)
-    return out
+from tests.support.request_records import variety
 
 
 def test_each_counter_adds_the_same_in_python_and_in_sql():

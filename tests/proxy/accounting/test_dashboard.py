@@ -16,8 +16,8 @@ from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.stats import Stats
 from tests.support.browser import Elements, dump_dom, screenshot
+from tests.support.request_records import records
 from tests.support.servers import serve
-from tests.proxy.accounting.test_summary import records
 
 
 @pytest.fixture

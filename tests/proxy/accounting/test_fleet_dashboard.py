@@ -15,7 +15,7 @@ from proxy.accounting.fleet_redis import FleetRedis
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.stats import Stats
-from tests.proxy.accounting.test_summary import records
+from tests.support.request_records import records
 from tests.support.servers import serve
 
 

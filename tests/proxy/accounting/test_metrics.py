@@ -1,19 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from analyzer.usage import Usage
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.records import RequestRecord
-
-
-def samples(metrics: Metrics) -> dict[tuple[str, tuple], float]:
-    out = {}
-    for family in text_string_to_metric_families(metrics.render().decode()):
-        for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
+from tests.support.prometheus import samples
 
 
 def test_counts_tokens_money_and_histograms():
@@ -95,7 +87,7 @@ def test_every_exported_counter_equals_stats():
     # One table behind both: each series summed over its labels is the counter /prefixgate/stats shows.
     from proxy.accounting.counters import COUNTERS
     from proxy.accounting.stats import Stats
-    from tests.proxy.accounting.test_counters import variety
+    from tests.support.request_records import variety
 
     m, stats = Metrics(), Stats()
     for r in variety():

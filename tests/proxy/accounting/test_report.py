@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from analyzer.cost import format_usd as usd
 from proxy.cli import cli
-from tests.proxy.accounting.test_summary import records, write
+from tests.support.request_records import records, write
 
 
 def run(*args: str):

@@ -1,51 +1,14 @@
 from __future__ import annotations
 
-import asyncio
-import json
 from datetime import datetime, timezone
 
 import pytest
 
-from analyzer.cost import Breakdown
 from analyzer.usage import Usage
-from proxy.accounting.ledger import Ledger
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
 from proxy.accounting.summary import parse_since, summarize
-
-T0 = 1_700_000_000.0  # 2023-11-14
-
-
-def records() -> list[RequestRecord]:
-    """Records as the money layer leaves them: cost with its breakdown, some rewritten."""
-    out = []
-    for i in range(12):
-        cached = 1024 if i % 3 else 0
-        cost = 0.001 - cached * 1e-7
-        out.append(RequestRecord(
-            f"r{i}", T0 + i * 600, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
-            analysed=True, usage=Usage(2000, cached, 0, 0, 100), prefix_segments=1 if cached else 0,
-            prefix_bytes=4400, total_segments=2, total_bytes=4600, cost_usd=cost,
-            cost_breakdown=Breakdown(cost - 0.0002 - cached * 5e-8, cached * 5e-8, 0.0, 0.0002),
-            rewrites=["add-breakpoints", "cap-breakpoints"] if i == 5 else ["add-breakpoints"] if i % 4 == 1 else [],
-            saved_usd=cached * 1e-7, missed_usd=0.0 if cached else 0.00007,
-            miss_reason=None if cached else "volatile-time; path=messages[0]; offset=9",
-            body=json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": f"q{i}"}]}).encode(),
-        ))
-    out.append(RequestRecord("u", T0 + 30, "t", "anthropic", "/v1/messages", model="private", status=200, analysed=True,
-                             usage=Usage(50, 0, 0, 0, 5)))
-    out.append(RequestRecord("e", T0 + 40, "t", "openai", "/v1/chat/completions", status=502, analysed=False, error="upstream_unreachable"))
-    return out
-
-
-def write(path: str, recs, log_bodies=False) -> None:
-    async def main():
-        ledger = Ledger(path, log_bodies=log_bodies)
-        for r in recs:
-            r.chain = ["aa" * 8, "bb" * 8] if r.prefix_segments else ["cc" * 8]
-            ledger.handle(r)
-        await ledger.aclose()
-    asyncio.run(main())
+from tests.support.request_records import T0, records, write
 
 
 def test_totals_equal_stats_for_the_same_records(tmp_path):
@@ -135,7 +98,7 @@ def test_every_counter_and_the_rewrites_agree_with_stats(tmp_path):
     import sqlite3
 
     from proxy.accounting.counters import COUNTERS
-    from tests.proxy.accounting.test_counters import variety
+    from tests.support.request_records import variety
 
     path = str(tmp_path / "l.sqlite")
     recs = records() + variety()

@@ -21,8 +21,8 @@ from proxy.accounting.stats import Stats
 from proxy.accounting.summary import summarize
 from proxy.cli import cli
 from proxy.exchange import Exchange
-from tests.proxy.accounting.test_metrics import samples
-from tests.proxy.accounting.test_summary import T0, write
+from tests.support.prometheus import samples
+from tests.support.request_records import T0, write
 
 
 def recs() -> list[RequestRecord]:

@@ -22,7 +22,7 @@ class FakeTransport:
 
 
 def _exchange(**over):
-    base = dict(complete=True, leftover=False, keep_alive=True, failed=None, paused=False)
+    base = dict(complete=True, leftover=False, keep_alive=True, failed=None, tolerated=None, paused=False)
     return SimpleNamespace(**{**base, **over})
 
 
@@ -47,6 +47,7 @@ def test_release_only_after_an_exact_end(pair):
     assert not may_release(conn, _exchange(keep_alive=False))  # Connection: close, HTTP/1.0, close-delimited
     assert not may_release(conn, _exchange(failed=ValueError("x")))
     assert not may_release(conn, _exchange(paused=True))  # a body left unread: reading is off
+    assert not may_release(conn, _exchange(tolerated="a bare LF ends a line of the head"))  # framing llhttp only tolerated
     assert not may_release(_conn(FakeTransport(pair[0]), dead=True), _exchange())  # unsolicited bytes seen
     assert not may_release(_conn(FakeTransport(pair[0], closing=True)), _exchange())
     assert not may_release(_conn(None), _exchange())

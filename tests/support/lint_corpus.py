@@ -12,7 +12,7 @@ finding's line and column back to a span, and counts:
 - a labelled span is **found** when at least one true finding overlaps it.
 
 precision = true / (true + false); recall = found / labelled spans. Run as a script
-(``python -m tests.analyzer.lint.corpus``) it prints both, with every miss and false finding.
+(``python -m tests.support.lint_corpus``) it prints both, with every miss and false finding.
 """
 
 from __future__ import annotations
