@@ -2,7 +2,7 @@
 server-sent-event frames of a stream.
 
 Written once for the proxy (its own 4xx/5xx, :mod:`proxy.errors`), the upstream emulator
-(:mod:`proxy.emulator.errors`, :mod:`proxy.emulator.sse`) and the local engine's server
+(:mod:`proxy.emulator.errors`, :mod:`proxy.emulator.event_stream`) and the local engine's server
 (:mod:`kvcache.server`).
 
 - OpenAI error: ``{"error": {"message", "type", "param", "code"}}``, ``param`` and ``code``

@@ -5,21 +5,24 @@ path outside ``/prefixgate/`` (``/v1beta/...`` for Gemini, ``/NAME/...`` for a n
 upstream; the router answers 404 for the rest, naming the prefixes it serves);
 ``GET /prefixgate/stats`` (JSON totals, per provider and per model; with a Redis store also
 ``fleet``, every replica's, :mod:`proxy.accounting.fleet`),
-``GET /prefixgate/health`` (status ``ok``, or ``degraded`` with HTTP 503 and ``store_error`` when the store's
+``GET /prefixgate/health`` (``pool``: the upstream pool's ``max_connections`` and whence, ``in_use``,
+``idle``, ``waiting``, ``exhausted_total``; status ``ok``, or ``degraded`` with HTTP 503 and ``store_error`` when the store's
 breaker is open or the store is held until the shared tenant secret is read, or when the ledger is in trouble: its writer thread not running, or a write failure
 or a dropped row in the last minute; its counters are under ``ledger``, see
 :meth:`proxy.accounting.ledger.Ledger.health`; rules drift — a usage field the model's rules do not expect, since
 start — adds ``rules_drift``, the table of :mod:`proxy.accounting.drift` (its 10 most frequent rows), and ``warnings``,
-one sentence per row naming what to update, without changing the status), and the money layer's ``/prefixgate/{metrics,dashboard,
-api/summary,static/*}`` (:mod:`proxy.accounting.money_app`). With ``admin_token`` set, ``/prefixgate/*``
+one sentence per row naming what to update, without changing the status), and the pages that read the money layer's ``/prefixgate/{metrics,dashboard,
+api/summary,static/*}`` (:mod:`proxy.reporting.dashboard`). With ``admin_token`` set, ``/prefixgate/*``
 (health and static files aside) wants ``Authorization: Bearer <token>``,
 ``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
 
 Built eagerly into one :class:`~proxy.gate.Gate` (so callers can add sinks before start):
 the router, the tenant hasher (creates the install secret), the store object, the money
 layer, the recorder with the in-memory :class:`~proxy.accounting.stats.Stats` sink and the
-access-log sink. Opened in the lifespan: the upstream pool. Closed in the lifespan: pool,
-store, recorder sinks. ``app.state.gate`` is the only state; everything else is read
+access-log sink, and the Gemini auto-cache's hook. Opened in the lifespan: the upstream pool
+(and the store's hold or recovery work for the replicas' shared tenant secret, asked of the
+store directly: :class:`proxy.store.base.PrefixStore` declares them). Closed in the
+lifespan: auto-cache, pool, store, recorder sinks. ``app.state.gate`` is the only state; everything else is read
 through it.
 
 This module does not parse bodies or relay responses.
@@ -27,7 +30,6 @@ This module does not parse bodies or relay responses.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -45,12 +47,13 @@ from proxy.server.aborts import install_log_filter
 from proxy.access import AdminAccess
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
-from proxy.gemini_cache.manager import auto_cache_for
+from proxy.gemini_cache.hook import auto_cache_for
 from proxy.handler import handle
 from proxy.accounting.fleet import open_fleet
-from proxy.accounting.money_app import MoneyLayer
+from proxy.accounting.money_layer import MoneyLayer
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.recorder import Recorder
+from proxy.reporting import dashboard
 from proxy.routing import Router
 from proxy.accounting.stats import Stats
 from proxy.store import PrefixStore, open_store
@@ -107,14 +110,16 @@ async def health_endpoint(request: Request) -> Response:
         body["warnings"] = [row["warning"] for row in drift[:MAX_HEALTH_DRIFT]]
         if len(drift) > MAX_HEALTH_DRIFT:
             body["warnings"].append(f"{len(drift) - MAX_HEALTH_DRIFT} more rules-drift rows in /prefixgate/stats")
+    if gate.pool is not None:  # the upstream pool: size (and whence), in use, idle, waiting; exhausted since start
+        body["pool"] = gate.pool.pool_stats()
     ledger = gate.money.ledger.health() if gate.money is not None else None
     if ledger is not None:
         body["ledger"] = ledger
         if not ledger["ok"]:
             body["status"] = "degraded"
-    check = getattr(gate.store, "health", None)  # a guarded (Redis) store: bounded by its deadline
-    if check is not None:
-        body["breaker"] = breaker = await check()
+    breaker = await gate.store.health()  # a guarded (Redis) store's breaker, bounded by its deadline; None: memory
+    if breaker is not None:
+        body["breaker"] = breaker
         if not breaker["ok"]:
             body.update(status="degraded", store_error=breaker.get("cause") or breaker["last_error"])
             return _json(body, 503)
@@ -151,32 +156,26 @@ def create_app(
         stats=stats,
         money=money,
         fleet=fleet,
-        gemini_cache=auto_cache_for(config, money.prices),  # --gemini-auto-cache; None when off
+        gemini_auto_cache=auto_cache_for(config, money.prices),  # --gemini-auto-cache; off when no upstream has it
     )
-    if gate.gemini_cache is not None:
-        gate.recorder.enrichers.append(gate.gemini_cache)  # sees each finished exchange: drops refused caches
+
+    money.metrics.attach_pool(lambda: gate.pool.pool_stats() if gate.pool is not None else None)  # prefixgate_pool_*
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
         install_log_filter()  # uvicorn logs no traceback for a response the relay aborted (and logged)
         gate.start(transport)
-        # Redis did not answer at start: fetch the replicas' shared tenant secret in the background,
-        # skipping the store until then (never a prefix recorded under a replica-local tenant)
-        fetch = None
-        if gate.tenants.shared_store and hasattr(gate.store, "on_recovery"):
+        gate.store.warm_up()  # a Redis (Cluster) store reads its slot map now, in the background: never awaited here
+        if gate.tenants.shared_store:
             # Redis came back (maybe empty): write the shared secret back before the store is used again
             gate.store.on_recovery(gate.tenants.reassert_shared)
         if gate.tenants.pending_store:
-            hold = getattr(gate.store, "hold_until", None)
-            if hold is not None:
-                hold(gate.tenants.fetch_shared, "the shared tenant secret is not read yet: Redis did not answer at start")
-            else:
-                fetch = asyncio.get_running_loop().create_task(gate.tenants.fetch_shared())
+            # Redis did not answer at start: fetch the replicas' shared tenant secret in the background,
+            # skipping the store until then (never a prefix recorded under a replica-local tenant)
+            gate.store.hold_until(gate.tenants.fetch_shared, "the shared tenant secret is not read yet: Redis did not answer at start")
         try:
             yield
         finally:
-            if fetch is not None:
-                fetch.cancel()
             from proxy.server.closing import close_gate
 
             await close_gate(gate)  # pool, store, sinks within a budget; the ledger always closes (proxy.server.closing)
@@ -185,7 +184,7 @@ def create_app(
         Route("/v1/{path:path}", handle, methods=ALL_METHODS),  # first: the hot path matches at once
         Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
         Route("/prefixgate/health", health_endpoint, methods=["GET"]),
-        *money.routes(),
+        *dashboard.routes(money.ledger, money.metrics, log_bodies=money.log_bodies, prices=money.prices),
         Route("/{path:path}", handle_other, methods=ALL_METHODS),  # last: /v1beta/, /NAME/..., and the 404 naming the prefixes
     ]
     middleware = [Middleware(AdminAccess, token=config.admin_token)]

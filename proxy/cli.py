@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "analyze": "analyzer.logs.cli:analyze_command",
     "kv": "analyzer.kv_cli:kv_command",
     "rewrite": "analyzer.rewrite.cli:rewrite_command",
-    "report": "proxy.accounting.report:report_command",
+    "report": "proxy.reporting.report:report_command",
     "bench": "proxy.cli:bench_group",
     "local": "kvcache.server.cli:local_command",
 }

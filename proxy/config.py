@@ -141,8 +141,8 @@ class ProxyConfig:
     connect_timeout: float = 10.0
     read_timeout: float = 600.0
     write_timeout: float = 60.0
-    pool_timeout: float = 10.0
-    max_connections: int = 512
+    pool_timeout: float = 5.0  # s a request waits for a free upstream connection; then 503 pool_exhausted (Retry-After)
+    max_connections: int | None = None  # upstream connections at most; None: from the fd limit (proxy.transport.limits)
     store_max_entries: int = 200_000  # memory store: LRU bound across tenants
     store_timeout: float = 0.1  # Redis store: deadline per look-up, s; then skipped (breaker) until a probe answers
     openai_ttl_s: float = 3600.0  # how long a prefix counts as "seen before" (OpenAI: up to 1h)
@@ -191,6 +191,9 @@ class ProxyConfig:
             raise ValueError("--shutdown-timeout must be 0 or more")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"--port out of range: {self.port}")
+        if self.max_connections is not None and (isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int)
+                                                 or self.max_connections < 1):
+            raise ValueError(f"--max-connections must be an integer >= 1, got {self.max_connections!r}")
         for name in ("connect_timeout", "read_timeout", "write_timeout", "pool_timeout", "store_timeout"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,10 @@ def _child(args: list[str], ready_url: str, what: str, timeout_s: float) -> Iter
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signal.SIGTERM)
 
 
 def _torch_available() -> bool:
@@ -148,6 +153,9 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emulator_args = ["emulator", "--host", "127.0.0.1", "--port", str(anthropic_port)]
+    # A SIGTERM (an orchestrator's stop) unwinds like Ctrl-C, so the children are stopped too: uvicorn
+    # restores this handler after its shutdown and re-raises the signal it caught.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     with tempfile.TemporaryDirectory(prefix="prefixgate-demo-") as scratch, \
             _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout), \
             _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0):

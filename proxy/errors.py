@@ -7,18 +7,27 @@ SDK's error: OpenAI ``{"error": {"message", "type", "code", "param"}}``, Anthrop
 Every proxy-made error also carries ``x-prefixgate-error: <kind>`` so it is never
 mistaken for the upstream's.
 
+Every failure goes on its request's record in one place, :func:`record_failure` (status and
+kind, as the handler, the relay and the Gemini auto-cache's own calls report them);
+:func:`broken_off` names an upstream body that broke off while it was read.
+
 Errors the upstream itself returns are not built here: they are relayed verbatim.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import httpx
 import orjson
 from starlette.responses import Response
 
 from analyzer.wire import anthropic_error, gemini_error, openai_error
 from proxy.routing import ANTHROPIC, GEMINI
+
+if TYPE_CHECKING:
+    from proxy.accounting.records import RequestRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +36,7 @@ class ProxyError:
     kind: str  # recorded as RequestRecord.error and sent as x-prefixgate-error
     openai_type: str
     anthropic_type: str
+    retry_after: int | None = None  # seconds, sent as Retry-After (the SDKs wait that long, then retry)
 
 
 BAD_PATH = ProxyError(400, "bad_path", "invalid_request_error", "invalid_request_error")
@@ -37,7 +47,27 @@ BODY_TOO_LARGE = ProxyError(413, "body_too_large", "invalid_request_error", "req
 UPSTREAM_UNREACHABLE = ProxyError(502, "upstream_unreachable", "api_error", "api_error")
 UPSTREAM_PROTOCOL = ProxyError(502, "upstream_protocol_error", "api_error", "api_error")
 UPSTREAM_TIMEOUT = ProxyError(504, "upstream_timeout", "timeout", "timeout_error")
+UPSTREAM_READ_ERROR = ProxyError(502, "upstream_read_error", "api_error", "api_error")  # the upstream's body broke off
 SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")  # the proxy stopped mid-request
+# every pooled upstream connection stayed busy for --pool-timeout: the proxy's own limit, not the upstream's timeout
+POOL_EXHAUSTED = ProxyError(503, "pool_exhausted", "api_error", "overloaded_error", retry_after=1)
+
+
+def broken_off(exc: BaseException) -> ProxyError:
+    """The error of an upstream body that broke off while it was read (a transport error or
+    ``OSError``): ``upstream_timeout`` on a timeout, else ``upstream_read_error``."""
+    return UPSTREAM_TIMEOUT if isinstance(exc, httpx.TimeoutException) else UPSTREAM_READ_ERROR
+
+
+def record_failure(record: RequestRecord, error: ProxyError, *, keep_status: bool = False, keep_error: bool = False) -> None:
+    """The one place a failure goes on a record: ``record.status`` = ``error.status`` (unless
+    ``keep_status``: the upstream's status already went to the client, or is the call's own
+    answer) and ``record.error`` = ``error.kind`` (unless ``keep_error`` and the record already
+    has one: the first failure stays)."""
+    if not keep_status:
+        record.status = error.status
+    if not (keep_error and record.error):
+        record.error = error.kind
 
 
 def error_body(provider: str, error: ProxyError, message: str) -> bytes:
@@ -51,4 +81,6 @@ def error_body(provider: str, error: ProxyError, message: str) -> bytes:
 
 def error_response(provider: str, error: ProxyError, message: str, extra_headers: dict[str, str] | None = None) -> Response:
     headers = {"x-prefixgate-error": error.kind, **(extra_headers or {})}
+    if error.retry_after is not None:
+        headers["retry-after"] = str(error.retry_after)
     return Response(error_body(provider, error, message), status_code=error.status, headers=headers, media_type="application/json")

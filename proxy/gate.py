@@ -2,12 +2,14 @@
 
 One per app (``app.state.gate``, the only thing on ``app.state``): the config, the router,
 the tenant hasher, the prefix store (behind its guard), the recorder with its sinks and
-enrichers (the provider-diagnostics memory, :mod:`proxy.provider_diagnostics`, registers itself
-as one), the in-memory stats, the fleet totals (a Redis store only; also one of the
-recorder's sinks), the money layer (prices, ledger, metrics), the reuse
-tracker of the rewrite (:mod:`proxy.reuse`) and, once the app has started, the upstream pool. :meth:`Gate.start` opens the pool in the app's
-lifespan; :meth:`Gate.aclose` closes pool, store and recorder sinks, each even if the
-one before failed (the ledger's last rows and the fleet's last counts must land).
+enrichers (the provider-diagnostics memory, :mod:`proxy.provider_diagnostics`, and the Gemini
+auto-cache's hook, :mod:`proxy.gemini_cache.hook`, register themselves as ones), the in-memory
+stats, the fleet totals (a Redis store only; also one of the recorder's sinks), the money
+layer (prices, ledger, metrics), the head-returns tracker of the rewrite
+(:mod:`proxy.head_returns`) and, once the app has started, the upstream pool (``pool``).
+:meth:`Gate.start` opens the pool in the app's lifespan; :meth:`Gate.aclose` closes the
+auto-cache, pool, store and recorder sinks, each even if the one before failed (the ledger's
+last rows and the fleet's last counts must land).
 :meth:`Gate.stats_json` is ``/prefixgate/stats``: this replica's stats, plus ``fleet`` when
 there is one. :meth:`Gate.finish` hands a done
 request's :class:`~proxy.exchange.Exchange` to the recorder.
@@ -27,13 +29,13 @@ from typing import TYPE_CHECKING
 import httpx
 
 from proxy.accounting.fleet import Fleet
-from proxy.accounting.money_app import MoneyLayer
+from proxy.accounting.money_layer import MoneyLayer
 from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
-from proxy.gemini_cache import GeminiAutoCache
+from proxy.gemini_cache.hook import AutoCacheHook
 from proxy.provider_diagnostics import ProviderDiagnostics
-from proxy.reuse import ReuseTracker
+from proxy.head_returns import HeadReturnsTracker
 from proxy.routing import Router
 from proxy.store import PrefixStore
 from proxy.tenant import TenantHasher
@@ -53,21 +55,21 @@ class Gate:
     stats: Stats
     money: MoneyLayer | None = None
     fleet: Fleet | None = None  # every replica's totals in Redis; None on the memory store
-    upstream: Upstream | None = None  # opened by start()
-    reuse: ReuseTracker = field(default_factory=ReuseTracker)  # heads over time, for the ttl-1h rewrite
-    gemini_cache: GeminiAutoCache | None = None  # --gemini-auto-cache (proxy.gemini_cache); None: off
+    pool: Upstream | None = None  # the upstream pool, opened by start()
+    head_returns: HeadReturnsTracker = field(default_factory=HeadReturnsTracker)  # heads over time, for the ttl-1h / ttl-12h rewrites
+    gemini_auto_cache: AutoCacheHook = field(default_factory=AutoCacheHook)  # --gemini-auto-cache (proxy.gemini_cache); off by default
     started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
     # the tenants' recent Anthropic response ids, to ask the provider why a request missed (proxy.provider_diagnostics)
     provider_diagnostics: ProviderDiagnostics = field(default_factory=ProviderDiagnostics)
 
     def __post_init__(self) -> None:
         self.recorder.enrichers.append(self.provider_diagnostics)  # remembers each finished answer's id
+        if self.gemini_auto_cache.on:
+            self.recorder.enrichers.append(self.gemini_auto_cache)  # sees each finished exchange: drops refused caches
 
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.upstream = Upstream(self.config, transport)
-        if self.gemini_cache is not None:
-            self.gemini_cache.upstream = self.upstream  # its background cachedContents calls share the pool
-            self.gemini_cache.emit = self.recorder.emit  # and each is recorded on its own (sinks only)
+        self.pool = Upstream(self.config, transport)
+        self.gemini_auto_cache.start(self.pool, self.recorder.emit)  # its background calls share the pool, each recorded on its own
         self.started = time.monotonic()
         if self.fleet is not None:
             self.fleet.start()
@@ -86,10 +88,10 @@ class Gate:
         (:data:`CLOSE_BUDGET_S`), so a part that hangs never keeps the books open: the
         recorder (the ledger's last rows) always closes."""
         errors = []
-        if self.gemini_cache is not None:
-            errors.append(await _bounded("gemini auto-cache", self.gemini_cache.aclose()))  # its calls end before the pool closes
-        if self.upstream is not None:
-            errors.append(await _bounded("upstream pool", self.upstream.aclose()))
+        if self.gemini_auto_cache.on:
+            errors.append(await _bounded("gemini auto-cache", self.gemini_auto_cache.aclose()))  # its calls end before the pool closes
+        if self.pool is not None:
+            errors.append(await _bounded("upstream pool", self.pool.aclose()))
         errors.append(await _bounded("prefix store", self.store.aclose()))
         await self.recorder.aclose()
         failed = next((exc for exc in errors if exc is not None), None)

@@ -1,5 +1,5 @@
-"""The proxied endpoints (``/v1/*``, ``/v1beta/*``, ``/NAME/*``): one request from arrival to a
-:class:`~proxy.relay.Relay`.
+"""The proxied endpoints (``/v1/*``, ``/v1beta/*``, ``/NAME/*``): one request from arrival to the
+:class:`~proxy.relay.Relay` that sends it.
 
 Order of work: route (only the configured upstreams; the router also resolves the endpoint
 kind, the upstream's name and rules, and Gemini's model, once) → tenant (the key from its
@@ -10,20 +10,24 @@ upstream serves: on an Azure deployment route its deployment's name, :func:`_ser
 aggressive an Anthropic Messages body also asks for the provider's miss reason,
 :mod:`proxy.provider_diagnostics`) → early miss
 diagnosis → maybe ask an OpenAI stream for usage → start the store look-up-and-record
-(:class:`~proxy.exchange.Lookup`: it runs beside the upstream call, nothing sent upstream
-depends on it) → a :class:`~proxy.relay.Relay` that sends the exchange upstream, awaits the
-look-up right before the response head, and relays the answer with the ``x-prefixgate-*`` headers. Every outcome (400, 404, 413, 499 and 503
-``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay) ends in exactly one
-:class:`~proxy.accounting.records.RequestRecord` (but a path whose first segment names no
-prefix the proxy serves: a 404 in OpenAI's shape naming the prefixes, and no record), handed to the recorder with its
-exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
+(:class:`~proxy.store.lookup.Lookup`: it runs beside the upstream call, nothing sent upstream
+depends on it) → return a :class:`~proxy.relay.Relay` (an ASGI callable: Starlette calls it
+and it sends the exchange upstream, awaits the look-up right before the response head, and
+relays the answer with the ``x-prefixgate-*`` headers). The Gemini auto-cache is one call here,
+:meth:`proxy.gemini_cache.hook.AutoCacheHook.before`, after the rewrite. Every outcome (400,
+404, 413, 499 and 503 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay)
+ends in exactly one :class:`~proxy.accounting.records.RequestRecord` (but a path whose first
+segment names no prefix the proxy serves: a 404 in OpenAI's shape naming the prefixes, and
+no record), its failure written by :func:`proxy.errors.record_failure`, handed to the
+recorder with its exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
 goes on as if it were off, and the failure is logged. A Redis store costs a request at
 most its deadline (:mod:`proxy.store.guard`), overlapped with the upstream call, and nothing while its breaker is open
 (``store.ready(tenant)`` is False: not awaited at all); then the prefix is unknown:
 ``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say ``unknown`` and the record's
 ``prefix_segments`` / ``prefix_bytes`` are ``None``, its ``store`` ``skipped`` or ``unavailable``.
 
-This module does not talk to the upstream or stream responses (see :mod:`proxy.relay`),
+This module does not send anything itself: it returns the proxy's own error replies and the
+relay, which Starlette calls; it does not talk to the upstream or stream responses (see :mod:`proxy.relay`),
 does not look at the path suffix (the target's endpoint says what the route is), and never
 logs headers or bodies.
 """
@@ -47,12 +51,13 @@ from analyzer.rewrite import (ANTHROPIC_MESSAGES, HINT_RULES, MODES, OFF, OPENAI
                               rewrite_request, write_12h_ratio)
 from proxy import errors
 from proxy.accounting.records import RequestRecord
-from proxy.analysis import Analysis, analyse, needs_stream_usage, with_stream_usage
-from proxy.exchange import Exchange, Lookup
+from proxy.body_analysis import BodyAnalysis, analyse, needs_stream_usage, with_stream_usage
+from proxy.exchange import Exchange
+from proxy.head_returns import OPENAI_56_WINDOWS
 from proxy.headers import request_headers
 from proxy.relay import Relay
-from proxy.reuse import OPENAI_56_WINDOWS
 from proxy.routing import ANTHROPIC, OPENAI, BadPath, Kind, Target, error_provider
+from proxy.store.lookup import Lookup
 
 if TYPE_CHECKING:
     from proxy.gate import Gate
@@ -91,7 +96,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def handle(request: Request) -> Response:
+async def handle(request: Request) -> Response | Relay:
     gate: Gate = request.app.state.gate
     started = time.perf_counter()
     scope = request.scope
@@ -129,7 +134,7 @@ async def handle(request: Request) -> Response:
         return _fail(gate, exchange, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry")
 
 
-async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response:
+async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response | Relay:
     """Body, analysis, rewrite, store and diagnosis for a routed request; the relay."""
     record, target, extra = exchange.record, exchange.target, exchange.headers
     assert target is not None
@@ -178,12 +183,8 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     if applied:
         record.rewrites = applied
         extra["x-prefixgate-rewrites"] = ",".join(applied)
-    auto = gate.gemini_cache
-    if auto is not None and auto.applies(exchange):  # --gemini-auto-cache: reference (or start) an explicit cache
-        try:
-            raw, analysis = auto.before(exchange, request.scope["headers"], request.scope.get("query_string", b""), raw, analysis)
-        except Exception:  # advice, like the rewrite: the body goes as it came
-            log.exception("gemini auto-cache failed on request %s; forwarding the body unchanged", request_id)
+    # --gemini-auto-cache: reference (or start) an explicit cache; a failure leaves the body as it came
+    raw, analysis = gate.gemini_auto_cache.before(exchange, raw, analysis, request.scope["headers"], request.scope.get("query_string", b""))
     exchange.analysis = analysis
     record.analysed = analysis.analysed
     record.model = analysis.model
@@ -194,7 +195,7 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         record.chain = [h[:8].hex() for h in analysis.chain.hashes]
     if gate.money is not None and analysis.caches:
         try:
-            exchange.early = gate.money.before(tenant, target.rules, analysis.model, analysis.segments)  # whose caching rules apply
+            exchange.early = gate.money.money.before(tenant, target.rules, analysis.model, analysis.segments)  # whose caching rules apply
         except Exception:  # diagnosis is advice too: the request and its record go on
             log.exception("miss diagnosis failed on request %s", request_id)
         early = exchange.early
@@ -226,22 +227,22 @@ def _rewrite_mode(request: Request, gate: Gate) -> str | None:
     return asked if asked in MODES else None
 
 
-def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: bytes, analysis: Analysis,
-             sent: Any = ()) -> tuple[bytes, Analysis, list[str], list[tuple[bytes, bytes]]]:
+def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: bytes, analysis: BodyAnalysis,
+             sent: Any = ()) -> tuple[bytes, BodyAnalysis, list[str], list[tuple[bytes, bytes]]]:
     """The body to forward, its analysis (re-cut when the body changed, so the store and
     the miss diagnosis see what the provider will), the rewrite ids applied and the request
     headers to add upstream (``sent``: the client's headers, which a rewrite never replaces)."""
     body = analysis.body
     model = _serving_model(target, analysis)
-    reuse, write_12h = None, None
+    returns, write_12h = None, None
     if isinstance(body, dict) and api == ANTHROPIC_MESSAGES:
-        reuse = gate.reuse.observe(head_key(tenant, api, body))
+        returns = gate.head_returns.observe(head_key(tenant, api, body))
     elif isinstance(body, dict) and api == OPENAI_RESPONSES and target.rules == OPENAI and uses_breakpoints(model) and gate.money is not None:
         # ttl-12h (Responses only: Chat usage has no TTL split to price it by); None: 12h writes unpriced
         write_12h = write_12h_ratio(gate.money.money.price_for(model, target.upstream))
         if write_12h is not None:
-            reuse = gate.reuse.observe(head_key(tenant, api, body), OPENAI_56_WINDOWS)
-    result = rewrite_request(api, body, mode=mode, model=model, tenant=tenant, reuse=reuse, rules=target.rules,
+            returns = gate.head_returns.observe(head_key(tenant, api, body), OPENAI_56_WINDOWS)
+    result = rewrite_request(api, body, mode=mode, model=model, tenant=tenant, head_returns=returns, rules=target.rules,
                              write_12h=write_12h, headers=sent)
     added = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in result.headers.items()]
     if result.body is None:
@@ -250,7 +251,7 @@ def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: 
     return new_raw, analyse(target, new_raw), list(result.applied), added
 
 
-def _serving_model(target: Target, analysis: Analysis) -> str | None:
+def _serving_model(target: Target, analysis: BodyAnalysis) -> str | None:
     """The model whose caching rules the rewrite follows: on an Azure deployment route
     (``.../openai/deployments/NAME/...``) the deployment's name, since the deployment serves its
     own model whatever the body's ``model`` says (the AzureOpenAI SDK with ``azure_deployment=``
@@ -266,8 +267,7 @@ def _serving_model(target: Target, analysis: Analysis) -> str | None:
 
 def _fail(gate: Gate, exchange: Exchange, error: errors.ProxyError, message: str) -> Response:
     record = exchange.record
-    record.status = error.status
-    record.error = error.kind
+    errors.record_failure(record, error)
     record.latency_s = time.perf_counter() - exchange.started
     gate.finish(exchange)
     return errors.error_response(record.provider, error, message, exchange.headers)

@@ -17,7 +17,7 @@ it compares that earlier request's prompt with this one (the ``anthropic`` SDK's
   bytes go as they came.
 - **Remember** (:meth:`ProviderDiagnostics.enrich`, a recorder enricher): a finished Anthropic
   answer with a ``response_id`` (the usage tap's) is remembered under every hash of its
-  request's chain (:mod:`proxy.analysis`). Bounded: :data:`PER_TENANT` hashes per tenant (the
+  request's chain (:mod:`proxy.body_analysis`). Bounded: :data:`PER_TENANT` hashes per tenant (the
   oldest go first; a chain longer than that keeps its deepest hashes), :data:`MAX_TENANTS`
   tenants (least recently seen evicted). In this process only; lost on restart.
 - **Read** (:func:`read_reason`): the raw ``diagnostics`` object → :class:`Reason` (type,
@@ -51,7 +51,7 @@ from proxy.sse import SSEParser
 from proxy.usage_tap import Decoder
 
 if TYPE_CHECKING:
-    from proxy.analysis import Analysis
+    from proxy.body_analysis import BodyAnalysis
     from proxy.exchange import Exchange
     from proxy.routing import Target
 
@@ -172,7 +172,7 @@ class ProviderDiagnostics:
     def __init__(self, memory: ResponseMemory | None = None) -> None:
         self.memory = memory or ResponseMemory()
 
-    def ask(self, target: Target | None, tenant: str, raw: bytes, analysis: Analysis) -> tuple[bytes, str | None]:
+    def ask(self, target: Target | None, tenant: str, raw: bytes, analysis: BodyAnalysis) -> tuple[bytes, str | None]:
         """(the body to send, :data:`REWRITE_ID` when ``diagnostics`` was added, else None).
         Only for an analysed Anthropic Messages body without a ``diagnostics`` key; the
         analysis's parsed body gets the same key (it describes what goes upstream)."""

@@ -214,13 +214,13 @@ class SSETap:
 Tap = JSONTap | SSETap
 
 
-def tap_for(exchange: Exchange, upstream: httpx.Response) -> tuple[Tap, bool]:
+def tap_for(exchange: Exchange, response: httpx.Response) -> tuple[Tap, bool]:
     """The usage tap for this response, and whether the relay edits the stream (drops the
     usage chunk the proxy asked for: only an identity-encoded event stream can be edited)."""
     endpoint = exchange.target.endpoint  # type: ignore[union-attr]  # a relayed exchange is routed
     kind = endpoint.usage
-    encoding = upstream.headers.get("content-encoding", "").encode() or None
-    content_type = upstream.headers.get("content-type", "")
+    encoding = response.headers.get("content-encoding", "").encode() or None
+    content_type = response.headers.get("content-type", "")
     if not (exchange.record.method == "POST" and endpoint.billable):
         return JSONTap(kind, encoding, enabled=False), False  # retrievals would count usage twice
     if "text/event-stream" in content_type:

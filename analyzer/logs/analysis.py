@@ -87,7 +87,7 @@ class ForkStat:
     example: str = ""
 
 
-class Analysis:
+class LogAnalysis:
     def __init__(self, config: AnalyzeConfig | None = None):
         self.cfg = config or AnalyzeConfig()
         self.tree = PrefixTree(self.cfg.max_nodes)

@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from analyzer.logs.analysis import Analysis, AnalyzeConfig
+from analyzer.logs.analysis import AnalyzeConfig, LogAnalysis
 from analyzer.logs.reader import is_ledger, ledger_rows, read_any
 from analyzer.logs.report import render, summarize
 
@@ -58,7 +58,7 @@ def run_analysis(paths: list[str], config: AnalyzeConfig, *, show_progress: bool
         if n <= MAX_ERRORS_PER_FILE:
             errors.append(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
-    analysis = Analysis(config)
+    analysis = LogAnalysis(config)
     progress = _progress(show_progress)
     if progress:
         progress.start()

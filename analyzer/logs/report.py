@@ -1,4 +1,4 @@
-"""An :class:`~analyzer.logs.analysis.Analysis` → a JSON-ready summary, advice and a text report.
+"""An :class:`~analyzer.logs.analysis.LogAnalysis` → a JSON-ready summary, advice and a text report.
 
 Advice sentences name the field, the offset and the share of requests, e.g. "the time of
 day at messages[0].content offset 1,204 forks 93% of requests". Percentages are of the
@@ -14,21 +14,21 @@ from typing import Any
 
 from analyzer.cost import format_usd
 from analyzer.divergence import CAUSES
-from analyzer.logs.analysis import Analysis, Totals
+from analyzer.logs.analysis import LogAnalysis, Totals
 
 
 def _rate(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def forks(a: Analysis) -> list[dict[str, Any]]:
+def forks(a: LogAnalysis) -> list[dict[str, Any]]:
     analysed = max(1, a.total.requests)
     rows = sorted(a.forks.values(), key=lambda s: -s.count)
     return [{"field": s.field, "kind": s.kind, "where": s.where, "count": s.count, "share": s.count / analysed,
              "offset": s.offsets.most_common(1)[0][0], "example": s.example} for s in rows[:20]]
 
 
-def advice(a: Analysis, summary: dict[str, Any]) -> list[str]:
+def advice(a: LogAnalysis, summary: dict[str, Any]) -> list[str]:
     out = []
     for f in summary["forks"][:5]:
         if f["share"] < 0.01:
@@ -65,7 +65,7 @@ def _allowed(t: Totals) -> float | None:
     return _rate(t.allowed_with_usage, t.usage_input_tokens) if t.with_usage else _rate(t.allowed_tokens, t.input_tokens)
 
 
-def summarize(a: Analysis, errors: list[str], sources: list[str]) -> dict[str, Any]:
+def summarize(a: LogAnalysis, errors: list[str], sources: list[str]) -> dict[str, Any]:
     t = a.total
     by_provider = {p: {"requests": v.requests, "input_tokens": v.input_tokens, "allowed_tokens": v.allowed_tokens,
                        "cached_tokens": v.cached_tokens, "allowed": _allowed(v),

@@ -61,7 +61,7 @@ from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, place
 from analyzer.rewrite.cache_key import PROMPT_CACHE_KEY, XAI_CONV_ID, add_cache_key, conv_id_header, head_key
 from analyzer.rewrite.openai_breakpoints import ADD_OPENAI_BREAKPOINTS, INSTRUCTIONS_AS_DEVELOPER, TTL_12H, place_openai_breakpoints
 from analyzer.rewrite.tools import SORT_TOOL_KEYS, SORT_TOOLS, sort_tools
-from analyzer.rewrite.ttl import TTL_1H, Reuse, apply_ttl, pays_for_1h, pays_for_12h, write_12h_ratio
+from analyzer.rewrite.ttl import TTL_1H, HeadReturns, apply_ttl, pays_for_1h, pays_for_12h, write_12h_ratio
 from analyzer.rewrite.volatile import MOVE_BLOCKS, MOVE_VALUES, move_volatile
 
 OFF, SAFE, AGGRESSIVE = "off", "safe", "aggressive"
@@ -86,7 +86,7 @@ REWRITES = {
 OPENAI_RULES = "openai"
 HINT_RULES = (XAI, MISTRAL)  # OpenAI-protocol upstreams whose rules differ only in the routing hint
 
-__all__ = ["AGGRESSIVE", "APIS", "MODES", "OFF", "HINT_RULES", "REWRITES", "SAFE", "Reuse", "Rewrite", "api_for", "head_key",
+__all__ = ["AGGRESSIVE", "APIS", "MODES", "OFF", "HINT_RULES", "REWRITES", "SAFE", "HeadReturns", "Rewrite", "api_for", "head_key",
            "rewrite_request", "write_12h_ratio"]
 
 
@@ -120,12 +120,12 @@ def _understood(api: str, body: Any) -> bool:
 
 
 def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None, tenant: str = "anonymous",
-                    reuse: Reuse | None = None, rules: str | None = None, write_12h: float | None = None,
+                    head_returns: HeadReturns | None = None, rules: str | None = None, write_12h: float | None = None,
                     headers: Container[str] = ()) -> Rewrite:
     """The body to forward for ``api`` under ``mode`` (``body`` is never mutated).
 
     ``model``: the request's (default: the body's ``model``); ``rules``: whose caching rules the
-    upstream follows (default: the API's provider); ``reuse``: what the proxy saw of this head
+    upstream follows (default: the API's provider); ``head_returns``: what the proxy saw of this head
     over time (Anthropic: 5-minute / 1-hour windows; GPT-5.6+: 30-minute / 12-hour);
     ``write_12h``: the model's 12-hour write price over its input price, None where it is not
     priced (then never 12 h; nor on Chat Completions, whose usage does not split writes by TTL); ``headers``: the names of the headers the client sent (lower case)."""
@@ -152,7 +152,7 @@ def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None,
         placed = place_breakpoints("anthropic", "/v1/messages", cur, model=model)
         if placed.body is not None:
             cur, applied = placed.body, applied + placed.applied
-        if pays_for_1h(reuse):
+        if pays_for_1h(head_returns):
             longer, ids = apply_ttl(cur)
             if longer is not None:
                 cur, applied = longer, applied + ids
@@ -166,7 +166,7 @@ def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None,
                 cur, applied = keyed, applied + ids
         if rules == OPENAI_RULES:
             # 12h only on Responses: Chat usage reports writes without a TTL split, so a 12h write there is unpriceable
-            ttl_12h = api == OPENAI_RESPONSES and pays_for_12h(reuse, write_12h)
+            ttl_12h = api == OPENAI_RESPONSES and pays_for_12h(head_returns, write_12h)
             marked, ids = place_openai_breakpoints(api, cur, model=model, ttl_12h=ttl_12h)
             if marked is not None:
                 cur, applied = marked, applied + ids

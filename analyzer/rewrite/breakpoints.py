@@ -50,7 +50,7 @@ _UNCACHEABLE = ("thinking", "redacted_thinking")  # Anthropic refuses cache_cont
 
 
 @dataclass(frozen=True, slots=True)
-class Rewrite:
+class Placement:
     body: dict[str, Any] | None  # None: nothing changed, forward the original bytes
     applied: list[str] = field(default_factory=list)
 
@@ -63,23 +63,23 @@ class _Block:
     role: str | None = None
 
 
-def place_breakpoints(provider: str, route: str, body: dict[str, Any], *, model: str | None) -> Rewrite:
+def place_breakpoints(provider: str, route: str, body: dict[str, Any], *, model: str | None) -> Placement:
     """The rewrites that apply to ``body`` (never mutated) sent to ``route``."""
     try:
         if provider != ANTHROPIC or not isinstance(route, str) or not route.rstrip("/").endswith("/messages"):
-            return Rewrite(None)
+            return Placement(None)
         if not isinstance(body, dict) or (blocks := _blocks(body)) is None:
-            return Rewrite(None)
+            return Placement(None)
         markers = _markers(blocks)
         if not markers and "cache_control" not in body:  # any marker, even a null one, is the user's choice
             name = model if isinstance(model, str) else body.get("model")
             return _add_breakpoints(body, blocks, anthropic_min_tokens(name if isinstance(name, str) else ""))
         return _cap_breakpoints(body, blocks, [path for path, value in markers if isinstance(value, dict)])
     except Exception:  # a body shape this module did not foresee: forward it untouched
-        return Rewrite(None)
+        return Placement(None)
 
 
-def _add_breakpoints(body: dict[str, Any], blocks: list[_Block], min_tokens: int) -> Rewrite:
+def _add_breakpoints(body: dict[str, Any], blocks: list[_Block], min_tokens: int) -> Placement:
     users = [b.path[1] for b in blocks if b.path[0] == "messages" and b.role == "user"]
     before = users[-1] - 1 if users else -1  # the message before the final user turn
     candidates = [
@@ -89,22 +89,22 @@ def _add_breakpoints(body: dict[str, Any], blocks: list[_Block], min_tokens: int
     ]
     places = [b for b in candidates if b is not None and _cacheable(b.value) and estimate_tokens(b.end) >= min_tokens]
     if not places:
-        return Rewrite(None)
+        return Placement(None)
     for b in places:
         body = _with_marker(body, b.path, EPHEMERAL)
-    return Rewrite(body, [ADD_BREAKPOINTS])
+    return Placement(body, [ADD_BREAKPOINTS])
 
 
-def _cap_breakpoints(body: dict[str, Any], blocks: list[_Block], markers: list[JsonPath]) -> Rewrite:
+def _cap_breakpoints(body: dict[str, Any], blocks: list[_Block], markers: list[JsonPath]) -> Placement:
     auto = isinstance(body.get("cache_control"), dict) and bool(blocks)
     if auto and markers and markers[-1] == blocks[-1].path:
         auto = False  # the last block already carries the automatic breakpoint's marker
     limit = ANTHROPIC_MAX_BREAKPOINTS - (1 if auto else 0)
     if len(markers) <= limit:
-        return Rewrite(None)
+        return Placement(None)
     for path in markers[1 : len(markers) - limit + 1]:
         body = _with_marker(body, path, None)
-    return Rewrite(body, [CAP_BREAKPOINTS])
+    return Placement(body, [CAP_BREAKPOINTS])
 
 
 def _blocks(body: dict[str, Any]) -> list[_Block] | None:

@@ -3,8 +3,8 @@
 Anthropic keeps a cached prefix 5 minutes (each read renews it) unless a breakpoint asks
 for ``"ttl": "1h"``. A head that returns after 6-59 minutes is rewritten at every return
 with 5 minutes (1.25× the input price each time) but only read with 1 hour (0.1×), at the
-cost of a dearer first write (2× instead of 1.25×). :class:`Reuse` is what the proxy saw
-of one tenant's head (:mod:`proxy.reuse` keeps it); :func:`pays_for_1h` is the price
+cost of a dearer first write (2× instead of 1.25×). :class:`HeadReturns` is what the proxy saw
+of one tenant's head (:class:`proxy.head_returns.HeadReturnsTracker` keeps it); :func:`pays_for_1h` is the price
 arithmetic: 1 h when the returns after more than 5 minutes would save more than the extra
 write costs, ``slow_returns × (1.25 − 0.1) > writes × (2 − 1.25)``, with at least one
 such return seen. :func:`apply_ttl` then marks the breakpoints on tools and system
@@ -42,15 +42,15 @@ WRITE_30M, READ_56 = openai_rules.WRITE_MULTIPLIER, openai_rules.READ_MULTIPLIER
 
 
 @dataclass(frozen=True, slots=True)
-class Reuse:
+class HeadReturns:
     writes: int  # times the head came new or after the long TTL (1 h; 12 h for GPT-5.6+): a cache write either way
     slow_returns: int  # returns after the short TTL (5 min; 30 min for GPT-5.6+) and within the long one
 
 
-def pays_for_1h(reuse: Reuse | None) -> bool:
-    if reuse is None or reuse.slow_returns < 1:
+def pays_for_1h(returns: HeadReturns | None) -> bool:
+    if returns is None or returns.slow_returns < 1:
         return False
-    return reuse.slow_returns * (WRITE_5M - READ) > max(1, reuse.writes) * (WRITE_1H - WRITE_5M)
+    return returns.slow_returns * (WRITE_5M - READ) > max(1, returns.writes) * (WRITE_1H - WRITE_5M)
 
 
 def write_12h_ratio(price: Price | None) -> float | None:
@@ -60,13 +60,13 @@ def write_12h_ratio(price: Price | None) -> float | None:
     return price.cache_write_12h / price.input
 
 
-def pays_for_12h(reuse: Reuse | None, write_12h: float | None) -> bool:
+def pays_for_12h(returns: HeadReturns | None, write_12h: float | None) -> bool:
     """True when 12-hour breakpoints on a GPT-5.6+ head save more than their dearer writes cost
-    (``reuse`` counted with 30-minute and 12-hour windows; ``write_12h``: the 12-hour write
+    (``returns`` counted with 30-minute and 12-hour windows; ``write_12h``: the 12-hour write
     price over input, None when unpriced: never)."""
-    if reuse is None or write_12h is None or reuse.slow_returns < 1:
+    if returns is None or write_12h is None or returns.slow_returns < 1:
         return False
-    return reuse.slow_returns * (WRITE_30M - READ_56) > max(1, reuse.writes) * (write_12h - WRITE_30M)
+    return returns.slow_returns * (WRITE_30M - READ_56) > max(1, returns.writes) * (write_12h - WRITE_30M)
 
 
 def _marked(block: Any) -> bool:

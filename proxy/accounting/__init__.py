@@ -1,12 +1,15 @@
-"""Accounting: what each finished request cost, saved and missed, and where it is kept.
+"""Accounting, the write side: what each finished request cost, saved and missed, and where it is kept.
 
 The request path hands every finished request to :mod:`.recorder` as its
 :class:`~proxy.exchange.Exchange`; enrichers (:mod:`.money`, with the miss-diagnosis memory
 of :mod:`.diagnosis`) fill the money on its :class:`.records.RequestRecord`, then sinks
-keep the record: in-memory totals (:mod:`.stats`), the SQLite ledger (:mod:`.ledger`,
-schema in :mod:`.ledger_schema`), Prometheus series (:mod:`.metrics`). Readers: the
-summary API and the dashboard (:mod:`.summary`, :mod:`.dashboard`, :mod:`.money_app`,
-``static/``) and ``prefixgate report`` (:mod:`.report`). Every counter they show is
-defined once, in :mod:`.counters`. The proxy writes into this
-package; nothing here sends requests.
+keep the record: in-memory totals (:mod:`.stats`, with :mod:`.drift` and
+:mod:`.provider_miss`), the SQLite ledger (:mod:`.ledger`, schema in :mod:`.ledger_schema`),
+Prometheus series (:mod:`.metrics`) and, on a Redis store, every replica's totals
+(:mod:`.fleet`, :mod:`.fleet_redis`). :mod:`.money_layer` builds the money parts once for
+the app. Every counter is defined once, in :mod:`.counters`.
+
+The read side (the summary API, the dashboard, the KV page and ``prefixgate report``) is
+:mod:`proxy.reporting`, which imports this package; nothing here imports it, and nothing
+here sends requests.
 """

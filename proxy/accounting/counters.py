@@ -6,9 +6,9 @@ over ``r``, the record, and ``u``, its usage or None; 0 when the record adds not
 same for one ledger row (``sql``: an expression over the ``requests`` columns), a kind
 (``count``, ``tokens`` or ``usd``), a help text and, when Prometheus exports it, a
 :class:`Metric`. :mod:`.stats` sums ``add`` over records in memory,
-:mod:`.summary` sums ``sql`` over the ledger (so the two agree by construction, and a test
+:mod:`proxy.reporting.summary` sums ``sql`` over the ledger (so the two agree by construction, and a test
 holds every ``add`` equal to its ``sql`` on the same records), :mod:`.metrics` exports the
-counters that have a :class:`Metric`, and :mod:`.report` formats each by its kind. Adding a
+counters that have a :class:`Metric`, and :mod:`proxy.reporting.report` formats each by its kind. Adding a
 counter is one row here. The ``add`` expressions are text so that they compile into one
 function (:func:`contributions`): Stats and metrics run it once per request on the event
 loop, where one call per counter cost three times as much.

@@ -102,7 +102,7 @@ class DriftTable:
 
 def from_ledger(conn: sqlite3.Connection, where: str, args: list, limit: int = MAX_DRIFT_ROWS) -> list[dict[str, Any]]:
     """The same table over the ledger's ``drift`` column (comma-joined notes) in a range
-    (``where``/``args`` as :mod:`.summary` builds them): the ``limit`` keys with most requests,
+    (``where``/``args`` as :mod:`proxy.reporting.summary` builds them): the ``limit`` keys with most requests,
     the rest as one ``other`` row per provider."""
     cond = (where + " AND" if where else " WHERE") + " drift IS NOT NULL"
     acc: dict[tuple[str, str, str, str], list[float]] = {}

@@ -18,6 +18,11 @@ request, an unpriced one is never $0), beside the histograms, miss reasons and r
   failed), ``prefixgate_unanalysed_total``, ``prefixgate_rewritten_total`` by provider,
   ``prefixgate_unpriced_total`` by provider and model, ``prefixgate_miss_reasons_total{reason}``
 - ``prefixgate_rewrites_total{provider,rewrite}``: requests per rewrite id
+- ``prefixgate_proxy_errors_total{provider,kind}``: requests ended by a proxy-side error, by its
+  kind (``pool_exhausted``, ``upstream_timeout``, …; the record's ``error``)
+- the upstream pool, read at each scrape (once attached, :meth:`Metrics.attach_pool`): gauges
+  ``prefixgate_pool_max_connections``, ``_in_use``, ``_idle``, ``_waiting``; counters
+  ``prefixgate_pool_waited_total`` and ``prefixgate_pool_exhausted_total``
 - ``prefixgate_rules_drift_total{provider,model,field,why}``: each usage field or value the
   model's rules do not expect (:mod:`.drift`; at most 100 label sets, then ``other``), beside
   ``prefixgate_rules_drift_requests_total{provider,model}`` (the requests with any)
@@ -95,6 +100,31 @@ class _LedgerCollector(Collector):
         yield CounterMetricFamily("prefixgate_ledger_dropped", "Ledger rows dropped (queue full, unwritable, or unwritten at exit).", value=dropped)
         if rest:
             yield CounterMetricFamily("prefixgate_ledger_flagged", "Ledger rows stored with a clamped or nulled value.", value=rest[0])
+
+
+class _PoolCollector(Collector):
+    """``prefixgate_pool_*`` from the upstream pool's stats now (``stats`` → dict or None before start)."""
+
+    GAUGES = (("max_connections", "Upstream connections the pool may hold (--max-connections, or from the open-file limit)."),
+              ("in_use", "Upstream connections carrying an exchange now."),
+              ("idle", "Open idle upstream connections kept for reuse now."),
+              ("waiting", "Requests waiting for a free upstream connection now."))
+    COUNTERS = (("waited", "waited_total", "Requests that had to wait for a free upstream connection."),
+                ("exhausted", "exhausted_total", "Requests that gave up waiting for one (503 pool_exhausted)."))
+
+    def __init__(self, stats: Callable[[], dict | None]) -> None:
+        self.stats = stats
+
+    def collect(self) -> Iterable[CounterMetricFamily | GaugeMetricFamily]:
+        now = self.stats()
+        if now is None:
+            return
+        for key, help_text in self.GAUGES:
+            if key in now:
+                yield GaugeMetricFamily(f"prefixgate_pool_{key}", help_text, value=now[key])
+        for name, key, help_text in self.COUNTERS:
+            if key in now:
+                yield CounterMetricFamily(f"prefixgate_pool_{name}", help_text, value=now[key])
 
 
 class _FleetCollector(Collector):
@@ -175,6 +205,9 @@ class Metrics:
         self.ttfb = Histogram("prefixgate_time_to_first_byte_seconds", "Arrival to first byte relayed.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
         self.miss_reasons = Counter("prefixgate_miss_reasons", "Cache misses by diagnosed reason.", ["reason"], registry=r)
         self.rewrites = Counter("prefixgate_rewrites", "Requests per rewrite id applied.", ["provider", "rewrite"], registry=r)
+        self.errors = Counter("prefixgate_proxy_errors", "Requests ended by a proxy-side error, by kind (pool_exhausted, "
+                              "upstream_timeout, upstream_unreachable, client_disconnected, ...).", ["provider", "kind"], registry=r)
+        self._error_kind = Cap(32)  # the proxy's own error kinds: a short, fixed list
         self._drift_key = Cap(MAX_DRIFT_ROWS)  # (model, field, why) label sets, then other
         self._reason = Cap(MAX_REASONS)
         self.rules_drift = Counter("prefixgate_rules_drift", "Usage fields or values the model's rules do not expect (each such "
@@ -191,6 +224,10 @@ class Metrics:
 
     def attach_ledger(self, ledger_stats: Callable[[], tuple[int, ...]]) -> None:
         self.registry.register(_LedgerCollector(ledger_stats))
+
+    def attach_pool(self, stats: Callable[[], dict | None]) -> None:
+        """Export the upstream pool (:meth:`proxy.transport.upstream.Upstream.pool_stats`) as ``prefixgate_pool_*``."""
+        self.registry.register(_PoolCollector(stats))
 
     def attach_fleet(self, fleet) -> None:
         """Export ``fleet``'s totals (:class:`proxy.accounting.fleet.Fleet`) as ``prefixgate_fleet_*``."""
@@ -242,6 +279,8 @@ class Metrics:
         at(self.latency, provider).observe(max(0.0, r.latency_s))
         if r.ttfb_s is not None:
             at(self.ttfb, provider).observe(max(0.0, r.ttfb_s))
+        if r.error:
+            at(self.errors, (r.provider, self._error_kind(r.error))).inc()
         if r.miss_reason:
             at(self.miss_reasons, (r.miss_reason.split(";", 1)[0].strip(),)).inc()
         for rewrite in r.rewrites:

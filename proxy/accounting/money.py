@@ -4,8 +4,8 @@ Two calls per request:
 
 - :meth:`Money.before` — at request time, after the body was analysed: compares the request
   with the tenant's closest earlier one (:class:`proxy.accounting.diagnosis.DiagnosisMemory`)
-  and returns an :class:`Early` observation, whose ``diagnosis`` is what is visible before
-  any response (the ``x-prefixgate-miss-reason`` header: a changed tool, a volatile
+  and returns an :class:`~proxy.exchange.Early` observation, whose ``diagnosis`` is what is
+  visible before any response (the ``x-prefixgate-miss-reason`` header: a changed tool, a volatile
   timestamp, a TTL already past, a prefix below the minimum). The handler keeps it on the
   request's :class:`~proxy.exchange.Exchange` (``exchange.early``).
 - :meth:`Money.enrich` — a recorder enricher, once the response is done: reads the record
@@ -37,23 +37,20 @@ The only memory is the bounded :class:`~proxy.accounting.diagnosis.DiagnosisMemo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from analyzer.cache_rules import provider_ttl_s
 from analyzer.cost import PER, TTL_SPLIT_UNKNOWN, UNPRICED, cost_of, missed_usd, rules_drift
 from analyzer.cost import ttl_split_unknown as cost_ttl_split_unknown
-from analyzer.diagnose import Diagnosis, settle
+from analyzer.diagnose import settle
 from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, prefix_bytes, reusable
 from analyzer.pricing import Price, PriceTable
 from analyzer.segments import Seen, Segment
 from analyzer.usage import MAX_TOKENS, Usage
 from proxy.accounting.diagnosis import DiagnosisMemory
 from proxy.accounting.records import RequestRecord
+from proxy.exchange import Early, Exchange
 from proxy.provider_diagnostics import UNKNOWN_SHAPE, Reason, read_reason
-
-if TYPE_CHECKING:
-    from proxy.exchange import Exchange
 
 
 def drift_of(usage: Usage | None, price: Price | None) -> list[str]:
@@ -92,15 +89,6 @@ def provider_miss(record: RequestRecord, diagnostics: object, price: Price | Non
     record.provider_miss_reason, record.provider_missed_tokens = reason.type, reason.tokens
     if reason.tokens is not None and price is not None:
         record.provider_missed_usd = reason.tokens * (price.input - price.read_rate) / PER
-
-
-@dataclass(slots=True)
-class Early:
-    """What :meth:`Money.before` saw at request time, settled by :meth:`Money.enrich`."""
-
-    cur: Seen
-    earlier: Seen | None  # the tenant's closest earlier request
-    diagnosis: Diagnosis | None  # the miss reason knowable before the response
 
 
 class Money:

@@ -152,7 +152,7 @@ class ProviderMisses:
 
 
 def from_ledger(conn: sqlite3.Connection, where: str, args: list) -> ProviderMisses:
-    """The same counts over the ledger's rows in a range (``where``/``args`` as :mod:`.summary`
+    """The same counts over the ledger's rows in a range (``where``/``args`` as :mod:`proxy.reporting.summary`
     builds them). The most frequent types are kept first, the rest fold into ``other``."""
     cond = (where + " AND" if where else " WHERE") + " provider_miss_reason IS NOT NULL"
     sql = (f"SELECT provider, provider_miss_reason, miss_reason, COUNT(*), SUM(provider_missed_tokens), "

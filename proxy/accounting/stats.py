@@ -169,7 +169,7 @@ def not_billable(pairs: Iterable[tuple[str | None, dict[tuple[str, str], list[in
                  limit: int = 20) -> list[dict[str, Any]]:
     """The requests of models that never reported usage, by method and route, from
     ``(model, {(method, route): [requests, errors]})`` pairs: what ``/prefixgate/stats`` and
-    :func:`proxy.accounting.summary.summarize` list under ``not_billable``. At most ``limit``
+    :func:`proxy.reporting.summary.summarize` list under ``not_billable``. At most ``limit``
     rows (the rest as one ``other`` row), at most 10 model names a row."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for model, routes in pairs:

@@ -278,13 +278,34 @@ def _redis_table(console, result: dict) -> None:
               help="Also run a proxy with --store REDIS_URL (a throwaway key prefix) beside the memory-store one, side by side: "
                    "the latency the Redis store adds and Redis's own count of its round trips per request (INFO commandstats; "
                    "exact when nothing else uses that Redis).")
+@click.option("--held", default=0, show_default=True, type=click.IntRange(0, 100_000),
+              help="Instead: N concurrent held streams (proxy.bench.held), direct and through the proxy in --rounds alternating "
+                   "rounds: TTFB p50/p99 per side and their ratio, failures by cause, the proxy's pool.")
+@click.option("--hold-s", default=3.0, show_default=True, type=click.FloatRange(0, 3600), help="--held: seconds each stream stays open after its first event.")
+@click.option("--ramp-s", default=2.0, show_default=True, type=click.FloatRange(0, 3600), help="--held: seconds over which the N streams are opened.")
+@click.option("--first-event-ms", default=0.0, show_default=True, type=click.FloatRange(0, 600_000),
+              help="--held: the upstream's time to first event (a model's time to first token).")
 @click.option("--json", "json_only", is_flag=True, help="Print only the JSON object (no table).")
 @click.option("--profile", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run the proxy under cProfile and write its stats here (figures then include the profiler's cost).")
 def bench_proxy_command(requests: int, rounds: int, concurrency: int, warmup: int, body_kb: int, provider: str,
-                        rewrite: str | None, store: str | None, json_only: bool, profile: Path | None) -> None:
+                        rewrite: str | None, store: str | None, held: int, hold_s: float, ramp_s: float, first_event_ms: float,
+                        json_only: bool, profile: Path | None) -> None:
     """Latency added by the proxy (p50/p99, concurrency 1 and N, plain and streaming TTFB) and
-    requests/s through the proxy vs direct, against the emulator on loopback."""
+    requests/s through the proxy vs direct, against the emulator on loopback; with --held N,
+    N concurrent long streams against a tiny streaming upstream instead."""
+    if held:
+        from proxy.bench import held as held_bench
+
+        with tempfile.TemporaryDirectory(prefix="prefixgate-bench-held-") as tmp:
+            result = held_bench.run_held_bench(held, hold_s, ramp_s, rounds, Path(tmp), first_s=first_event_ms / 1000)
+        click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+        if not json_only:
+            held_bench.table(result)
+        failed = sum(sum(result[side]["failed"].values()) for side in ("direct", "proxy"))
+        if failed:
+            raise click.ClickException(f"{failed} streams failed (by cause above)")
+        return
     result = run_bench(provider, requests, concurrency, warmup, body_kb * 1000,
                        profile.resolve() if profile else None, rewrite, store, rounds)
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())

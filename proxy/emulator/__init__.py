@@ -5,7 +5,7 @@ Anthropic and Gemini on one app.
 (plain and SSE streaming, any model name) with deterministic replies and reports cached
 tokens by each provider's prompt-caching rules, with tokens estimated from bytes: OpenAI's
 per model generation (automatic 128-token steps before GPT-5.6: ``openai_cache``; breakpoints
-and billed writes from GPT-5.6: ``openai_breakpoints``, ``openai_options``), ``/v1/responses/compact``
+and billed writes from GPT-5.6: ``openai_breakpoint_cache``, ``openai_options``), ``/v1/responses/compact``
 (``openai_compact``), Anthropic's breakpoints (``anthropic_cache``), compaction passes
 (``anthropic_compaction``) and cache diagnostics (``anthropic_diagnostics``), Gemini's implicit
 and explicit caches.

@@ -27,7 +27,7 @@ from analyzer.prefix import chain
 from analyzer.segments import Segment, segments_for
 from analyzer.tokens import estimate_tokens
 from proxy.emulator.config import EmulatorConfig
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 
 class CacheRuleError(ValueError):
@@ -73,7 +73,7 @@ def breakpoints(segments: list[Segment], body: dict[str, Any], max_breakpoints: 
 
 
 def apply_anthropic_cache(
-    store: PrefixStore, config: EmulatorConfig, key: bytes, route: str, body: dict[str, Any]
+    cache: ProviderCache, config: EmulatorConfig, key: bytes, route: str, body: dict[str, Any]
 ) -> AnthropicUsage:
     model = body.get("model") if isinstance(body.get("model"), str) else ""
     segments = segments_for("anthropic", route, body)
@@ -90,20 +90,20 @@ def apply_anthropic_cache(
         for i in range(bp, max(-1, bp - config.lookback_blocks - 1), -1):
             if i <= read_at:
                 break
-            if tokens_through(i) >= minimum and store.get(ch.hashes[i]) is not None:
+            if tokens_through(i) >= minimum and cache.get(ch.hashes[i]) is not None:
                 read_at = i
                 break
     if read_at >= 0:
-        store.touch(ch.hashes[read_at])
+        cache.touch(ch.hashes[read_at])
     last_1h = last_any = read_at
     ttl_s = {"5m": config.anthropic_ttl_5m_s, "1h": config.anthropic_ttl_1h_s}
     for bp, ttl in points:
         if tokens_through(bp) < minimum:
             continue
         if bp <= read_at:
-            store.touch(ch.hashes[bp])
+            cache.touch(ch.hashes[bp])
             continue
-        store.put(ch.hashes[bp], ttl_s[ttl])
+        cache.put(ch.hashes[bp], ttl_s[ttl])
         last_any = bp
         if ttl == "1h":
             last_1h = bp

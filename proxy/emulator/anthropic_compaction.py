@@ -34,7 +34,7 @@ from typing import Any
 from analyzer.tokens import BYTES_PER_TOKEN
 from proxy.emulator.anthropic_cache import AnthropicUsage, CacheRuleError, apply_anthropic_cache
 from proxy.emulator.config import EmulatorConfig
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 SUMMARY_RATIO = 50  # summary tokens = prompt tokens // SUMMARY_RATIO
 
@@ -77,14 +77,14 @@ def compacted_body(body: dict[str, Any], summary_tokens: int) -> dict[str, Any]:
     return out
 
 
-def maybe_compact(store: PrefixStore, config: EmulatorConfig, key: bytes, route: str, body: dict[str, Any],
+def maybe_compact(cache: ProviderCache, config: EmulatorConfig, key: bytes, route: str, body: dict[str, Any],
                   trigger: int | None, first: AnthropicUsage) -> Compaction | None:
     """The compaction of a request (``trigger``: :func:`trigger_tokens`) whose pass over the prompt
     as sent gave ``first``; None when it asks for none or its prompt is under the trigger."""
     if trigger is None or first.total_prompt_tokens < trigger:
         return None
     summary = max(1, min(config.max_output_tokens, first.total_prompt_tokens // SUMMARY_RATIO))
-    final = apply_anthropic_cache(store, config, key, route, compacted_body(body, summary))
+    final = apply_anthropic_cache(cache, config, key, route, compacted_body(body, summary))
     return Compaction(first, summary, final)
 
 

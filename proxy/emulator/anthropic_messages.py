@@ -28,7 +28,7 @@ from proxy.emulator.anthropic_compaction import Compaction, iteration, maybe_com
 from proxy.emulator.anthropic_diagnostics import diagnostics, fingerprint, requested
 from proxy.emulator.errors import anthropic_error
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.sse import sse_response
+from proxy.emulator.event_stream import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 MODELS = ("claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5")
@@ -65,10 +65,10 @@ def handle_messages(state: EmulatorState, call: Call) -> Response:
     try:
         opted_in, previous_id = requested(body)
         trigger = trigger_tokens(body, state.config.compaction_trigger_tokens)
-        usage = apply_anthropic_cache(state.store, state.config, call.key, call.route, body)
+        usage = apply_anthropic_cache(state.cache, state.config, call.key, call.route, body)
     except CacheRuleError as exc:
         return anthropic_error(400, str(exc))
-    compaction = maybe_compact(state.store, state.config, call.key, call.route, body, trigger, usage)
+    compaction = maybe_compact(state.cache, state.config, call.key, call.route, body, trigger, usage)
     final = compaction.message if compaction else usage
     n_out = output_tokens(body, state.config)
     text = reply_text(body, n_out)

@@ -45,7 +45,7 @@ from proxy.emulator.openai_compact import handle_compact
 from proxy.emulator.openai_misc import handle_embeddings, openai_models
 from proxy.emulator.openai_responses import handle_responses
 from proxy.emulator.state import Call, EmulatorState
-from proxy.emulator.store import key_id
+from proxy.emulator.provider_cache import key_id
 
 Handler = Callable[[EmulatorState, Call], Response]
 
@@ -168,7 +168,7 @@ async def release(request: Request) -> Response:
 
 async def reset(request: Request) -> Response:
     state: EmulatorState = request.app.state.emulator
-    state.store.clear()
+    state.cache.clear()
     state.cached_contents.clear()
     state.messages.clear()
     state.requests = 0

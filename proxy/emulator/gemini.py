@@ -24,11 +24,11 @@ import orjson
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from proxy.emulator.errors import gemini_error
-from proxy.emulator.gemini_cache import apply_gemini_cache, rendered_prompt
+from proxy.emulator.gemini_implicit_cache import apply_gemini_cache, rendered_prompt
 from proxy.emulator.gemini_cached_contents import resolve_cached
 from proxy.emulator.openai_cache import PromptCacheResult
 from proxy.emulator.reply import reply_text, split_pieces
-from proxy.emulator.sse import SSE_HEADERS, sse_response
+from proxy.emulator.event_stream import SSE_HEADERS, sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 MODELS = ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-3.5-flash", "gemini-3.1-pro-preview")
@@ -107,7 +107,7 @@ def handle_gemini(state: EmulatorState, call: Call) -> Response:
 
         cache = PromptCacheResult(estimate_tokens(len(rendered_prompt(body))), explicit)
     else:
-        cache = apply_gemini_cache(state.store, call.key, model, rendered_prompt(body), state.config.gemini_ttl_s)
+        cache = apply_gemini_cache(state.cache, call.key, model, rendered_prompt(body), state.config.gemini_ttl_s)
     n_out = _max_output(body, state)
     text = reply_text({"prompt": _last_user_text(body)}, n_out)
     rid = state.new_id("gem")

@@ -19,8 +19,8 @@ Scoping: a cache belongs to the API key that created it. Another key gets a 403
 in front (its systemInstruction, tools, toolConfig, then its contents before the
 request's), and the cache's token count; a request that also sets systemInstruction,
 tools or toolConfig gets Google's 400. Tokens are estimated (4 bytes a token) over the
-same rendering as the implicit cache (:mod:`proxy.emulator.gemini_cache`). API keys are
-digests here (:func:`proxy.emulator.store.key_id`). This module does not render replies.
+same rendering as the implicit cache (:mod:`proxy.emulator.gemini_implicit_cache`). API keys are
+digests here (:func:`proxy.emulator.provider_cache.key_id`). This module does not render replies.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from analyzer.cache_rules import GEMINI_EXPLICIT_TTL_S, gemini_min_tokens
 from analyzer.tokens import estimate_tokens
 from proxy.emulator.errors import gemini_error
-from proxy.emulator.gemini_cache import rendered_prompt
+from proxy.emulator.gemini_implicit_cache import rendered_prompt
 
 if TYPE_CHECKING:
     from proxy.emulator.state import Call, EmulatorState

@@ -9,10 +9,10 @@ reported INSIDE ``prompt_tokens``.
 The prompt is the concatenation of the request's segments (``analyzer.segments``) and
 token ``i`` is bytes ``[4i, 4i+4)`` of it (``analyzer.tokens``), so one 128-token block is
 512 bytes. Blocks are hashed in a chain rooted at (API key, model), like vLLM's block
-hashes, and looked up in a :class:`~proxy.emulator.store.PrefixStore`.
+hashes, and looked up in a :class:`~proxy.emulator.provider_cache.ProviderCache`.
 
 These are the rules before GPT-5.6; GPT-5.6 and later cache only at breakpoints
-(:mod:`proxy.emulator.openai_breakpoints`); :mod:`proxy.emulator.openai_prompt_cache` picks.
+(:mod:`proxy.emulator.openai_breakpoint_cache`); :mod:`proxy.emulator.openai_prompt_cache` picks.
 
 This module does not render replies or report usage in any wire format.
 """
@@ -27,7 +27,7 @@ import xxhash
 from analyzer.cache_rules import OPENAI_MIN_TOKENS, OPENAI_STEP_TOKENS
 from analyzer.segments import segments_for
 from analyzer.tokens import BYTES_PER_TOKEN, estimate_tokens
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 BLOCK_TOKENS = OPENAI_STEP_TOKENS  # one cached block is one 128-token step
 BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
@@ -37,7 +37,7 @@ BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
 class PromptCacheResult:
     prompt_tokens: int  # every prompt token (cached and written ones included)
     cached_tokens: int
-    cache_write_tokens: int = 0  # GPT-5.6+ only (:mod:`proxy.emulator.openai_breakpoints`)
+    cache_write_tokens: int = 0  # GPT-5.6+ only (:mod:`proxy.emulator.openai_breakpoint_cache`)
     cache_write_12h_tokens: int = 0  # of which written with a 12h TTL
     breakpoints: bool = False  # GPT-5.6+ rules: the usage reports writes
 
@@ -62,24 +62,24 @@ def block_hashes(prompt: bytes, root: bytes, prompt_tokens: int) -> list[bytes]:
 
 
 def apply_openai_cache(
-    store: PrefixStore, key: bytes, model: str, prompt: bytes, ttl_s: float
+    cache: ProviderCache, key: bytes, model: str, prompt: bytes, ttl_s: float
 ) -> PromptCacheResult:
     """Read the longest cached prefix of ``prompt``, then cache the prompt's blocks."""
     prompt_tokens = estimate_tokens(len(prompt))
     if prompt_tokens < OPENAI_MIN_TOKENS:
         return PromptCacheResult(prompt_tokens, 0)
     root = key + b"\x00openai\x00" + model.encode("utf-8", "replace")
-    return PromptCacheResult(prompt_tokens, read_and_record(store, block_hashes(prompt, root, prompt_tokens), OPENAI_MIN_TOKENS, ttl_s))
+    return PromptCacheResult(prompt_tokens, read_and_record(cache, block_hashes(prompt, root, prompt_tokens), OPENAI_MIN_TOKENS, ttl_s))
 
 
-def read_and_record(store: PrefixStore, hashes: list[bytes], minimum: int, ttl_s: float) -> int:
+def read_and_record(cache: ProviderCache, hashes: list[bytes], minimum: int, ttl_s: float) -> int:
     """Cached tokens for a block chain (the longest stored run, if it reaches ``minimum``),
     then every block stored: how OpenAI's and Gemini's implicit caches both behave here."""
     hit = 0
     for h in hashes:
-        if store.get(h) is None:
+        if cache.get(h) is None:
             break
         hit += 1
     for h in hashes:
-        store.put(h, ttl_s)
+        cache.put(h, ttl_s)
     return hit * BLOCK_TOKENS if hit * BLOCK_TOKENS >= minimum else 0

@@ -23,7 +23,7 @@ from proxy.emulator.openai_cache import apply_openai_cache, rendered_prompt
 from proxy.emulator.openai_options import ParamError
 from proxy.emulator.openai_prompt_cache import chat_usage, openai_ttl, param_error, prompt_cache
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.sse import sse_response
+from proxy.emulator.event_stream import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 FINGERPRINT = "fp_emulator"
@@ -61,7 +61,7 @@ def _handle(state: EmulatorState, call: Call, *, chat: bool) -> Response:
         except ParamError as exc:
             return param_error(exc)
     else:  # legacy Completions: the automatic rules, whatever the model
-        cache = apply_openai_cache(state.store, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
+        cache = apply_openai_cache(state.cache, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
     n_out = output_tokens(body, state.config)
     text = reply_text(body, n_out)
     rid = state.new_id("chatcmpl-" if chat else "cmpl-")

@@ -32,7 +32,7 @@ Assumptions (where the SDK types and the guide are silent):
   and is an unknown parameter on GPT-5.6+); one elsewhere (``tools``, top level) is not checked.
 - ``prewarm``, ``comparison_response_id`` and ``prompt_cache_retention`` are not checked or emulated.
 
-This module decides nothing about what is cached (:mod:`proxy.emulator.openai_breakpoints`).
+This module decides nothing about what is cached (:mod:`proxy.emulator.openai_breakpoint_cache`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Which of OpenAI's caching contracts a request gets, applied: the one entry for the handlers.
 
 The model's generation (:func:`analyzer.cache_rules.openai.uses_breakpoints`) decides:
-GPT-5.6 and later cache at breakpoints (:mod:`proxy.emulator.openai_breakpoints`), every
+GPT-5.6 and later cache at breakpoints (:mod:`proxy.emulator.openai_breakpoint_cache`), every
 older model automatically in 128-token steps (:mod:`proxy.emulator.openai_cache`). The
 parameters are checked first (:mod:`proxy.emulator.openai_options`): a refused one raises
 :class:`~proxy.emulator.openai_options.ParamError`, which :func:`param_error` turns into the 400.
@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 
 from analyzer.segments import segments_for
 from proxy.emulator.errors import openai_error
-from proxy.emulator.openai_breakpoints import apply_breakpoints
+from proxy.emulator.openai_breakpoint_cache import apply_breakpoints
 from proxy.emulator.openai_cache import PromptCacheResult, apply_openai_cache, rendered_prompt
 from proxy.emulator.openai_options import ParamError, check
 from proxy.emulator.state import Call, EmulatorState
@@ -38,8 +38,8 @@ def prompt_cache(state: EmulatorState, call: Call, api: str) -> PromptCacheResul
     model = body["model"]
     options = check(body, api, model)
     if options is None:
-        return apply_openai_cache(state.store, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
-    return apply_breakpoints(state.store, call.key, model, segments_for("openai", call.route, body), options)
+        return apply_openai_cache(state.cache, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
+    return apply_breakpoints(state.cache, call.key, model, segments_for("openai", call.route, body), options)
 
 
 def param_error(exc: ParamError) -> JSONResponse:

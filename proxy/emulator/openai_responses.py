@@ -23,7 +23,7 @@ from proxy.emulator.errors import openai_error
 from proxy.emulator.openai_options import ParamError
 from proxy.emulator.openai_prompt_cache import param_error, prompt_cache, responses_usage
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.sse import sse_response
+from proxy.emulator.event_stream import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 

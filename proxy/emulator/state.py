@@ -15,13 +15,13 @@ from proxy.emulator.anthropic_diagnostics import MessageMemory
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.controls import Controls, Holds
 from proxy.emulator.gemini_cached_contents import CachedContents
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 
 class EmulatorState:
     def __init__(self, config: EmulatorConfig):
         self.config = config
-        self.store = PrefixStore(config.max_cache_entries, config.clock)
+        self.cache = ProviderCache(config.max_cache_entries, config.clock)
         self.cached_contents = CachedContents()  # Gemini's explicit caches (cachedContents/…)
         self.messages = MessageMemory(config.max_remembered_messages)  # Anthropic diagnostics' fingerprints
         self.holds = Holds()
@@ -36,7 +36,7 @@ class EmulatorState:
         return int(self.config.clock())
 
     def snapshot(self) -> dict:
-        return {"requests": self.requests, "by_route": dict(self.by_route), "cache_entries": len(self.store),
+        return {"requests": self.requests, "by_route": dict(self.by_route), "cache_entries": len(self.cache),
                 "cached_contents": self.cached_contents.counts(), "remembered_messages": len(self.messages)}
 
 

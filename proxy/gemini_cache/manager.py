@@ -1,8 +1,9 @@
 """``--gemini-auto-cache``: Gemini explicit caches made, used and refreshed for the clients.
 
 :class:`GeminiAutoCache` sits on the request path of ``generateContent`` /
-``streamGenerateContent`` for the upstreams of protocol ``gemini`` it is enabled for.
-:meth:`GeminiAutoCache.before` (called by the handler after its rewrite step) asks the
+``streamGenerateContent`` for the upstreams of protocol ``gemini`` it is enabled for, behind
+the request path's one hook (:class:`proxy.gemini_cache.hook.AutoCacheHook`).
+:meth:`GeminiAutoCache.before` (called through the hook after the handler's rewrite step) asks the
 :class:`~proxy.gemini_cache.tracker.Tracker` what to do with the request's cuts
 (:mod:`proxy.gemini_cache.plan`):
 
@@ -42,11 +43,12 @@ are never ``billable`` and add no tokens or ``cost_usd``; ``net_saved_usd`` = sa
 over all records.
 
 A rewritten request whose cache the upstream refuses is resent as sent by the relay
-(:mod:`proxy.gemini_cache.resend`), which calls :meth:`GeminiAutoCache.refused`: the entry
+(:mod:`proxy.gemini_cache.resend`), whose hook calls :meth:`GeminiAutoCache.refused`: the entry
 is marked refused at once (:meth:`~proxy.gemini_cache.tracker.Tracker.refused`: made again
 at once the first time, then backing off), so the next request goes as sent. :meth:`GeminiAutoCache.enrich` (a
 recorder enricher) forgets which entry each finished rewritten request used.
-This module does not parse bodies beyond :mod:`~proxy.gemini_cache.plan`, and deletes
+Where the calls go and what they bought: :mod:`proxy.gemini_cache.calls`. This module does
+not parse bodies beyond :mod:`~proxy.gemini_cache.plan`, and deletes
 nothing upstream: unused caches expire there on their TTL.
 """
 
@@ -56,7 +58,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import httpx
@@ -64,9 +65,10 @@ import orjson
 
 from analyzer.cache_rules import gemini_min_tokens
 from analyzer.pricing import PriceTable
-from proxy import errors
+from proxy.errors import SHUTDOWN_CUT, ProxyError, broken_off, record_failure
 from proxy.accounting.records import RequestRecord
-from proxy.analysis import Analysis, analyse
+from proxy.body_analysis import BodyAnalysis, analyse
+from proxy.gemini_cache.calls import Origin, call_route, client_key, resource_url, storage_usd
 from proxy.gemini_cache.plan import create_body, cuts, rewritten_body
 from proxy.gemini_cache.resend import (
     HEADER,
@@ -77,40 +79,18 @@ from proxy.gemini_cache.resend import (
 )
 from proxy.gemini_cache.tracker import Entry, Tracker
 from proxy.routing import GEMINI, Kind
-from proxy.tenant import api_key_of, query_key_of
 from proxy.transport.upstream import UpstreamError
 
 if TYPE_CHECKING:
-    from proxy.config import ProxyConfig
     from proxy.exchange import Exchange
     from proxy.transport.upstream import Upstream
 
 log = logging.getLogger("prefixgate.gemini_cache")
 _KINDS = (Kind.GENERATE, Kind.STREAM_GENERATE)
 CLOSE_WAIT_S = 5.0  # at shutdown, how long background calls may finish (and be recorded) before they are cut
-BAD_ANSWER = "cache_bad_answer"  # a 200 to a create without a cache name or a token count
+BAD_ANSWER = ProxyError(502, "cache_bad_answer", "api_error", "api_error")  # a 200 to a create without a cache name or a token count
 MAX_ANSWER = MAX_ERROR_BODY  # a background call's answer is read (and decoded) up to this many bytes
-INTERNAL = "cache_call_failed"  # the proxy's own failure around a background call (logged with its traceback)
-
-
-def storage_usd(prices: PriceTable | None, model: str, key: str | None, tokens: int, seconds: float) -> float | None:
-    price = prices.lookup(model, key) if prices is not None else None
-    rate = price.cache_storage if price is not None else None
-    if rate is None or seconds <= 0:
-        return None if rate is None else 0.0
-    return round(tokens * rate / 1e6 * seconds / 3600.0, 12)
-
-
-@dataclass(frozen=True, slots=True)
-class _Origin:
-    """What a background call keeps of the client request that caused it (never its key)."""
-
-    request_id: str
-    tenant: str
-    upstream: str
-    model: str
-    route: str  # the records' route: the client's route cut at /models/, then /cachedContents
-    url: httpx.URL  # the client request's upstream URL
+INTERNAL = ProxyError(500, "cache_call_failed", "api_error", "api_error")  # the proxy's own failure around a background call (logged)
 
 
 class GeminiAutoCache:
@@ -120,7 +100,7 @@ class GeminiAutoCache:
         self.tracker = Tracker(after=after, min_tokens=gemini_min_tokens, **({"clock": clock} if clock else {}))
         self.prices = prices
         self.price_keys = price_keys or {}
-        self.upstream: Upstream | None = None  # the proxy's pool, set at start
+        self.pool: Upstream | None = None  # the proxy's upstream pool, set at start (AutoCacheHook.start)
         self.emit: Callable[[RequestRecord], None] | None = None  # the recorder's emit, set at start
         self.tasks: set[asyncio.Task] = set()
         self.inflight: dict[str, Entry] = {}  # request id → the entry a rewritten request uses, until its record
@@ -130,7 +110,7 @@ class GeminiAutoCache:
         target = exchange.target
         return target is not None and target.provider == GEMINI and target.upstream in self.upstreams and target.endpoint.kind in _KINDS
 
-    def before(self, exchange: Exchange, headers: list[tuple[bytes, bytes]], query: bytes, raw: bytes, analysis: Analysis) -> tuple[bytes, Analysis]:
+    def before(self, exchange: Exchange, headers: list[tuple[bytes, bytes]], query: bytes, raw: bytes, analysis: BodyAnalysis) -> tuple[bytes, BodyAnalysis]:
         """The body to forward and its analysis; sets the header, the rewrite id and, when
         rewritten, the exchange's ``fallback_body`` (``raw``, for the relay's resend). Never
         raises into the request (the caller guards)."""
@@ -138,12 +118,12 @@ class GeminiAutoCache:
         assert target is not None
         exchange.headers[HEADER] = "none"
         scope = f"{record.tenant}\x00{target.upstream}\x00{analysis.model}"
-        key = _client_key(headers, query)
+        key = client_key(headers, query)
         body, model = analysis.body, analysis.model
         if key is None or not analysis.analysed or not isinstance(body, dict) or analysis.chain is None or not model or record.method != "POST":
             return raw, analysis
         decision = self.tracker.decide(scope, model, cuts(scope, body, analysis.segments, analysis.chain))
-        origin = _Origin(record.request_id, record.tenant, target.upstream, model, _route(target.route), target.url.copy_with(query=None))
+        origin = Origin(record.request_id, record.tenant, target.upstream, model, call_route(target.route), target.url.copy_with(query=None))
         if decision.create is not None:
             exchange.headers[HEADER] = "creating"
             self._spawn(self._create(decision.create, origin, key, create_body(body, decision.create.cut, model, decision.create.ttl_s)))
@@ -187,12 +167,12 @@ class GeminiAutoCache:
         """One background call, its status on ``record``; the answer's JSON object ({} when it
         is not one), or None when no answer came (``record.error`` says why). Latency is set
         by the caller's :meth:`_finish`."""
-        assert self.upstream is not None
+        assert self.pool is not None
         headers = [(b"x-goog-api-key", key), (b"content-type", b"application/json"), (b"accept-encoding", b"identity")]
         try:
-            response = await self.upstream.send(record.method, url, headers, body)
+            response = await self.pool.send(record.method, url, headers, body)
         except UpstreamError as exc:
-            record.status, record.error = exc.error.status, exc.error.kind
+            record_failure(record, exc.error)
             return None
         record.status = response.status_code
         chunks: list[bytes] = []
@@ -205,7 +185,7 @@ class GeminiAutoCache:
                     chunks = []
                     break
         except (httpx.TransportError, OSError) as exc:
-            record.error = "upstream_timeout" if isinstance(exc, httpx.TimeoutException) else "upstream_read_error"
+            record_failure(record, broken_off(exc), keep_status=True)
             return None
         finally:
             await response.aclose()  # closes the connection when not read to the end
@@ -216,7 +196,7 @@ class GeminiAutoCache:
             doc = {}
         return doc if isinstance(doc, dict) else {}
 
-    def _record(self, origin: _Origin, what: str, method: str) -> RequestRecord:
+    def _record(self, origin: Origin, what: str, method: str) -> RequestRecord:
         record = RequestRecord(f"{origin.request_id}-{what}", time.time(), origin.tenant, GEMINI, origin.route, method=method)
         record.model, record.upstream = origin.model, origin.upstream
         record.analysed = True  # the proxy's own JSON body: never counted as a body it could not parse
@@ -226,7 +206,7 @@ class GeminiAutoCache:
         """Hands a background call's record to the recorder: exactly once, however it ended."""
         record.latency_s = time.perf_counter() - started
         if cut:
-            record.status, record.error = errors.SHUTDOWN_CUT.status, errors.SHUTDOWN_CUT.kind
+            record_failure(record, SHUTDOWN_CUT)
         if self.emit is None:
             return
         try:
@@ -234,15 +214,15 @@ class GeminiAutoCache:
         except Exception:  # the recorder contains its sinks' failures; this is a last guard
             log.exception("recording gemini cache call %s failed", record.request_id)
 
-    async def _create(self, entry: Entry, origin: _Origin, key: bytes, body: bytes) -> None:
+    async def _create(self, entry: Entry, origin: Origin, key: bytes, body: bytes) -> None:
         record, started, cut = self._record(origin, "create", "POST"), time.perf_counter(), False
         sent_at = self.tracker.clock()  # Google's ttl runs from its create: count it from no later than the send
         try:
-            doc = await self._call(record, _resource_url(origin.url, "cachedContents"), key, body)
+            doc = await self._call(record, resource_url(origin.url, "cachedContents"), key, body)
             name = doc.get("name") if doc is not None else None
             tokens = (doc.get("usageMetadata") or {}).get("totalTokenCount") if doc is not None else None
             if doc is not None and record.status == 200 and not (isinstance(name, str) and name.startswith("cachedContents/") and isinstance(tokens, int)):
-                record.error = BAD_ANSWER
+                record_failure(record, BAD_ANSWER, keep_status=True)
             if record.status != 200 or record.error is not None:
                 self.tracker.failed(entry)  # backs off; the requests go on as sent
                 self.counts["create_failed"] += 1
@@ -262,15 +242,15 @@ class GeminiAutoCache:
         except Exception:  # a bug here must not leave the entry pending or the call unrecorded
             log.exception("gemini cachedContents create failed on request %s", origin.request_id)
             self.tracker.failed(entry)
-            record.error = record.error or INTERNAL
+            record_failure(record, INTERNAL, keep_status=True, keep_error=True)
         finally:
             self._finish(record, started, cut)
 
-    async def _refresh(self, entry: Entry, origin: _Origin, key: bytes) -> None:
+    async def _refresh(self, entry: Entry, origin: Origin, key: bytes) -> None:
         record, started, cut = self._record(origin, "refresh", "PATCH"), time.perf_counter(), False
         before, sent_at = entry.expires_at, self.tracker.clock()
         try:
-            doc = await self._call(record, _resource_url(origin.url, entry.name), key, orjson.dumps({"ttl": f"{entry.ttl_s}s"}))
+            doc = await self._call(record, resource_url(origin.url, entry.name), key, orjson.dumps({"ttl": f"{entry.ttl_s}s"}))
             if doc is None or record.status != 200:
                 self.tracker.refreshed(entry, None)  # the entry runs out as it is
                 if record.status in (403, 404):  # gone upstream: made again like a refused one
@@ -289,7 +269,7 @@ class GeminiAutoCache:
         except Exception:  # a bug here must not leave the entry refreshing or the call unrecorded
             log.exception("gemini cache refresh failed on request %s", origin.request_id)
             self.tracker.refreshed(entry, None)
-            record.error = record.error or INTERNAL
+            record_failure(record, INTERNAL, keep_status=True, keep_error=True)
         finally:
             self._finish(record, started, cut)
 
@@ -303,41 +283,3 @@ class GeminiAutoCache:
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
-
-def _client_key(headers: list[tuple[bytes, bytes]], query: bytes) -> bytes | None:
-    """The client's Gemini API key (``x-goog-api-key`` or ``?key=``); None: no auto-cache.
-    Also None when the key the tenant is hashed from (:mod:`proxy.tenant`: the first key
-    header, e.g. a bearer token, else ``?key=``) is another: the caches are scoped by tenant,
-    so one made with this key must never be referenced by a request holding another."""
-    key = None
-    for name, value in headers:
-        if name.lower() == b"x-goog-api-key" and value.strip():
-            key = value.strip()
-            break
-    if key is None and query:
-        key = query_key_of(query)
-    tenant_key = api_key_of(headers) or (query_key_of(query) if query else None)
-    return key if key is not None and key == tenant_key else None
-
-
-def _route(route: str) -> str:
-    """The route of a background call's record: the client's route cut at ``/models/``."""
-    return route.rsplit("/models/", 1)[0] + "/cachedContents"
-
-
-def _resource_url(url: httpx.URL, name: str) -> httpx.URL:
-    """The request's upstream URL with its path cut at ``/models/`` and ``name`` put there;
-    no query (the key goes in a header)."""
-    path = url.raw_path.split(b"?", 1)[0]
-    base = path.rsplit(b"/models/", 1)[0]
-    return url.copy_with(raw_path=base + b"/" + name.encode("ascii"))
-
-
-def auto_cache_for(config: ProxyConfig, prices: PriceTable | None) -> GeminiAutoCache | None:
-    """The manager for the gemini upstreams ``--gemini-auto-cache`` (all of them) or their own
-    ``auto_cache`` turns on; None when none is."""
-    names = {u.name for u in config.all_upstreams if u.protocol == GEMINI and (config.gemini_auto_cache or u.auto_cache)}
-    if not names:
-        return None
-    keys = {u.name: u.prices for u in config.all_upstreams if u.prices}
-    return GeminiAutoCache(names, config.gemini_auto_cache_after, prices, keys)

@@ -9,11 +9,13 @@ name); the emulator (:mod:`proxy.emulator.gemini_cached_contents`) answers the s
 :func:`names_cached_content` tells such a refusal from any other error: a 400 / 403 / 404
 whose body (read by the relay up to :data:`MAX_ERROR_BODY` bytes; gzip or deflate decoded,
 bounded too) names ``cachedContent`` (any case, ``cached_content`` or "cached content").
-The relay (:mod:`proxy.relay`) then resends the exchange's ``fallback_body`` (the body as the
-client sent it) once, before any byte went to the client, streaming or not, and
-:func:`mark_resent` marks the request's one record and headers: rewrite id
-:data:`RESENT_ID`, ``x-prefixgate-gemini-cache: resent``; the relay also tells the manager,
-which drops the entry at once, so later requests go as sent until the prefix is cached again.
+The relay (:mod:`proxy.relay`) asks through the auto-cache's hook
+(:class:`proxy.gemini_cache.hook.AutoCacheHook`), which then puts the exchange's
+``fallback_body`` (the body as the client sent it) back for the relay to send once, before any
+byte went to the client, streaming or not; :func:`mark_resent` marks the request's one record
+and headers: rewrite id :data:`RESENT_ID`, ``x-prefixgate-gemini-cache: resent``; the hook also
+tells the manager, which drops the entry at once, so later requests go as sent until the
+prefix is cached again.
 
 This module decides nothing else and makes no call.
 """

@@ -46,10 +46,7 @@ async def close_gate(gate: Gate, parts_s: float = PARTS_S, books_s: float = BOOK
     log.warning("shutdown: closing the app took over %.1f s; closing the books without it (stuck in: %s%s)", parts_s,
                 task_stack(closing), "".join(f"; {stack}" for stack in parts))
     closing.add_done_callback(_said)
-    auto = gate.gemini_cache
-    calls = [t for t in (auto.tasks if auto is not None else ()) if not t.done()]
-    for call in calls:
-        call.cancel()
+    calls = gate.gemini_auto_cache.cut()  # its background calls still running, cancelled: each records itself as cut
     if calls:
         await asyncio.wait(calls, timeout=CUT_S)
     ledger = gate.money.ledger if gate.money is not None else None

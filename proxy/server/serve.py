@@ -10,7 +10,9 @@ asyncio + h11, the benchmark reference). Either way request heads over ``--max-h
 get a 431 before the app sees them (:mod:`proxy.server.head_limit`), and a shutdown gives requests
 in flight ``--shutdown-timeout`` seconds, then cuts and records them and flushes the ledger,
 and the whole stop ends within ``--shutdown-timeout`` plus a few seconds whatever a dependency
-does (:mod:`proxy.server.shutdown`; a second Ctrl-C cuts at once).
+does (:mod:`proxy.server.shutdown`; a second Ctrl-C cuts at once). At start the soft open-file
+limit is raised to the hard one and, without ``--max-connections``, the upstream pool is sized
+from it (:mod:`proxy.transport.limits`); the listen backlog is the kernel's cap.
 
 This module does not implement any request handling.
 """
@@ -67,6 +69,10 @@ class SizeParam(click.ParamType):
 @click.option("--max-header-size", default="64KiB", show_default=True, type=SizeParam(), help="Largest request head (request line + headers) accepted (431 above).")
 @click.option("--connect-timeout", default=10.0, show_default=True, type=float, help="Seconds to connect to an upstream (504 after).")
 @click.option("--read-timeout", default=600.0, show_default=True, type=float, help="Seconds to wait for upstream bytes (504 after).")
+@click.option("--max-connections", default=None, type=click.IntRange(min=1),
+              help="Upstream connections at most (each proxied stream holds one, plus its client socket). Default: from the open-file limit, raised to its hard limit at start: (limit - 128) / 2.")
+@click.option("--pool-timeout", default=5.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a request waits for a free upstream connection when all are busy; then 503 pool_exhausted with Retry-After.")
 @click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN", help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN).")
 @click.option("--log-bodies", is_flag=True, help="Keep request bodies in the ledger (prompts, never keys).")
 @click.option("--prices", default=None, type=click.Path(dir_okay=False), help="Price file overriding the bundled one.")
@@ -76,7 +82,7 @@ class SizeParam(click.ParamType):
 @click.option("--gemini-auto-cache", is_flag=True, help="Gemini upstreams: make an explicit cache (cachedContents) for a tenant's prefix that repeats, and point later requests at it.")
 @click.option("--gemini-auto-cache-after", default=3, show_default=True, type=click.IntRange(min=1), help="Sightings of a prefix within an hour before its cache is made.")
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
-def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, tenant_secret_file, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, gemini_auto_cache, gemini_auto_cache_after, log_level):
+def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_file, store, tenant_secret_file, store_timeout, ledger, max_body, max_header_size, connect_timeout, read_timeout, max_connections, pool_timeout, admin_token, log_bodies, prices, rewrite, shutdown_timeout, gemini_auto_cache, gemini_auto_cache_after, log_level):
     """Run the caching proxy in front of OpenAI / Anthropic / Gemini and any named upstreams."""
     from proxy import config_file as files
 
@@ -108,6 +114,8 @@ def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_f
             max_header_size=max_header_size,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
+            max_connections=max_connections,
+            pool_timeout=pool_timeout,
             admin_token=admin_token,
             log_bodies=log_bodies,
             prices=prices,
@@ -119,6 +127,27 @@ def serve_command(host, port, openai_base, anthropic_base, gemini_base, config_f
     run(config, log_level)
 
 
+def _backlog() -> int:
+    """The listen backlog: the kernel's cap (``net.core.somaxconn``), at least uvicorn's 2048, so a
+    burst of thousands of connections is queued rather than its SYNs dropped (a 1 s retry each)."""
+    try:
+        with open("/proc/sys/net/core/somaxconn") as f:
+            return max(2048, int(f.read()))
+    except (OSError, ValueError):
+        return 2048
+
+
+def _freeze_startup_heap() -> None:
+    """Move everything built so far (modules, price tables, the app) out of the collector's
+    reach (``gc.freeze``): a full collection then scans only what requests made. Measured here:
+    with 1,000 streams in flight, full collections over the startup heap stalled the loop up to
+    ~45 ms at a time, most of the proxy's p99 time to first byte."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def run(config: ProxyConfig, log_level: str = "info") -> None:
     import uvicorn
 
@@ -128,15 +157,23 @@ def run(config: ProxyConfig, log_level: str = "info") -> None:
     from proxy.accounting.ledger import LedgerError
     from proxy.server.shutdown import serve
     from proxy.tenant import TenantSecretError
+    from proxy.transport.limits import fds_needed, pool_size, raise_fd_limit
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _, fds = raise_fd_limit()  # each stream holds two sockets: let the process open what its hard limit allows
+    if config.max_connections and fds_needed(config.max_connections) > fds:
+        logging.getLogger("prefixgate.transport").warning(
+            "--max-connections %d wants about %d open files; the limit is %d: streams past about %d will fail to connect",
+            config.max_connections, fds_needed(config.max_connections), fds, pool_size(fds))
     try:
         app = create_app(config)
     except (LedgerError, PriceFileError, TenantSecretError) as exc:
         raise click.UsageError(str(exc)) from None
     except (ValueError, UnicodeError, httpx.InvalidURL) as exc:  # an upstream URL only the router's parser refuses (e.g. a bad IDNA host)
         raise click.UsageError(f"bad upstream URL: {exc}") from None
-    click.echo(f"prefixgate proxy on http://{config.host}:{config.port}", err=True)
+    pool = config.max_connections or pool_size(fds)
+    click.echo(f"prefixgate proxy on http://{config.host}:{config.port}  (upstream pool {pool} connections"
+               f"{'' if config.max_connections else f', from the open-file limit {fds}'})", err=True)
     for spec in config.all_upstreams:
         root = {"openai": "/v1/ ", "anthropic": "/v1/messages ", "gemini": "/v1beta/ "}.get(spec.name, "")
         click.echo(f"  {spec.protocol:9} {root}/{spec.name}/  →  {spec.base_url}" + (f"  (rules {spec.rules})" if spec.rules != spec.protocol else ""), err=True)
@@ -145,8 +182,9 @@ def run(config: ProxyConfig, log_level: str = "info") -> None:
     loop, http = ("asyncio", "h11") if os.environ.get("PREFIXGATE_SERVER") == "asyncio" else ("auto", "auto")
     server_config = uvicorn.Config(
         app, host=config.host, port=config.port, log_level=log_level, access_log=False, server_header=False, date_header=False,
-        timeout_keep_alive=75, loop=loop, http=head_limited(http), h11_max_incomplete_event_size=config.max_header_size,
+        timeout_keep_alive=75, backlog=_backlog(), loop=loop, http=head_limited(http), h11_max_incomplete_event_size=config.max_header_size,
         timeout_graceful_shutdown=config.shutdown_timeout,  # type: ignore[arg-type]  # a float works (asyncio deadline)
     )
+    _freeze_startup_heap()
     gate = app.state.gate
     serve(server_config, books=gate.money.ledger if gate.money is not None else None)  # the ledger closes last, always

@@ -5,6 +5,10 @@ One operation, :meth:`PrefixStore.seen`: look up a request's chain (see
 were seen before (the index of the longest chain entry already present, plus one).
 Entries expire after the provider's TTL (the time a provider keeps a prefix cached).
 
+- :mod:`proxy.store.base` — :class:`PrefixStore`: the interface every store answers, its
+  optional features declared with their defaults (callers call them, never probe).
+- :mod:`proxy.store.lookup` — :class:`~proxy.store.lookup.Lookup`: one request's look-up,
+  started by the handler beside the upstream call, awaited and closed by the relay.
 - :mod:`proxy.store.memory` — :class:`MemoryStore` (default): one bounded LRU across
   tenants, per-entry expiry.
 - :mod:`proxy.store.redis_store` — :class:`RedisStore` (``--store redis://…`` or

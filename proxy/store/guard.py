@@ -42,6 +42,17 @@ the request was hashed when it arrived, its look-up may run after the secret cha
 with the cause) until a background task ends: the proxy holds a Redis store until the
 replicas' shared tenant secret is read (:meth:`proxy.tenant.TenantHasher.fetch_shared`), so
 it never records prefixes under a tenant the other replicas would not compute.
+**Warm-up.** A Cluster client reads its slot map on its first command; every look-up that
+arrives meanwhile waits for it, and under load they missed the 100 ms deadline together,
+counted as the store's failure, and requests went ``unknown`` right after start.
+:meth:`GuardedStore.warm_up` (called at the app's start, never awaited there) runs the inner
+store's ``warm()`` (slot map, one connection per primary, the script loaded) in the
+background under its own deadline (:data:`WARM_DEADLINE_S`, 2 s); a look-up that arrives
+while it runs waits for it first, at most :data:`FIRST_LOOKUP_S` (0.5 s), then has its normal
+deadline. A warm-up that fails counts once, against the whole store (a Cluster down at
+start: one failure, the breaker's probes take over); a look-up that gave up waiting is
+skipped, not a failure. Health shows ``warming``.
+
 :attr:`GuardedStore.lookups` counts look-ups by outcome (``ok``, ``unavailable``: failed or
 past the deadline, ``skipped``: breaker open or held), shown under health's ``breaker``.
 
@@ -67,6 +78,8 @@ from proxy.store.memory import MemoryStore
 log = logging.getLogger("prefixgate.store")
 
 DEFAULT_DEADLINE_S = 0.1
+WARM_DEADLINE_S = 2.0  # the warm-up's own deadline (the slot map, a connection per node, the script)
+FIRST_LOOKUP_S = 0.5  # how long a look-up waits for a warm-up in flight before it is skipped (unknown, no failure)
 RECOVERY_DEADLINE_S = 5.0  # recovery work (a Redis round trip or two) inside a probe
 CLOSE_TASKS_S = 0.2  # at close, how long cancelled probes / hold / recovery work get to end
 MAX_SCOPES_SHOWN = 64
@@ -75,7 +88,7 @@ OK, UNAVAILABLE, SKIPPED = "ok", "unavailable", "skipped"
 Scope = Hashable  # None: the whole store
 
 
-class GuardedStore:
+class GuardedStore(PrefixStore):
     def __init__(self, inner: PrefixStore, deadline_s: float = DEFAULT_DEADLINE_S,
                  clock: Callable[[], float] = time.monotonic, *, breaker: Breaker | None = None) -> None:
         if deadline_s <= 0:
@@ -84,7 +97,7 @@ class GuardedStore:
         self.deadline_s = deadline_s
         self.breaker = breaker if breaker is not None else Breaker(clock=clock)  # scope None: the whole store
         self.breakers: dict[Scope, Breaker] = {None: self.breaker}
-        self._scope_of = inner.scope if getattr(inner, "scoped", False) else None
+        self._scope_of = inner.scope if inner.scoped else None
         self.held: str | None = None  # why the store is skipped whatever the breaker says (hold_until)
         self.lookups = {OK: 0, UNAVAILABLE: 0, SKIPPED: 0}
         self._probe_task: asyncio.Task | None = None  # the latest probe started in the background
@@ -92,8 +105,11 @@ class GuardedStore:
         self._hold_task: asyncio.Task | None = None
         self._recovery: list[Callable[[], Awaitable[object]]] = []
         self._recovery_task: asyncio.Task | None = None
-        if hasattr(inner, "on_lost_data"):
-            inner.on_lost_data = self._lost_data
+        self.warm_deadline_s = max(deadline_s, WARM_DEADLINE_S)
+        self.first_lookup_s = max(deadline_s, FIRST_LOOKUP_S)
+        self._warm_task: asyncio.Task | None = None
+        self._warm = getattr(inner, "warm", None)  # None: nothing to read ahead
+        inner.on_lost_data = self._lost_data
 
     @property
     def scoped(self) -> bool:
@@ -139,10 +155,49 @@ class GuardedStore:
         task.add_done_callback(lambda t: self._probes.pop(scope, None) if self._probes.get(scope) is t else None)
         return task
 
+    def warm_up(self) -> asyncio.Task | None:
+        """Start reading, in the background, what the first look-ups would otherwise all wait
+        for (the inner store's ``warm()``: a Cluster's slot map, a connection to each node, the
+        script), under its own deadline (:data:`WARM_DEADLINE_S`). Never awaited by start; a
+        failure counts once, against the whole store. Called at the app's start, else by the
+        first look-up; later calls return the same task (None: nothing to warm, or no loop)."""
+        if self._warm is None or self._warm_task is not None:
+            return self._warm_task
+        try:
+            self._warm_task = asyncio.get_running_loop().create_task(self._warm_inner())
+        except RuntimeError:  # no running loop: the first look-up starts it
+            return None
+        return self._warm_task
+
+    async def _warm_inner(self) -> None:
+        assert self._warm is not None
+        try:
+            async with asyncio.timeout(self.warm_deadline_s):
+                await self._warm()
+        except Exception as exc:
+            if self._known_scopes() and self._scope_of is not None:  # the map is in: a node's own look-ups decide
+                log.warning("prefix store: warm-up did not finish (%s); look-ups go on", type(exc).__name__)
+            else:
+                self._failed(exc, None)  # the whole store, once (not one failure per waiting look-up)
+
+    @property
+    def warming(self) -> bool:
+        return self._warm_task is not None and not self._warm_task.done()
+
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int | None:
-        """The inner store's answer, or ``None`` when skipped, failed or past the deadline."""
+        """The inner store's answer, or ``None`` when skipped, failed or past the deadline.
+        While the warm-up runs, a look-up first waits for it (up to :attr:`first_lookup_s`;
+        past that it is skipped, which is not the store's failure)."""
         if not self.ready(tenant):
             return None
+        warm = self._warm_task if self._warm_task is not None else self.warm_up()
+        if warm is not None and not warm.done():
+            await asyncio.wait({warm}, timeout=self.first_lookup_s)  # never cancels the warm-up
+            if not warm.done():
+                self.lookups[SKIPPED] += 1
+                return None
+            if not self.ready(tenant):  # the warm-up failed: the breaker is open
+                return None
         try:
             async with asyncio.timeout(self.deadline_s):
                 found = await self.inner.seen(tenant, provider, hashes)
@@ -198,7 +253,7 @@ class GuardedStore:
                 cause = f"{shown.last_error} ({len(opened)} of {len(scopes | set(opened))} store scopes skipped: {names})"
         states = sorted(((_name(s), self.breakers[s].state if s in self.breakers else "closed") for s in scopes | set(opened)),
                         key=lambda item: (item[1] == "closed", item[0]))
-        return {"ok": ok, "cause": cause, "held": self.held, "deadline_ms": round(self.deadline_s * 1000, 3),
+        return {"ok": ok, "cause": cause, "held": self.held, "warming": self.warming, "deadline_ms": round(self.deadline_s * 1000, 3),
                 **shown.to_json(), "lookups": dict(self.lookups),
                 "scopes": {"total": len(scopes | set(opened)), "open": len(opened), "states": dict(states[:MAX_SCOPES_SHOWN])}}
 
@@ -206,7 +261,7 @@ class GuardedStore:
         """Cancel the probes, the hold and the recovery work, wait for them at most
         :data:`CLOSE_TASKS_S` (a call that ignores its cancellation is left behind), then close
         the inner store (which bounds its own close)."""
-        tasks = [t for t in (*self._probes.values(), self._hold_task, self._recovery_task) if t is not None and not t.done()]
+        tasks = [t for t in (*self._probes.values(), self._hold_task, self._recovery_task, self._warm_task) if t is not None and not t.done()]
         for task in tasks:
             task.cancel()
         if tasks:
@@ -226,20 +281,16 @@ class GuardedStore:
                         where, name, self.deadline_s * 1000, b.backoff.first_s * 1000, b.backoff.max_s)
 
     def _known_scopes(self) -> set[Scope]:
-        scopes = getattr(self.inner, "scopes", None)
         try:
-            return set(scopes()) if scopes is not None else set()
+            return set(self.inner.scopes())
         except Exception:
             return set()
 
     def _forget_stale(self) -> None:
         """Drop the breakers of scopes the store no longer maps (a slot served again, a node gone)."""
-        stale = getattr(self.inner, "stale", None)
-        if stale is None:
-            return
         for scope in [s for s in self.breakers if s is not None]:
             b = self.breakers[scope]
-            if not b.probing and stale(scope):
+            if not b.probing and self.inner.stale(scope):
                 del self.breakers[scope]
 
     async def _check(self, scope: Scope) -> None:
@@ -253,9 +304,7 @@ class GuardedStore:
             await asyncio.wait({self._start_probe(scope, b)}, timeout=self.deadline_s * 1.5)
 
     async def _ping(self, scope: Scope = None) -> None:
-        ping = getattr(self.inner, "ping", None)
-        if ping is None:  # nothing cheaper to ask: let the next real call decide
-            return
+        ping = self.inner.ping  # a store with nothing cheaper to ask answers True (proxy.store.base)
         async with asyncio.timeout(self.deadline_s):
             if not await (ping(scope) if self._scope_of is not None else ping()):
                 raise ConnectionError("ping answered false")
@@ -282,8 +331,7 @@ class GuardedStore:
     def _recovers(self, scope: Scope) -> bool:
         """Whether ``scope``'s return needs the recovery work (the inner store's ``recovers``:
         on a Cluster, only the node holding the shared secret's key; else every scope)."""
-        recovers = getattr(self.inner, "recovers", None)  # raising inside a probe: that probe failed
-        return recovers is None or bool(recovers(scope))
+        return bool(self.inner.recovers(scope))  # raising inside a probe: that probe failed
 
     async def _recover(self) -> None:
         for work in self._recovery:

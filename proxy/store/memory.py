@@ -10,9 +10,14 @@ import time
 from collections import OrderedDict
 from typing import Sequence
 
+from proxy.store.base import PrefixStore
 
-class MemoryStore:
-    """Bounded in-process store: LRU over all tenants, TTL per provider."""
+
+class MemoryStore(PrefixStore):
+    """Bounded in-process store: LRU over all tenants, TTL per provider. Never waits: the
+    look-up answers with :meth:`seen_sync`, no task and no guard."""
+
+    waits = False
 
     def __init__(self, max_entries: int = 200_000, ttl_s: dict[str, float] | None = None, clock=time.monotonic) -> None:
         if max_entries <= 0:
@@ -24,9 +29,6 @@ class MemoryStore:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def ready(self, tenant: str | None = None) -> bool:
-        return True
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:
         return self.seen_sync(tenant, provider, hashes)
@@ -52,3 +54,4 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         self._entries.clear()
+        await super().aclose()

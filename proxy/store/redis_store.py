@@ -18,6 +18,9 @@ command, most of what the store added to a request. A Redis that lost the script
 caches it again; every other look-up is exactly one round trip. ``rediss://``, ``unix://`` and
 Cluster URLs use redis-py's client (``EVALSHA``, ``EVAL`` on NOSCRIPT, reported the same way).
 
+:meth:`RedisStore.warm` reads ahead what the first look-ups would wait for (a Cluster's slot
+map, a connection to each primary with the script loaded); the guard runs it at start.
+
 Scopes (:mod:`proxy.store.guard` keeps one breaker per scope): a single Redis is one scope
 (``scoped`` False); on a Cluster, :meth:`RedisStore.scope` names the node serving a tenant's
 hash-tag slot from the client's slot map (no I/O), or ``"slot N"`` while no node is known for
@@ -50,6 +53,7 @@ CLUSTER_SCHEME = "redis-cluster://"
 SECRET_KEY = "tenant-secret"
 CLOSE_S = 0.5  # both clients' close at shutdown, in all
 SLOT_SCOPE = "slot "
+CLUSTER_CONNECTIONS = 100  # per Cluster node: redis-py's pool size, and the look-ups in flight on it at once
 
 # KEYS: the chain's keys in order; ARGV[1]: TTL in ms. Returns the seen-before count.
 _SEEN_LUA = """
@@ -154,7 +158,7 @@ def _client(url: str, timeout_s: float, *, asyncio: bool):
         else:
             from redis.cluster import ClusterNode, RedisCluster
         client = RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes], **cluster_auth(url),
-                              socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+                              socket_timeout=timeout_s, socket_connect_timeout=timeout_s, max_connections=CLUSTER_CONNECTIONS)
         return client, prefix
     clean_url, prefix = split_key_prefix(url)
     if asyncio:
@@ -223,6 +227,19 @@ class RedisStore:
         self.noscript = 0  # look-ups sent again as EVAL because Redis had lost the script
         self.scoped = self.cluster  # one breaker per node (proxy.store.guard)
         self.on_lost_data: Callable[[], None] | None = None
+        self._in_flight: dict[str | None, asyncio.Semaphore] = {}  # Cluster: per node, the look-ups it has at once
+
+    def _node_gate(self, tenant: str) -> asyncio.Semaphore:
+        """The node's share of :data:`CLUSTER_CONNECTIONS`: redis-py's cluster pool raises
+        ``MaxConnectionsError`` at once past it, which under load read as the node's failure;
+        here a look-up waits its turn instead (within the guard's deadline)."""
+        scope = self.scope(tenant)
+        gate = self._in_flight.get(scope)
+        if gate is None:
+            if len(self._in_flight) > 4 * CLUSTER_CONNECTIONS:  # scopes come and go (failovers): bounded
+                self._in_flight = {k: v for k, v in self._in_flight.items() if v.locked()}
+            gate = self._in_flight[scope] = asyncio.Semaphore(CLUSTER_CONNECTIONS)
+        return gate
 
     def ready(self, tenant: str | None = None) -> bool:
         return True
@@ -279,15 +296,12 @@ class RedisStore:
         if not hashes:
             return 0
         if self._fast is None:  # EVALSHA, then EVAL on NOSCRIPT, as below (not redis-py's Script: it hides the NOSCRIPT)
-            from redis.exceptions import NoScriptError
-
             ttl_ms = max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
             keys = [self._key(tenant, h) for h in hashes]
-            try:
-                return int(await self._redis.evalsha(_SEEN_SHA_TEXT, len(keys), *keys, ttl_ms))
-            except NoScriptError:
-                self._lost_script()
-            return int(await self._redis.eval(_SEEN_LUA, len(keys), *keys, ttl_ms))
+            if self.cluster:
+                async with self._node_gate(tenant):
+                    return await self._eval(keys, ttl_ms)
+            return await self._eval(keys, ttl_ms)
         head = b"%s{%s}:" % (self._prefix, tenant.encode())  # chain_key's layout, in bytes
         ttl = self._ttl_arg.get(provider) or b"%d" % max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
         args = [b"EVALSHA", _SEEN_SHA, b"%d" % len(hashes), *[head + h.hex().encode() for h in hashes], ttl]
@@ -300,10 +314,34 @@ class RedisStore:
         args[:2] = [b"EVAL", _SEEN_LUA.encode()]
         return int(await self._fast.call(pack(args)))
 
+    async def _eval(self, keys: list[str], ttl_ms: int) -> int:
+        from redis.exceptions import NoScriptError
+
+        try:
+            return int(await self._redis.evalsha(_SEEN_SHA_TEXT, len(keys), *keys, ttl_ms))
+        except NoScriptError:
+            self._lost_script()
+        return int(await self._redis.eval(_SEEN_LUA, len(keys), *keys, ttl_ms))
+
     def _lost_script(self) -> None:
         self.noscript += 1  # Redis restarted or flushed its scripts: EVAL runs it and caches it again
         if self.on_lost_data is not None:
             self.on_lost_data()
+
+    async def warm(self) -> None:
+        """Read what the first look-ups would otherwise wait for: on a Cluster the slot map,
+        then on each primary a ``SCRIPT LOAD`` (one connection opened, the script cached: the
+        first ``EVALSHA`` is then no ``NOSCRIPT``); on one Redis the same on one pooled
+        connection. Raises what the client raises; unbounded (the guard bounds it)."""
+        if self._fast is not None:
+            await self._fast.call(pack([b"SCRIPT", b"LOAD", _SEEN_LUA.encode()]))
+            return
+        if not self.cluster:
+            await self._redis.script_load(_SEEN_LUA)
+            return
+        await self._redis.initialize()
+        primaries = [n for n in self._redis.nodes_manager.nodes_cache.values() if n.server_type == "primary"]
+        await asyncio.gather(*(self._redis.execute_command("SCRIPT", "LOAD", _SEEN_LUA, target_nodes=n) for n in primaries))
 
     async def ping(self, scope: str | None = None) -> bool:
         """PING the store, or one scope of a Cluster (:meth:`scope`); ConnectionError for a

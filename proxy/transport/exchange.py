@@ -15,12 +15,15 @@ client must decide itself:
 - any byte after the response's end marks a :attr:`leftover`, which forbids reuse
   (:mod:`proxy.transport.reuse`);
 - a head, and the framing bytes between body bytes (chunk lines, trailers), are bounded
-  by ``MAX_HEAD``, so a peer cannot grow memory without sending body.
+  by ``MAX_HEAD``, so a peer cannot grow memory without sending body;
+- framing llhttp accepts but RFC 9112 does not (a bare LF ending a head line or a chunk's
+  data, an empty line before the status line, a Transfer-Encoding list) is delivered and
+  named in :attr:`ResponseParser.tolerated`, which forbids reuse (:mod:`proxy.transport.strict`).
 
 Head and body reach the caller through :meth:`head` and :class:`ResponseBody` (an
 ``httpx.AsyncByteStream`` yielding bytes as they arrive, transfer coding removed,
-content coding kept). Bare-LF line ends are tolerated, as h11 does; bare CR, NUL and other
-control bytes in a head are not. This module does not open, reuse or close connections.
+content coding kept). Bare-LF line ends are tolerated, as h11 does (the connection is then
+not reused); bare CR, NUL and other control bytes in a head are not. This module does not open, reuse or close connections.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from typing import AsyncIterator, Callable
 
 import httptools
 import httpx
+
+from proxy.transport.strict import ChunkFraming, strict_codings, strict_heads
 
 HIGH_WATER = 256 * 1024  # body bytes buffered before reading from the socket pauses
 LOW_WATER = 64 * 1024
@@ -67,6 +72,9 @@ class ResponseParser:
         self.keep_alive = False
         self.leftover = False
         self.failed: Exception | None = None
+        self.tolerated: str | None = None  # framing llhttp accepted that RFC 9112 does not (proxy.transport.strict): never reused
+        self._head_wire: list[bytes] | None = []  # the bytes received while the head is incomplete, for the strict check
+        self._chunk_check: ChunkFraming | None = None
         self.paused = False
         self.buffered = 0
         self.chunks: deque[bytes] = deque()
@@ -76,8 +84,11 @@ class ResponseParser:
 
     def feed(self, data: bytes) -> None:
         self.received += len(data)
-        if self._in_head:
+        in_head = self._in_head
+        if in_head:
             self._wire_head += len(data)
+            if self._head_wire is not None:
+                self._head_wire.append(data)
         body_before = self.body_bytes
         try:
             self.parser.feed_data(data)
@@ -98,7 +109,32 @@ class ResponseParser:
                 self._framing = 0 if self.body_bytes > body_before else self._framing + len(data)
                 if self._framing > MAX_HEAD:
                     self.fail(httpx.RemoteProtocolError("upstream sent too many bytes of chunk framing or trailers"))
+        if in_head:
+            if not self._in_head and self.failed is None:
+                self._check_head()  # the final head arrived in this piece
+        elif self._chunk_check is not None:
+            self._check_chunks(data)
         self._wake()
+
+    def _check_head(self) -> None:
+        """The final head is in: were the heads, and the body's framing so far, strict RFC 9112?
+        (:mod:`proxy.transport.strict`; a fault only forbids reuse.)"""
+        wire, self._head_wire = self._head_wire or [], None
+        data = wire[0] if len(wire) == 1 else b"".join(wire)
+        end, why = strict_heads(data)
+        why = why or strict_codings(self.headers)
+        if why is not None:
+            self.tolerated = why
+        elif self._chunked and not self.head_only and self.status not in (204, 304):
+            self._chunk_check = ChunkFraming()
+            self._check_chunks(data[end:])
+
+    def _check_chunks(self, data: bytes) -> None:
+        check = self._chunk_check
+        assert check is not None
+        check.feed(data)
+        if check.fault is not None:
+            self.tolerated, self._chunk_check = check.fault, None
 
     def eof(self, exc: Exception | None = None) -> None:
         """The server closed its side (``exc``: the connection broke): the end of a

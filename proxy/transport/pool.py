@@ -7,7 +7,10 @@ content coding kept). It exists because httpcore's pool cost ~0.7 ms of CPU per 
 on loopback, several times the rest of the proxy.
 
 What it does: per-origin LIFO pools of idle connections (https verified against
-certifi's CA bundle), ``max_connections`` in use at once (``pool`` timeout beyond),
+certifi's CA bundle), ``max_connections`` in use at once and at most that many sockets held,
+busy or idle (the oldest idle one is closed to make room); a send that finds every slot busy
+waits for one at most its ``pool`` timeout, then raises ``httpx.PoolTimeout`` (counted in
+:meth:`H1Transport.stats`, with the slots in use, the idle connections and the sends waiting),
 ``connect``/``write``/``read`` timeouts from ``request.extensions["timeout"]``. Responses
 are parsed by llhttp (:mod:`proxy.transport.exchange`); whether a connection is reused is
 decided only by :mod:`proxy.transport.reuse`. A request that fails on a *reused*
@@ -71,7 +74,12 @@ class H1Transport(httpx.AsyncBaseTransport):
         self.keepalive_expiry = keepalive_expiry
         self.stale_window_s = stale_window_s
         self._idle: dict[tuple, list[Connection]] = defaultdict(list)
+        self._idle_count = 0  # connections in the idle lists (some may have been closed by their server meanwhile)
         self._slots = asyncio.Semaphore(max_connections) if max_connections else None
+        self.in_use = 0  # exchanges holding a slot (each on one connection)
+        self.waiting = 0  # sends waiting for a slot now
+        self.waited = 0  # sends that had to wait for a slot, since start
+        self.exhausted = 0  # sends that gave up waiting (PoolTimeout), since start
         self._ssl = ssl_context  # None: certifi's CA bundle, verification on
         self._closed = False
 
@@ -84,31 +92,58 @@ class H1Transport(httpx.AsyncBaseTransport):
             conn.idle_since = time.monotonic()
             conn.reused = True
             self._idle[origin].append(conn)
+            self._idle_count += 1
         else:
             conn.kill()
         self._forget()
 
     def _forget(self) -> None:
+        self.in_use -= 1
         if self._slots is not None:
             self._slots.release()
 
     async def _acquire_slot(self, pool_timeout: float | None) -> None:
-        if self._slots is None:
-            return
-        if not self._slots.locked():
-            await self._slots.acquire()
-            return
-        try:
-            async with asyncio.timeout(pool_timeout):
+        """A slot for one exchange, waiting at most ``pool_timeout`` for one to free up (its own
+        deadline, apart from connecting): past it ``httpx.PoolTimeout``, counted."""
+        if self._slots is not None:
+            if self._slots.locked():
+                self.waiting += 1
+                self.waited += 1
+                try:
+                    async with asyncio.timeout(pool_timeout):
+                        await self._slots.acquire()
+                except TimeoutError:
+                    self.exhausted += 1
+                    raise httpx.PoolTimeout(f"all {self.max_connections} upstream connections stayed busy for "
+                                            f"{pool_timeout:g} s") from None
+                finally:
+                    self.waiting -= 1
+            else:
                 await self._slots.acquire()
-        except TimeoutError:
-            raise httpx.PoolTimeout("all upstream connections are busy") from None
+        self.in_use += 1
+
+    def _make_room(self) -> None:
+        """Before a new connection: close the oldest idle ones while busy plus idle would pass
+        ``max_connections`` (the pool bounds the sockets it holds, not only those in use)."""
+        while self.max_connections and self._idle_count and self.in_use + self._idle_count > self.max_connections:
+            oldest = min((conns for conns in self._idle.values() if conns), key=lambda conns: conns[0].idle_since)
+            oldest.pop(0).kill()
+            self._idle_count -= 1
+
+    def stats(self) -> dict[str, int]:
+        """The pool now, for ``/prefixgate/health`` and metrics: its size, slots in use, open
+        idle connections, sends waiting for a slot; since start, sends that waited and sends
+        that gave up (``pool_exhausted``)."""
+        idle = sum(1 for conns in self._idle.values() for c in conns if not c.dead and c.transport is not None and not c.transport.is_closing())
+        return {"max_connections": self.max_connections, "in_use": self.in_use, "idle": idle, "waiting": self.waiting,
+                "waited_total": self.waited, "exhausted_total": self.exhausted}
 
     def _idle_conn(self, origin: tuple) -> Connection | None:
         idle = self._idle.get(origin)
         now = time.monotonic()
         while idle:
             conn = idle.pop()
+            self._idle_count -= 1
             if may_checkout(conn, now, self.keepalive_expiry):
                 return conn
             conn.kill()
@@ -154,6 +189,7 @@ class H1Transport(httpx.AsyncBaseTransport):
             conn = self._idle_conn(origin)
             for attempt in (0, 1):
                 if conn is None:
+                    self._make_room()
                     conn = await self._connect(url, timeouts.get("connect"))
                 try:
                     return await self._exchange(method, origin, conn, payload, timeouts)
@@ -195,3 +231,4 @@ class H1Transport(httpx.AsyncBaseTransport):
             for conn in conns:
                 conn.kill()
         self._idle.clear()
+        self._idle_count = 0

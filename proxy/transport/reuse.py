@@ -10,7 +10,9 @@ and nowhere else:
 - :func:`may_release` (after a response): the response was read to its end as framed
   (Content-Length, chunked, or a body-less status); no byte arrived after that end; both
   sides allowed keep-alive (HTTP/1.1 without ``Connection: close``, or HTTP/1.0 with
-  ``keep-alive``); no upgrade; the parser saw no error; reading is not paused (a body
+  ``keep-alive``); no upgrade; the parser saw no error, and its framing was strict RFC 9112
+  (nothing llhttp merely tolerated: a bare LF, an empty line before the status line, …,
+  :mod:`proxy.transport.strict`); reading is not paused (a body
   left unread above the high-water mark: the next response would never be read); the
   request went out whole; the socket is still open.
 - :func:`may_checkout` (before the next request): still open, nothing arrived while it
@@ -35,6 +37,7 @@ def may_release(conn, parser) -> bool:
         and not parser.leftover
         and parser.keep_alive
         and not parser.failed
+        and parser.tolerated is None
         and not parser.paused
         and not conn.dead
         and conn.transport is not None

@@ -17,7 +17,13 @@ Exception tree raised by :meth:`Upstream.send`::
     UpstreamError            (carries a proxy.errors.ProxyError)
       ├─ 502 upstream_unreachable     connection refused / DNS / TLS / reset
       ├─ 502 upstream_protocol_error  the upstream spoke broken HTTP
-      └─ 504 upstream_timeout         connect, write, read or pool timeout
+      ├─ 503 pool_exhausted           every pooled connection stayed busy for ``pool_timeout``
+      │                               (the proxy's own limit, not the upstream's: ``Retry-After``)
+      └─ 504 upstream_timeout         connect, write or read timeout
+
+The pool's size is ``config.max_connections`` (``--max-connections``), or, when that is None,
+sized from the process's file-descriptor limit (:func:`proxy.transport.limits.pool_size`);
+:meth:`Upstream.pool_stats` is what ``/prefixgate/health`` and the metrics show of it.
 
 This module does not pick the upstream (see :mod:`proxy.routing`) or read bodies.
 """
@@ -29,8 +35,9 @@ import socket
 
 import httpx
 
-from proxy.errors import UPSTREAM_PROTOCOL, UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE, ProxyError
+from proxy.errors import POOL_EXHAUSTED, UPSTREAM_PROTOCOL, UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE, ProxyError
 from proxy.transport import H1Transport
+from proxy.transport.limits import fd_limit, pool_size
 
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
@@ -61,16 +68,20 @@ def _describe(url: httpx.URL) -> str:
 
 class Upstream:
     def __init__(self, config, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.fd_limit = fd_limit()
+        self.sized_by = "--max-connections" if config.max_connections else "fd_limit"
+        self.max_connections = config.max_connections or pool_size(self.fd_limit)
+        self.pool_timeout = config.pool_timeout
         limits = httpx.Limits(
-            max_connections=config.max_connections,
-            max_keepalive_connections=config.max_connections,
+            max_connections=self.max_connections,
+            max_keepalive_connections=self.max_connections,
             keepalive_expiry=60.0,
         )
         if transport is None:
             if os.environ.get("PREFIXGATE_UPSTREAM_TRANSPORT") == "httpcore":  # the reference, for benchmarks
                 transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=NODELAY, retries=0, trust_env=False)
             else:
-                transport = H1Transport(config.max_connections, keepalive_expiry=60.0)
+                transport = H1Transport(self.max_connections, keepalive_expiry=60.0)
         self.transport = transport
         timeout = httpx.Timeout(
             connect=config.connect_timeout, read=config.read_timeout, write=config.write_timeout, pool=config.pool_timeout
@@ -86,6 +97,9 @@ class Upstream:
             else:
                 request = httpx.Request(method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext})
                 response = await self.transport.handle_async_request(request)
+        except httpx.PoolTimeout:  # the proxy's own limit: never reported as the upstream's timeout
+            raise UpstreamError(POOL_EXHAUSTED, f"all {self.max_connections} upstream connections of this proxy stayed busy for "
+                                f"{self.pool_timeout:g} s (--max-connections, --pool-timeout); retry") from None
         except httpx.TimeoutException as exc:
             raise UpstreamError(UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})") from None
         except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
@@ -95,6 +109,14 @@ class Upstream:
         if request is not None:
             response.request = request
         return response
+
+    def pool_stats(self) -> dict:
+        """``max_connections``, ``in_use``, ``idle``, ``waiting`` (and since start
+        ``waited_total``, ``exhausted_total``), plus where the size came from (``sized_by``:
+        ``fd_limit`` or ``--max-connections``), the descriptor limit and the pool timeout. Only
+        the size for a transport that is not the proxy's own (httpcore's, a mock)."""
+        stats = self.transport.stats() if isinstance(self.transport, H1Transport) else {"max_connections": self.max_connections}
+        return {**stats, "sized_by": self.sized_by, "fd_limit": self.fd_limit, "pool_timeout_s": self.pool_timeout}
 
     async def aclose(self) -> None:
         await self.transport.aclose()

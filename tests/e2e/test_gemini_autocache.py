@@ -23,7 +23,7 @@ import pytest
 from google import genai
 from google.genai import types
 
-from proxy.accounting.summary import summarize
+from proxy.reporting.summary import summarize
 from proxy.app import create_app
 from proxy.config import ProxyConfig
 from proxy.emulator.app import create_app as create_emulator

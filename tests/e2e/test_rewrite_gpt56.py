@@ -163,13 +163,13 @@ def test_xai_and_mistral_upstreams_get_their_routing_hints(tmp_path):
 @pytest.mark.parametrize("api", [CHAT, RESPONSES])
 def test_head_markers_go_12h_after_slow_returns_only_where_12h_writes_are_priced(tmp_path, api):
     """Responses only: Chat usage does not split writes by TTL, so a 12h write there is unpriceable."""
-    from proxy.reuse import ReuseTracker
+    from proxy.head_returns import HeadReturnsTracker
 
     now = [0.0]
     with serve(create_emulator()) as upstream:
         cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=tmp_path / "state", rewrite="safe")
         app = create_app(cfg)
-        app.state.gate.reuse = ReuseTracker(clock=lambda: now[0])  # the proxy's view of time, 2 hours between calls
+        app.state.gate.head_returns = HeadReturnsTracker(clock=lambda: now[0])  # the proxy's view of time, 2 hours between calls
         kept = Keep()
         app.state.gate.recorder.add_sink(kept)
         with serve(app) as proxy:

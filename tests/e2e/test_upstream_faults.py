@@ -17,7 +17,7 @@ import pytest
 
 from proxy.app import create_app
 from proxy.config import ProxyConfig
-from tests.support.rawserver import RawRequest, RawServer, echo
+from tests.support.rawserver import RawRequest, RawServer, Reply, echo
 from tests.support.servers import serve
 from tests.support.transport_corpus import CASES
 
@@ -85,6 +85,26 @@ def test_fault_matrix_through_the_proxy(tmp_path):
         assert seen == expected, name
         assert row is not None and row == _expected_row(expected), (name, row)
         assert own, f"{name}: a later request got a response that was not its own"
+
+
+def test_after_lf_only_framing_the_next_request_goes_on_a_new_connection(tmp_path):
+    """The issue's report, as a user would meet it: an upstream answers one request with
+    LF-only line ends, then holds the connection and never answers on it again. The proxy
+    delivers that answer, does not reuse the connection, and the next request is answered
+    at once on a new one (reused, it would wait for the 30 s read timeout and get a 504)."""
+    lf_only = b"HTTP/1.1 200 OK\nContent-Type: application/json\nContent-Length: 15\n\n" + b'{"tag":"first"}'
+
+    def script(request: RawRequest):
+        return Reply([(lf_only, 0)], hold=True) if request.tag == "first" else echo(request.tag)
+
+    with RawServer(script) as upstream:
+        config = ProxyConfig(openai_base=upstream.url + "/v1", ledger=str(tmp_path / "ledger.sqlite"), state_dir=tmp_path / "state",
+                             read_timeout=30.0)
+        with serve(create_app(config)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            assert _client_sees(client, "first")[0] == '200:{"tag":"first"}'
+            assert [_client_sees(client, f"next{n}")[0] for n in (1, 2)] == ['200:{"tag":"next1"}', '200:{"tag":"next2"}']
+        assert upstream.connections == 2  # the held one, then one new connection kept alive for both others
+        assert upstream.held_requests == 0  # nothing was ever sent on the held connection
 
 
 if __name__ == "__main__":  # prints the matrix for the closing note

@@ -125,3 +125,68 @@ def test_the_banner_lists_the_routes_the_engine_defines():
     source = (Path(demo.__file__).parents[1] / "kvcache" / "server" / "app.py").read_text()
     routes = {f"{method} {path}" for path, method in re.findall(r'Route\("(/v1/[^"]+)", \w+, methods=\["(\w+)"\]\)', source)}
     assert routes == set(demo.LOCAL_ROUTES)
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # the parent pid, after the state field
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.e2e
+def test_a_sigterm_stops_the_demos_children_too(tmp_path):
+    """An orchestrator stops the demo with SIGTERM: its upstream and emulator children stop with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import socket
+
+    from tests.support.servers import free_port
+
+    def three_free(base: int) -> bool:  # the demo takes port, port + 1 (upstream) and port + 2 (emulator)
+        with contextlib.ExitStack() as stack:
+            for p in range(base, base + 3):
+                s = stack.enter_context(socket.socket())
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    return False
+        return True
+
+    port = free_port()
+    while port > 65000 or not three_free(port):
+        port = free_port()
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    proc = subprocess.Popen([sys.executable, "-m", "proxy.cli", "demo", "--upstream", "emulator", "--port", str(port),
+                             "--ledger", str(tmp_path / "ledger.sqlite")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, "the demo exited before it served"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/prefixgate/health", timeout=1).status_code in (200, 503):
+                    break
+            time.sleep(0.2)
+        children = _children(proc.pid)
+        assert len(children) == 2  # the upstream and the Anthropic/Gemini emulator
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        time.sleep(0.5)
+        alive = {c for c in children if Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0]}
+        assert alive == set()
+    finally:
+        for c in _children(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(c, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()

@@ -1,4 +1,4 @@
-"""proxy.handler + proxy.exchange.Lookup: the prefix store's look-up runs beside the upstream
+"""proxy.handler + proxy.store.lookup.Lookup: the prefix store's look-up runs beside the upstream
 call, not before it, and every way out leaves one record with its store outcome and no task.
 
 A store whose ``seen`` answers only once the (mocked, in-loop) upstream has the request proves
@@ -20,8 +20,9 @@ from starlette.testclient import TestClient
 
 from proxy.app import create_app
 from proxy.config import ProxyConfig
-from proxy.exchange import LOOKUP_TASK
+from proxy.store.base import PrefixStore
 from proxy.store.guard import GuardedStore
+from proxy.store.lookup import LOOKUP_TASK
 from tests.support.servers import serve
 from tests.support.sinks import Keep
 from tests.support.stores import UpstreamFirst
@@ -102,7 +103,7 @@ def test_a_burst_of_failing_requests_leaves_no_lookup_task_and_no_unretrieved_ex
     asyncio never logs "Task exception was never retrieved"."""
     stores = [UpstreamFirst(answer=2, fail=i % 2 == 1) for i in range(2)]
 
-    class Alternating:
+    class Alternating(PrefixStore):
         def __init__(self):
             self.n = 0
 

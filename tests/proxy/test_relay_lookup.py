@@ -14,10 +14,12 @@ import pytest
 from analyzer.prefix import chain
 from analyzer.segments import Segment
 from proxy.accounting.records import RequestRecord
-from proxy.exchange import Exchange, Lookup
+from proxy.exchange import Exchange
+from proxy.gemini_cache.hook import AutoCacheHook
 from proxy.relay import Relay
 from proxy.server.aborts import ShutdownCut
 from proxy.store.guard import GuardedStore
+from proxy.store.lookup import Lookup
 from tests.support.gemini_auto_cache import GEN, KEY, REFUSED, auto_cached_proxy, body
 from tests.support.stores import UpstreamFirst
 
@@ -48,7 +50,7 @@ def test_a_shutdown_cut_cancels_the_lookup_and_the_record_keeps_it_unknown():
         exchange.lookup.start(GuardedStore(store, deadline_s=30))
         lookup_task = exchange.lookup.task
         upstream, finished, sent = HangingUpstream(), [], []
-        gate = SimpleNamespace(upstream=upstream, finish=finished.append, gemini_cache=None)
+        gate = SimpleNamespace(pool=upstream, finish=finished.append, gemini_auto_cache=AutoCacheHook())
 
         async def receive():
             await asyncio.Event().wait()  # the client stays
@@ -143,7 +145,7 @@ def test_a_refusal_longer_than_the_read_ahead_is_closed_before_the_resend_and_co
         upstream = Answers(refusal, httpx.Response(200, headers={"content-type": "application/json", "content-length": "8"}, stream=second))
         upstream.first_body = first
         finished, sent, refused = [], [], []
-        gate = SimpleNamespace(upstream=upstream, finish=finished.append, gemini_cache=SimpleNamespace(refused=refused.append))
+        gate = SimpleNamespace(pool=upstream, finish=finished.append, gemini_auto_cache=AutoCacheHook(SimpleNamespace(refused=refused.append)))
 
         async def receive():
             await asyncio.Event().wait()
@@ -172,7 +174,7 @@ def test_a_client_leaving_during_the_resend_is_one_499_record_and_its_lookup_can
         upstream = Answers(refusal, None)  # the resend hangs
         upstream.first_body = first
         finished, sent = [], []
-        gate = SimpleNamespace(upstream=upstream, finish=finished.append, gemini_cache=SimpleNamespace(refused=lambda request_id: None))
+        gate = SimpleNamespace(pool=upstream, finish=finished.append, gemini_auto_cache=AutoCacheHook(SimpleNamespace(refused=lambda request_id: None)))
 
         async def receive():
             await upstream.sent.wait()

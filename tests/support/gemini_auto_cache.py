@@ -62,7 +62,7 @@ def auto_cached_proxy(state_dir) -> Iterator[tuple[TestClient, Gemini, ClientRec
     with TestClient(create_app(cfg, transport=httpx.MockTransport(gemini))) as client:
         client.app.state.gate.recorder.add_sink(keep)
         assert client.post(GEN, json=body("warm"), headers=KEY).headers["x-prefixgate-gemini-cache"] == "creating"
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         deadline = time.monotonic() + 5  # a bound on the background create, not a speed check
         while manager.tasks and time.monotonic() < deadline:
             time.sleep(0.01)

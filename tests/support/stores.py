@@ -1,12 +1,15 @@
-"""Prefix stores for the look-up tests, under the proxy's store interface (``ready``, ``seen``,
-``aclose``): :class:`UpstreamFirst` answers only once the test says the upstream was asked."""
+"""Prefix stores for the look-up tests, under the proxy's store interface
+(:class:`proxy.store.base.PrefixStore`): :class:`UpstreamFirst` answers only once the test says
+the upstream was asked."""
 
 from __future__ import annotations
 
 import asyncio
 
+from proxy.store.base import PrefixStore
 
-class UpstreamFirst:
+
+class UpstreamFirst(PrefixStore):
     """A remote-like store (no ``seen_sync``: the handler runs it as a task) whose answer waits
     until the upstream was asked; ``fail`` makes it raise instead of answering."""
 

@@ -8,7 +8,9 @@ protocol or connection error, ``"504"`` for a timeout, ``"<class>:truncated"`` f
 cut short. ``better`` explains a case where ours deliberately differs from httpx's
 transport on the first request (stricter parsing); otherwise both must agree on it. On
 the requests after it, ours must always serve each its own response (httpx's does not
-after a body runs past its length or a 204 carries one: it hands the extra bytes on).
+after a body runs past its length or a 204 carries one: it hands the extra bytes on; nor
+after framing that h11 tolerates but RFC 9112 does not, such as LF-only lines, when the upstream
+then holds the connection without answering: it reuses the connection and times out).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ def _ok(body: bytes, extra: bytes = b"") -> bytes:
 
 EVIL = echo_bytes("EVIL")  # a whole extra response: whoever receives it got the wrong one
 T1 = b'{"tag":"t1"}'
+OK1 = "200:" + T1.decode()
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,29 @@ CASES = [
     Case("bare CR in a header value", Reply([(b"HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 12\r\n\r\n" + T1, 0)]), "502"),
     Case("NUL in a header value", Reply([(b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 12\r\n\r\n" + T1, 0)]), "502"),
     Case("LF-only head", Reply([(b"HTTP/1.1 200 OK\nContent-Length: 12\n\n" + T1, 0)]), "200:" + T1.decode()),
+    # Framing llhttp tolerates but RFC 9112 does not, then the upstream holds the connection and never answers on it
+    # again: delivered, but that connection is never reused (the next request goes on a new one and gets its answer).
+    Case("LF-only head, then the connection held", Reply([(b"HTTP/1.1 200 OK\nContent-Length: 12\n\n" + T1, 0)], hold=True), OK1),
+    Case("LF ending the status line only, then held", Reply([(b"HTTP/1.1 200 OK\nContent-Length: 12\r\n\r\n" + T1, 0)], hold=True), OK1),
+    Case("LF ending one header line, then held", Reply([(b"HTTP/1.1 200 OK\r\nX-A: b\nContent-Length: 12\r\n\r\n" + T1, 0)], hold=True), OK1),
+    Case("LF-only empty line ending the head, then held", Reply([(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\n" + T1, 0)], hold=True), OK1),
+    Case("LF-only head split byte by byte, then held", Reply([(bytes([b]), 0.001) for b in b"HTTP/1.1 200 OK\nContent-Length: 12\n\n" + T1], hold=True), OK1),
+    Case("LF-only 100 Continue before a strict 200, then held",
+         Reply([(b"HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + T1, 0)], hold=True), OK1),
+    Case("LF-only chunked head, then held", Reply([(b"HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\nc\r\n" + T1 + b"\r\n0\r\n\r\n", 0)], hold=True), OK1),
+    Case("LF-only trailers, then held", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\nX-T: 1\n\n", 0)], hold=True), OK1),
+    Case("LF-only end of the chunked body, then held", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\n", 0)], hold=True), OK1),
+    Case("control byte in the reason phrase, then held", Reply([(b"HTTP/1.1 200 O\x01K\r\nContent-Length: 12\r\n\r\n" + T1, 0)], hold=True), OK1),
+    Case("bare LF after a chunk's data, then held", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\n0\r\n\r\n", 0)], hold=True), OK1,
+         "h11 refuses a chunk's data not ended by CRLF; llhttp (the LF leniency) takes it: delivered, never reused"),
+    Case("empty line before the status line, then held", Reply([(b"\r\nHTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + T1, 0)], hold=True), OK1,
+         "llhttp skips empty lines before the status line (RFC 9112 2.2 lets a client); h11 refuses: delivered, never reused"),
+    Case("Transfer-Encoding chunked, chunked, then held", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n", 0)], hold=True), OK1,
+         "h11 supports only a lone 'chunked'; llhttp frames by the last coding: delivered, never reused"),
+    Case("two Transfer-Encoding fields, then held", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n", 0)], hold=True), OK1,
+         "h11 supports only a lone 'chunked'; llhttp frames by the last coding: delivered, never reused"),
+    Case("obs-fold header, then held", Reply([(b"HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 12\r\n\r\n" + T1, 0)], hold=True), "502",
+         "h11 unfolds obsolete line folding; RFC 9112 lets a client reject it"),
     Case("chunk size 0x5", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0xc\r\n" + T1 + b"\r\n0\r\n\r\n", 0)]), "200:truncated"),
     Case("chunk size +1_0", Reply([(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+c\r\n" + T1 + b"\r\n0\r\n\r\n", 0)]), "200:truncated"),
     Case("status 2000", Reply([(b"HTTP/1.1 2000 OK\r\nContent-Length: 12\r\n\r\n" + T1, 0)]), "502"),

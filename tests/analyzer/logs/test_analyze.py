@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.logs.analysis import Analysis, AnalyzeConfig
+from analyzer.logs.analysis import AnalyzeConfig, LogAnalysis
 from analyzer.logs.cli import analyze_command, run_analysis
 from analyzer.logs.reader import LogRecord
 from analyzer.prefix import chain, root_hash
@@ -166,7 +166,7 @@ def test_cli_text_report_with_progress(tmp_path):
 
 
 def test_tree_memory_is_bounded():
-    analysis = Analysis(AnalyzeConfig(max_nodes=1000))
+    analysis = LogAnalysis(AnalyzeConfig(max_nodes=1000))
     for i in range(3000):
         b = body(f"unique system {i}", "q")
         analysis.add(LogRecord("mem", i, "openai", "/v1/chat/completions", "gpt-4o", None, b, None))
@@ -480,7 +480,7 @@ def test_missed_savings_agree_with_the_proxy_on_rows_that_billed_nothing(tmp_pat
     import sqlite3
 
     from proxy.accounting.records import RequestRecord
-    from proxy.accounting.summary import summarize
+    from proxy.reporting.summary import summarize
 
     b = body(STATIC, "q")
     ch = chain(segments_for("openai", "/v1/chat/completions", b), root_hash("openai", "gpt-4o"))

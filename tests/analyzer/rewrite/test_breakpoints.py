@@ -5,12 +5,12 @@ import time
 
 import pytest
 
-from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, REWRITES, Rewrite
+from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, REWRITES, Placement
 from analyzer.rewrite.breakpoints import place_breakpoints as rewrite_request
 from analyzer.segments import anthropic_segments
 from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache, breakpoints
 from proxy.emulator.config import EmulatorConfig
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 ROUTE = "/v1/messages"
 MODEL = "claude-sonnet-4-5"  # minimum 1,024 tokens ≈ 4,096 bytes
@@ -23,7 +23,7 @@ def text(t: str, **extra: object) -> dict:
     return {"type": "text", "text": t, **extra}
 
 
-def rewrite(body: dict, model: str | None = None, provider: str = "anthropic", route: str = ROUTE) -> Rewrite:
+def rewrite(body: dict, model: str | None = None, provider: str = "anthropic", route: str = ROUTE) -> Placement:
     before = copy.deepcopy(body)
     out = rewrite_request(provider, route, body, model=model)
     assert body == before, "the input body must never be mutated"
@@ -68,7 +68,7 @@ def test_add_breakpoints_at_tools_system_and_conversation():
 
 def test_short_prompt_gets_no_breakpoint():
     turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "ok"}]
-    assert rewrite({"model": MODEL, "system": SHORT, "messages": turns}) == Rewrite(None, [])
+    assert rewrite({"model": MODEL, "system": SHORT, "messages": turns}) == Placement(None, [])
 
 
 def test_threshold_is_the_cumulative_prefix_and_the_models_minimum():
@@ -113,7 +113,7 @@ def test_an_existing_breakpoint_blocks_add(where: str):
         body["messages"][2]["content"] = [{"type": "tool_result", "tool_use_id": "x", "content": [text("r", cache_control=CC)]}]
     else:
         body["messages"][1]["content"][0]["cache_control"] = None
-    assert rewrite(body) == Rewrite(None, [])
+    assert rewrite(body) == Placement(None, [])
 
 
 def test_cap_keeps_the_first_and_the_latest_breakpoints():
@@ -155,14 +155,14 @@ def test_cap_reaches_markers_nested_in_tool_results():
 
 def test_four_breakpoints_are_left_alone():
     body = {"model": MODEL, "system": [text(f"s{i}", cache_control=CC) for i in range(4)], "messages": [{"role": "user", "content": "q"}]}
-    assert rewrite(body) == Rewrite(None, [])
+    assert rewrite(body) == Placement(None, [])
 
 
 def test_openai_and_other_routes_are_never_rewritten():
     body = {**conversation(2), "tools": [{"name": "t", "description": LONG, "input_schema": {}}]}
     assert rewrite(body).body is not None
-    assert rewrite(body, provider="openai", route="/v1/chat/completions") == Rewrite(None, [])
-    assert rewrite(body, route="/v1/messages/count_tokens") == Rewrite(None, [])
+    assert rewrite(body, provider="openai", route="/v1/chat/completions") == Placement(None, [])
+    assert rewrite(body, route="/v1/messages/count_tokens") == Placement(None, [])
 
 
 @pytest.mark.parametrize(
@@ -182,7 +182,7 @@ def test_openai_and_other_routes_are_never_rewritten():
     ],
 )
 def test_odd_bodies_are_never_rewritten(body):
-    assert rewrite_request("anthropic", ROUTE, body, model=None) == Rewrite(None, [])
+    assert rewrite_request("anthropic", ROUTE, body, model=None) == Placement(None, [])
 
 
 def test_odd_model_and_role_types_do_not_raise():
@@ -197,7 +197,7 @@ def test_added_breakpoints_turn_into_cache_reads_on_the_emulator():
     """Three turns of one conversation: with the rewrite each turn reads more from cache; without, nothing."""
 
     def reads(rewritten: bool) -> list[int]:
-        store, config = PrefixStore(1000, time.monotonic), EmulatorConfig()
+        store, config = ProviderCache(1000, time.monotonic), EmulatorConfig()
         out = []
         for turns in range(3):
             body = conversation(turns)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.rewrite.cache_key import PROMPT_CACHE_KEY, add_cache_key, head_key
-from analyzer.rewrite.ttl import TTL_1H, Reuse, apply_ttl, pays_for_1h
+from analyzer.rewrite.ttl import TTL_1H, HeadReturns, apply_ttl, pays_for_1h
 
 
 def chat(clock: str, tools_order=("a", "b")):
@@ -28,10 +28,10 @@ def test_a_client_key_is_never_touched_and_anthropic_gets_none():
 
 
 def test_1h_pays_when_slow_returns_outweigh_the_dearer_write():
-    assert not pays_for_1h(None) and not pays_for_1h(Reuse(writes=1, slow_returns=0))
-    assert pays_for_1h(Reuse(writes=1, slow_returns=1))  # 1 × 1.15 > 1 × 0.75
-    assert not pays_for_1h(Reuse(writes=2, slow_returns=1))  # 1.15 < 1.5
-    assert pays_for_1h(Reuse(writes=3, slow_returns=2))  # 2.3 > 2.25
+    assert not pays_for_1h(None) and not pays_for_1h(HeadReturns(writes=1, slow_returns=0))
+    assert pays_for_1h(HeadReturns(writes=1, slow_returns=1))  # 1 × 1.15 > 1 × 0.75
+    assert not pays_for_1h(HeadReturns(writes=2, slow_returns=1))  # 1.15 < 1.5
+    assert pays_for_1h(HeadReturns(writes=3, slow_returns=2))  # 2.3 > 2.25
 
 
 def test_ttl_goes_on_head_breakpoints_in_cache_order_only():

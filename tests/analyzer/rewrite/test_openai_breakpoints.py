@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from analyzer.cache_rules.openai import uses_breakpoints
 from analyzer.pricing import PriceTable
-from analyzer.rewrite import SAFE, AGGRESSIVE, Reuse, rewrite_request, write_12h_ratio
+from analyzer.rewrite import SAFE, AGGRESSIVE, HeadReturns, rewrite_request, write_12h_ratio
 from analyzer.rewrite.cache_key import cache_key_for
 from analyzer.rewrite.cli import rewrite_command
 from analyzer.rewrite.movable import clear_cache
@@ -186,7 +186,7 @@ def test_the_workloads_agent_loop_is_marked_on_both_apis():
 def test_client_markers_and_options_are_never_touched():
     marked = chat(messages=[{"role": "developer", "content": [{"type": "text", "text": DEV, "prompt_cache_breakpoint": {"mode": "explicit", "ttl": "30m"}}]},
                             {"role": "user", "content": "hi"}])
-    assert rewrite_request("openai-chat", marked, mode=SAFE, tenant="t", reuse=Reuse(1, 9), write_12h=2.5).applied == ["prompt-cache-key"]
+    assert rewrite_request("openai-chat", marked, mode=SAFE, tenant="t", head_returns=HeadReturns(1, 9), write_12h=2.5).applied == ["prompt-cache-key"]
     for options in ({"mode": "explicit"}, {"ttl": "30m"}, None):
         body = chat(prompt_cache_options=options)
         out = rewrite_request("openai-chat", body, mode=SAFE, tenant="t").body
@@ -215,11 +215,11 @@ def test_12h_only_where_priced_and_where_it_pays():
     table = PriceTable.load()
     assert write_12h_ratio(table.lookup("gpt-5.6-sol")) is None and write_12h_ratio(table.lookup("gpt-5.6-terra")) is None
     assert write_12h_ratio(table.lookup("gpt-6.2-sol")) == 2.5 and write_12h_ratio(None) is None
-    assert not pays_for_12h(Reuse(1, 5), None)  # 12h writes unpriced: never
-    assert not pays_for_12h(Reuse(1, 0), 2.5) and not pays_for_12h(None, 2.5)
-    assert not pays_for_12h(Reuse(1, 1), 2.5)  # 1 × 1.15 < 1 × 1.25
-    assert pays_for_12h(Reuse(1, 2), 2.5)  # 2.3 > 1.25
-    assert not pays_for_12h(Reuse(3, 3), 2.5) and pays_for_12h(Reuse(3, 4), 2.5)  # 3.45 < 3.75 < 4.6
+    assert not pays_for_12h(HeadReturns(1, 5), None)  # 12h writes unpriced: never
+    assert not pays_for_12h(HeadReturns(1, 0), 2.5) and not pays_for_12h(None, 2.5)
+    assert not pays_for_12h(HeadReturns(1, 1), 2.5)  # 1 × 1.15 < 1 × 1.25
+    assert pays_for_12h(HeadReturns(1, 2), 2.5)  # 2.3 > 1.25
+    assert not pays_for_12h(HeadReturns(3, 3), 2.5) and pays_for_12h(HeadReturns(3, 4), 2.5)  # 3.45 < 3.75 < 4.6
 
 
 def test_12h_goes_on_the_responses_head_marker_only():
@@ -229,18 +229,18 @@ def test_12h_goes_on_the_responses_head_marker_only():
              {"type": "function_call", "call_id": "c2", "name": "shell", "arguments": "{}"},
              {"type": "function_call_output", "call_id": "c2", "output": "ok"}]
     body = {"model": "gpt-6.2-sol", "input": items}
-    out = rewrite_request("openai-responses", body, mode=SAFE, tenant="t", reuse=Reuse(1, 2), write_12h=2.5)
+    out = rewrite_request("openai-responses", body, mode=SAFE, tenant="t", head_returns=HeadReturns(1, 2), write_12h=2.5)
     assert out.applied[-2:] == ["add-openai-breakpoints", "ttl-12h"]
     assert out.body["input"][0]["content"][0]["prompt_cache_breakpoint"] == {"mode": "explicit", "ttl": "12h"}
     assert out.body["input"][4]["output"][0]["prompt_cache_breakpoint"] == MARK  # the boundary keeps the request's TTL
-    moved_head = rewrite_request("openai-responses", responses(model="gpt-6.2-sol"), mode=SAFE, tenant="t", reuse=Reuse(1, 2), write_12h=2.5)
+    moved_head = rewrite_request("openai-responses", responses(model="gpt-6.2-sol"), mode=SAFE, tenant="t", head_returns=HeadReturns(1, 2), write_12h=2.5)
     assert moved_head.applied[-1] == "ttl-12h" and moved_head.body["input"][0]["content"][0]["prompt_cache_breakpoint"]["ttl"] == "12h"
-    unpriced = rewrite_request("openai-responses", {**body, "model": "gpt-5.6-sol"}, mode=SAFE, tenant="t", reuse=Reuse(1, 9), write_12h=None)
+    unpriced = rewrite_request("openai-responses", {**body, "model": "gpt-5.6-sol"}, mode=SAFE, tenant="t", head_returns=HeadReturns(1, 9), write_12h=None)
     assert "ttl-12h" not in unpriced.applied and "12h" not in orjson.dumps(unpriced.body).decode()
 
 
 def test_chat_never_gets_12h_its_usage_has_no_ttl_split_to_price_it():
-    out = rewrite_request("openai-chat", chat(model="gpt-6.2-sol"), mode=SAFE, tenant="t", reuse=Reuse(1, 9), write_12h=2.5)
+    out = rewrite_request("openai-chat", chat(model="gpt-6.2-sol"), mode=SAFE, tenant="t", head_returns=HeadReturns(1, 9), write_12h=2.5)
     assert "add-openai-breakpoints" in out.applied and "ttl-12h" not in out.applied
     assert out.body["messages"][0]["content"][0]["prompt_cache_breakpoint"] == MARK
 
@@ -352,17 +352,17 @@ def bodies(draw):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(bodies(), st.sampled_from([SAFE, AGGRESSIVE]), st.sampled_from([None, Reuse(1, 3)]), st.sampled_from([None, 2.5]))
+@given(bodies(), st.sampled_from([SAFE, AGGRESSIVE]), st.sampled_from([None, HeadReturns(1, 3)]), st.sampled_from([None, 2.5]))
 def test_properties(req, mode, reuse, write_12h):
     api, body = req
     original = copy.deepcopy(body)
-    first = rewrite_request(api, body, mode=mode, tenant="t", reuse=reuse, write_12h=write_12h)
+    first = rewrite_request(api, body, mode=mode, tenant="t", head_returns=reuse, write_12h=write_12h)
     assert body == original  # never mutated
     clear_cache()
-    again = rewrite_request(api, copy.deepcopy(body), mode=mode, tenant="t", reuse=reuse, write_12h=write_12h)
+    again = rewrite_request(api, copy.deepcopy(body), mode=mode, tenant="t", head_returns=reuse, write_12h=write_12h)
     assert orjson.dumps(again.body) == orjson.dumps(first.body) and again.applied == first.applied  # deterministic
     out = first.body if first.body is not None else body
-    assert rewrite_request(api, out, mode=mode, tenant="t", reuse=reuse, write_12h=write_12h).body is None  # idempotent
+    assert rewrite_request(api, out, mode=mode, tenant="t", head_returns=reuse, write_12h=write_12h).body is None  # idempotent
     dumped = orjson.dumps(out).decode()
     if not uses_breakpoints(body["model"]):  # older models: a 400 if either key appears
         assert "prompt_cache_breakpoint" not in dumped and "prompt_cache_options" not in dumped

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.rewrite import AGGRESSIVE, APIS, MODES, OFF, SAFE, Reuse, api_for, rewrite_request
+from analyzer.rewrite import AGGRESSIVE, APIS, MODES, OFF, SAFE, HeadReturns, api_for, rewrite_request
 from analyzer.rewrite.cli import infer_api, rewrite_command
 from analyzer.rewrite.movable import clear_cache
 from analyzer.rewrite.tools import tool_name
@@ -119,14 +119,14 @@ def _breakpoints(value) -> int:
 def test_properties(req, mode, slow_reuse):
     api, body, values = req
     original = copy.deepcopy(body)
-    reuse = Reuse(1, 2) if slow_reuse else None
-    first = rewrite_request(api, body, mode=mode, tenant="t", reuse=reuse)
+    reuse = HeadReturns(1, 2) if slow_reuse else None
+    first = rewrite_request(api, body, mode=mode, tenant="t", head_returns=reuse)
     assert body == original  # never mutated
     clear_cache()  # as in a fresh process: the answer may not depend on what was seen before
-    again = rewrite_request(api, copy.deepcopy(body), mode=mode, tenant="t", reuse=reuse)
+    again = rewrite_request(api, copy.deepcopy(body), mode=mode, tenant="t", head_returns=reuse)
     assert orjson.dumps(again.body) == orjson.dumps(first.body) and again.applied == first.applied  # deterministic
     out = first.body if first.body is not None else body
-    assert rewrite_request(api, out, mode=mode, tenant="t", reuse=reuse).body is None  # idempotent
+    assert rewrite_request(api, out, mode=mode, tenant="t", head_returns=reuse).body is None  # idempotent
     dumped = orjson.dumps(out).decode()
     assert sorted(tool_name(t) for t in out.get("tools", [])) == sorted(tool_name(t) for t in body.get("tools", []))
     for value in values:

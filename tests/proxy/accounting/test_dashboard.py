@@ -11,7 +11,7 @@ import pytest
 from starlette.applications import Starlette
 
 from proxy.access import AdminAccess
-from proxy.accounting.dashboard import routes
+from proxy.reporting.dashboard import routes
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.stats import Stats

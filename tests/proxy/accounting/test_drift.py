@@ -14,7 +14,7 @@ from proxy.accounting.ledger_schema import INSERT, SCHEMA, row_for
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
-from proxy.accounting.summary import summarize
+from proxy.reporting.summary import summarize
 
 T0 = 1_800_000_000.0
 WRITES = "cache_write_tokens:not_billed_by_price_row"
@@ -110,7 +110,7 @@ def test_metrics_export_each_field_and_the_rows():
 
 
 def test_report_prints_the_drift_and_what_to_update(tmp_path):
-    from proxy.accounting.report import render_table, total_rows
+    from proxy.reporting.report import render_table, total_rows
 
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)

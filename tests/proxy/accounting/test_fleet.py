@@ -216,7 +216,7 @@ def test_usd_goes_to_redis_as_nano_dollars():
 
 
 def test_a_dashboard_range_takes_every_hour_it_touches_and_fills_empty_ones():
-    from proxy.accounting.dashboard import fleet_range
+    from proxy.reporting.dashboard import fleet_range
 
     now_hour = 500_000
     one = [0] * len(COUNTERS)

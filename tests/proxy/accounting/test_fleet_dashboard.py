@@ -9,7 +9,7 @@ import time
 import pytest
 from starlette.applications import Starlette
 
-from proxy.accounting.dashboard import routes
+from proxy.reporting.dashboard import routes
 from proxy.accounting.fleet import Fleet
 from proxy.accounting.fleet_redis import FleetRedis
 from proxy.accounting.ledger import Ledger

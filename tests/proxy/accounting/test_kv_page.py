@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 
 from analyzer import kv
 from proxy.access import AdminAccess
-from proxy.accounting.dashboard import routes
+from proxy.reporting.dashboard import routes
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.cli import cli

@@ -368,7 +368,7 @@ def test_health_clears_after_the_trouble_window_and_tells_a_dead_writer(tmp_path
 
 
 def test_a_v1_ledger_without_flags_stays_readable_and_gains_the_column(tmp_path):
-    from proxy.accounting.summary import summarize
+    from proxy.reporting.summary import summarize
 
     path = str(tmp_path / "v1.sqlite")
     old = [c for c in COLUMNS if c != "flags"]
@@ -477,7 +477,7 @@ def test_the_row_stores_the_breakdown_the_record_carries_and_prices_nothing(tmp_
 
 def test_a_v3_ledger_without_store_stays_readable_gains_the_column_and_rows_say_the_store(tmp_path):
     from proxy.accounting.records import STORE_STATES
-    from proxy.accounting.report import load_summary
+    from proxy.reporting.report import load_summary
 
     path = str(tmp_path / "v3.sqlite")
     old = [c for c in COLUMNS if c != "store"]

@@ -3,9 +3,9 @@ from __future__ import annotations
 from analyzer.pricing import PriceTable
 from analyzer.segments import segments_for
 from analyzer.usage import Usage
-from proxy.accounting.money import TTL_SPLIT_UNKNOWN, Early, Money
+from proxy.accounting.money import TTL_SPLIT_UNKNOWN, Money
 from proxy.accounting.records import RequestRecord
-from proxy.exchange import Exchange
+from proxy.exchange import Early, Exchange
 
 LONG = "Policy: refunds within 30 days; be polite and precise. " * 110  # ~6 KB
 
@@ -233,14 +233,14 @@ def test_chat_writes_with_a_12h_breakpoint_are_unpriced_and_flagged():
 
 
 def test_chat_12h_is_found_in_the_analysis_when_nothing_was_observed():
-    from proxy.analysis import Analysis
+    from proxy.body_analysis import BodyAnalysis
 
     money = Money(PriceTable.load())
     r = rec("a", Usage(6000, 0, 3000, 0, 4), model="gpt-5.6-terra")
-    money.enrich(Exchange(r, analysis=Analysis(True, segments=segs(chat_56("12h")))))
+    money.enrich(Exchange(r, analysis=BodyAnalysis(True, segments=segs(chat_56("12h")))))
     assert r.flags == [TTL_SPLIT_UNKNOWN] and r.cost_usd is None
     plain = rec("b", Usage(6000, 0, 3000, 0, 4), model="gpt-5.6-terra")
-    money.enrich(Exchange(plain, analysis=Analysis(True, segments=segs(chat_56()))))  # a mark with no ttl: 30m
+    money.enrich(Exchange(plain, analysis=BodyAnalysis(True, segments=segs(chat_56()))))  # a mark with no ttl: 30m
     assert plain.flags == [] and plain.cost_usd is not None
 
 
@@ -275,7 +275,7 @@ def test_a_provider_miss_count_beyond_any_prompt_is_not_stored_as_tokens():
 
     from proxy.accounting.ledger_schema import INSERT, SCHEMA, row_for
     from proxy.accounting.stats import Stats
-    from proxy.accounting.summary import summarize
+    from proxy.reporting.summary import summarize
 
     money = Money(PriceTable.load())
     records = []

@@ -12,9 +12,9 @@ from proxy.accounting.ledger_schema import INSERT, SCHEMA, row_for
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.provider_miss import NONE, ProviderMisses, agrees, as_provider_type, code_of
 from proxy.accounting.records import RequestRecord
-from proxy.accounting.report import render_table
+from proxy.reporting.report import render_table
 from proxy.accounting.stats import Stats
-from proxy.accounting.summary import summarize
+from proxy.reporting.summary import summarize
 
 T0 = 1_800_000_000.0
 

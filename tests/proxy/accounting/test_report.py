@@ -79,7 +79,7 @@ def test_no_rewrite_table_when_nothing_was_rewritten(tmp_path):
 
 
 def test_every_shown_counter_is_in_the_totals_table(monkeypatch):
-    from proxy.accounting import report
+    from proxy.reporting import report
     from proxy.accounting.counters import COUNTERS, Counter
 
     summary = {c.name: 7 if c.kind != "usd" else 1.5 for c in COUNTERS if c.shown}

@@ -7,7 +7,7 @@ import pytest
 from analyzer.usage import Usage
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
-from proxy.accounting.summary import parse_since, summarize
+from proxy.reporting.summary import parse_since, summarize
 from tests.support.request_records import T0, records, write
 
 
@@ -141,7 +141,7 @@ def test_rewrites_in_a_range_and_rows_without_a_readable_list(tmp_path):
 def test_rewrite_ids_in_the_summary_are_capped(tmp_path):
     import sqlite3
 
-    from proxy.accounting.summary import _rewrites
+    from proxy.reporting.summary import _rewrites
 
     path = str(tmp_path / "l.sqlite")
     recs = [RequestRecord(f"x{i}", T0 + i, "t", "openai", "/v1/chat/completions", status=200, rewrites=ids)
@@ -167,7 +167,7 @@ def test_one_minute_of_traffic_in_a_day_range_is_a_curve_not_a_bar(tmp_path):
 
 
 def test_pick_step_is_the_smallest_round_size_that_fits():
-    from proxy.accounting.summary import pick_step
+    from proxy.reporting.summary import pick_step
 
     assert pick_step(1_700_000_000, 1_700_000_060, 36) == (1_700_000_000, 2, 31)
     assert pick_step(0, 86400 - 1, 24) == (0, 3600, 24)
@@ -201,7 +201,7 @@ def test_a_miss_reason_whose_rows_were_all_unpriced_shows_unknown_money(tmp_path
     drift) missed an unknown amount, not $0.00; one priced row makes it a sum again."""
     import sqlite3
 
-    from proxy.accounting.report import render_table
+    from proxy.reporting.report import render_table
 
     def row(rid: str, reason: str, missed: float | None, **kw) -> RequestRecord:
         return RequestRecord(rid, T0, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200, analysed=True,

@@ -16,9 +16,9 @@ from proxy.accounting.ledger import open_ledger, row_for
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.money import Money
 from proxy.accounting.records import RequestRecord
-from proxy.accounting.report import render_table
+from proxy.reporting.report import render_table
 from proxy.accounting.stats import Stats
-from proxy.accounting.summary import summarize
+from proxy.reporting.summary import summarize
 from proxy.cli import cli
 from proxy.exchange import Exchange
 from tests.support.prometheus import samples
@@ -119,7 +119,7 @@ def test_summary_upstreams_equal_stats_for_the_same_records(tmp_path):
 
 
 def test_summary_folds_upstreams_past_the_cap(tmp_path):
-    from proxy.accounting import summary
+    from proxy.reporting import summary
 
     path = str(tmp_path / "l.sqlite")
     write(path, [RequestRecord(f"r{i}", T0 + i, "t", "openai", "/v1/x", status=200, upstream=f"u{i % 4}") for i in range(7)])

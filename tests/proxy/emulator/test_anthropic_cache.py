@@ -9,7 +9,7 @@ from analyzer.tokens import estimate_tokens
 from analyzer.cache_rules import anthropic_min_tokens as min_cacheable_tokens
 from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache
 from proxy.emulator.config import EmulatorConfig
-from proxy.emulator.store import PrefixStore, key_id
+from proxy.emulator.provider_cache import ProviderCache, key_id
 
 ROUTE = "/v1/messages"
 CC = {"type": "ephemeral"}
@@ -35,8 +35,8 @@ def config(clock) -> EmulatorConfig:
 
 
 @pytest.fixture
-def store(clock) -> PrefixStore:
-    return PrefixStore(10_000, clock)
+def store(clock) -> ProviderCache:
+    return ProviderCache(10_000, clock)
 
 
 def block(text: str, cc: dict | None = None) -> dict:

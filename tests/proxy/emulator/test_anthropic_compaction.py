@@ -9,7 +9,7 @@ from analyzer.usage import from_anthropic, merge_anthropic_stream
 from proxy.emulator import EmulatorConfig, create_app
 from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache
 from proxy.emulator.anthropic_compaction import maybe_compact, trigger_tokens
-from proxy.emulator.store import PrefixStore, key_id
+from proxy.emulator.provider_cache import ProviderCache, key_id
 from tests.support.servers import serve
 
 SYSTEM = "You are the support agent for the billing system; every policy follows. " * 100  # ~1,800 tokens
@@ -41,7 +41,7 @@ def test_trigger_tokens():
 
 
 def test_maybe_compact_only_at_the_trigger():
-    store, config = PrefixStore(1000, lambda: 1.0), EmulatorConfig(clock=lambda: 1.0)
+    store, config = ProviderCache(1000, lambda: 1.0), EmulatorConfig(clock=lambda: 1.0)
     body = req(context_management=edit(1000))
     first = apply_anthropic_cache(store, config, key_id("k"), "/v1/messages", body)
     assert maybe_compact(store, config, key_id("k"), "/v1/messages", body, None, first) is None

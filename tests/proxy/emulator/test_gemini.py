@@ -11,8 +11,8 @@ from google import genai
 from google.genai import types
 
 from proxy.emulator import EmulatorConfig, create_app
-from proxy.emulator.gemini_cache import apply_gemini_cache, rendered_prompt
-from proxy.emulator.store import PrefixStore, key_id
+from proxy.emulator.gemini_implicit_cache import apply_gemini_cache, rendered_prompt
+from proxy.emulator.provider_cache import ProviderCache, key_id
 from tests.support.servers import serve
 
 SYSTEM = "You are the billing assistant. Policy: refunds within 30 days; no exceptions. " * 120  # ~9.6 KB ≈ 2400 tokens
@@ -32,7 +32,7 @@ def body(system: str = SYSTEM, user: str = "question") -> dict:
 
 def test_implicit_caching_minimums_models_and_ttl():
     clock = FakeClock()
-    store, key = PrefixStore(1000, clock), key_id("k")
+    store, key = ProviderCache(1000, clock), key_id("k")
     prompt = rendered_prompt(body())
     assert apply_gemini_cache(store, key, "gemini-2.5-flash", prompt, 300).cached_tokens == 0
     hit = apply_gemini_cache(store, key, "gemini-2.5-flash", rendered_prompt(body(user="another")), 300)

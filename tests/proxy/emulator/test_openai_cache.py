@@ -6,7 +6,7 @@ import pytest
 
 from analyzer.tokens import estimate_tokens
 from proxy.emulator.openai_cache import apply_openai_cache, rendered_prompt
-from proxy.emulator.store import PrefixStore, key_id
+from proxy.emulator.provider_cache import ProviderCache, key_id
 
 ROUTE = "/v1/chat/completions"
 
@@ -38,11 +38,11 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def store(clock) -> PrefixStore:
-    return PrefixStore(10_000, clock)
+def store(clock) -> ProviderCache:
+    return ProviderCache(10_000, clock)
 
 
-def run(store: PrefixStore, b: dict, key: str = "sk-a", ttl: float = 600.0):
+def run(store: ProviderCache, b: dict, key: str = "sk-a", ttl: float = 600.0):
     return apply_openai_cache(store, key_id(key), b["model"], rendered_prompt(ROUTE, b), ttl)
 
 
@@ -98,7 +98,7 @@ def test_ttl_expiry_and_refresh_on_use(store, clock):
 
 
 def test_store_lru_bound_evicts_oldest(clock):
-    small = PrefixStore(8, clock)  # fewer entries than one prompt's blocks
+    small = ProviderCache(8, clock)  # fewer entries than one prompt's blocks
     b = body("evicted " * 600)
     run(small, b)
     assert len(small) == 8

@@ -63,19 +63,19 @@ def settle(manager) -> None:
 
 def test_off_by_default_and_only_for_gemini_upstreams(state_dir):
     with app_for(state_dir, Upstream()) as client:
-        assert client.app.state.gate.gemini_cache is None
+        assert client.app.state.gate.gemini_auto_cache.manager is None
     with pytest.raises(ValueError, match="only gemini"):
         UpstreamSpec("ds", "openai", "http://ds.test/v1", auto_cache=True)
     with pytest.raises(ValueError, match="gemini-auto-cache-after"):
         ProxyConfig(gemini_auto_cache=True, gemini_auto_cache_after=0, state_dir=state_dir)
     named = ProxyConfig(state_dir=state_dir, ledger=":memory:", upstreams=(UpstreamSpec("vertex", "gemini", "http://v.test", auto_cache=True),))
-    assert create_app(named).state.gate.gemini_cache.upstreams == {"vertex"}
+    assert create_app(named).state.gate.gemini_auto_cache.manager.upstreams == {"vertex"}
 
 
 def test_query_key_goes_in_a_header_and_a_failed_create_backs_off(state_dir):
     upstream = Upstream(create_status=500)
     with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=2) as client:
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         answers = []
         for i in range(6):
             answers.append(client.post(f"{GEN}?key={KEY}", json=body(f"q{i}")))
@@ -99,7 +99,7 @@ def test_refused_cache_is_resent_and_dropped_and_refresh_is_a_patch(state_dir):
     keep = Keep()
     with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1) as client:
         client.app.state.gate.recorder.add_sink(keep)
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         first = client.post(GEN, json=body("q0"), headers=headers)
         settle(manager)
         hit = client.post(GEN, json=body("q1"), headers=headers)
@@ -142,7 +142,7 @@ def test_a_failed_create_is_recorded_with_its_status(state_dir):
     with app_for(state_dir, Upstream(create_status=500), gemini_auto_cache=True, gemini_auto_cache_after=1) as client:
         client.app.state.gate.recorder.add_sink(keep)
         client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
-        settle(client.app.state.gate.gemini_cache)
+        settle(client.app.state.gate.gemini_auto_cache.manager)
     (create,) = background(keep.records, "create")
     assert (create.status, create.error, create.cache_storage_usd, create.method) == (500, None, None, "POST")
 
@@ -184,7 +184,7 @@ def test_a_cache_never_crosses_upstreams(state_dir):
     headers = {"x-goog-api-key": KEY}
     spec = UpstreamSpec("vertex", "gemini", "http://v.test")
     with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1, upstreams=(spec,)) as client:
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         assert client.post(GEN, json=body("q0"), headers=headers).headers["x-prefixgate-gemini-cache"] == "creating"
         settle(manager)
         other = client.post("/vertex" + GEN, json=body("q1"), headers=headers)  # same key and prefix, another upstream
@@ -200,7 +200,7 @@ def test_a_request_whose_key_headers_disagree_is_left_alone(state_dir):
     x-goog-api-key must never be referenced by a request carrying another under that tenant."""
     upstream = Upstream()
     with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1) as client:
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         answers = []
         for key in (KEY, "AIza-someone-else"):
             answers.append(client.post(GEN, json=body("q"), headers={"authorization": "Bearer shared-token", "x-goog-api-key": key}))
@@ -212,7 +212,7 @@ def test_a_request_whose_key_headers_disagree_is_left_alone(state_dir):
 def test_a_cache_refused_again_and_again_is_not_bought_again_and_again(state_dir):
     upstream = Upstream(refuse_cached=True)
     with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1) as client:
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         for i in range(8):
             assert client.post(GEN, json=body(f"q{i}"), headers={"x-goog-api-key": KEY}).status_code == 200
             settle(manager)
@@ -231,7 +231,7 @@ def test_expiry_counts_from_before_the_create_was_sent(state_dir):
 
     cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", gemini_auto_cache=True, gemini_auto_cache_after=1)
     with TestClient(create_app(cfg, transport=httpx.MockTransport(slow))) as client:
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         manager.tracker.clock = lambda: clock["t"]
         client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
         settle(manager)
@@ -243,7 +243,7 @@ def test_a_request_with_another_system_instruction_is_never_pointed_at_the_cache
     upstream = Upstream()
     headers = {"x-goog-api-key": KEY}
     with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1) as client:
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         client.post(GEN, json=body("q0"), headers=headers)
         settle(manager)
         for system in ({"role": "user", **SYSTEM}, {"parts": [*SYSTEM["parts"], {"text": "and be brief"}]}):
@@ -283,7 +283,7 @@ def test_a_huge_or_compressed_create_answer_is_read_bounded(state_dir):
     cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", gemini_auto_cache=True, gemini_auto_cache_after=1)
     with TestClient(create_app(cfg, transport=httpx.MockTransport(upstream))) as client:
         client.app.state.gate.recorder.add_sink(keep)
-        manager = client.app.state.gate.gemini_cache
+        manager = client.app.state.gate.gemini_auto_cache.manager
         client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
         settle(manager)
         (entry,) = manager.tracker.entries.values()

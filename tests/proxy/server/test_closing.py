@@ -20,6 +20,7 @@ from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
+from proxy.gemini_cache.hook import AutoCacheHook
 from proxy.routing import Router
 from proxy.server import closing
 from proxy.server.closing import close_gate
@@ -75,7 +76,7 @@ def make(store, tmp_path, *, auto: bool = False) -> tuple[Gate, Ledger]:
     gate = Gate(config=config, router=Router.for_config(config), tenants=TenantHasher.for_config(config), store=store,
                 recorder=recorder, stats=stats, money=SimpleNamespace(ledger=ledger))  # type: ignore[arg-type]
     if auto:
-        gate.gemini_cache = AutoCache(recorder)  # type: ignore[assignment]
+        gate.gemini_auto_cache = AutoCacheHook(AutoCache(recorder))  # type: ignore[arg-type]
     return gate, ledger
 
 
@@ -111,7 +112,7 @@ def test_the_auto_cache_calls_are_cut_and_recorded_before_the_books_close(tmp_pa
 
     async def main():
         for i in range(2):
-            gate.gemini_cache.spawn(i)  # type: ignore[union-attr]
+            gate.gemini_auto_cache.manager.spawn(i)  # type: ignore[union-attr]
         await asyncio.sleep(0)
         await close_gate(gate)
 

@@ -43,6 +43,9 @@ def test_parse_size_rejects(text):
         (["--max-header-size", "big"], "not a size"),
         (["--shutdown-timeout", "-1"], "--shutdown-timeout must be 0 or more"),
         (["--store-timeout", "0"], "must be positive"),
+        (["--max-connections", "0"], "Invalid value for '--max-connections'"),
+        (["--max-connections", "many"], "Invalid value for '--max-connections'"),
+        (["--pool-timeout", "0"], "Invalid value for '--pool-timeout'"),
     ],
 )
 def test_bad_settings_are_usage_errors(args, message):
@@ -54,7 +57,7 @@ def test_bad_settings_are_usage_errors(args, message):
 
 def test_help_names_every_flag():
     out = CliRunner().invoke(cli, ["serve", "--help"]).output
-    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level", "--max-header-size", "--shutdown-timeout", "--store-timeout", "--tenant-secret-file"):
+    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level", "--max-header-size", "--shutdown-timeout", "--store-timeout", "--tenant-secret-file", "--max-connections", "--pool-timeout"):
         assert flag in out
 
 

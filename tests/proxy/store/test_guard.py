@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from proxy.app import create_app
 from proxy.config import ProxyConfig
 from proxy.store import MemoryStore
+from proxy.store.base import PrefixStore
 from proxy.store.breaker import Breaker
 from proxy.store.guard import DEFAULT_DEADLINE_S, GuardedStore, guarded
 
@@ -28,7 +29,7 @@ class Clock:
         return self.now
 
 
-class Fake:
+class Fake(PrefixStore):
     """A remote store: answers, hangs or fails, in ``seen`` and ``ping`` separately."""
 
     def __init__(self) -> None:

@@ -2,7 +2,8 @@
 
 Hypothesis draws a sequence of upstream behaviours (well-formed replies in every framing,
 replies followed by a smuggled extra response, an unsolicited 408 on the idle connection,
-interim 1xx, close-delimited bodies, malformed heads, hang-ups); requests are sent one
+interim 1xx, close-delimited bodies, malformed heads, hang-ups, LF-only framing on a
+connection then held unanswered); requests are sent one
 after another through one :class:`~proxy.transport.H1Transport`, each tagged. Every
 request either gets its own tagged response, or (only where its own reply was broken) an
 error; never another request's bytes and never the smuggled ones.
@@ -49,6 +50,9 @@ KINDS = {
     "101": (lambda t: Reply([(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n" + _smuggled(t), 0)]), False),
     "bad-header": (lambda t: Reply([(b"HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 2\r\n\r\nok" + _smuggled(t), 0)]), False),
     "hang-up": (lambda t: Reply([], close=True), False),
+    # framing llhttp tolerates, RFC 9112 does not, then the connection is held unanswered: never reused
+    "lf-only-held": (lambda t: Reply([(echo_bytes(t).replace(b"\r\n", b"\n"), 0)], hold=True), True),
+    "lf-chunk-held": (lambda t: Reply([(_chunked(t).replace(b"}\r\n0", b"}\n0"), 0)], hold=True), True),
 }
 TIMEOUT = {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
 

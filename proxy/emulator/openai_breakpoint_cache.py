@@ -42,7 +42,7 @@ from analyzer.segments import Segment
 from analyzer.tokens import estimate_tokens
 from proxy.emulator.openai_cache import PromptCacheResult
 from proxy.emulator.openai_options import CacheOptions
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ def plan(segments: Sequence[Segment], options: CacheOptions) -> Plan:
     return Plan(dict(sorted(writes.items())), tuple(candidates[-MAX_CONSIDERED:]))
 
 
-def apply_breakpoints(store: PrefixStore, key: bytes, model: str, segments: Sequence[Segment],
+def apply_breakpoints(cache: ProviderCache, key: bytes, model: str, segments: Sequence[Segment],
                       options: CacheOptions) -> PromptCacheResult:
     """Read the longest live candidate, write the planned breakpoints, count the tokens."""
     ch = chain(segments, key + b"\x00openai-breakpoints\x00" + model.encode("utf-8", "replace"))
@@ -84,7 +84,7 @@ def apply_breakpoints(store: PrefixStore, key: bytes, model: str, segments: Sequ
 
     read = 0
     for i in reversed(p.candidates):
-        if through(i) >= MIN_TOKENS and store.touch(ch.hashes[i]):
+        if through(i) >= MIN_TOKENS and cache.touch(ch.hashes[i]):
             read = through(i)
             break
     written = {"30m": 0, "12h": 0}
@@ -93,7 +93,7 @@ def apply_breakpoints(store: PrefixStore, key: bytes, model: str, segments: Sequ
         t = through(i)
         if t < MIN_TOKENS:
             continue
-        store.put(ch.hashes[i], TTL_S[ttl])
+        cache.put(ch.hashes[i], TTL_S[ttl])
         if t > end:
             written[ttl] += t - end
             end = t

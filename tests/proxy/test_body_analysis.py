@@ -1,4 +1,4 @@
-"""proxy.analysis: bodies → segments and chain; the include_usage splice."""
+"""proxy.body_analysis: bodies → segments and chain; the include_usage splice."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import httpx
 import orjson
 
-from proxy.analysis import analyse as _analyse, needs_stream_usage as _needs_stream_usage, with_stream_usage
+from proxy.body_analysis import analyse as _analyse, needs_stream_usage as _needs_stream_usage, with_stream_usage
 from proxy.routing import Target, endpoint_for
 
 

@@ -22,18 +22,18 @@ from analyzer.cache_rules import gemini_implicit, gemini_min_tokens
 from analyzer.segments import gemini_segments
 from analyzer.tokens import estimate_tokens
 from proxy.emulator.openai_cache import PromptCacheResult, block_hashes, read_and_record
-from proxy.emulator.store import PrefixStore
+from proxy.emulator.provider_cache import ProviderCache
 
 
 def rendered_prompt(body: dict[str, Any]) -> bytes:
     return b"".join(seg.data for seg in gemini_segments(body))
 
 
-def apply_gemini_cache(store: PrefixStore, key: bytes, model: str, prompt: bytes, ttl_s: float) -> PromptCacheResult:
+def apply_gemini_cache(cache: ProviderCache, key: bytes, model: str, prompt: bytes, ttl_s: float) -> PromptCacheResult:
     """Read the longest cached prefix of ``prompt``, then cache the prompt's blocks."""
     prompt_tokens = estimate_tokens(len(prompt))
     minimum = gemini_min_tokens(model)
     if not gemini_implicit(model) or prompt_tokens < minimum:
         return PromptCacheResult(prompt_tokens, 0)
     root = key + b"\x00gemini\x00" + model.encode("utf-8", "replace")
-    return PromptCacheResult(prompt_tokens, read_and_record(store, block_hashes(prompt, root, prompt_tokens), minimum, ttl_s))
+    return PromptCacheResult(prompt_tokens, read_and_record(cache, block_hashes(prompt, root, prompt_tokens), minimum, ttl_s))

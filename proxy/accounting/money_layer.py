@@ -1,13 +1,15 @@
-"""Wires the money layer into the proxy app: prices, cost enricher, ledger, metrics, pages.
+"""The money layer's parts, built once for the app: :class:`MoneyLayer` (prices, money, ledger, metrics).
 
 :meth:`MoneyLayer.build` loads the price table (bundled, with ``--prices`` merged over it)
 and opens the ledger — both fail here, before the server starts, with a clear error
 (:class:`~analyzer.pricing.PriceFileError` naming the bad row, or
 :class:`~proxy.accounting.ledger.LedgerError` naming the file). The app then registers
-``enrichers`` and ``sinks`` with its recorder and mounts ``routes()``; the handler calls
-:meth:`before` for each analysed request on a caching endpoint and keeps the
-:class:`~proxy.accounting.money.Early` it returns on the request's exchange (its
-``diagnosis`` is the ``x-prefixgate-miss-reason`` header).
+``enrichers`` and ``sinks`` with its recorder, and mounts the pages that read the ledger and
+the metrics (:func:`proxy.reporting.dashboard.routes`). Money takes one route: the handler
+calls :meth:`proxy.accounting.money.Money.before` (``gate.money.money``) for each analysed
+request on a caching endpoint and keeps the :class:`~proxy.exchange.Early` it returns on the
+request's exchange (its ``diagnosis`` is the ``x-prefixgate-miss-reason`` header); the
+recorder calls the same :class:`~proxy.accounting.money.Money`'s ``enrich`` when it is done.
 
 This module holds no logic of its own; each part lives in its module.
 """
@@ -15,17 +17,12 @@ This module holds no logic of its own; each part lives in its module.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
-
-from starlette.routing import Route
 
 from analyzer.pricing import PriceTable
-from analyzer.segments import Segment
-from proxy.accounting import dashboard
-from proxy.config import ProxyConfig
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
-from proxy.accounting.money import Early, Money
+from proxy.accounting.money import Money
+from proxy.config import ProxyConfig
 
 
 @dataclass
@@ -52,9 +49,3 @@ class MoneyLayer:
     @property
     def sinks(self) -> list:
         return [self.ledger, self.metrics]
-
-    def before(self, tenant: str, provider: str, model: str | None, segments: Sequence[Segment]) -> Early | None:
-        return self.money.before(tenant, provider, model, segments)
-
-    def routes(self) -> list[Route]:
-        return dashboard.routes(self.ledger, self.metrics, log_bodies=self.log_bodies, prices=self.prices)

@@ -1,4 +1,4 @@
-"""What the proxy learns from a request body before forwarding it.
+"""What the proxy learns from a request body before forwarding it: :class:`BodyAnalysis`.
 
 :func:`analyse` parses the body sent to a routed :class:`~proxy.routing.Target` (JSON
 object, else "unanalysed"), reads ``model`` and ``stream`` (Gemini names both in the path:
@@ -27,7 +27,7 @@ from proxy.routing import Endpoint, Target
 
 
 @dataclass(slots=True)
-class Analysis:
+class BodyAnalysis:
     analysed: bool  # False: the body was not a JSON object (forwarded untouched)
     body: Any = None  # the parsed body, when analysed
     model: str | None = None
@@ -41,23 +41,23 @@ class Analysis:
         return self.chain.bytes_at(len(self.chain)) if self.chain else 0
 
 
-def analyse(target: Target, raw: bytes) -> Analysis:
+def analyse(target: Target, raw: bytes) -> BodyAnalysis:
     if not raw.strip():
-        return Analysis(analysed=True)  # nothing to parse (GET /v1/models and the like)
+        return BodyAnalysis(analysed=True)  # nothing to parse (GET /v1/models and the like)
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return Analysis(analysed=False)
+        return BodyAnalysis(analysed=False)
     if not isinstance(body, dict):
-        return Analysis(analysed=False)
+        return BodyAnalysis(analysed=False)
     model = target.model or (body.get("model") if isinstance(body.get("model"), str) else None)
     stream = target.endpoint.stream or body.get("stream") is True
     segments = segments_for(target.provider, target.route.rstrip("/"), body)
     hashed = chain(segments, root_hash(target.upstream, model or "")) if segments else None
-    return Analysis(True, body, model, stream, segments, hashed, target.endpoint.caches and bool(segments))
+    return BodyAnalysis(True, body, model, stream, segments, hashed, target.endpoint.caches and bool(segments))
 
 
-def needs_stream_usage(endpoint: Endpoint, analysis: Analysis) -> bool:
+def needs_stream_usage(endpoint: Endpoint, analysis: BodyAnalysis) -> bool:
     """True when an OpenAI stream would carry no usage unless the proxy asks for it."""
     if not endpoint.ask_stream_usage or not analysis.stream:
         return False
@@ -65,7 +65,7 @@ def needs_stream_usage(endpoint: Endpoint, analysis: Analysis) -> bool:
     return not (isinstance(opts, dict) and opts.get("include_usage") is True)
 
 
-def with_stream_usage(raw: bytes, analysis: Analysis) -> bytes:
+def with_stream_usage(raw: bytes, analysis: BodyAnalysis) -> bytes:
     """The body with ``stream_options.include_usage = true``.
 
     When the client sent no ``stream_options`` the field is spliced in after the opening

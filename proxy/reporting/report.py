@@ -2,7 +2,7 @@
 
 Reads the SQLite ledger read-only (a running proxy may keep writing it; ``--ledger`` given
 several times reads several replicas' ledgers as one) and prints the
-same summary the dashboard shows (:func:`proxy.accounting.summary.summarize`) as tables that
+same summary the dashboard shows (:func:`proxy.reporting.summary.summarize`) as tables that
 fit 80 columns: the totals (every shown counter of :data:`proxy.accounting.counters.COUNTERS`,
 formatted by its kind; money by :func:`analyzer.cost.format_usd`), one row per model that
 billed something, one row per upstream (the configured name the requests came through)
@@ -32,7 +32,7 @@ from analyzer.logs.ledger_columns import COLUMNS
 from proxy.accounting.counters import BY_NAME, COUNTERS
 from proxy.accounting.ledger import LedgerError, connect
 from proxy.config import ProxyConfig
-from proxy.accounting.summary import parse_since, summarize
+from proxy.reporting.summary import parse_since, summarize
 
 CSV_FIELDS = ("provider", "model", "requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens",
               "output_tokens", "token_hit_rate", "cost_usd", "saved_usd", "missed_usd", "unpriced", "errors")

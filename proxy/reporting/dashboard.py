@@ -1,12 +1,12 @@
-"""The admin pages the money layer adds under ``/prefixgate/``.
+"""The admin pages under ``/prefixgate/`` that read the money layer's ledger and metrics: :func:`routes`.
 
-- ``GET /prefixgate/dashboard`` — one HTML page (``proxy/accounting/static/``): no CDN, nothing from
+- ``GET /prefixgate/dashboard`` — one HTML page (``proxy/reporting/static/``): no CDN, nothing from
   the internet; plain JS draws SVG charts from the JSON API below.
 - ``GET /prefixgate/static/{name}`` — that page's own CSS and JS (a fixed list of files).
-- ``GET /prefixgate/kv`` — the KV-cache calculator (:mod:`proxy.accounting.kv_page`), linked
+- ``GET /prefixgate/kv`` — the KV-cache calculator (:mod:`proxy.reporting.kv_page`), linked
   from the dashboard.
 - ``GET /prefixgate/api/summary?since=24h&until=…&buckets=48`` — the ledger's summary of a
-  time range (:func:`proxy.accounting.summary.summarize`); its totals use the same definitions as
+  time range (:func:`proxy.reporting.summary.summarize`); its totals use the same definitions as
   ``/prefixgate/stats``, so for the same requests the numbers are equal. A model priced at a
   borrowed rate carries its price row's label (``priced_as``).
 - ``GET /prefixgate/api/fleet?since=24h`` — with a Redis store only (404 on the memory store,
@@ -33,12 +33,12 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from analyzer.pricing import PriceTable
-from proxy.accounting import kv_page
 from proxy.accounting.fleet import Rows, capped, shape
 from proxy.accounting.fleet_redis import RETENTION_S
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
-from proxy.accounting.summary import parse_since, summarize
+from proxy.reporting import kv_page
+from proxy.reporting.summary import parse_since, summarize
 
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}

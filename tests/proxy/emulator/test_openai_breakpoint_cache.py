@@ -6,9 +6,9 @@ import pytest
 
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
-from proxy.emulator.openai_breakpoints import apply_breakpoints, plan
+from proxy.emulator.openai_breakpoint_cache import apply_breakpoints, plan
 from proxy.emulator.openai_options import CacheOptions
-from proxy.emulator.store import PrefixStore, key_id
+from proxy.emulator.provider_cache import ProviderCache, key_id
 
 ROUTE = "/v1/chat/completions"
 MODEL = "gpt-5.6-terra"
@@ -30,8 +30,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def store(clock) -> PrefixStore:
-    return PrefixStore(10_000, clock)
+def store(clock) -> ProviderCache:
+    return ProviderCache(10_000, clock)
 
 
 def msg(role: str, t: str, mark: dict | None = None) -> dict:

@@ -1,4 +1,5 @@
-"""A bounded LRU + TTL set of prefix hashes, the emulator's stand-in for a provider cache.
+"""The emulator's stand-in for a provider's prompt cache: :class:`ProviderCache`, a bounded
+LRU + TTL set of prefix hashes.
 
 Each entry is a hash (bytes) that names an exact prefix under one API key and model, with
 an expiry time and the TTL it refreshes to when read. Time comes from the injected clock.
@@ -21,21 +22,21 @@ def key_id(api_key: str | None) -> bytes:
 
 
 @dataclass(slots=True)
-class Entry:
+class CachedPrefix:
     expires_at: float
     ttl_s: float
 
 
-class PrefixStore:
+class ProviderCache:
     def __init__(self, max_entries: int, clock: Callable[[], float]):
         self.max_entries = max_entries
         self.clock = clock
-        self._entries: OrderedDict[bytes, Entry] = OrderedDict()
+        self._entries: OrderedDict[bytes, CachedPrefix] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, h: bytes) -> Entry | None:
+    def get(self, h: bytes) -> CachedPrefix | None:
         """The live entry for ``h`` (expired ones are dropped), without refreshing it."""
         entry = self._entries.get(h)
         if entry is None:
@@ -58,7 +59,7 @@ class PrefixStore:
         """Write or refresh ``h``; an existing entry keeps the longer of the two TTLs."""
         entry = self._entries.get(h)
         ttl = max(ttl_s, entry.ttl_s) if entry is not None and entry.expires_at > self.clock() else ttl_s
-        self._entries[h] = Entry(self.clock() + ttl, ttl)
+        self._entries[h] = CachedPrefix(self.clock() + ttl, ttl)
         self._entries.move_to_end(h)
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)

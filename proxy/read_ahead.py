@@ -1,0 +1,131 @@
+"""An upstream body read in part before the response head goes out: :class:`ReadAhead`.
+
+The relay (:mod:`proxy.relay`) reads ahead in two cases, and relays every byte read first,
+unchanged, then the rest of the body:
+
+- :func:`read_at_most` — a rewritten Gemini request answered 400 / 403 / 404: the error's
+  first bytes (up to the auto-cache's bound), to tell a refusal of its ``cachedContent``
+  (:mod:`proxy.gemini_cache.resend`). A read that breaks off raises: nothing went out, so
+  the relay answers the proxy's own 502 / 504.
+- :func:`peek_diagnostics` — an Anthropic Messages request naming
+  ``diagnostics.previous_message_id`` answered 200: a JSON body whole (up to 4 MiB), a stream
+  up to its first complete event (``message_start``, up to 64 KiB and
+  :data:`~proxy.provider_diagnostics.MAX_SSE_WAIT_S`), so the provider's miss reason goes out
+  in the head (:class:`~proxy.provider_diagnostics.Peek`). A later first event leaves the
+  header off: the read still under way goes on (``pending``) and its chunk follows. A read
+  that breaks off meanwhile is raised where the body would have failed without the peek.
+
+This module decides nothing about what the client sees beyond that order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
+
+from proxy.provider_diagnostics import MAX_SSE_WAIT_S, Peek, header_value
+
+
+class ReadAhead:
+    """The chunks read (``head``), the body after them (``rest``; None: ``head`` is all of it),
+    a read the peek's deadline left under way (``pending``) and a read error to raise after
+    ``head`` (``failed``)."""
+
+    __slots__ = ("failed", "head", "pending", "rest")
+
+    def __init__(self, head: list[bytes], rest: AsyncIterator[bytes] | None, failed: BaseException | None = None,
+                 pending: asyncio.Task[bytes | None] | None = None) -> None:
+        self.head, self.rest, self.failed, self.pending = head, rest, failed, pending
+
+    async def body(self) -> AsyncIterator[bytes]:
+        """The whole body as the upstream sent it: what was read, then the rest."""
+        for chunk in self.head:
+            yield chunk
+        if self.pending is not None:  # the read the peek left under way (awaiting it cancels it with this task)
+            pending, self.pending = self.pending, None
+            chunk = await pending  # its error, if any, is raised here: where the body would have failed
+            if chunk is None:
+                return
+            yield chunk
+        if self.rest is not None:
+            async for chunk in self.rest:
+                yield chunk
+        if self.failed is not None:
+            raise self.failed
+
+    def drop(self) -> None:
+        """Cancels a read still under way; marks a finished one's error as seen."""
+        read, self.pending = self.pending, None
+        if read is None:
+            return
+        if not read.done():
+            read.cancel()
+        elif not read.cancelled():
+            read.exception()
+
+
+async def read_at_most(response: httpx.Response, limit: int) -> ReadAhead:
+    """Reads until more than ``limit`` bytes or the end; a read that breaks off raises
+    (``httpx.TransportError`` / ``OSError``)."""
+    rest: AsyncIterator[bytes] | None = response.stream.__aiter__()  # type: ignore[union-attr]
+    head: list[bytes] = []
+    size = 0
+    while size <= limit:
+        try:
+            chunk = await rest.__anext__()  # type: ignore[union-attr]
+        except StopAsyncIteration:
+            rest = None
+            break
+        head.append(chunk)
+        size += len(chunk)
+    return ReadAhead(head, rest)
+
+
+async def _next_chunk(body: AsyncIterator[bytes]) -> bytes | None:
+    """The next chunk of ``body``; None at its end (a task cannot end in StopAsyncIteration)."""
+    try:
+        return await body.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+async def peek_diagnostics(response: httpx.Response) -> tuple[ReadAhead, str | None]:
+    """Reads ``response`` ahead (bounded, a stream also in time) for the provider's miss
+    reason; returns what was read and the header value (None: no reason, or too late)."""
+    peek = Peek(response.headers.get("content-type", ""), response.headers.get("content-encoding"))
+    rest: AsyncIterator[bytes] | None = response.stream.__aiter__()  # type: ignore[union-attr]
+    head: list[bytes] = []
+    failed: BaseException | None = None
+    pending: asyncio.Task[bytes | None] | None = None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MAX_SSE_WAIT_S if peek.stream else None
+    while not peek.done:
+        try:
+            if deadline is None:
+                chunk = await rest.__anext__()  # type: ignore[union-attr]
+            else:
+                read = loop.create_task(_next_chunk(rest))  # type: ignore[arg-type]
+                try:
+                    await asyncio.wait((read,), timeout=max(0.0, deadline - loop.time()))
+                except BaseException:  # the client went away (or a shutdown cut): the read stops too
+                    read.cancel()
+                    raise
+                if not read.done():  # the first event is late: the head goes out without the header
+                    pending = read
+                    break
+                got = read.result()
+                if got is None:
+                    raise StopAsyncIteration
+                chunk = got
+        except StopAsyncIteration:
+            rest = None
+            peek.end()
+            break
+        except (httpx.TransportError, OSError) as exc:  # relayed as it would have been: after the bytes before it
+            failed, rest = exc, None
+            break
+        head.append(chunk)
+        peek.feed(chunk)
+    return ReadAhead(head, rest, failed, pending), header_value(peek.reason)
