@@ -6,7 +6,7 @@ PORT ?= 8080
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 
-.PHONY: run test install lint clean
+.PHONY: run test install lint clean format
 
 # The virtualenv with the package (editable), the local engine (torch CPU build) and the
 # test tools. Re-made when pyproject.toml changes.
@@ -22,9 +22,17 @@ install: $(VENV)/.installed
 run: install
 	$(VENV)/bin/prefixgate demo --host $(HOST) --port $(PORT)
 
-# All tests. Starts a throwaway redis-server when none answers at 127.0.0.1:6379.
+# Lint and format check (ruff), then all tests. Starts a throwaway redis-server when none
+# answers at 127.0.0.1:6379.
 test: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Format the code and apply ruff's safe fixes.
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

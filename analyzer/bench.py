@@ -23,8 +23,10 @@ import click
 from analyzer.logs.analysis import AnalyzeConfig
 from analyzer.logs.cli import run_analysis
 
-WORDS = ("policy refund order shipping account invoice warranty return exchange delivery customer support "
-         "product catalog price discount subscription renewal cancel upgrade premium standard basic").split()
+WORDS = (
+    "policy refund order shipping account invoice warranty return exchange delivery customer support "
+    "product catalog price discount subscription renewal cancel upgrade premium standard basic"
+).split()
 
 
 def _prose(rng: random.Random, n_bytes: int) -> str:
@@ -48,7 +50,10 @@ def generate(path: str, requests: int, seed: int = 7) -> int:
             turns = rng.randint(1, 6)
             system = apps[app]
             if app == 0:
-                system = f"Current time: {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} UTC. " + system
+                system = (
+                    f"Current time: {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} UTC. "
+                    + system
+                )
             if app == 1:
                 system = system[:4000] + f" request_id: {rng.getrandbits(48):012x} " + system[4000:]
             history: list[dict] = []
@@ -59,13 +64,29 @@ def generate(path: str, requests: int, seed: int = 7) -> int:
                 prompt_tokens = (len(system) + sum(len(m["content"]) for m in history)) // 4
                 cached = 0 if turn == 0 or app in (0, 1) else (prompt_tokens // 2) // 128 * 128
                 if app >= 3:
-                    body = {"model": "claude-sonnet-4-5", "max_tokens": 512,
-                            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}], "messages": list(history)}
-                    usage = {"input_tokens": prompt_tokens - cached, "cache_read_input_tokens": cached, "output_tokens": 50}
+                    body = {
+                        "model": "claude-sonnet-4-5",
+                        "max_tokens": 512,
+                        "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                        "messages": list(history),
+                    }
+                    usage = {
+                        "input_tokens": prompt_tokens - cached,
+                        "cache_read_input_tokens": cached,
+                        "output_tokens": 50,
+                    }
                     rec = {"ts": t0 + i * 0.2, "request": body, "response": {"usage": usage}}
                 else:
-                    body = {"model": "gpt-4o", "user": f"u{app}-{i // 7}", "messages": [{"role": "system", "content": system}, *history]}
-                    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 50, "prompt_tokens_details": {"cached_tokens": cached}}
+                    body = {
+                        "model": "gpt-4o",
+                        "user": f"u{app}-{i // 7}",
+                        "messages": [{"role": "system", "content": system}, *history],
+                    }
+                    usage = {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": 50,
+                        "prompt_tokens_details": {"cached_tokens": cached},
+                    }
                     rec = {"ts": t0 + i * 0.2, "request": body, "response": {"usage": usage}}
                 line = json.dumps(rec) + "\n"
                 f.write(line)
@@ -76,8 +97,16 @@ def generate(path: str, requests: int, seed: int = 7) -> int:
 
 
 @click.command("analyze")
-@click.option("--requests", default=100_000, show_default=True, type=click.IntRange(1, 10_000_000), help="Requests in the generated log.")
-@click.option("--keep", default=None, type=click.Path(dir_okay=False), help="Write the generated log here and keep it.")
+@click.option(
+    "--requests",
+    default=100_000,
+    show_default=True,
+    type=click.IntRange(1, 10_000_000),
+    help="Requests in the generated log.",
+)
+@click.option(
+    "--keep", default=None, type=click.Path(dir_okay=False), help="Write the generated log here and keep it."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON object (no table).")
 def bench_analyze_command(requests: int, keep: str | None, as_json: bool) -> None:
     """Time `prefixgate analyze` on a generated log of REQUESTS requests (~10 KB each)."""
@@ -100,8 +129,17 @@ def run(requests: int, keep: str | None = None) -> dict:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if not keep:
         os.remove(path)
-    return {"requests": requests, "log_mb": round(size / 1e6, 1), "avg_request_kb": round(size / requests / 1e3, 2),
-            "generate_s": round(gen_s, 2), "analyse_s": round(analyse_s, 2), "requests_per_s": round(requests / analyse_s),
-            "mb_per_s": round(size / 1e6 / analyse_s, 1), "peak_rss_mb": round(rss_mb), "tree_nodes": summary["tree_nodes"],
-            "forks_found": len(summary["forks"]), "errors": len(errors),
-            "targets_met": analyse_s <= 60 and rss_mb <= 1024}
+    return {
+        "requests": requests,
+        "log_mb": round(size / 1e6, 1),
+        "avg_request_kb": round(size / requests / 1e3, 2),
+        "generate_s": round(gen_s, 2),
+        "analyse_s": round(analyse_s, 2),
+        "requests_per_s": round(requests / analyse_s),
+        "mb_per_s": round(size / 1e6 / analyse_s, 1),
+        "peak_rss_mb": round(rss_mb),
+        "tree_nodes": summary["tree_nodes"],
+        "forks_found": len(summary["forks"]),
+        "errors": len(errors),
+        "targets_met": analyse_s <= 60 and rss_mb <= 1024,
+    }

@@ -1,35 +1,21 @@
 """Money from usage: what a request cost, what caching saved, what it could have saved.
 
-- **cost**: plain input tokens at ``input``, cached reads at ``cache_read``, cache writes at
-  the row's rate for their TTL (``cache_write_5m`` / ``cache_write_1h`` for Anthropic,
-  ``cache_write_30m`` / ``cache_write_12h`` for OpenAI 5.6+), output at ``output`` (USD per
-  1M tokens); the four parts come with it (``Cost.parts``, a :class:`Breakdown`), computed once.
-- **uncached**: the same tokens as if no cache existed: every prompt token at ``input``.
-- **saved** = uncached − cost. It is negative when a request only wrote to the cache
-  (Anthropic bills writes at 1.25× or 2× input); the sign is kept, never clamped.
-- **missed**: the tokens :mod:`analyzer.missed` names (a prefix repeated within the
-  provider's TTL, exactly or but for a volatile value, that the provider did not report as
-  cached), priced at what the request paid for them (plain input, or the cache write with
-  its premium) less the cached-read rate: what a read would have saved.
+**cost** prices input, cached reads, writes per TTL and output (``Cost.parts``); **uncached**
+is every prompt token at ``input``; **saved** = uncached − cost (negative kept); **missed**
+prices the tokens :mod:`analyzer.missed` names at what was paid less the read rate.
+Money is exact or null: an unpriced model, flagged usage, rules drift (:func:`rules_drift`) or
+writes at an unpublished TTL rate give ``None``, never 0. :func:`format_usd` formats it.
 
-A model without a price gives ``None`` everywhere (never 0): the caller counts it as
-unpriced. So does a usage with ``flags`` (a number :mod:`analyzer.usage` had to clamp or
-zero) or rules drift (:func:`rules_drift`: a field the parser did not expect, or writes on a
-price row that bills none), and one with writes at a TTL whose rate the row does not publish
-(GPT-5.6's 12 h; a row with Anthropic's 5 m rate but not its 1 h one, or a long TTL's rate
-but not the default's): its cost is not known exactly, and money is exact or null. A Chat request
-whose 12-hour share of the writes is unknown (:func:`ttl_split_unknown`) is the caller's to
-price null (it needs the request's segments). This module does not
-decide *which* tokens were missed (see :mod:`analyzer.missed`); it only prices them, and
-formats money (:func:`format_usd`).
+It does NOT decide which tokens were missed (:mod:`analyzer.missed`) or price a Chat request
+whose 12 h split is unknown (:func:`ttl_split_unknown`: the caller's). See docs/money.md.
 """
 
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 from analyzer.pricing import Price
 from analyzer.segments import Segment
@@ -57,7 +43,8 @@ class Cost:
     cost_usd: float | None
     uncached_usd: float | None
     saved_usd: float | None
-    parts: Breakdown | None = None  # cost_usd split by token kind; None when unpriced
+    #: cost_usd split by token kind; None when unpriced
+    parts: Breakdown | None = None
 
     @property
     def priced(self) -> bool:
@@ -72,8 +59,12 @@ def breakdown(usage: Usage, price: Price) -> Breakdown:
     return Breakdown(
         input_usd=usage.uncached_input_tokens * price.input / PER,
         cache_read_usd=usage.cached_tokens * price.read_rate / PER,
-        cache_write_usd=(usage.cache_write_short_tokens * price.short_write_rate
-                         + usage.cache_write_1h_tokens * price.write_1h_rate + write_12h) / PER,
+        cache_write_usd=(
+            usage.cache_write_short_tokens * price.short_write_rate
+            + usage.cache_write_1h_tokens * price.write_1h_rate
+            + write_12h
+        )
+        / PER,
         output_usd=usage.output_tokens * price.output / PER,
     )
 
@@ -88,7 +79,12 @@ def rules_drift(usage: Usage | None, price: Price | None) -> tuple[str, ...]:
     before 5.6 reporting writes means the rules or the price file are stale)."""
     if usage is None:
         return ()
-    if price is not None and usage.cache_write_tokens and not price.bills_writes and WRITES_NOT_BILLED not in usage.drift:
+    if (
+        price is not None
+        and usage.cache_write_tokens
+        and not price.bills_writes
+        and WRITES_NOT_BILLED not in usage.drift
+    ):
         return (*usage.drift, WRITES_NOT_BILLED)  # (already there when the usage was read back from a ledger)
     return usage.drift
 
@@ -146,7 +142,11 @@ def missed_usd(tokens: int, price: Price | None, usage: Usage | None = None) -> 
         return None
     t = max(0, tokens)
     w1h = min(t, usage.cache_write_1h_tokens) if usage is not None else 0
-    w12h = min(t - w1h, usage.cache_write_12h_tokens) if usage is not None and price.write_12h_rate is not None else 0
+    w12h = (
+        min(t - w1h, usage.cache_write_12h_tokens)
+        if usage is not None and price.write_12h_rate is not None
+        else 0
+    )
     short = min(t - w1h - w12h, usage.cache_write_short_tokens) if usage is not None else 0
     plain = t - w1h - w12h - short
     read = price.read_rate

@@ -1,46 +1,13 @@
 """Why a request missed the prompt cache: compare it with the tenant's closest earlier request.
 
-Given the current request and the earlier one that shares the longest prefix with it, this
-names the first segment that differs (its path and the byte offset inside its canonical
-JSON) and classifies the cause, most specific first:
-
-==========================  =============================================================
-``model-changed``           same leading segments, different model (caches never cross)
-``tool-order``              the same tools, in a different order
-``json-key-order``          a segment equal as JSON but with keys in another order
-``tools-changed``           a tool definition differs
-``volatile-<kind>``         the first difference sits inside a volatile value found by
-                            :func:`analyzer.detect.find_volatile` (``volatile-time``,
-                            ``volatile-date``, ``volatile-uuid``, ``volatile-request-id`` …)
-``system-changed``          the system prompt / instructions differ
-``schema-changed``          the structured-output schema differs
-``ttl-expired``             the prefix repeated, but after the provider's cache TTL
-``below-minimum``           the repeated prefix is shorter than the provider caches
-``no-cache-breakpoint``     Anthropic: the repeated prefix carries no ``cache_control``
-``no-breakpoint-at-head``   OpenAI GPT-5.6+: the repeated stable head (tools and the
-                            leading system/developer messages, ≥ 1,024 tokens) ends at no
-                            breakpoint the earlier request wrote: no ``prompt_cache_breakpoint``
-                            there, and the implicit one sits at the changing newest message
-                            (the codex pattern: a long developer prompt, a new user message
-                            per request, 0% read); ``path`` names the head's last message,
-                            where the marker belongs
-``breakpoint-not-written``  OpenAI GPT-5.6+: the head is marked, but the earlier request
-                            marked more breakpoints than are written (the latest 4) and the
-                            head's were not among them; ``path`` names the head's marker
-``not-cached``              the prefix repeated in time and above the minimum, and the
-                            provider still reported no cache read for it
-==========================  =============================================================
-
+Names the first segment that differs (path and byte offset in its canonical JSON) and a
+reason, most specific first (``model-changed``, ``tool-order`` … ``not-cached``): where the
+requests fork comes from :mod:`analyzer.divergence`; this module adds the model change and why
+a prefix that did repeat was not read (TTL, minimum, breakpoints, per :mod:`analyzer.cache_rules`).
 A difference in an ordinary message (a new question) is not a miss: the result is None.
-Where the requests fork and the reasons down to ``schema-changed`` come from the divergence
-engine (:mod:`analyzer.divergence`); this module adds the model change and the reasons a
-prefix that did repeat was not read. The caching rules (minimums, TTLs, GPT-5.6's
-breakpoints) live in :mod:`analyzer.cache_rules`. For GPT-5.6 the breakpoints the earlier
-request wrote are its explicit markers (the latest 4: its ``prompt_cache_options.mode`` is not
-in the segments, so the explicit mode's count is assumed, never naming a written one unwritten)
-and its implicit one at its last message; a shortfall under :func:`analyzer.missed.tolerance`
-is rounding. This module is pure: it keeps no memory (see
-``proxy.accounting.diagnosis``) and prices nothing.
+
+It does NOT keep memory (see ``proxy.accounting.diagnosis``) or price anything.
+See docs/money.md for every reason and the GPT-5.6 breakpoint rules.
 """
 
 from __future__ import annotations
@@ -58,9 +25,12 @@ from analyzer.tokens import estimate_tokens
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
     reason: str
-    segment: int | None = None  # index of the first differing segment
-    path: str | None = None  # its field path in the body
-    offset: int | None = None  # byte offset of the first difference in its canonical JSON
+    #: index of the first differing segment
+    segment: int | None = None
+    #: its field path in the body
+    path: str | None = None
+    #: byte offset of the first difference in its canonical JSON
+    offset: int | None = None
     detail: str = ""
 
     def header(self) -> str:
@@ -83,15 +53,25 @@ def diagnose(cur: Seen, prev: Seen | None, *, cached_tokens: int | None = 0) -> 
         return None
     common = shared_segments(cur.segments, prev.segments)
     if cur.model != prev.model:  # with nothing shared: an unrelated request, not a miss
-        return Diagnosis("model-changed", common, None, None, f"{prev.model} -> {cur.model}") if common else None
+        return (
+            Diagnosis("model-changed", common, None, None, f"{prev.model} -> {cur.model}") if common else None
+        )
     found = fork(prev.segments, cur.segments, common)  # None: one is a prefix of the other
     if found is not None and found.reason is not None:
         return Diagnosis(found.reason, found.segment, found.path, found.offset)
     return _repeat_not_cached(cur, prev, common, cached_tokens) if common else None
 
 
-REPEAT_REASONS = frozenset({"below-minimum", "no-cache-breakpoint", "no-breakpoint-at-head", "breakpoint-not-written",
-                            "ttl-expired", "not-cached"})
+REPEAT_REASONS = frozenset(
+    {
+        "below-minimum",
+        "no-cache-breakpoint",
+        "no-breakpoint-at-head",
+        "breakpoint-not-written",
+        "ttl-expired",
+        "not-cached",
+    }
+)
 
 
 def settle(cur: Seen, prev: Seen | None, before: Diagnosis | None, cached_tokens: int) -> Diagnosis | None:
@@ -111,7 +91,11 @@ def _repeat_not_cached(cur: Seen, prev: Seen, common: int, cached_tokens: int | 
     """The first ``common`` segments repeated: say why the provider did not read them."""
     repeated = estimate_tokens(sum(len(s.data) for s in cur.segments[:common]))
     rules = rules_for(cur.provider, cur.model)
-    if cached_tokens is not None and cached_tokens > 0 and cached_tokens + tolerance(rules, repeated) >= repeated:
+    if (
+        cached_tokens is not None
+        and cached_tokens > 0
+        and cached_tokens + tolerance(rules, repeated) >= repeated
+    ):
         return None  # cached (up to the provider's rounding)
     minimum = min_cacheable_tokens(cur.provider, cur.model)
     if repeated < minimum:
@@ -153,7 +137,7 @@ def _head_breakpoint(cur: Seen, prev: Seen, common: int, rules) -> Diagnosis | N
     if head == 0 or head_tokens < rules.min_tokens:
         return None
     marks = [i + 1 for i, s in enumerate(prev.segments) if s.cache_control]
-    written = set(marks[-openai_rules.MAX_WRITES:]) | {len(prev.segments)}
+    written = set(marks[-openai_rules.MAX_WRITES :]) | {len(prev.segments)}
     readable = [p for p in written if p <= common and _tokens(prev, p) >= rules.min_tokens]
     best = _tokens(prev, max(readable, default=0))
     if head_tokens - best < tolerance(rules, head_tokens):
@@ -162,8 +146,16 @@ def _head_breakpoint(cur: Seen, prev: Seen, common: int, rules) -> Diagnosis | N
     unwritten = [p for p in marks if p <= head and p not in written and _tokens(prev, p) > best]
     if unwritten:
         at = prev.segments[unwritten[-1] - 1].path
-        return Diagnosis("breakpoint-not-written", unwritten[-1] - 1, at,
-                         detail=f"{len(marks)} breakpoints marked; only the latest {openai_rules.MAX_WRITES} are written")
+        return Diagnosis(
+            "breakpoint-not-written",
+            unwritten[-1] - 1,
+            at,
+            detail=f"{len(marks)} breakpoints marked; only the latest {openai_rules.MAX_WRITES} are written",
+        )
     implicit = prev.segments[-1].path
-    return Diagnosis("no-breakpoint-at-head", head - 1, where,
-                     detail=f"head of {head_tokens} tokens ends at {where} with no breakpoint; the implicit one is at {implicit}")
+    return Diagnosis(
+        "no-breakpoint-at-head",
+        head - 1,
+        where,
+        detail=f"head of {head_tokens} tokens ends at {where} with no breakpoint; the implicit one is at {implicit}",
+    )

@@ -1,41 +1,20 @@
 """Where two requests' prefixes fork, and why.
 
-Two requests share a cached prefix up to their first differing segment (segments in the
-provider's cache order, :mod:`analyzer.segments`). This module names that place and its cause:
+:func:`common_prefix_len` and :func:`shared_segments` measure the shared prefix; :func:`fork`
+names the first differing segment, the byte offset in its canonical JSON and the reason
+(``tool-order`` … ``schema-changed``, or None for new content); :func:`volatile_span` gives
+the volatile value at an offset; :func:`text_fork` the first differing prompt string and its
+cause (:data:`CAUSES`). Detection looks only at a small window around the difference.
 
-- :func:`common_prefix_len`: how many leading items two sequences share (bytes, text, tuples
-  of chain hashes or segment keys); :func:`shared_segments`: leading segments with equal bytes.
-- :func:`fork`: the first differing segment, the byte offset of the first difference in its
-  canonical JSON, and the classified reason (most specific first):
-
-  ====================  ================================================================
-  ``tool-order``        the same tools, in a different order
-  ``json-key-order``    a segment equal as JSON but with keys in another order
-  ``tools-changed``     a tool definition differs
-  ``volatile-<kind>``   the first difference sits inside a volatile value found by
-                        :func:`analyzer.detect.find_volatile` (``volatile-time``,
-                        ``volatile-uuid``, ``volatile-request-id`` …)
-  ``system-changed``    the system prompt / instructions differ
-  ``schema-changed``    the structured-output schema differs
-  None                  a different message, or the request's own new turn: new content
-  ====================  ================================================================
-
-- :func:`volatile_span`: the volatile value at a byte offset of a segment (kind, start, end),
-  what :mod:`analyzer.missed` skips to see whether two segments differ only there.
-- :func:`text_fork`: with the bodies at hand, the first differing prompt string of that
-  segment, the character where it differs, the volatile value there (if any) and how alike
-  the two strings are; :data:`CAUSES` words a text fork's cause.
-
-Detection looks only at a small window around the difference (bounded work however long the
-prompt). Not here: a model change and the provider's rules for a prefix that did repeat
-(TTL, minimum, breakpoints: :mod:`analyzer.diagnose`); memory of earlier requests (the
-proxy's ``accounting.diagnosis``, :mod:`analyzer.logs.tree`).
+It does NOT know model changes or the provider's rules for a prefix that did repeat
+(:mod:`analyzer.diagnose`), nor remember earlier requests. See docs/money.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -45,11 +24,15 @@ from analyzer.segments import Segment, segment_strings
 if TYPE_CHECKING:
     from analyzer.detect import Volatile
 
-TEXT_WINDOW = 96  # characters each side of a difference in a prompt string
-BYTE_WINDOW = 64  # bytes each side of a difference in a segment's canonical JSON
-MIN_SIMILARITY = 0.5  # below it, two strings are not one template with a changed value
+#: characters each side of a difference in a prompt string
+TEXT_WINDOW = 96
+#: bytes each side of a difference in a segment's canonical JSON
+BYTE_WINDOW = 64
+#: below it, two strings are not one template with a changed value
+MIN_SIMILARITY = 0.5
 VOLATILE_LABELS = KIND_LABELS
-CAUSES = {**VOLATILE_LABELS, "content": "changed content"}  # TextFork.kind → words
+#: TextFork.kind → words
+CAUSES = {**VOLATILE_LABELS, "content": "changed content"}
 
 
 def common_prefix_len(a: Sequence[Any], b: Sequence[Any]) -> int:
@@ -105,10 +88,14 @@ def volatile_at(text: str, index: int, *, window: int = TEXT_WINDOW, lead: int =
 
 @dataclass(frozen=True, slots=True)
 class Fork:
-    segment: int  # index of the first differing segment
-    path: str  # its field path in the later request
-    offset: int  # byte offset of the first difference in its canonical JSON (without the tag)
-    reason: str | None  # see the module table; None: new content, not a cache miss
+    #: index of the first differing segment
+    segment: int
+    #: its field path in the later request
+    path: str
+    #: byte offset of the first difference in its canonical JSON (without the tag)
+    offset: int
+    #: see the module table; None: new content, not a cache miss
+    reason: str | None
 
 
 def fork(earlier: Sequence[Segment], later: Sequence[Segment], shared: int | None = None) -> Fork | None:
@@ -131,7 +118,7 @@ def fork(earlier: Sequence[Segment], later: Sequence[Segment], shared: int | Non
     if a.kind == "tool" or b.kind == "tool":
         return found("tools-changed")
     if a.kind == "message" and index == len(later) - 1:
-        return found(None)  # the request's own new turn
+        return found(None)
     if a.kind == b.kind:
         kind = _volatile_kind(body_a, offset) or _volatile_kind(body_b, offset)
         if kind is not None:
@@ -140,7 +127,7 @@ def fork(earlier: Sequence[Segment], later: Sequence[Segment], shared: int | Non
         return found("system-changed")
     if a.kind == "schema":
         return found("schema-changed")
-    return found(None)  # a different message
+    return found(None)
 
 
 def _tools(segments: Sequence[Segment]) -> list[bytes]:
@@ -176,11 +163,16 @@ def volatile_span(data: bytes, offset: int, window: int = BYTE_WINDOW) -> tuple[
 @dataclass(frozen=True)
 class TextFork:
     segment: int
-    field: str  # path of the differing string (or of the segment when no string differs)
-    offset: int  # first differing character in that string
-    volatile: Volatile | None  # offsets relative to the whole string
-    text: str  # the later request's string
-    before: str = ""  # the earlier request's string
+    #: path of the differing string (or of the segment when no string differs)
+    field: str
+    #: first differing character in that string
+    offset: int
+    #: offsets relative to the whole string
+    volatile: Volatile | None
+    #: the later request's string
+    text: str
+    #: the earlier request's string
+    before: str = ""
 
     @property
     def kind(self) -> str:
@@ -202,8 +194,13 @@ class TextFork:
         return min(1.0, (self.offset + same_tail) / n)
 
 
-def text_fork(earlier_body: Any, earlier: Sequence[Segment], later_body: Any, later: Sequence[Segment],
-              shared: int | None = None) -> TextFork | None:
+def text_fork(
+    earlier_body: Any,
+    earlier: Sequence[Segment],
+    later_body: Any,
+    later: Sequence[Segment],
+    shared: int | None = None,
+) -> TextFork | None:
     """Why ``later_body`` stops sharing ``earlier_body``'s prefix after ``shared`` segments
     (computed when None); None when either has no segment there."""
     if shared is None:

@@ -1,28 +1,20 @@
 """Field paths in a JSON value: ``messages[2].content[0]``, ``response_format.json_schema."$defs"``.
 
-One syntax for every module that names a place in a request body: segments
-(:mod:`analyzer.segments`), lint positions and findings (``analyzer.lint``), forks
-(:mod:`analyzer.divergence`), the miss-reason header and the rewrites (:mod:`analyzer.rewrite.breakpoints`).
+One syntax for segments, lint, forks, the miss-reason header and the rewrites: ``[n]`` a list
+index, ``.name`` a key of letters, digits, ``_`` and ``-``, any other key double-quoted with
+``"`` and ``\\`` backslash-escaped. :class:`JsonPath` is the parsed form (``str`` keys, ``int``
+indexes; ``JsonPath.parse(str(p)) == p``); :func:`key_path`, :func:`index_path` and
+:func:`join_path` extend a text path without parsing it; :func:`get_path` reads one.
 
-- ``[n]`` is a list index;
-- ``.name`` (``name`` alone at the start) is an object key of letters, digits, ``_`` and ``-``;
-- any other key is double-quoted, with ``"`` and ``\\`` escaped by a backslash: ``x."$defs"``,
-  ``x."a.b"``, ``x.""``.
-
-:class:`JsonPath` is the parsed form, a tuple of ``str`` keys and ``int`` indexes; ``str()``
-gives the text form, and ``JsonPath.parse(str(p)) == p``. Text paths are what segments,
-findings and headers carry: :func:`key_path`, :func:`index_path` and :func:`join_path`
-extend one without parsing it (scanners that name every value of a large document use
-them); :func:`get_path` reads the value at one.
-
-This module never mutates a value: :meth:`JsonPath.updated` returns a copy.
+It does NOT mutate a value: :meth:`JsonPath.updated` returns a copy.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 _TOKEN = re.compile(r'\.?([\w-]+)|\.?"((?:[^"\\]|\\.)*)"|\[(\d+)\]', re.S)
 _UNESCAPE = re.compile(r"\\(.)", re.S)
@@ -115,7 +107,9 @@ def _parse(text: str) -> JsonPath:
         if m is None or dotted != (pos > 0 and m.group(3) is None):  # a key needs its dot, except first
             raise ValueError(f"not a JSON path: {text!r} (at {pos})")
         bare, quoted, idx = m.groups()
-        parts.append(int(idx) if idx is not None else bare if bare is not None else _UNESCAPE.sub(r"\1", quoted))
+        parts.append(
+            int(idx) if idx is not None else bare if bare is not None else _UNESCAPE.sub(r"\1", quoted)
+        )
         pos = m.end()
     return JsonPath(parts)
 

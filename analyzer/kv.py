@@ -2,18 +2,12 @@
 
     bytes = 2 × layers × kv_heads × head_dim × tokens × batch × bytes_per_value
 
-The 2 is keys and values. ``bytes_per_value`` is ``bits / 8`` (16-bit → 2 bytes, 8 → 1,
-4 → ½). A sliding window caps the tokens kept per sequence. Conversations that fit is
-``floor((gpu_memory − weights) / bytes_per_conversation)``; the decode ceiling for one
-conversation is ``bandwidth / weight_bytes`` (every weight read once per generated token;
-the seed's simplified limit, which leaves the cache reads out; the figure with the cache
-reads included is given beside it).
+A sliding window caps tokens per sequence; conversations that fit are
+``floor((gpu_memory − weights) / bytes_per_conversation)``; the decode ceiling is
+``bandwidth / weight_bytes`` (cache reads left out; the figure with them is given beside it).
+Presets carry layers, KV heads, head size and nominal parameter count, each naming its ``config.json``.
 
-Model presets carry layers, KV heads, head size and the parameter count; each names the
-``config.json`` it was read from. Parameter counts are the nominal ones in the model's name
-where the seed documents compute with them (Llama 3 8B → 8e9 × 2 bytes = 16 GB).
-
-This module is pure arithmetic: no I/O, no CLI (see :mod:`analyzer.kv_cli`).
+It does NOT do I/O or parse arguments (see :mod:`analyzer.kv_cli`). See docs/kv.md.
 """
 
 from __future__ import annotations
@@ -22,7 +16,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from analyzer.sizes import GIB as GIB, parse_bytes as parse_bytes  # re-exported: kv.GIB, kv.parse_bytes
+from analyzer.sizes import GIB as GIB  # re-exported: kv.GIB, kv.parse_bytes
+from analyzer.sizes import parse_bytes as parse_bytes
 
 
 @dataclass(frozen=True)
@@ -32,16 +27,35 @@ class ModelPreset:
     kv_heads: int
     head_dim: int
     query_heads: int
-    params: float  # parameters, for the weight size at 16 bits
+    #: parameters, for the weight size at 16 bits
+    params: float
     source: str
 
 
 PRESETS: dict[str, ModelPreset] = {
     p.name: p
     for p in (
-        ModelPreset("llama-3-8b", 32, 8, 128, 32, 8e9, "meta-llama/Meta-Llama-3-8B config.json (nominal 8B params)"),
-        ModelPreset("llama-3-70b", 80, 8, 128, 64, 70e9, "meta-llama/Meta-Llama-3-70B config.json (nominal 70B params)"),
-        ModelPreset("llama-3-70b-mha", 80, 64, 128, 64, 70e9, "seed: Llama 3 70B with one KV head per query head (made up)"),
+        ModelPreset(
+            "llama-3-8b", 32, 8, 128, 32, 8e9, "meta-llama/Meta-Llama-3-8B config.json (nominal 8B params)"
+        ),
+        ModelPreset(
+            "llama-3-70b",
+            80,
+            8,
+            128,
+            64,
+            70e9,
+            "meta-llama/Meta-Llama-3-70B config.json (nominal 70B params)",
+        ),
+        ModelPreset(
+            "llama-3-70b-mha",
+            80,
+            64,
+            128,
+            64,
+            70e9,
+            "seed: Llama 3 70B with one KV head per query head (made up)",
+        ),
         ModelPreset("llama-3.1-405b", 126, 8, 128, 128, 405e9, "meta-llama/Llama-3.1-405B config.json"),
         ModelPreset("llama-2-7b", 32, 32, 128, 32, 6.74e9, "meta-llama/Llama-2-7b-hf config.json (full MHA)"),
         ModelPreset("mistral-7b", 32, 8, 128, 32, 7.24e9, "mistralai/Mistral-7B-v0.1 config.json"),
@@ -51,8 +65,14 @@ PRESETS: dict[str, ModelPreset] = {
     )
 }
 
-ALIASES = {"llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b", "llama-3.1-8b": "llama-3-8b",
-           "llama-3.1-70b": "llama-3-70b", "llama-3-405b": "llama-3.1-405b", "mistral-7b-v0.1": "mistral-7b"}
+ALIASES = {
+    "llama3-8b": "llama-3-8b",
+    "llama3-70b": "llama-3-70b",
+    "llama-3.1-8b": "llama-3-8b",
+    "llama-3.1-70b": "llama-3-70b",
+    "llama-3-405b": "llama-3.1-405b",
+    "mistral-7b-v0.1": "mistral-7b",
+}
 
 
 def find_preset(name: str) -> ModelPreset:
@@ -92,7 +112,9 @@ class KVShape:
         return 2 * self.layers * self.kv_heads * self.head_dim * self.bits // 8
 
 
-def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, tokens: int, batch: int = 1, bytes_per_value: float = 2) -> float:
+def kv_cache_bytes(
+    layers: int, kv_heads: int, head_dim: int, tokens: int, batch: int = 1, bytes_per_value: float = 2
+) -> float:
     """The seed's formula, term by term."""
     return 2 * layers * kv_heads * head_dim * tokens * batch * bytes_per_value
 

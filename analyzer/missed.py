@@ -1,49 +1,13 @@
 """Missed savings, defined once: which prompt tokens a request could have read from the cache.
 
-The proxy's money layer (``proxy.accounting.money``, whose figure the ledger, stats,
-metrics, the summary, the dashboard and ``report`` all sum) and ``prefixgate analyze``
-(:mod:`analyzer.logs.analysis`) call these two functions and nothing else decides it:
+:func:`reusable` gives the longest prefix shared with an earlier request, in whole segments
+(equal byte for byte, or equal but for volatile values); :func:`missed_tokens` the part of it
+the provider's rules cache, less what the provider reported read. For GPT-5.6+ the prefix is
+cut back to a breakpoint (:func:`at_breakpoint`), with a :func:`tolerance` for the estimate.
+The proxy's money layer and ``prefixgate analyze`` both call these; nothing else decides it.
 
-1. :func:`reusable` — the longest prefix this request shares with an earlier one (within
-   the provider's TTL: the callers check the time), in whole segments: the segments that
-   repeated byte for byte, then those that are equal *but for volatile values* — the
-   classic miss, a timestamp in the system prompt, is the same prompt with another time,
-   and every token after the time would have been cached had it not changed. A segment
-   that differs anywhere else (a new question, an edited instruction) ends the prefix.
-2. :func:`missed_tokens` — the part of that prefix the provider's rules cache (its minimum,
-   OpenAI's 128-token steps: :mod:`analyzer.cache_rules`), less the cached tokens the
-   provider reported; a shortfall under one 128-token step is the rounding of the
-   byte-based token estimate (:mod:`analyzer.tokens`), not a miss.
-
-GPT-5.6 and later (:mod:`analyzer.cache_rules.openai`) cache only at breakpoints and match
-exactly there, so the prefix they could have read is what a correctly-marking app would read:
-:func:`at_breakpoint` cuts the reusable prefix back to its last segment that can end at a
-breakpoint (a message or Responses input item, where a marked content part sits; or Responses
-``instructions``, read the same once moved into a marked developer item; never a tool or a
-schema alone), and :func:`missed_tokens` counts all of it from 1,024
-tokens (no 128-token steps, no fallback to a shorter unmarked prefix). The only tolerance left
-is the byte estimate's: a shortfall under :func:`tolerance` (1% of the prefix, at least 32
-tokens) is rounding, not a miss. Those tokens were written again by the request (its implicit
-breakpoint sits past them), so :func:`analyzer.cost.missed_usd` prices them at the 30-minute
-write rate (1.25× input) less the cached read: the premium paid on every rewrite.
-
-The tokens are priced by :func:`analyzer.cost.missed_usd`: what the request paid for them
-(plain input, or a cache write with its premium) less the cached-read rate.
-
-Worked example (``tests/analyzer/test_missed.py`` pins it, and one for Anthropic with the
-write premium, to 1e-9): a ``gpt-4o-mini`` request whose system prompt starts
-``Current time: …`` forks from the previous one at the time, the rest of the system prompt
-equal, the question new. The system segment is 7,206 bytes, ≈ 1,802 tokens, of which
-OpenAI's rules cache 1,024 + 6 × 128 = 1,792; the provider reported 0 cached, so 1,792
-tokens were missed, at $0.15 − $0.075 per 1M: $0.0001344.
-
-GPT-5.6 (pinned beside it): a codex-style ``gpt-5.6-terra`` request — a developer message of
-36,078 canonical bytes (≈ 9,020 tokens) and a new user message, no breakpoint marked — reads
-nothing: its only breakpoint is the implicit one at the new message. The provider wrote all
-9,046 prompt tokens again; the 9,020 of the head were missed, each paid at the 30-minute write
-rate $2.50 instead of the read rate $0.20 per 1M: 9,020 × 2.30 = 20,746 → $0.020746.
-
-Pure: no memory of requests (the callers keep it), no prices, no I/O.
+It does NOT remember requests (the callers do), price tokens (:func:`analyzer.cost.missed_usd`)
+or do I/O. See docs/money.md for the definition and the worked examples the tests pin.
 """
 
 from __future__ import annotations
@@ -56,10 +20,14 @@ from analyzer.divergence import common_prefix_len, shared_segments, volatile_spa
 from analyzer.segments import Segment
 from analyzer.tokens import estimate_tokens
 
-MAX_VALUES = 32  # volatile values skipped in one request's prefix; past them the rest counts as different
-SPAN_WINDOW = 256  # bytes read each side of a difference to find the value there
-EXACT_TOLERANCE_TOKENS = 32  # exact-match rules (GPT-5.6+): the byte estimate's rounding, at least …
-EXACT_TOLERANCE_SHARE = 0.01  # … or 1% of the prefix, whichever is more
+#: volatile values skipped in one request's prefix; past them the rest counts as different
+MAX_VALUES = 32
+#: bytes read each side of a difference to find the value there
+SPAN_WINDOW = 256
+#: exact-match rules (GPT-5.6+): the byte estimate's rounding, at least …
+EXACT_TOLERANCE_TOKENS = 32
+#: … or 1% of the prefix, whichever is more
+EXACT_TOLERANCE_SHARE = 0.01
 # Segments a GPT-5.6 breakpoint can end: a message or input item (a marked content part's), and Responses
 # ``instructions``, which take no marker themselves but read the same when moved, unchanged, into a marked
 # developer item (what ``--rewrite safe`` does, analyzer.rewrite.openai_breakpoints)
@@ -70,9 +38,12 @@ BREAKPOINT_KINDS = frozenset({"message", "instructions"})
 class Reuse:
     """The prefix a request could have read from the cache."""
 
-    segments: int  # leading segments: repeated, or repeated but for volatile values
-    bytes: int  # their size (canonical bytes, as the prefix chain counts them)
-    volatile: tuple[str, ...] = ()  # kinds of the values that changed inside it (empty: an exact repeat)
+    #: leading segments: repeated, or repeated but for volatile values
+    segments: int
+    #: their size (canonical bytes, as the prefix chain counts them)
+    bytes: int
+    #: kinds of the values that changed inside it (empty: an exact repeat)
+    volatile: tuple[str, ...] = ()
 
 
 def prefix_bytes(segments: Sequence[Segment], n: int) -> int:
@@ -91,7 +62,9 @@ def same_but_volatile(a: bytes, b: bytes, budget: int = MAX_VALUES) -> tuple[str
         i, j = i + n, j + n
         if i == len(a) and j == len(b):
             return tuple(kinds)
-        if len(kinds) >= budget or volatile_span(a, i) is None:  # a narrow look first: most differences are prose
+        if (
+            len(kinds) >= budget or volatile_span(a, i) is None
+        ):  # a narrow look first: most differences are prose
             return None
         va, vb = volatile_span(a, i, SPAN_WINDOW), volatile_span(b, j, SPAN_WINDOW)
         if va is None or vb is None or va[0] != vb[0] or i - va[1] != j - vb[1] or va[2] <= i or vb[2] <= j:
@@ -153,8 +126,14 @@ def at_breakpoint(provider: str, model: str, segments: Sequence[Segment], reuse:
     return Reuse(n, prefix_bytes(segments, n), reuse.volatile if n else ())
 
 
-def missed_tokens(provider: str, model: str, reuse_bytes: int, cached_tokens: int, input_tokens: int | None = None,
-                  total_bytes: int | None = None) -> int:
+def missed_tokens(
+    provider: str,
+    model: str,
+    reuse_bytes: int,
+    cached_tokens: int,
+    input_tokens: int | None = None,
+    total_bytes: int | None = None,
+) -> int:
     """Tokens of a ``reuse_bytes`` prefix the provider's rules would have served from its cache
     but did not (``cached_tokens`` reported); 0 for a shortfall within :func:`tolerance`. At
     most the prompt's uncached tokens when ``input_tokens`` is known. On GPT-5.6+ the prefix

@@ -1,20 +1,17 @@
 """Chained hashes over request segments: ``h[i] = xxh3_128(h[i-1] || segment_i)``.
 
-The chain entry ``h[i]`` names the exact prefix made of segments ``0..i``: two requests
-share ``h[i]`` if and only if (up to hash collisions, 2⁻¹²⁸) their first ``i+1`` segments
-are byte-identical. The longest chain entry seen before is a request's repeated prefix.
-Same design as vLLM's block hashes and nano-vllm's ``BlockManager``, over request segments
-instead of token blocks.
+``h[i]`` names the exact prefix of segments ``0..i``: two requests share it iff (up to 2⁻¹²⁸
+collisions) those segments are byte-identical, so the longest entry seen before is the repeated
+prefix (vLLM's block hashes, over segments). The root ``h[-1]`` hashes provider and model: a
+cache never crosses models.
 
-The root ``h[-1]`` is the hash of the provider and model: a cache never crosses models.
-This module does not store anything (see ``proxy.store``) and does not compare requests
-(two chains' shared length, and where and why they fork: :mod:`analyzer.divergence`).
+It does NOT store anything (``proxy.store``) or compare chains (:mod:`analyzer.divergence`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import xxhash
 
@@ -30,8 +27,10 @@ def root_hash(provider: str, model: str) -> bytes:
 class Chain:
     """Hashes and cumulative sizes of a request's prefixes, one entry per segment."""
 
-    hashes: tuple[bytes, ...]  # 16-byte digests; hashes[i] covers segments 0..i
-    ends: tuple[int, ...]  # ends[i]: bytes in segments 0..i
+    #: 16-byte digests; hashes[i] covers segments 0..i
+    hashes: tuple[bytes, ...]
+    #: ends[i]: bytes in segments 0..i
+    ends: tuple[int, ...]
 
     def __len__(self) -> int:
         return len(self.hashes)

@@ -1,34 +1,13 @@
 """Per-model prices: a versioned data file, loaded and checked, looked up by model name.
 
-The bundled file is ``analyzer/prices.json``::
+``analyzer/prices.json`` (USD per 1M tokens; read, write per TTL, optional storage and label)
+is merged with an optional ``--prices FILE``. Lookup: the exact name, an alias, then the name
+without a provider prefix, snapshot suffix or ``-latest``; with a ``key`` (an upstream's
+``prices`` key) that key's rows first. No row: None (unpriced). A bad row raises
+:class:`PriceFileError` naming the file, the row and the field.
 
-    {"version": "...", "updated": "YYYY-MM-DD",
-     "models": [{"provider", "model", "aliases": [...], "input", "output", "cache_read",
-                 "cache_write_5m", "cache_write_1h", "cache_write_30m", "cache_write_12h",
-                 "source", "date", "label"?}, ...]}
-
-Prices are USD per 1M tokens. ``cache_read`` null means the provider gives no cached-read
-discount (reads bill as input). Writes: Anthropic's rows price ``cache_write_5m`` /
-``cache_write_1h``, OpenAI GPT-5.6+ rows ``cache_write_30m`` / ``cache_write_12h``; a row with
-none of the four bills no writes (automatic caching with free writes, OpenAI before 5.6), so
-a response that reports writes for it means the rules are stale (``analyzer.usage`` drift,
-priced null); a row pricing the short TTL but not the long one (GPT-5.6's 12 h writes, whose
-rate is not published) prices a request that wrote with the long TTL null. ``cache_storage`` (optional) is what an explicit cache costs
-to keep, USD per 1M tokens per hour (Gemini's ``cachedContents``); null: not priced. ``label`` (optional) says what a row stands for when its
-rates are borrowed — ``prefixgate demo`` prices the local engine's model "priced as
-gpt-4o-mini" — and is shown beside the model on the dashboard. ``--prices FILE`` names a file of the same shape whose
-rows are merged over the bundled ones (same model name → the override wins).
-
-Lookup: the exact name, then an alias, then the name without a provider prefix
-(``anthropic/…``), a dated snapshot suffix (``-2025-04-14``, ``-20250514``) or
-``-latest``. Prefixes of names never match (``gpt-4o-mini`` is not ``gpt-4o``).
-:meth:`PriceTable.lookup` with ``key`` (an upstream's ``prices`` key from the proxy's config,
-e.g. ``"deepseek"`` or ``"openrouter"``) first looks for the model under that key — a row
-named ``KEY/MODEL`` (or aliased so), then a row whose ``provider`` is ``KEY`` and whose name
-matches the model — and only then the plain lookup above; no row anywhere: None (unpriced).
-
-A bad row raises :class:`PriceFileError` naming the file, the row (index and model) and
-the field. This module does no arithmetic on usage (see :mod:`analyzer.cost`).
+It does NOT do arithmetic on usage (see :mod:`analyzer.cost`), and prefixes of names never
+match. See docs/money.md for the file format and lookup rules.
 """
 
 from __future__ import annotations
@@ -43,7 +22,14 @@ from typing import Any
 BUNDLED = Path(__file__).with_name("prices.json")
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 _REQUIRED_NUMBERS = ("input", "output")
-_OPTIONAL_NUMBERS = ("cache_read", "cache_write_5m", "cache_write_1h", "cache_storage", "cache_write_30m", "cache_write_12h")
+_OPTIONAL_NUMBERS = (
+    "cache_read",
+    "cache_write_5m",
+    "cache_write_1h",
+    "cache_storage",
+    "cache_write_30m",
+    "cache_write_12h",
+)
 
 
 class PriceFileError(ValueError):
@@ -59,12 +45,16 @@ class Price:
     cache_read: float | None = None
     cache_write_5m: float | None = None
     cache_write_1h: float | None = None
-    cache_storage: float | None = None  # explicit caches' storage, USD per 1M tokens per hour (Gemini); None: not priced
+    #: explicit caches' storage, USD per 1M tokens per hour (Gemini); None: not priced
+    cache_storage: float | None = None
     source: str = ""
     date: str = ""
-    label: str = ""  # shown beside the model where the rate is borrowed, e.g. "priced as gpt-4o-mini"
-    cache_write_30m: float | None = None  # OpenAI GPT-5.6+: writes with the default 30-minute TTL
-    cache_write_12h: float | None = None  # OpenAI GPT-5.6+: writes with ``ttl: "12h"``; None: unpublished
+    #: shown beside the model where the rate is borrowed, e.g. "priced as gpt-4o-mini"
+    label: str = ""
+    #: OpenAI GPT-5.6+: writes with the default 30-minute TTL
+    cache_write_30m: float | None = None
+    #: OpenAI GPT-5.6+: writes with ``ttl: "12h"``; None: unpublished
+    cache_write_12h: float | None = None
 
     @property
     def read_rate(self) -> float:
@@ -74,7 +64,10 @@ class Price:
     @property
     def bills_writes(self) -> bool:
         """The row prices cache writes (Anthropic, OpenAI 5.6+); False: writes are free."""
-        return any(r is not None for r in (self.cache_write_5m, self.cache_write_1h, self.cache_write_30m, self.cache_write_12h))
+        return any(
+            r is not None
+            for r in (self.cache_write_5m, self.cache_write_1h, self.cache_write_30m, self.cache_write_12h)
+        )
 
     @property
     def short_write_rate(self) -> float:
@@ -100,7 +93,12 @@ def _number(row: dict[str, Any], name: str, where: str, *, required: bool) -> fl
         if required:
             raise PriceFileError(f"{where}: field {name!r} is missing")
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise PriceFileError(f"{where}: field {name!r} must be a number >= 0, got {value!r}")
     return float(value)
 
@@ -151,7 +149,8 @@ class PriceTable:
         self.version = version
         self._by_name: dict[str, Price] = {}
         self._models: dict[str, Price] = {}
-        self._by_provider: dict[str, dict[str, Price]] = {}  # provider (lowercase) → name or alias → row
+        #: provider (lowercase) → name or alias → row
+        self._by_provider: dict[str, dict[str, Price]] = {}
         for price, aliases in rows or []:
             self.add(price, aliases)
 
@@ -159,8 +158,9 @@ class PriceTable:
         old = self._models.get(price.model.lower())
         if old is not None:  # an override replaces the row and the names pointing at it
             self._by_name = {k: v for k, v in self._by_name.items() if v is not old}
-            self._by_provider = {p: {k: v for k, v in names.items() if v is not old}
-                                 for p, names in self._by_provider.items()}
+            self._by_provider = {
+                p: {k: v for k, v in names.items() if v is not old} for p, names in self._by_provider.items()
+            }
         self._models[price.model.lower()] = price
         self._by_name[price.model.lower()] = price
         names = self._by_provider.setdefault(price.provider.lower(), {})
@@ -170,7 +170,7 @@ class PriceTable:
             names[alias.lower()] = price
 
     @classmethod
-    def load(cls, path: str | None = None) -> "PriceTable":
+    def load(cls, path: str | None = None) -> PriceTable:
         """The bundled prices, with the rows of ``path`` (if given) merged over them."""
         doc, rows = _read(BUNDLED)
         table = cls(rows, version=str(doc.get("version", "")))

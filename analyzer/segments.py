@@ -1,45 +1,20 @@
 """A provider request body → its cache-relevant segments, in the provider's cache order.
 
-Providers cache exact prompt *prefixes*. The prompt is rendered from the request body in a
-fixed order, so the body is cut here into the pieces that render in that order, each one
-as canonical bytes:
+Anthropic Messages, OpenAI Chat Completions / Responses / Completions and Gemini bodies are
+cut into the pieces that render in cache order, each as canonical bytes (compact JSON, cache
+markers dropped and recorded as breakpoints, equivalent spellings made equal, a kind/role tag
+first). Paths are :mod:`analyzer.jsonpath` text; :class:`Seen` is one request as the miss
+diagnosis compares it; :func:`segment_strings` gives the prompt strings inside a segment.
 
-- Anthropic Messages: each tool → each system block → each content block of each
-  message (``tools → system → messages``). A ``cache_control`` marker on a tool, system
-  block or content block is recorded as a breakpoint at the end of that segment.
-- OpenAI Chat Completions: each tool → the structured-output schema → each message.
-- OpenAI Responses: each tool → the ``text.format`` schema → instructions → each input item.
-  A content part marked ``prompt_cache_breakpoint`` (GPT-5.6+) is recorded as a breakpoint at
-  the end of its message (``cache_control`` = its ``ttl``, else the request's
-  ``prompt_cache_options.ttl``, else ``"30m"``; several marked parts: the longest of theirs;
-  see :mod:`analyzer.cache_rules.openai`).
-- OpenAI Completions: the prompt.
-- Gemini ``generateContent`` / ``streamGenerateContent`` (and ``countTokens``): the
-  ``cachedContent`` reference (the name of an explicit cache, which the model reads first)
-  → each part of ``systemInstruction`` → each tool → each part of each content
-  (``cachedContent → systemInstruction → tools → contents``). The REST API takes camelCase
-  and snake_case field names alike; both are read, and each segment's path is the field
-  as the body spells it.
-
-Canonical bytes: compact JSON, key order kept where it reaches the prompt (tool schemas,
-content blocks), ``cache_control`` and ``prompt_cache_breakpoint`` markers dropped (they do
-not change the cached bytes),
-and equivalent spellings made equal (``"content": "hi"`` ≡ ``[{"type":"text","text":"hi"}]``).
-Each segment's bytes start with a short tag (kind and role) so that the same text as a
-system block and as a user message never hash alike.
-
-Paths are :mod:`analyzer.jsonpath` text. :class:`Seen` is one request as the miss diagnosis
-and the divergence engine compare it (provider, model, time and segments);
-:func:`segment_strings` gives the prompt strings inside a segment, each with its path.
-
-This module does not hash (see :mod:`analyzer.prefix`) and never raises on odd bodies:
-fields of the wrong type are skipped; a body that is not a JSON object gives no segments.
+It does NOT hash (see :mod:`analyzer.prefix`) and never raises on odd bodies: fields of the
+wrong type are skipped. See docs/request-path.md for each provider's order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import orjson
 
@@ -52,16 +27,36 @@ HEAD_KINDS = frozenset({"cached", "tool", "schema", "system", "instructions"})
 GEMINI_PROMPT_METHODS = (":generateContent", ":streamGenerateContent", ":countTokens")
 # Structural ids the API requires, images and data, signatures, markers: not prompt prose, and
 # they repeat unchanged across the turns of a conversation.
-SKIP_KEYS = frozenset({"id", "tool_call_id", "tool_use_id", "call_id", "signature", "encrypted_content", "data",
-                       "image_url", "file_id", "cache_control", "type", "role", "name", "model"})
+SKIP_KEYS = frozenset(
+    {
+        "id",
+        "tool_call_id",
+        "tool_use_id",
+        "call_id",
+        "signature",
+        "encrypted_content",
+        "data",
+        "image_url",
+        "file_id",
+        "cache_control",
+        "type",
+        "role",
+        "name",
+        "model",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    kind: str  # "cached" (Gemini's cachedContent), "tool", "schema", "system", "instructions", "message", "prompt"
-    path: str  # field path in the body, e.g. "messages[2].content[0]"
-    data: bytes  # canonical bytes (what is hashed)
-    cache_control: str | None = None  # the TTL of a breakpoint that ends this segment: "5m" / "1h" (Anthropic), "30m" / "12h" (OpenAI)
+    #: "cached" (Gemini's cachedContent), "tool", "schema", "system", "instructions", "message", "prompt"
+    kind: str
+    #: field path in the body, e.g. "messages[2].content[0]"
+    path: str
+    #: canonical bytes (what is hashed)
+    data: bytes
+    #: the TTL of a breakpoint that ends this segment: "5m" / "1h" (Anthropic), "30m" / "12h" (OpenAI)
+    cache_control: str | None = None
     role: str | None = None
 
     def __len__(self) -> int:
@@ -122,7 +117,15 @@ def _ttl(block: Any) -> str | None:
     return "1h" if cc.get("ttl") == "1h" else "5m"
 
 
-def _seg(kind: str, path: str, value: Any, *, tag: str = "", cache_control: str | None = None, role: str | None = None) -> Segment:
+def _seg(
+    kind: str,
+    path: str,
+    value: Any,
+    *,
+    tag: str = "",
+    cache_control: str | None = None,
+    role: str | None = None,
+) -> Segment:
     head = f"{kind}:{tag}\x1f".encode()
     return Segment(kind, path, head + _dumps(value), cache_control, role)
 
@@ -147,13 +150,17 @@ def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
     tools = body.get("tools")
     if isinstance(tools, list):
         for i, tool in enumerate(tools):
-            out.append(_seg("tool", index_path("tools", i), _strip_cache_control(tool), cache_control=_ttl(tool)))
+            out.append(
+                _seg("tool", index_path("tools", i), _strip_cache_control(tool), cache_control=_ttl(tool))
+            )
     system = body.get("system")
     if system is not None:
         blocks = _text_blocks(system)
         for j, block in enumerate(blocks):
             path = "system" if isinstance(system, str) else index_path("system", j)
-            out.append(_seg("system", path, _strip_cache_control(block), cache_control=_ttl(block), role="system"))
+            out.append(
+                _seg("system", path, _strip_cache_control(block), cache_control=_ttl(block), role="system")
+            )
     messages = body.get("messages")
     if isinstance(messages, list):
         for i, msg in enumerate(messages):
@@ -167,7 +174,16 @@ def anthropic_segments(body: dict[str, Any]) -> list[Segment]:
             for j, block in enumerate(blocks):
                 path = field if isinstance(content, str) else index_path(field, j)
                 tag = f"{role}:{j}"  # the block index keeps message boundaries in the hash
-                out.append(_seg("message", path, _strip_cache_control(block), tag=tag, cache_control=_ttl(block), role=role))
+                out.append(
+                    _seg(
+                        "message",
+                        path,
+                        _strip_cache_control(block),
+                        tag=tag,
+                        cache_control=_ttl(block),
+                        role=role,
+                    )
+                )
     return out
 
 
@@ -203,7 +219,9 @@ def _openai_message(msg: Any, responses: bool = False) -> tuple[Any, tuple[str, 
     canon: dict[str, Any] = {"role": msg.get("role")}
     ttls = None
     if "content" in msg:
-        text_type = ("output_text" if msg.get("role") == "assistant" else "input_text") if responses else "text"
+        text_type = (
+            ("output_text" if msg.get("role") == "assistant" else "input_text") if responses else "text"
+        )
         canon["content"], ttls = _unmarked(_text_blocks(msg["content"], text_type))
     for key in sorted(k for k in msg if k not in ("role", "content")):
         canon[key] = msg[key]
@@ -231,7 +249,11 @@ def _schema_segment(body: dict[str, Any], out: list[Segment]) -> None:
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         out.append(_seg("schema", "response_format", fmt))
     text = body.get("text")
-    if isinstance(text, dict) and isinstance(text.get("format"), dict) and text["format"].get("type") == "json_schema":
+    if (
+        isinstance(text, dict)
+        and isinstance(text.get("format"), dict)
+        and text["format"].get("type") == "json_schema"
+    ):
         out.append(_seg("schema", "text.format", text["format"]))
 
 
@@ -246,16 +268,25 @@ def _tool_segments(body: dict[str, Any], out: list[Segment]) -> None:
             out.append(_seg("tool", index_path("functions", i), fn))
 
 
-def _message_segments(items: list[Any], field: str, default_tag: str, out: list[Segment], ttl: str,
-                      responses: bool = False) -> None:
+def _message_segments(
+    items: list[Any], field: str, default_tag: str, out: list[Segment], ttl: str, responses: bool = False
+) -> None:
     """One segment per OpenAI message / input item, tagged with its role; a marked part makes
     it end at a breakpoint of its own ttl, else ``ttl`` (the request's); with several marked
     parts, the longest of their ttls (so a 12-hour one is never lost)."""
     for i, item in enumerate(items):
         role = item.get("role") if isinstance(item, dict) and isinstance(item.get("role"), str) else None
         canon, marks = _openai_message(item, responses)
-        out.append(_seg("message", index_path(field, i), canon, tag=role or default_tag, role=role,
-                        cache_control=None if marks is None else _longest_ttl(marks, ttl)))
+        out.append(
+            _seg(
+                "message",
+                index_path(field, i),
+                canon,
+                tag=role or default_tag,
+                role=role,
+                cache_control=None if marks is None else _longest_ttl(marks, ttl),
+            )
+        )
 
 
 def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
@@ -277,7 +308,15 @@ def openai_responses_segments(body: dict[str, Any]) -> list[Segment]:
         out.append(_seg("instructions", "instructions", instructions, role="system"))
     items = body.get("input")
     if isinstance(items, str):
-        out.append(_seg("message", "input", _openai_message({"role": "user", "content": items}, True)[0], tag="user", role="user"))
+        out.append(
+            _seg(
+                "message",
+                "input",
+                _openai_message({"role": "user", "content": items}, True)[0],
+                tag="user",
+                role="user",
+            )
+        )
     elif isinstance(items, list):
         _message_segments(items, "input", "item", out, request_ttl(body), responses=True)
     return out
@@ -345,7 +384,11 @@ def gemini_segments(body: dict[str, Any]) -> list[Segment]:
     if isinstance(contents, list):
         for i, content in enumerate(contents):
             where = "contents" if single else index_path("contents", i)
-            role = content.get("role") if isinstance(content, dict) and isinstance(content.get("role"), str) else "user"
+            role = (
+                content.get("role")
+                if isinstance(content, dict) and isinstance(content.get("role"), str)
+                else "user"
+            )
             inner, parts = _parts(content)
             if not parts and not isinstance(content, (dict, str)):
                 out.append(_seg("message", where, content, tag=f"{role}:0", role=role))
@@ -366,7 +409,9 @@ def segments_for(provider: str, route: str, body: Any) -> list[Segment]:
         return []
     route = route.rstrip("/")
     if provider == ANTHROPIC:
-        return anthropic_segments(body) if route.endswith("/messages") or route.endswith("/count_tokens") else []
+        return (
+            anthropic_segments(body) if route.endswith("/messages") or route.endswith("/count_tokens") else []
+        )
     if provider == GEMINI:
         return gemini_segments(body) if route.endswith(GEMINI_PROMPT_METHODS) else []
     if route.endswith("/chat/completions"):
@@ -386,7 +431,12 @@ def guess_shape(body: Any) -> tuple[str, str] | None:
         model = body.get("model") if isinstance(body.get("model"), str) else "model"
         return GEMINI, f"/v1beta/models/{model.rsplit('/', 1)[-1]}:generateContent"
     if "messages" in body:
-        if "system" in body or "max_tokens" in body and "anthropic_version" in body or _has_anthropic_blocks(body):
+        if (
+            "system" in body
+            or "max_tokens" in body
+            and "anthropic_version" in body
+            or _has_anthropic_blocks(body)
+        ):
             return ANTHROPIC, "/v1/messages"
         return OPENAI, "/v1/chat/completions"
     if "input" in body or "instructions" in body:
@@ -401,11 +451,14 @@ def _has_anthropic_blocks(body: dict[str, Any]) -> bool:
         for msg in body.get("messages") or []:
             if isinstance(msg, dict) and isinstance(msg.get("content"), list):
                 yield from msg["content"]
-        for tool in body.get("tools") or []:
-            yield tool
+        yield from body.get("tools") or []
 
     for block in blocks():
-        if isinstance(block, dict) and ("cache_control" in block or block.get("type") in ("tool_use", "tool_result") or "input_schema" in block):
+        if isinstance(block, dict) and (
+            "cache_control" in block
+            or block.get("type") in ("tool_use", "tool_result")
+            or "input_schema" in block
+        ):
             return True
     return False
 

@@ -18,14 +18,29 @@ KIB = 1024
 MIB = 1024**2
 GIB = 1024**3
 
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": KIB, "MIB": MIB, "GIB": GIB, "TIB": 1024**4}
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KIB": KIB,
+    "MIB": MIB,
+    "GIB": GIB,
+    "TIB": 1024**4,
+}
 _SIZE = re.compile(r"(?i)(\d+(?:\.\d*)?|\.\d+)(?:e(\d+))?\s*([kmgt]i?b?|b)?")
 _PER_SECOND = re.compile(r"(?i)(/s|ps)$")
 
 
-def parse_bytes(text: str, *, per_second: bool = False, exponent: bool = True,
-                hint: str = "examples: 80GB, 24GiB, 3.35TB/s") -> float:
+def parse_bytes(
+    text: str,
+    *,
+    per_second: bool = False,
+    exponent: bool = True,
+    hint: str = "examples: 80GB, 24GiB, 3.35TB/s",
+) -> float:
     """'80GB' → 80e9, '80GiB' → 80·2³⁰, '3.35TB/s' → 3.35e12 (with ``per_second``: a trailing
     ``/s`` or ``ps`` is dropped), '1e9' → 1e9 (unless ``exponent`` is False). ``hint`` ends the
     ValueError's message: ``not a size: '…' (<hint>)``."""

@@ -1,55 +1,32 @@
 """Every provider's usage block, normalised into one :class:`Usage`.
 
-Definitions (the same for every provider):
+``input_tokens`` counts every prompt token read, cached reads and writes included (Anthropic's
+are summed to match); ``cached_tokens``, ``cache_write_tokens`` (split by TTL) and
+``output_tokens`` follow. Unexpected fields or values are named in ``Usage.drift``; absurd
+numbers are sanitised here, the one place, and named in ``Usage.flags`` (capped at
+:data:`MAX_TOKENS`). A drifted or flagged usage is priced null.
 
-- ``input_tokens``: every prompt token the model read, *including* cached reads and cache
-  writes. OpenAI, DeepSeek and Gemini report it this way (cached tokens are counted inside
-  the prompt total); Anthropic does not (its ``input_tokens`` excludes cache reads and
-  writes), so Anthropic numbers are summed here.
-- ``cached_tokens``: prompt tokens served from the provider's prompt cache (cache read).
-- ``cache_write_tokens``: prompt tokens written to the cache (Anthropic; OpenAI GPT-5.6+,
-  ``prompt_tokens_details.cache_write_tokens`` / ``input_tokens_details.cache_write_tokens``),
-  of which ``cache_write_1h_tokens`` were written with Anthropic's 1-hour TTL and
-  ``cache_write_12h_tokens`` with OpenAI's 12-hour one (Responses'
-  ``cache_write_tokens_details.ttl_12h_tokens``); the rest used the default TTL (Anthropic 5
-  minutes, OpenAI 30 minutes): ``cache_write_short_tokens``.
-- ``output_tokens``: generated tokens (reasoning included where the provider counts it).
-
-Anthropic's ``usage.iterations`` (server-side passes): ``message`` entries are already in the
-top-level fields; a ``compaction`` entry is not (the SDK's ``BetaUsage`` says so) and is billed,
-so its tokens are added here; an entry of any other type is not understood and goes to
-``drift``.
-
-**Drift.** A usage field or value that the rules here do not expect — a cache field the
-parser does not know (any unknown key naming ``cache``), cached or written tokens above the
-prompt, an ``iterations`` entry of an unknown type — is named in ``Usage.drift``
-(``"<field>:<why>"``; an upstream's key is named with any ``,`` as ``;`` and cut at
-:data:`MAX_NOTE_KEY` characters, :func:`_key`). The numbers are still read as well as they can
-be, but the rules are stale: such a usage is priced null and counted as ``rules_drift``.
-
-**Sanitising (the one place).** Every number the proxy accounts with comes through the
-parsers below, so this is where an upstream's absurd numbers stop: a count that is missing or
-``null`` is 0 (no flag); one that is not a number (a string, a bool, NaN, ±inf), negative, or
-above :data:`MAX_TOKENS` becomes 0 (or :data:`MAX_TOKENS` when too large) and is named in
-``Usage.flags`` (``"usage.<field>:<why>"``, e.g. ``"usage.completion_tokens:too_large"``).
-Sums (Anthropic's input total, DeepSeek's hit + miss, Gemini's output) are capped the same
-way. :data:`MAX_TOKENS` is 10⁹: a hundred times the largest context any model offers, so
-no real count is ever clamped, and small enough that sums over billions of requests stay
-inside SQLite's signed 64-bit ``SUM`` and orjson's integers. A flagged usage is priced
-null (:func:`analyzer.cost.cost_of`: money is exact or null) and the ledger stores its flags.
-
-This module parses numbers only; prices live in :mod:`analyzer.pricing`.
+It does NOT price anything (prices live in :mod:`analyzer.pricing`).
+See docs/money.md for the definitions, drift and sanitising rules.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-MAX_TOKENS = 10**9  # see "Sanitising" above
-_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "cache_write_1h_tokens", "output_tokens",
-           "cache_write_12h_tokens")
+#: see "Sanitising" above
+MAX_TOKENS = 10**9
+_FIELDS = (
+    "input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "cache_write_1h_tokens",
+    "output_tokens",
+    "cache_write_12h_tokens",
+)
 
 
 @dataclass(slots=True)
@@ -59,16 +36,21 @@ class Usage:
     cache_write_tokens: int = 0
     cache_write_1h_tokens: int = 0
     output_tokens: int = 0
-    flags: tuple[str, ...] = ()  # what the parser had to change (empty: every number as reported)
-    cache_write_12h_tokens: int = 0  # OpenAI's 12-hour writes (Responses' cache_write_tokens_details)
-    drift: tuple[str, ...] = ()  # what the rules did not expect (see "Drift" above)
+    #: what the parser had to change (empty: every number as reported)
+    flags: tuple[str, ...] = ()
+    #: OpenAI's 12-hour writes (Responses' cache_write_tokens_details)
+    cache_write_12h_tokens: int = 0
+    #: what the rules did not expect (see "Drift" above)
+    drift: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in _FIELDS:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.cache_write_1h_tokens + self.cache_write_12h_tokens > self.cache_write_tokens:
-            raise ValueError("cache_write_1h_tokens + cache_write_12h_tokens cannot exceed cache_write_tokens")
+            raise ValueError(
+                "cache_write_1h_tokens + cache_write_12h_tokens cannot exceed cache_write_tokens"
+            )
 
     @property
     def uncached_input_tokens(self) -> int:
@@ -84,7 +66,7 @@ class Usage:
         """The counts (not the flags)."""
         return {name: getattr(self, name) for name in _FIELDS}
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.cached_tokens + other.cached_tokens,
@@ -97,7 +79,8 @@ class Usage:
         )
 
 
-MAX_NOTE_KEY = 80  # characters of an upstream's key kept in a drift note
+#: characters of an upstream's key kept in a drift note
+MAX_NOTE_KEY = 80
 
 
 def _key(key: str) -> str:
@@ -116,7 +99,9 @@ class _Reader:
         self.flags: list[str] = []
         self.drift: list[str] = []
 
-    def unknown_cache_fields(self, block: Any, known: frozenset[str], where: str = "", *, every_key: bool = False) -> None:
+    def unknown_cache_fields(
+        self, block: Any, known: frozenset[str], where: str = "", *, every_key: bool = False
+    ) -> None:
         """Drift for every key of ``block`` that names a cache but is not in ``known`` (with
         ``every_key``, every key not in ``known``: inside a block that is all cache counts)."""
         if isinstance(block, Mapping):
@@ -153,7 +138,7 @@ class _Reader:
             return self._flag(key, "negative", 0)
         if value > MAX_TOKENS:
             return self._flag(key, "too_large", MAX_TOKENS)
-        return int(value)  # an int subclass becomes a plain int
+        return int(value)
 
     def _flag(self, key: str, why: str, value: int) -> int:
         self.flags.append(f"usage.{key}:{why}")
@@ -167,14 +152,20 @@ class _Reader:
         return Usage(**counts, flags=tuple(dict.fromkeys(self.flags)), drift=tuple(dict.fromkeys(self.drift)))
 
 
-_CHAT_CACHE_KEYS = frozenset({"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"})  # DeepSeek's
+#: DeepSeek's
+_CHAT_CACHE_KEYS = frozenset({"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"})
 _CHAT_DETAIL_CACHE_KEYS = frozenset({"cached_tokens", "cache_write_tokens"})
-_RESPONSES_DETAIL_CACHE_KEYS = frozenset({"cached_tokens", "cache_write_tokens", "cache_write_tokens_details"})
+_RESPONSES_DETAIL_CACHE_KEYS = frozenset(
+    {"cached_tokens", "cache_write_tokens", "cache_write_tokens_details"}
+)
 _RESPONSES_WRITE_TTLS = frozenset({"ttl_30m_tokens", "ttl_12h_tokens"})
-_ANTHROPIC_CACHE_KEYS = frozenset({"cache_creation_input_tokens", "cache_read_input_tokens", "cache_creation"})
+_ANTHROPIC_CACHE_KEYS = frozenset(
+    {"cache_creation_input_tokens", "cache_read_input_tokens", "cache_creation"}
+)
 _ANTHROPIC_CREATION_KEYS = frozenset({"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"})
-_GEMINI_CACHE_KEYS = frozenset({"cachedContentTokenCount", "cacheTokensDetails",
-                                "cached_content_token_count", "cache_tokens_details"})
+_GEMINI_CACHE_KEYS = frozenset(
+    {"cachedContentTokenCount", "cacheTokensDetails", "cached_content_token_count", "cache_tokens_details"}
+)
 
 
 def from_openai_chat(u: Mapping[str, Any]) -> Usage:
@@ -192,8 +183,12 @@ def from_openai_chat(u: Mapping[str, Any]) -> Usage:
         prompt = prompt or cached + n(u, "prompt_cache_miss_tokens")
     cached = n.above("cached_tokens", cached, prompt)
     write = n.above("cache_write_tokens", write, prompt - cached)
-    return n.usage(input_tokens=prompt, cached_tokens=cached, cache_write_tokens=write,
-                   output_tokens=n(u, "completion_tokens"))
+    return n.usage(
+        input_tokens=prompt,
+        cached_tokens=cached,
+        cache_write_tokens=write,
+        output_tokens=n(u, "completion_tokens"),
+    )
 
 
 def from_openai_responses(u: Mapping[str, Any]) -> Usage:
@@ -212,12 +207,19 @@ def from_openai_responses(u: Mapping[str, Any]) -> Usage:
     if isinstance(by_ttl, Mapping):
         for key in by_ttl:
             if key not in _RESPONSES_WRITE_TTLS:
-                n.drift.append(f"input_tokens_details.cache_write_tokens_details.{_key(str(key))}:unknown_field")
+                n.drift.append(
+                    f"input_tokens_details.cache_write_tokens_details.{_key(str(key))}:unknown_field"
+                )
         write_12h = n(by_ttl, "ttl_12h_tokens")
         write = max(write, write_12h + n(by_ttl, "ttl_30m_tokens"))
         write = n.above("cache_write_tokens", write, prompt - cached)
-    return n.usage(input_tokens=prompt, cached_tokens=cached, cache_write_tokens=write,
-                   cache_write_12h_tokens=min(write_12h, write), output_tokens=n(u, "output_tokens"))
+    return n.usage(
+        input_tokens=prompt,
+        cached_tokens=cached,
+        cache_write_tokens=write,
+        cache_write_12h_tokens=min(write_12h, write),
+        output_tokens=n(u, "output_tokens"),
+    )
 
 
 def _anthropic_counts(n: _Reader, u: Mapping[str, Any], where: str = "") -> tuple[int, int, int, int, int]:
@@ -229,14 +231,18 @@ def _anthropic_counts(n: _Reader, u: Mapping[str, Any], where: str = "") -> tupl
     n.unknown_cache_fields(u, _ANTHROPIC_CACHE_KEYS, where)
     creation = u.get("cache_creation")
     if isinstance(creation, Mapping):
-        n.unknown_cache_fields(creation, _ANTHROPIC_CREATION_KEYS, where + "cache_creation.", every_key=True)  # a new TTL
+        n.unknown_cache_fields(
+            creation, _ANTHROPIC_CREATION_KEYS, where + "cache_creation.", every_key=True
+        )  # a new TTL
         write_1h = n(creation, "ephemeral_1h_input_tokens")
         write = max(write, write_1h + n(creation, "ephemeral_5m_input_tokens"))
     return plain, read, write, min(write_1h, write), n(u, "output_tokens")
 
 
-ITERATIONS_IN_TOP_LEVEL = frozenset({"message"})  # already counted in the top-level fields
-ITERATIONS_BILLED_APART = frozenset({"compaction"})  # billed, but not in the top-level fields
+#: already counted in the top-level fields
+ITERATIONS_IN_TOP_LEVEL = frozenset({"message"})
+#: billed, but not in the top-level fields
+ITERATIONS_BILLED_APART = frozenset({"compaction"})
 
 
 def compaction_entries(iterations: Any) -> list[Mapping[str, Any]]:
@@ -303,10 +309,14 @@ def merge_anthropic_stream(start: Mapping[str, Any] | None, delta: Mapping[str, 
     for key, value in (delta or {}).items():
         if value is not None:
             merged[key] = value
-    passes = compaction_entries((delta or {}).get("iterations")) or compaction_entries((start or {}).get("iterations"))
+    passes = compaction_entries((delta or {}).get("iterations")) or compaction_entries(
+        (start or {}).get("iterations")
+    )
     usage = from_anthropic(merged, extra_iterations=passes)
     started = (start or {}).get("iterations")
-    if started is not merged.get("iterations"):  # the delta's replaced them: what the start's held is drift still
+    if started is not merged.get(
+        "iterations"
+    ):  # the delta's replaced them: what the start's held is drift still
         usage.drift = tuple(dict.fromkeys((*usage.drift, *_iterations_drift(started))))
     return usage
 

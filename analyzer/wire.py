@@ -1,22 +1,13 @@
-"""Wire shapes that three servers write: OpenAI, Anthropic and Gemini error bodies, and the
-server-sent-event frames of a stream.
+"""Wire shapes that three servers write: OpenAI, Anthropic and Gemini error bodies, and SSE frames.
 
-Written once for the proxy (its own 4xx/5xx, :mod:`proxy.errors`), the upstream emulator
-(:mod:`proxy.emulator.errors`, :mod:`proxy.emulator.event_stream`) and the local engine's server
-(:mod:`kvcache.server`).
+Written once for the proxy (:mod:`proxy.errors`), the upstream emulator and the local engine's
+server (:mod:`kvcache.server`): OpenAI ``{"error": {message, type, param, code}}`` (``param``
+and ``code`` always present), Anthropic ``{"type": "error", "error": {...}}`` (+ ``request_id``),
+Gemini ``{"error": {code, message, status}}`` (gRPC status name), and ``data:`` / ``event:``
+frames plus OpenAI's ``data: [DONE]``.
 
-- OpenAI error: ``{"error": {"message", "type", "param", "code"}}``, ``param`` and ``code``
-  always present (``null`` when unset), as OpenAI sends them.
-- Anthropic error: ``{"type": "error", "error": {"type", "message"}}``, plus ``request_id``
-  when given.
-- Gemini error (Google's): ``{"error": {"code", "message", "status"}}``, ``status`` the
-  canonical gRPC code name for the HTTP status (``NOT_FOUND``, ``RESOURCE_EXHAUSTED``, …).
-- SSE: ``data: <json>\\n\\n``, ``event: <name>\\ndata: <json>\\n\\n``, and OpenAI's end of
-  stream ``data: [DONE]\\n\\n``.
-
-It is the one module of ``analyzer`` that ``kvcache`` may import (tests/test_layout.py), so it
-imports nothing first-party: a leaf, standard library and orjson only. It builds dicts
-and bytes; it chooses no status, sends nothing, and parses no stream (see :mod:`proxy.sse`).
+It does NOT choose a status, send or parse anything (see :mod:`proxy.sse`), and imports nothing
+first-party: it is the one ``analyzer`` module ``kvcache`` may import (tests/test_layout.py).
 """
 
 from __future__ import annotations
@@ -44,8 +35,14 @@ def openai_error_type(status: int) -> str:
     return "server_error" if status >= 500 else "invalid_request_error"
 
 
-def openai_error(message: str, type: str, *, param: str | None = None, code: str | None = None,
-                 code_before_param: bool = False) -> dict[str, Any]:
+def openai_error(
+    message: str,
+    type: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+    code_before_param: bool = False,
+) -> dict[str, Any]:
     """OpenAI's error body. ``code_before_param`` keeps the proxy's own errors byte for byte as
     it has always sent them (the key order differs; clients parse either)."""
     tail = {"code": code, "param": param} if code_before_param else {"param": param, "code": code}
@@ -60,9 +57,21 @@ def anthropic_error(type: str, message: str, *, request_id: str | None = None) -
     return body
 
 
-GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-                 409: "ABORTED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED",
-                 500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    413: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
 
 
 def gemini_error(status: int, message: str) -> dict[str, Any]:

@@ -49,7 +49,9 @@ class RopeConfig:
         if self.rope_type == "llama3" and not 0 < self.low_freq_factor < self.high_freq_factor:
             raise UnsupportedModelError("llama3 RoPE scaling needs 0 < low_freq_factor < high_freq_factor")
         if self.rope_type == "llama3" and self.original_max_position_embeddings <= 0:
-            raise UnsupportedModelError("llama3 RoPE scaling needs a positive original_max_position_embeddings")
+            raise UnsupportedModelError(
+                "llama3 RoPE scaling needs a positive original_max_position_embeddings"
+            )
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,9 @@ class ModelConfig:
     def from_folder(cls, folder: str | Path) -> ModelConfig:
         path = Path(folder) / "config.json"
         if not path.is_file():
-            raise ModelFilesError(f"{path}: missing config.json (is {folder} a Hugging Face checkpoint folder?)")
+            raise ModelFilesError(
+                f"{path}: missing config.json (is {folder} a Hugging Face checkpoint folder?)"
+            )
         return cls.from_dict(read_json_object(path))
 
 

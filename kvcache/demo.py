@@ -189,8 +189,12 @@ def ensure_demo_model(root: Path | None = None) -> Path:
         tokenizer = train_tokenizer(DEMO_SHAPE["vocab_size"])
         write_tokenizer(work, tokenizer)
         eos = [tokenizer.token_to_id("<|im_end|>"), tokenizer.token_to_id("</s>")]
-        save_file(random_llama_weights(DEMO_SHAPE), str(work / "model.safetensors"), metadata={"format": "pt"})
-        (work / "config.json").write_text(json.dumps(llama_config(DEMO_SHAPE, eos), indent=2), encoding="utf-8")
+        save_file(
+            random_llama_weights(DEMO_SHAPE), str(work / "model.safetensors"), metadata={"format": "pt"}
+        )
+        (work / "config.json").write_text(
+            json.dumps(llama_config(DEMO_SHAPE, eos), indent=2), encoding="utf-8"
+        )
         (work / "README.txt").write_text(DEMO_NOTICE + "\n", encoding="utf-8")
         try:
             work.chmod(0o755)

@@ -1,15 +1,11 @@
 """Admin access to ``/prefixgate/*``: an ASGI middleware checking the admin token.
 
-When an admin token is configured, every path under ``/prefixgate/`` except
-``/prefixgate/health`` (for load-balancer probes; it shows no request data, only the store's
-and the ledger's health counters) and the dashboard's
-static CSS/JS needs it, as ``Authorization: Bearer <token>``, ``x-prefixgate-admin-token``
-or ``?token=<token>`` (so the dashboard opens from a link). Tokens are compared in constant time. A missing or wrong token gets 401 with a JSON
-error and a ``WWW-Authenticate: Bearer`` header.
-
-Without a token configured the proxy only serves loopback hosts (``ProxyConfig`` refuses
-the rest), so nothing is checked. Proxied ``/v1/*`` traffic is never touched: its
-``Authorization`` header is the client's provider key and passes through as it came.
+With an admin token configured, every ``/prefixgate/`` path but ``/prefixgate/health`` (for
+probes; no request data) and the dashboard's static files needs it, as ``Authorization: Bearer``,
+``x-prefixgate-admin-token`` or ``?token=``, compared in constant time; else 401 with a JSON
+error and ``WWW-Authenticate: Bearer``. Without a token the proxy serves loopback hosts only
+(``ProxyConfig`` refuses the rest), so nothing is checked. Proxied traffic is never touched:
+its ``Authorization`` is the client's provider key. See docs/dashboard.md, docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -45,7 +41,11 @@ class AdminAccess:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.token and scope["type"] == "http":
             path = scope.get("path", "")
-            if path.startswith(ADMIN_PREFIX) and path.rstrip("/") not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
+            if (
+                path.startswith(ADMIN_PREFIX)
+                and path.rstrip("/") not in OPEN_PATHS
+                and not path.startswith(OPEN_PREFIXES)
+            ):
                 given = token_from(scope)
                 if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
                     await _unauthorized(send)
@@ -55,13 +55,15 @@ class AdminAccess:
 
 async def _unauthorized(send: Send) -> None:
     body = b'{"error":{"type":"unauthorized","message":"/prefixgate/* needs the admin token (Authorization: Bearer or ?token=)"}}'
-    await send({
-        "type": "http.response.start",
-        "status": 401,
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", b'Bearer realm="prefixgate"'),
-        ],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="prefixgate"'),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -1,31 +1,13 @@
 """The proxy as a Starlette app: ``create_app(config) -> Starlette``.
 
-Routes: ``/v1/{path}`` (every method) is proxied (:mod:`proxy.handler`), and so is every
-path outside ``/prefixgate/`` (``/v1beta/...`` for Gemini, ``/NAME/...`` for a named
-upstream; the router answers 404 for the rest, naming the prefixes it serves);
-``GET /prefixgate/stats`` (JSON totals, per provider and per model; with a Redis store also
-``fleet``, every replica's, :mod:`proxy.accounting.fleet`),
-``GET /prefixgate/health`` (``pool``: the upstream pool's ``max_connections`` and whence, ``in_use``,
-``idle``, ``waiting``, ``exhausted_total``; status ``ok``, or ``degraded`` with HTTP 503 and ``store_error`` when the store's
-breaker is open or the store is held until the shared tenant secret is read, or when the ledger is in trouble: its writer thread not running, or a write failure
-or a dropped row in the last minute; its counters are under ``ledger``, see
-:meth:`proxy.accounting.ledger.Ledger.health`; rules drift — a usage field the model's rules do not expect, since
-start — adds ``rules_drift``, the table of :mod:`proxy.accounting.drift` (its 10 most frequent rows), and ``warnings``,
-one sentence per row naming what to update, without changing the status), and the pages that read the money layer's ``/prefixgate/{metrics,dashboard,
-api/summary,static/*}`` (:mod:`proxy.reporting.dashboard`). With ``admin_token`` set, ``/prefixgate/*``
-(health and static files aside) wants ``Authorization: Bearer <token>``,
-``x-prefixgate-admin-token`` or ``?token=`` (:mod:`proxy.access`).
-
-Built eagerly into one :class:`~proxy.gate.Gate` (so callers can add sinks before start):
-the router, the tenant hasher (creates the install secret), the store object, the money
-layer, the recorder with the in-memory :class:`~proxy.accounting.stats.Stats` sink and the
-access-log sink, and the Gemini auto-cache's hook. Opened in the lifespan: the upstream pool
-(and the store's hold or recovery work for the replicas' shared tenant secret, asked of the
-store directly: :class:`proxy.store.base.PrefixStore` declares them). Closed in the
-lifespan: auto-cache, pool, store, recorder sinks. ``app.state.gate`` is the only state; everything else is read
-through it.
-
-This module does not parse bodies or relay responses.
+Routes: every path outside ``/prefixgate/`` is proxied (:mod:`proxy.handler`); ``/prefixgate/``
+serves ``stats``, ``health`` (``ok``, or 503 ``degraded`` with the pool, store, ledger and rules
+drift), and the money layer's metrics, dashboard, summary and static pages, behind the admin
+token when set (:mod:`proxy.access`). Everything is built eagerly into one
+:class:`~proxy.gate.Gate` (``app.state.gate``, the only state, so callers can add sinks before
+start); the lifespan opens the upstream pool and closes auto-cache, pool, store and sinks.
+It does not parse bodies or relay responses.
+See docs/dashboard.md (stats, health), docs/request-path.md and docs/shutdown.md.
 """
 
 from __future__ import annotations
@@ -43,25 +25,27 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from proxy.server.aborts import install_log_filter
 from proxy.access import AdminAccess
+from proxy.accounting.fleet import open_fleet
+from proxy.accounting.money_layer import MoneyLayer
+from proxy.accounting.recorder import Recorder
+from proxy.accounting.records import RequestRecord
+from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
 from proxy.gemini_cache.hook import auto_cache_for
 from proxy.handler import handle
-from proxy.accounting.fleet import open_fleet
-from proxy.accounting.money_layer import MoneyLayer
-from proxy.accounting.records import RequestRecord
-from proxy.accounting.recorder import Recorder
 from proxy.reporting import dashboard
 from proxy.routing import Router
-from proxy.accounting.stats import Stats
+from proxy.server.aborts import install_log_filter
 from proxy.store import PrefixStore, open_store
 from proxy.store.guard import guarded
 from proxy.tenant import TenantHasher
 
 log = logging.getLogger("prefixgate.access")
-MAX_HEALTH_DRIFT = 10  # rules-drift rows /prefixgate/health names (the most frequent; all in /prefixgate/stats)
+MAX_HEALTH_DRIFT = (
+    10  # rules-drift rows /prefixgate/health names (the most frequent; all in /prefixgate/stats)
+)
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
@@ -80,9 +64,17 @@ class AccessLogSink:
         if log.isEnabledFor(logging.INFO):
             log.info(
                 "%s %s %s %s model=%s status=%d %.1fms prefix=%s/%d%s%s",
-                r.request_id, r.provider, r.method, r.route, _printable(r.model), r.status, r.latency_s * 1000,
-                "unknown" if r.prefix_segments is None else r.prefix_segments, r.total_segments,
-                f" upstream={r.upstream}" if r.upstream and r.upstream != r.provider else "", f" error={r.error}" if r.error else "",
+                r.request_id,
+                r.provider,
+                r.method,
+                r.route,
+                _printable(r.model),
+                r.status,
+                r.latency_s * 1000,
+                "unknown" if r.prefix_segments is None else r.prefix_segments,
+                r.total_segments,
+                f" upstream={r.upstream}" if r.upstream and r.upstream != r.provider else "",
+                f" error={r.error}" if r.error else "",
             )
 
     async def aclose(self) -> None:
@@ -103,21 +95,31 @@ async def stats_endpoint(request: Request) -> Response:
 
 async def health_endpoint(request: Request) -> Response:
     gate: Gate = request.app.state.gate
-    body = {"status": "ok", "store": "memory" if gate.config.store == "memory" else "redis", "uptime_s": round(time.monotonic() - gate.started, 3)}
+    body = {
+        "status": "ok",
+        "store": "memory" if gate.config.store == "memory" else "redis",
+        "uptime_s": round(time.monotonic() - gate.started, 3),
+    }
     drift = gate.stats.drift.rows()  # rules drift: a warning naming what to update, never a failure
     if drift:
         body["rules_drift"] = drift[:MAX_HEALTH_DRIFT]
         body["warnings"] = [row["warning"] for row in drift[:MAX_HEALTH_DRIFT]]
         if len(drift) > MAX_HEALTH_DRIFT:
-            body["warnings"].append(f"{len(drift) - MAX_HEALTH_DRIFT} more rules-drift rows in /prefixgate/stats")
-    if gate.pool is not None:  # the upstream pool: size (and whence), in use, idle, waiting; exhausted since start
+            body["warnings"].append(
+                f"{len(drift) - MAX_HEALTH_DRIFT} more rules-drift rows in /prefixgate/stats"
+            )
+    if (
+        gate.pool is not None
+    ):  # the upstream pool: size (and whence), in use, idle, waiting; exhausted since start
         body["pool"] = gate.pool.pool_stats()
     ledger = gate.money.ledger.health() if gate.money is not None else None
     if ledger is not None:
         body["ledger"] = ledger
         if not ledger["ok"]:
             body["status"] = "degraded"
-    breaker = await gate.store.health()  # a guarded (Redis) store's breaker, bounded by its deadline; None: memory
+    breaker = (
+        await gate.store.health()
+    )  # a guarded (Redis) store's breaker, bounded by its deadline; None: memory
     if breaker is not None:
         body["breaker"] = breaker
         if not breaker["ok"]:
@@ -144,7 +146,9 @@ def create_app(
     ``httpx.MockTransport``); ``store`` replaces the one ``config.store`` names."""
     stats = Stats()
     money = MoneyLayer.build(config)  # PriceFileError / LedgerError here, before serving
-    fleet = open_fleet(config.store)  # every replica's totals in Redis (proxy.accounting.fleet); None on memory
+    fleet = open_fleet(
+        config.store
+    )  # every replica's totals in Redis (proxy.accounting.fleet); None on memory
     if fleet is not None:
         money.metrics.attach_fleet(fleet)
     gate = Gate(
@@ -152,14 +156,18 @@ def create_app(
         router=Router.for_config(config),
         tenants=TenantHasher.for_config(config),  # the secret every replica on the store shares
         store=guarded(store if store is not None else open_store(config), config.store_timeout),
-        recorder=Recorder([stats, AccessLogSink(), *money.sinks, *([fleet] if fleet else [])], money.enrichers),
+        recorder=Recorder(
+            [stats, AccessLogSink(), *money.sinks, *([fleet] if fleet else [])], money.enrichers
+        ),
         stats=stats,
         money=money,
         fleet=fleet,
-        gemini_auto_cache=auto_cache_for(config, money.prices),  # --gemini-auto-cache; off when no upstream has it
+        gemini_auto_cache=auto_cache_for(
+            config, money.prices
+        ),  # --gemini-auto-cache; off when no upstream has it
     )
 
-    money.metrics.attach_pool(lambda: gate.pool.pool_stats() if gate.pool is not None else None)  # prefixgate_pool_*
+    money.metrics.attach_pool(lambda: gate.pool.pool_stats() if gate.pool is not None else None)
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
@@ -172,20 +180,27 @@ def create_app(
         if gate.tenants.pending_store:
             # Redis did not answer at start: fetch the replicas' shared tenant secret in the background,
             # skipping the store until then (never a prefix recorded under a replica-local tenant)
-            gate.store.hold_until(gate.tenants.fetch_shared, "the shared tenant secret is not read yet: Redis did not answer at start")
+            gate.store.hold_until(
+                gate.tenants.fetch_shared,
+                "the shared tenant secret is not read yet: Redis did not answer at start",
+            )
         try:
             yield
         finally:
             from proxy.server.closing import close_gate
 
-            await close_gate(gate)  # pool, store, sinks within a budget; the ledger always closes (proxy.server.closing)
+            await close_gate(
+                gate
+            )  # pool, store, sinks within a budget; the ledger always closes (proxy.server.closing)
 
     routes = [
         Route("/v1/{path:path}", handle, methods=ALL_METHODS),  # first: the hot path matches at once
         Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
         Route("/prefixgate/health", health_endpoint, methods=["GET"]),
         *dashboard.routes(money.ledger, money.metrics, log_bodies=money.log_bodies, prices=money.prices),
-        Route("/{path:path}", handle_other, methods=ALL_METHODS),  # last: /v1beta/, /NAME/..., and the 404 naming the prefixes
+        Route(
+            "/{path:path}", handle_other, methods=ALL_METHODS
+        ),  # last: /v1beta/, /NAME/..., and the 404 naming the prefixes
     ]
     middleware = [Middleware(AdminAccess, token=config.admin_token)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)

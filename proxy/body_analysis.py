@@ -1,17 +1,12 @@
 """What the proxy learns from a request body before forwarding it: :class:`BodyAnalysis`.
 
-:func:`analyse` parses the body sent to a routed :class:`~proxy.routing.Target` (JSON
-object, else "unanalysed"), reads ``model`` and ``stream`` (Gemini names both in the path:
-the target's ``model`` and its endpoint's ``stream`` win), cuts it into segments
-(:mod:`analyzer.segments`, in the protocol's cache order) and hashes the chain
-(:mod:`analyzer.prefix`, rooted at upstream name + model: the defaults are named after
-their protocol, and two upstreams never share a provider cache, so never a chain). :func:`needs_stream_usage` says whether the proxy must ask an OpenAI
-stream for its usage chunk, :func:`with_stream_usage` returns the body that asks.
-
-Never raises on a body: anything that does not parse is forwarded as it came. What the
-route is (caching, usage in streams) comes from the target's
-:class:`~proxy.routing.Endpoint`; this module does not look at the path, the store or the
-network.
+:func:`analyse` parses the body (a JSON object, else "unanalysed"), reads ``model`` and
+``stream`` (for Gemini the path's win), cuts it into segments and hashes the chain rooted at
+upstream name + model (two upstreams never share a chain). :func:`needs_stream_usage` /
+:func:`with_stream_usage` ask an OpenAI stream for its usage chunk. Never raises on a body:
+anything unparsable is forwarded as it came. It does not look at the path, the store or the
+network (the route's facts come from the target's :class:`~proxy.routing.Endpoint`).
+See docs/request-path.md (segments and the prefix chain).
 """
 
 from __future__ import annotations
@@ -29,12 +24,14 @@ from proxy.routing import Endpoint, Target
 @dataclass(slots=True)
 class BodyAnalysis:
     analysed: bool  # False: the body was not a JSON object (forwarded untouched)
-    body: Any = None  # the parsed body, when analysed
+    body: Any = None
     model: str | None = None
     stream: bool = False
     segments: list[Segment] = field(default_factory=list)
     chain: Chain | None = None
-    caches: bool = False  # the endpoint has prompt caching and the body has segments (the chain goes to the store)
+    caches: bool = (
+        False  # the endpoint has prompt caching and the body has segments (the chain goes to the store)
+    )
 
     @property
     def total_bytes(self) -> int:
@@ -54,7 +51,9 @@ def analyse(target: Target, raw: bytes) -> BodyAnalysis:
     stream = target.endpoint.stream or body.get("stream") is True
     segments = segments_for(target.provider, target.route.rstrip("/"), body)
     hashed = chain(segments, root_hash(target.upstream, model or "")) if segments else None
-    return BodyAnalysis(True, body, model, stream, segments, hashed, target.endpoint.caches and bool(segments))
+    return BodyAnalysis(
+        True, body, model, stream, segments, hashed, target.endpoint.caches and bool(segments)
+    )
 
 
 def needs_stream_usage(endpoint: Endpoint, analysis: BodyAnalysis) -> bool:

@@ -37,7 +37,7 @@ BENCH_COMMANDS: dict[str, str] = {
 HELP = {
     "serve": "Run the caching proxy in front of OpenAI / Anthropic.",
     "demo": "Run the proxy in front of a local upstream (what `make run` runs).",
-    "emulator": "Run the upstream emulator (OpenAI + Anthropic caching rules) for tests and benchmarks.",
+    "emulator": "Run the upstream emulator (OpenAI + Anthropic + Gemini caching rules) for tests and benchmarks.",
     "lint": "Flag what breaks prompt caching in prompts, request bodies and logs.",
     "analyze": "Find repeated prefixes and money in request logs.",
     "kv": "KV-cache calculator: bytes, conversations that fit, decode ceiling.",
@@ -47,6 +47,15 @@ HELP = {
     "local": "Serve a local Llama-family model with a real KV cache (OpenAI-style API).",
 }
 
+BENCH_HELP = {
+    "proxy": "Latency and requests/s the proxy adds, direct vs through the proxy (--store, --held).",
+    "engine": "The local engine: no cache vs cache (identical output), prefill/decode speed, bandwidth.",
+    "server": "The local server: continuous batching, prefix sharing and chunked prefill, via the openai SDK.",
+    "analyze": "Time `prefixgate analyze` on a generated request log.",
+    "rewrite": "Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app.",
+    "lint": "Time volatile-value detection and `prefixgate lint` on generated prompts.",
+}
+
 
 def _load(target: str, name: str) -> click.Command:
     module_name, _, attr = target.partition(":")
@@ -54,15 +63,20 @@ def _load(target: str, name: str) -> click.Command:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         missing = exc.name or "?"
-        hint = " (install the local extra: pip install -e '.[local]')" if missing in ("torch", "safetensors", "tokenizers", "numpy") else ""
+        hint = (
+            " (install the local extra: pip install -e '.[local]')"
+            if missing in ("torch", "safetensors", "tokenizers", "numpy")
+            else ""
+        )
         raise click.ClickException(f"`prefixgate {name}` needs the module {missing!r}{hint}") from exc
     return getattr(module, attr)
 
 
 class LazyGroup(click.Group):
-    def __init__(self, *args, lazy: dict[str, str], **kwargs):
+    def __init__(self, *args, lazy: dict[str, str], help_texts: dict[str, str], **kwargs):
         super().__init__(*args, **kwargs)
         self.lazy = lazy
+        self.help_texts = help_texts
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
@@ -74,19 +88,21 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text without importing every subcommand (torch would load for `--help`).
-        rows = [(name, HELP.get(name, "")) for name in self.list_commands(ctx)]
+        rows = [(name, self.help_texts.get(name, "")) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup, lazy=COMMANDS, help_texts=HELP, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(package_name="prefixgate")
 def cli() -> None:
     """prefixgate: make provider prompt caching hit, and prove it in dollars."""
 
 
-@click.group(cls=LazyGroup, lazy=BENCH_COMMANDS)
+@click.group(cls=LazyGroup, lazy=BENCH_COMMANDS, help_texts=BENCH_HELP)
 def bench_group() -> None:
     """Benchmarks; each prints JSON and a table, measured side by side in one run."""
 

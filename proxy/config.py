@@ -1,14 +1,11 @@
 """The proxy's configuration, checked once at start.
 
-One frozen dataclass, :class:`ProxyConfig`, built by ``prefixgate serve`` from its flags and
-its config file (:mod:`proxy.config_file`), and by tests directly; and one per upstream,
-:class:`UpstreamSpec`. The upstreams are the three defaults, named after their protocol
-(``openai`` from ``--openai-base``, ``anthropic`` from ``--anthropic-base``, ``gemini`` from
-``--gemini-base``; served at the root: ``/v1/...``, ``/v1beta/...``) and the named ones of
-the config file, each served under ``/NAME/...``; a named one called like a default
-replaces it. :attr:`ProxyConfig.all_upstreams` is that list, the only hosts the proxy ever
-contacts. Nothing here reads the network or opens files except :func:`default_state_dir`,
-which only computes a path.
+:class:`ProxyConfig` (frozen), built by ``prefixgate serve`` from its flags and config file
+(:mod:`proxy.config_file`) or by tests; one :class:`UpstreamSpec` per upstream: the three
+defaults at the root (``openai``, ``anthropic``, ``gemini`` from ``--*-base``) and the named ones
+under ``/NAME/`` (one named like a default replaces it). :attr:`ProxyConfig.all_upstreams` are
+the only hosts the proxy ever contacts. Nothing here reads the network or opens files
+(:func:`default_state_dir` only computes a path). See docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -76,27 +73,41 @@ class UpstreamSpec:
     base_url: str
     rules: str | None = None
     prices: str | None = None
-    auto_cache: bool = False  # gemini only: make explicit caches for repeated prefixes (as --gemini-auto-cache does for all)
+    auto_cache: bool = (
+        False  # gemini only: make explicit caches for repeated prefixes (as --gemini-auto-cache does for all)
+    )
     line: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
-            raise ValueError(f"upstream name must be 1-64 of A-Z a-z 0-9 _ . - (it is the path prefix), got {self.name!r}")
+            raise ValueError(
+                f"upstream name must be 1-64 of A-Z a-z 0-9 _ . - (it is the path prefix), got {self.name!r}"
+            )
         if self.name.lower() in RESERVED_NAMES:
             raise ValueError(f"upstream name {self.name!r} is reserved (the proxy's own /{self.name} routes)")
         if self.protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {self.protocol!r} for upstream {self.name!r} (expected openai, anthropic or gemini)")
-        object.__setattr__(self, "base_url", check_base_url(self.base_url, f"base_url of upstream {self.name!r}"))
+            raise ValueError(
+                f"unknown protocol {self.protocol!r} for upstream {self.name!r} (expected openai, anthropic or gemini)"
+            )
+        object.__setattr__(
+            self, "base_url", check_base_url(self.base_url, f"base_url of upstream {self.name!r}")
+        )
         rules = self.protocol if self.rules is None else self.rules
         if rules not in RULES:
-            raise ValueError(f"unknown rules {rules!r} for upstream {self.name!r} (expected one of {', '.join(RULES)})")
+            raise ValueError(
+                f"unknown rules {rules!r} for upstream {self.name!r} (expected one of {', '.join(RULES)})"
+            )
         object.__setattr__(self, "rules", rules)
         if self.prices is not None and (not isinstance(self.prices, str) or not self.prices):
             raise ValueError(f"prices of upstream {self.name!r} must be a non-empty string")
         if not isinstance(self.auto_cache, bool):
-            raise ValueError(f"auto_cache of upstream {self.name!r} must be true or false, got {self.auto_cache!r}")
+            raise ValueError(
+                f"auto_cache of upstream {self.name!r} must be true or false, got {self.auto_cache!r}"
+            )
         if self.auto_cache and self.protocol != "gemini":
-            raise ValueError(f"auto_cache of upstream {self.name!r}: only gemini upstreams make explicit caches (protocol is {self.protocol!r})")
+            raise ValueError(
+                f"auto_cache of upstream {self.name!r}: only gemini upstreams make explicit caches (protocol is {self.protocol!r})"
+            )
 
     @property
     def prefix(self) -> str:
@@ -133,7 +144,9 @@ class ProxyConfig:
     port: int = 8080
     store: str = "memory"  # "memory", a redis:// URL or redis-cluster://host:port[,host:port...]
     tenant_secret_file: str | None = None  # shared tenant secret (proxy.tenant.resolve_secret)
-    tenant_secret: str | None = field(default=None, repr=False)  # the same inline ($PREFIXGATE_TENANT_SECRET); never printed
+    tenant_secret: str | None = field(
+        default=None, repr=False
+    )  # the same inline ($PREFIXGATE_TENANT_SECRET); never printed
     ledger: str | None = None  # SQLite path; None → <state_dir>/ledger.sqlite; ":memory:" allowed
     state_dir: Path = field(default_factory=default_state_dir)
     max_body: int = 32 * MIB
@@ -141,18 +154,30 @@ class ProxyConfig:
     connect_timeout: float = 10.0
     read_timeout: float = 600.0
     write_timeout: float = 60.0
-    pool_timeout: float = 5.0  # s a request waits for a free upstream connection; then 503 pool_exhausted (Retry-After)
-    max_connections: int | None = None  # upstream connections at most; None: from the fd limit (proxy.transport.limits)
+    pool_timeout: float = (
+        5.0  # s a request waits for a free upstream connection; then 503 pool_exhausted (Retry-After)
+    )
+    max_connections: int | None = (
+        None  # upstream connections at most; None: from the fd limit (proxy.transport.limits)
+    )
     store_max_entries: int = 200_000  # memory store: LRU bound across tenants
-    store_timeout: float = 0.1  # Redis store: deadline per look-up, s; then skipped (breaker) until a probe answers
+    store_timeout: float = (
+        0.1  # Redis store: deadline per look-up, s; then skipped (breaker) until a probe answers
+    )
     openai_ttl_s: float = 3600.0  # how long a prefix counts as "seen before" (OpenAI: up to 1h)
     anthropic_ttl_s: float = 3600.0  # Anthropic: 5m by default, 1h with ttl "1h"
     admin_token: str | None = None
     log_bodies: bool = False
     prices: str | None = None  # price file overriding the bundled one
-    rewrite: str = "off"  # off | safe | aggressive (analyzer.rewrite); a request's x-prefixgate-rewrite overrides it
-    shutdown_timeout: float = 10.0  # s that in-flight requests get on shutdown before being cut (proxy.server.shutdown)
-    gemini_auto_cache: bool = False  # every gemini upstream makes explicit caches for repeated prefixes (proxy.gemini_cache)
+    rewrite: str = (
+        "off"  # off | safe | aggressive (analyzer.rewrite); a request's x-prefixgate-rewrite overrides it
+    )
+    shutdown_timeout: float = (
+        10.0  # s that in-flight requests get on shutdown before being cut (proxy.server.shutdown)
+    )
+    gemini_auto_cache: bool = (
+        False  # every gemini upstream makes explicit caches for repeated prefixes (proxy.gemini_cache)
+    )
     gemini_auto_cache_after: int = 3  # sightings of a prefix within an hour before its cache is made
 
     def __post_init__(self) -> None:
@@ -169,30 +194,52 @@ class ProxyConfig:
                 raise ValueError(f"upstreams must be UpstreamSpec, got {type(spec).__name__}")
             other = seen.get(spec.name.lower())
             if other is not None:
-                raise ValueError(f"duplicate upstream prefix {spec.prefix!r} (upstreams {other.name!r} and {spec.name!r})")
+                raise ValueError(
+                    f"duplicate upstream prefix {spec.prefix!r} (upstreams {other.name!r} and {spec.name!r})"
+                )
             seen[spec.name.lower()] = spec
             if spec.name.lower() in PROTOCOLS and spec.name not in PROTOCOLS:
-                raise ValueError(f"duplicate upstream prefix {spec.prefix!r}: the default {spec.name.lower()!r} upstream has it")
+                raise ValueError(
+                    f"duplicate upstream prefix {spec.prefix!r}: the default {spec.name.lower()!r} upstream has it"
+                )
             if spec.name in PROTOCOLS and spec.protocol != spec.name:
-                raise ValueError(f"upstream {spec.name!r} replaces the default one and must keep protocol {spec.name!r}")
+                raise ValueError(
+                    f"upstream {spec.name!r} replaces the default one and must keep protocol {spec.name!r}"
+                )
         from proxy.store.redis_store import cluster_nodes, redacted
 
-        if not (self.store == "memory" or self.store.startswith(("redis://", "rediss://", "unix://", "redis-cluster://"))):
-            raise ValueError(f"--store must be 'memory', a redis:// URL or redis-cluster://host:port[,host:port...], got {redacted(self.store)!r}")
+        if not (
+            self.store == "memory"
+            or self.store.startswith(("redis://", "rediss://", "unix://", "redis-cluster://"))
+        ):
+            raise ValueError(
+                f"--store must be 'memory', a redis:// URL or redis-cluster://host:port[,host:port...], got {redacted(self.store)!r}"
+            )
         if self.store.startswith("redis-cluster://"):
-            cluster_nodes(self.store)  # ValueError on a malformed node list (quoting the URL without its password)
+            cluster_nodes(
+                self.store
+            )  # ValueError on a malformed node list (quoting the URL without its password)
         if self.max_body <= 0:
             raise ValueError("--max-body must be positive")
         if self.max_header_size < KIB:
             raise ValueError("--max-header-size must be at least 1KiB")
-        if isinstance(self.gemini_auto_cache_after, bool) or not isinstance(self.gemini_auto_cache_after, int) or self.gemini_auto_cache_after < 1:
-            raise ValueError(f"--gemini-auto-cache-after must be an integer >= 1, got {self.gemini_auto_cache_after!r}")
+        if (
+            isinstance(self.gemini_auto_cache_after, bool)
+            or not isinstance(self.gemini_auto_cache_after, int)
+            or self.gemini_auto_cache_after < 1
+        ):
+            raise ValueError(
+                f"--gemini-auto-cache-after must be an integer >= 1, got {self.gemini_auto_cache_after!r}"
+            )
         if self.shutdown_timeout < 0:
             raise ValueError("--shutdown-timeout must be 0 or more")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"--port out of range: {self.port}")
-        if self.max_connections is not None and (isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int)
-                                                 or self.max_connections < 1):
+        if self.max_connections is not None and (
+            isinstance(self.max_connections, bool)
+            or not isinstance(self.max_connections, int)
+            or self.max_connections < 1
+        ):
             raise ValueError(f"--max-connections must be an integer >= 1, got {self.max_connections!r}")
         for name in ("connect_timeout", "read_timeout", "write_timeout", "pool_timeout", "store_timeout"):
             if getattr(self, name) <= 0:
@@ -210,7 +257,11 @@ class ProxyConfig:
         named = {spec.name for spec in self.upstreams}
         defaults = tuple(
             UpstreamSpec(protocol, protocol, base)
-            for protocol, base in (("openai", self.openai_base), ("anthropic", self.anthropic_base), ("gemini", self.gemini_base))
+            for protocol, base in (
+                ("openai", self.openai_base),
+                ("anthropic", self.anthropic_base),
+                ("gemini", self.gemini_base),
+            )
             if protocol not in named
         )
         return defaults + self.upstreams

@@ -1,28 +1,13 @@
 """``prefixgate serve --config FILE``: named upstreams from a TOML file.
 
-The file is either a config of its own, one ``[[upstream]]`` table per upstream::
-
-    [[upstream]]
-    name = "deepseek"            # the path prefix: clients use http://HOST:PORT/deepseek/v1
-    protocol = "openai"          # openai | anthropic | gemini
-    base_url = "https://api.deepseek.com/v1"
-    rules = "deepseek"           # whose caching rules apply (analyzer.cache_rules.RULES); default: the protocol's
-    prices = "deepseek"          # optional price-table key
-    auto_cache = true            # gemini only: explicit caches for repeated prefixes (proxy.gemini_cache)
-
-or a ``pyproject.toml``, whose ``[tool.prefixgate]`` table holds the same
-(``[[tool.prefixgate.upstream]]``; ``[tool.prefixgate.lint]`` beside it belongs to
-``prefixgate lint``). :func:`discover` finds ``./pyproject.toml`` when no ``--config`` is
-given and it names upstreams.
-
-Every mistake is one :class:`ConfigFileError` whose message is one line naming the file
-and the line: TOML syntax, an unknown key, a missing one, an unknown protocol or rules, a
-base URL that is not http(s) (or carries credentials, a query or a fragment), a name that
-cannot be a path prefix, and a duplicate prefix. Line numbers come from a scan of the text
-for the tables' headers and keys (``tomllib`` gives none for values).
-
-This module reads one file and builds :class:`~proxy.config.UpstreamSpec` values; it
-checks nothing about the network and does not start anything.
+One ``[[upstream]]`` table per upstream (``name``, ``protocol``, ``base_url``, optional
+``rules``, ``prices``, ``auto_cache``), in a file of its own or under ``[tool.prefixgate]`` of a
+``pyproject.toml`` (:func:`discover` finds ``./pyproject.toml`` without ``--config``).
+Every mistake is one :class:`ConfigFileError`, one line naming the file and the line (found
+by scanning the text: ``tomllib`` gives none for values).
+It reads one file and builds :class:`~proxy.config.UpstreamSpec` values; it checks nothing
+about the network and starts nothing.
+See docs/providers.md (named upstreams) and docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -86,7 +71,9 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
         message = str(exc)
         pos = _TOML_POS.search(message)
         line = pos.group(1) if pos else "1"
-        raise ConfigFileError(f"{origin}:{line}: not valid TOML: {_TOML_POS.sub('', message).strip()}") from None
+        raise ConfigFileError(
+            f"{origin}:{line}: not valid TOML: {_TOML_POS.sub('', message).strip()}"
+        ) from None
     header = "upstream"
     if pyproject:
         data = data.get("tool", {}).get("prefixgate", {})
@@ -96,7 +83,9 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
     for key in data:
         if key not in TOP_LEVEL:
             line = _key_line(text, key) or 1
-            raise ConfigFileError(f"{origin}:{line}: unknown key {key!r} (a config file holds [[upstream]] tables)")
+            raise ConfigFileError(
+                f"{origin}:{line}: unknown key {key!r} (a config file holds [[upstream]] tables)"
+            )
     tables = data.get("upstream", [])
     lines = _lines(text, header)
     fallback = _key_line(text, header) or 1
@@ -107,28 +96,47 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
     for index, table in enumerate(tables):
         at, keys = lines[index] if index < len(lines) else (fallback, {})
         if not isinstance(table, dict):
-            raise ConfigFileError(f"{origin}:{at}: each upstream must be a table with name, protocol and base_url")
+            raise ConfigFileError(
+                f"{origin}:{at}: each upstream must be a table with name, protocol and base_url"
+            )
         for key in table:
             if key not in KEYS:
-                raise ConfigFileError(f"{origin}:{keys.get(key, at)}: unknown key {key!r} in upstream (expected {', '.join(KEYS)})")
+                raise ConfigFileError(
+                    f"{origin}:{keys.get(key, at)}: unknown key {key!r} in upstream (expected {', '.join(KEYS)})"
+                )
         for key in REQUIRED:
             if key not in table:
                 raise ConfigFileError(f"{origin}:{at}: upstream is missing {key!r}")
         for key, value in table.items():
             if key in FLAGS:
                 if not isinstance(value, bool):
-                    raise ConfigFileError(f"{origin}:{keys.get(key, at)}: {key} must be true or false, got {value!r}")
+                    raise ConfigFileError(
+                        f"{origin}:{keys.get(key, at)}: {key} must be true or false, got {value!r}"
+                    )
             elif not isinstance(value, str):
                 raise ConfigFileError(f"{origin}:{keys.get(key, at)}: {key} must be a string, got {value!r}")
         name = table["name"]
         if name.lower() in names:
-            raise ConfigFileError(f"{origin}:{keys.get('name', at)}: duplicate upstream prefix '/{name}' (first at line {names[name.lower()]})")
+            raise ConfigFileError(
+                f"{origin}:{keys.get('name', at)}: duplicate upstream prefix '/{name}' (first at line {names[name.lower()]})"
+            )
         names[name.lower()] = keys.get("name", at)
         if name in PROTOCOLS and table["protocol"] != name:
-            raise ConfigFileError(f"{origin}:{keys.get('protocol', at)}: upstream {name!r} replaces the default one and must keep protocol {name!r}")
+            raise ConfigFileError(
+                f"{origin}:{keys.get('protocol', at)}: upstream {name!r} replaces the default one and must keep protocol {name!r}"
+            )
         try:
-            specs.append(UpstreamSpec(name, table["protocol"], table["base_url"], table.get("rules"), table.get("prices"),
-                                      auto_cache=table.get("auto_cache", False), line=at))
+            specs.append(
+                UpstreamSpec(
+                    name,
+                    table["protocol"],
+                    table["base_url"],
+                    table.get("rules"),
+                    table.get("prices"),
+                    auto_cache=table.get("auto_cache", False),
+                    line=at,
+                )
+            )
         except ValueError as exc:
             blame = _blame(str(exc), keys, at)
             raise ConfigFileError(f"{origin}:{blame}: {exc}") from None
@@ -137,7 +145,14 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
 
 def _blame(message: str, keys: dict[str, int], at: int) -> int:
     """The line of the key an :class:`UpstreamSpec` error is about."""
-    for key, words in (("auto_cache", "auto_cache"), ("protocol", "protocol"), ("base_url", "base_url"), ("rules", "rules"), ("prices", "prices"), ("name", "name")):
+    for key, words in (
+        ("auto_cache", "auto_cache"),
+        ("protocol", "protocol"),
+        ("base_url", "base_url"),
+        ("rules", "rules"),
+        ("prices", "prices"),
+        ("name", "name"),
+    ):
         if words in message:
             return keys.get(key, at)
     return at
@@ -149,7 +164,9 @@ def load(path: str | Path) -> tuple[UpstreamSpec, ...]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigFileError(f"{path}: cannot read the config file ({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigFileError(
+            f"{path}: cannot read the config file ({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})"
+        ) from None
     return parse(text, str(path), pyproject=path.name == "pyproject.toml")
 
 

@@ -1,22 +1,12 @@
 """``prefixgate demo``: the proxy in front of a local upstream — what ``make run`` runs.
 
-Starts the upstream as a child process on ``port + 1`` (the local PyTorch engine with its
-demo model by default, or the emulator), waits until it answers, then serves the proxy on
-``port`` with its OpenAI base pointed at that upstream. Anthropic and Gemini routes go to an
-emulator on ``port + 2`` (it speaks both; its Gemini routes follow Gemini's implicit caching),
-so the three SDKs work offline with no API keys. Stopping the proxy stops the children.
-
-Money on the first run: the local engine's models have no price of their own, so the demo
-prices each model the upstream lists (``/v1/models``) that the price table does not know at
-another model's rates (``--priced-as``, gpt-4o-mini by default), in a price file of its own
-whose rows say so (``"label": "priced as gpt-4o-mini"``, shown beside the model on the
-dashboard). A real deployment keeps its own ``--prices`` file; ``serve`` never does this.
-
-``--admin-token`` (or ``PREFIXGATE_ADMIN_TOKEN``) guards ``/prefixgate/*`` as under
-``serve``, so the demo can listen on a non-loopback host (a container). The banner names
-the routes the local engine serves; the others answer 404.
-
-This module does not build models or serve anything itself; it only wires processes.
+Starts the upstream (the local engine by default, or the emulator) on ``port + 1`` and an
+emulator for Anthropic and Gemini on ``port + 2``, then serves the proxy on ``port``, so the
+three SDKs work offline; stopping the proxy stops the children. Models the price table does not
+know are priced as another (``--priced-as``, labelled so), in a price file of the demo's own;
+``serve`` never does this. ``--admin-token`` guards ``/prefixgate/*`` as under ``serve``.
+It builds no model and serves nothing itself; it only wires processes.
+See docs/configuration.md (``prefixgate demo``).
 """
 
 from __future__ import annotations
@@ -28,8 +18,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import click
 import httpx
@@ -81,38 +71,71 @@ def demo_prices(models: list[str], priced_as: str, table: PriceTable) -> tuple[d
     rate = table.lookup(priced_as)
     if rate is None:
         raise click.BadParameter(f"no price for {priced_as!r} in the price table", param_hint="--priced-as")
-    rows = [{"provider": "openai", "model": m, "input": rate.input, "output": rate.output, "cache_read": rate.cache_read,
-             "cache_write_5m": rate.cache_write_5m, "cache_write_1h": rate.cache_write_1h,
-             "label": f"priced as {rate.model}", "source": f"prefixgate demo: the local engine charged at {rate.model}'s rates "
-                                                           f"({rate.source})", "date": rate.date}
-            for m in models if table.lookup(m) is None]
+    rows = [
+        {
+            "provider": "openai",
+            "model": m,
+            "input": rate.input,
+            "output": rate.output,
+            "cache_read": rate.cache_read,
+            "cache_write_5m": rate.cache_write_5m,
+            "cache_write_1h": rate.cache_write_1h,
+            "label": f"priced as {rate.model}",
+            "source": f"prefixgate demo: the local engine charged at {rate.model}'s rates ({rate.source})",
+            "date": rate.date,
+        }
+        for m in models
+        if table.lookup(m) is None
+    ]
     return {"version": f"demo-priced-as-{rate.model}", "models": rows}, rate
 
 
-def banner(host: str, port: int, upstream: str, up_base: str, anthropic_base: str, priced: list[str],
-           rate: Price | None, admin_token: str | None) -> str:
+def banner(
+    host: str,
+    port: int,
+    upstream: str,
+    up_base: str,
+    anthropic_base: str,
+    priced: list[str],
+    rate: Price | None,
+    admin_token: str | None,
+) -> str:
     proxy = f"http://{host}:{port}"
-    lines = [f"\nprefixgate proxy on {proxy}",
-             f"  OpenAI routes    → {upstream} upstream at {up_base}/v1"]
+    lines = [f"\nprefixgate proxy on {proxy}", f"  OpenAI routes    → {upstream} upstream at {up_base}/v1"]
     if upstream == "local":
-        lines.append(f"                     it serves {', '.join(LOCAL_ROUTES)}; other routes (e.g. /v1/embeddings) answer 404")
-    lines.append(f"  Anthropic routes → emulator at {anthropic_base} (POST /v1/messages, /v1/messages/count_tokens)")
-    lines.append(f"  Gemini routes    → emulator at {anthropic_base} (POST /v1beta/models/MODEL:generateContent, "
-                 ":streamGenerateContent; offline, no Google key needed)")
+        lines.append(
+            f"                     it serves {', '.join(LOCAL_ROUTES)}; other routes (e.g. /v1/embeddings) answer 404"
+        )
+    lines.append(
+        f"  Anthropic routes → emulator at {anthropic_base} (POST /v1/messages, /v1/messages/count_tokens)"
+    )
+    lines.append(
+        f"  Gemini routes    → emulator at {anthropic_base} (POST /v1beta/models/MODEL:generateContent, "
+        ":streamGenerateContent; offline, no Google key needed)"
+    )
     if priced and rate is not None:
-        lines.append(f"  money            {', '.join(priced)} priced as {rate.model} (${rate.input:g} input, "
-                     f"${rate.read_rate:g} cached, ${rate.output:g} output per 1M tokens; a real deployment uses its own --prices)")
+        lines.append(
+            f"  money            {', '.join(priced)} priced as {rate.model} (${rate.input:g} input, "
+            f"${rate.read_rate:g} cached, ${rate.output:g} output per 1M tokens; a real deployment uses its own --prices)"
+        )
     lines.append(f"  try: OPENAI_BASE_URL={proxy}/v1 OPENAI_API_KEY=demo python your_app.py")
     token = "?token=…" if admin_token else ""
-    lines.append(f"  dashboard: {proxy}/prefixgate/dashboard{token}   stats: {proxy}/prefixgate/stats"
-                 f"   KV calculator: {proxy}/prefixgate/kv{token}")
+    lines.append(
+        f"  dashboard: {proxy}/prefixgate/dashboard{token}   stats: {proxy}/prefixgate/stats"
+        f"   KV calculator: {proxy}/prefixgate/kv{token}"
+    )
     if admin_token:
         lines.append("  /prefixgate/* needs the admin token (Authorization: Bearer, or ?token= in the link)")
     return "\n".join(lines) + "\n"
 
 
 @click.command("demo")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (non-loopback needs --admin-token).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on (non-loopback needs --admin-token).",
+)
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option(
     "--upstream",
@@ -121,17 +144,41 @@ def banner(host: str, port: int, upstream: str, up_base: str, anthropic_base: st
     show_default=True,
     help="local: the PyTorch engine (demo model unless --model); emulator: the provider emulator.",
 )
-@click.option("--model", default=None, help="Checkpoint folder for the local engine (default: the demo model).")
-@click.option("--ledger", default=None, help="SQLite ledger path (default: demo-ledger.sqlite in the state folder, apart from serve's: demo money is priced at a borrowed rate).")
-@click.option("--admin-token", default=None, envvar="PREFIXGATE_ADMIN_TOKEN",
-              help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN); needed on a non-loopback host.")
-@click.option("--priced-as", default=DEFAULT_PRICED_AS, show_default=True, metavar="MODEL",
-              help="Price the local engine's models at this model's rates (labelled so); 'none' leaves them unpriced.")
-def demo_command(host: str, port: int, upstream: str, model: str | None, ledger: str | None,
-                 admin_token: str | None, priced_as: str) -> None:
+@click.option(
+    "--model", default=None, help="Checkpoint folder for the local engine (default: the demo model)."
+)
+@click.option(
+    "--ledger",
+    default=None,
+    help="SQLite ledger path (default: demo-ledger.sqlite in the state folder, apart from serve's: demo money is priced at a borrowed rate).",
+)
+@click.option(
+    "--admin-token",
+    default=None,
+    envvar="PREFIXGATE_ADMIN_TOKEN",
+    help="Token guarding /prefixgate/* (env PREFIXGATE_ADMIN_TOKEN); needed on a non-loopback host.",
+)
+@click.option(
+    "--priced-as",
+    default=DEFAULT_PRICED_AS,
+    show_default=True,
+    metavar="MODEL",
+    help="Price the local engine's models at this model's rates (labelled so); 'none' leaves them unpriced.",
+)
+def demo_command(
+    host: str,
+    port: int,
+    upstream: str,
+    model: str | None,
+    ledger: str | None,
+    admin_token: str | None,
+    priced_as: str,
+) -> None:
     """Run the proxy at HOST:PORT in front of a local upstream; no API keys needed."""
     if upstream == "local" and not _torch_available():
-        click.echo("torch is not installed (pip install -e '.[local]'); using the emulator instead.", err=True)
+        click.echo(
+            "torch is not installed (pip install -e '.[local]'); using the emulator instead.", err=True
+        )
         upstream = "emulator"
     if ledger is None:  # never mixed into the ledger `serve` and `report` read
         ledger = str(default_state_dir() / "demo-ledger.sqlite")
@@ -139,7 +186,9 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     up_base = f"http://127.0.0.1:{up_port}"
     anthropic_base = f"http://127.0.0.1:{anthropic_port}"
     if upstream == "local":
-        up_args = ["local", "--host", "127.0.0.1", "--port", str(up_port)] + (["--model", model] if model else [])
+        up_args = ["local", "--host", "127.0.0.1", "--port", str(up_port)] + (
+            ["--model", model] if model else []
+        )
         up_timeout = 600.0  # the first run builds the demo model
     else:
         up_args = ["emulator", "--host", "127.0.0.1", "--port", str(up_port)]
@@ -148,17 +197,26 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
     if priced_as.lower() != "none" and table.lookup(priced_as) is None:
         raise click.BadParameter(f"no price for {priced_as!r} in the price table", param_hint="--priced-as")
     try:  # checked before any child starts
-        ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base,
-                    gemini_base=anthropic_base, ledger=ledger, admin_token=admin_token)
+        ProxyConfig(
+            host=host,
+            port=port,
+            openai_base=f"{up_base}/v1",
+            anthropic_base=anthropic_base,
+            gemini_base=anthropic_base,
+            ledger=ledger,
+            admin_token=admin_token,
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emulator_args = ["emulator", "--host", "127.0.0.1", "--port", str(anthropic_port)]
     # A SIGTERM (an orchestrator's stop) unwinds like Ctrl-C, so the children are stopped too: uvicorn
     # restores this handler after its shutdown and re-raises the signal it caught.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    with tempfile.TemporaryDirectory(prefix="prefixgate-demo-") as scratch, \
-            _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout), \
-            _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0):
+    with (
+        tempfile.TemporaryDirectory(prefix="prefixgate-demo-") as scratch,
+        _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout),
+        _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0),
+    ):
         prices, priced, rate = None, [], None
         if upstream == "local" and priced_as.lower() != "none":
             doc, rate = demo_prices(listed_models(up_base), priced_as, table)
@@ -166,7 +224,15 @@ def demo_command(host: str, port: int, upstream: str, model: str | None, ledger:
             if priced:
                 prices = str(Path(scratch) / "demo-prices.json")
                 Path(prices).write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        config = ProxyConfig(host=host, port=port, openai_base=f"{up_base}/v1", anthropic_base=anthropic_base,
-                             gemini_base=anthropic_base, ledger=ledger, admin_token=admin_token, prices=prices)
+        config = ProxyConfig(
+            host=host,
+            port=port,
+            openai_base=f"{up_base}/v1",
+            anthropic_base=anthropic_base,
+            gemini_base=anthropic_base,
+            ledger=ledger,
+            admin_token=admin_token,
+            prices=prices,
+        )
         click.echo(banner(host, port, upstream, up_base, anthropic_base, priced, rate, admin_token))
         run(config, "warning")  # as `prefixgate serve` runs it: no uvicorn access log, uvloop

@@ -1,17 +1,11 @@
 """The proxy's own error responses, in the shape of the provider the client talks to.
 
-Clients use that provider's SDK, so a 413/502/504 made by the proxy must parse as that
-SDK's error: OpenAI ``{"error": {"message", "type", "code", "param"}}``, Anthropic
-``{"type": "error", "error": {"type", "message"}}``, Gemini
-``{"error": {"code", "message", "status"}}`` (all built by :mod:`analyzer.wire`).
-Every proxy-made error also carries ``x-prefixgate-error: <kind>`` so it is never
-mistaken for the upstream's.
-
-Every failure goes on its request's record in one place, :func:`record_failure` (status and
-kind, as the handler, the relay and the Gemini auto-cache's own calls report them);
-:func:`broken_off` names an upstream body that broke off while it was read.
-
+A 413/502/504 made by the proxy parses as that provider's SDK error (OpenAI, Anthropic or
+Gemini shape, built by :mod:`analyzer.wire`) and carries ``x-prefixgate-error: <kind>`` so it is
+never mistaken for the upstream's. Every failure goes on its record in one place,
+:func:`record_failure`; :func:`broken_off` names an upstream body that broke off while read.
 Errors the upstream itself returns are not built here: they are relayed verbatim.
+See docs/request-path.md (the proxy's own errors).
 """
 
 from __future__ import annotations
@@ -41,13 +35,17 @@ class ProxyError:
 
 BAD_PATH = ProxyError(400, "bad_path", "invalid_request_error", "invalid_request_error")
 NOT_FOUND = ProxyError(404, "not_found", "invalid_request_error", "not_found_error")
-BAD_REWRITE_MODE = ProxyError(400, "bad_rewrite_mode", "invalid_request_error", "invalid_request_error")  # x-prefixgate-rewrite
+BAD_REWRITE_MODE = ProxyError(
+    400, "bad_rewrite_mode", "invalid_request_error", "invalid_request_error"
+)  # x-prefixgate-rewrite
 CLIENT_GONE = ProxyError(499, "client_disconnected", "invalid_request_error", "invalid_request_error")
 BODY_TOO_LARGE = ProxyError(413, "body_too_large", "invalid_request_error", "request_too_large")
 UPSTREAM_UNREACHABLE = ProxyError(502, "upstream_unreachable", "api_error", "api_error")
 UPSTREAM_PROTOCOL = ProxyError(502, "upstream_protocol_error", "api_error", "api_error")
 UPSTREAM_TIMEOUT = ProxyError(504, "upstream_timeout", "timeout", "timeout_error")
-UPSTREAM_READ_ERROR = ProxyError(502, "upstream_read_error", "api_error", "api_error")  # the upstream's body broke off
+UPSTREAM_READ_ERROR = ProxyError(
+    502, "upstream_read_error", "api_error", "api_error"
+)  # the upstream's body broke off
 SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")  # the proxy stopped mid-request
 # every pooled upstream connection stayed busy for --pool-timeout: the proxy's own limit, not the upstream's timeout
 POOL_EXHAUSTED = ProxyError(503, "pool_exhausted", "api_error", "overloaded_error", retry_after=1)
@@ -59,7 +57,9 @@ def broken_off(exc: BaseException) -> ProxyError:
     return UPSTREAM_TIMEOUT if isinstance(exc, httpx.TimeoutException) else UPSTREAM_READ_ERROR
 
 
-def record_failure(record: RequestRecord, error: ProxyError, *, keep_status: bool = False, keep_error: bool = False) -> None:
+def record_failure(
+    record: RequestRecord, error: ProxyError, *, keep_status: bool = False, keep_error: bool = False
+) -> None:
     """The one place a failure goes on a record: ``record.status`` = ``error.status`` (unless
     ``keep_status``: the upstream's status already went to the client, or is the call's own
     answer) and ``record.error`` = ``error.kind`` (unless ``keep_error`` and the record already
@@ -79,8 +79,15 @@ def error_body(provider: str, error: ProxyError, message: str) -> bytes:
     return orjson.dumps(openai_error(message, error.openai_type, code=error.kind, code_before_param=True))
 
 
-def error_response(provider: str, error: ProxyError, message: str, extra_headers: dict[str, str] | None = None) -> Response:
+def error_response(
+    provider: str, error: ProxyError, message: str, extra_headers: dict[str, str] | None = None
+) -> Response:
     headers = {"x-prefixgate-error": error.kind, **(extra_headers or {})}
     if error.retry_after is not None:
         headers["retry-after"] = str(error.retry_after)
-    return Response(error_body(provider, error, message), status_code=error.status, headers=headers, media_type="application/json")
+    return Response(
+        error_body(provider, error, message),
+        status_code=error.status,
+        headers=headers,
+        media_type="application/json",
+    )

@@ -1,20 +1,12 @@
 """One proxied request, from arrival to its record: :class:`Exchange`.
 
-The handler builds exactly one per proxied request, right after routing, and fills it as
-it learns: the :class:`~proxy.routing.Target` (upstream URL, and the
-:class:`~proxy.routing.Endpoint` the router resolved once), the body's
-:class:`~proxy.body_analysis.BodyAnalysis`, the money layer's early miss diagnosis
-(:class:`Early`, from :meth:`proxy.accounting.money.Money.before`), what goes upstream, the
-prefix store's look-up in flight (:class:`proxy.store.lookup.Lookup`) and the
-:class:`~proxy.accounting.records.RequestRecord`. When the Gemini auto-cache rewrote the body
-to reference a ``cachedContent``, ``fallback_body`` keeps the body as sent, for the relay's one
-resend. The relay (:class:`~proxy.relay.Relay`), the usage tap (:func:`proxy.usage_tap.tap_for`)
-and the recorder's enrichers read it; sinks see only its record. Nothing outlives the
-request's response holding it: no table keyed by request id, so a request that never
-finishes leaves nothing behind.
-
-This module holds data only: it does not route, analyse, look up, send or record, and never
-touches a socket.
+The handler builds exactly one per proxied request, right after routing, and fills it as it
+learns: the target, the body's analysis, the early miss diagnosis (:class:`Early`), what goes
+upstream (and ``fallback_body``, the body as sent, for the Gemini auto-cache's one resend), the
+store look-up in flight and the record. The relay, the usage tap and the recorder's enrichers
+read it; sinks see only its record. Nothing outlives the response holding it (no table keyed
+by request id). Data only: it does not route, analyse, look up, send or record.
+See docs/request-path.md.
 """
 
 from __future__ import annotations
@@ -48,15 +40,25 @@ class Early:
 class Exchange:
     record: RequestRecord  # the request id, tenant, provider, route and method are its first fields
     started: float = 0.0  # time.perf_counter() at arrival: latency and TTFB count from here
-    headers: dict[str, str] = field(default_factory=dict)  # the x-prefixgate-* response headers, all known before the first byte
+    headers: dict[str, str] = field(
+        default_factory=dict
+    )  # the x-prefixgate-* response headers, all known before the first byte
     target: Target | None = None  # None only when the path was refused (404 / 400)
     analysis: BodyAnalysis | None = None  # None until the body is read, or when it never was
     early: Early | None = None  # the money layer's request-time observation; None: not observed
-    ask_usage: bool = False  # the proxy spliced include_usage into an OpenAI stream: the relay drops that chunk
+    ask_usage: bool = (
+        False  # the proxy spliced include_usage into an OpenAI stream: the relay drops that chunk
+    )
     upstream_headers: RawHeaders | None = None  # what goes upstream (hop-by-hop and our own headers dropped)
     upstream_body: bytes = b""
-    fallback_body: bytes | None = None  # the body as the client sent it, when the Gemini auto-cache rewrote upstream_body
+    fallback_body: bytes | None = (
+        None  # the body as the client sent it, when the Gemini auto-cache rewrote upstream_body
+    )
     # to reference a cachedContent: the relay sends it once instead if the upstream refuses that cache
     # (proxy.gemini_cache.resend); None: no second try
-    lookup: Lookup | None = None  # the prefix store's look-up in flight (started by the handler); None: none needed
-    diagnostics: object = None  # the answer's Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer
+    lookup: Lookup | None = (
+        None  # the prefix store's look-up in flight (started by the handler); None: none needed
+    )
+    diagnostics: object = (
+        None  # the answer's Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer
+    )

@@ -1,21 +1,12 @@
 """Everything the request path shares, in one object: :class:`Gate`.
 
-One per app (``app.state.gate``, the only thing on ``app.state``): the config, the router,
-the tenant hasher, the prefix store (behind its guard), the recorder with its sinks and
-enrichers (the provider-diagnostics memory, :mod:`proxy.provider_diagnostics`, and the Gemini
-auto-cache's hook, :mod:`proxy.gemini_cache.hook`, register themselves as ones), the in-memory
-stats, the fleet totals (a Redis store only; also one of the recorder's sinks), the money
-layer (prices, ledger, metrics), the head-returns tracker of the rewrite
-(:mod:`proxy.head_returns`) and, once the app has started, the upstream pool (``pool``).
-:meth:`Gate.start` opens the pool in the app's lifespan; :meth:`Gate.aclose` closes the
-auto-cache, pool, store and recorder sinks, each even if the one before failed (the ledger's
-last rows and the fleet's last counts must land).
-:meth:`Gate.stats_json` is ``/prefixgate/stats``: this replica's stats, plus ``fleet`` when
-there is one. :meth:`Gate.finish` hands a done
-request's :class:`~proxy.exchange.Exchange` to the recorder.
-
-This module does not build the parts (:func:`proxy.app.create_app` does) and holds no
-per-request state.
+One per app (``app.state.gate``): the config, router, tenant hasher, guarded store, recorder
+with its sinks and enrichers, stats, fleet totals, money layer, head-returns tracker and, once
+started, the upstream pool (``pool``). :meth:`Gate.start` opens the pool; :meth:`Gate.aclose`
+closes auto-cache, pool, store and sinks, each even if the one before failed.
+:meth:`Gate.stats_json` is ``/prefixgate/stats``; :meth:`Gate.finish` hands a done exchange to
+the recorder. It does not build the parts (:func:`proxy.app.create_app` does) and holds no
+per-request state. See docs/architecture.md (``proxy/``) and docs/shutdown.md.
 """
 
 from __future__ import annotations
@@ -34,12 +25,12 @@ from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gemini_cache.hook import AutoCacheHook
-from proxy.provider_diagnostics import ProviderDiagnostics
 from proxy.head_returns import HeadReturnsTracker
+from proxy.provider_diagnostics import ProviderDiagnostics
 from proxy.routing import Router
 from proxy.store import PrefixStore
 from proxy.tenant import TenantHasher
-from proxy.transport.upstream import Upstream
+from proxy.transport.upstream import UpstreamPool
 
 if TYPE_CHECKING:
     from proxy.exchange import Exchange
@@ -55,21 +46,29 @@ class Gate:
     stats: Stats
     money: MoneyLayer | None = None
     fleet: Fleet | None = None  # every replica's totals in Redis; None on the memory store
-    pool: Upstream | None = None  # the upstream pool, opened by start()
-    head_returns: HeadReturnsTracker = field(default_factory=HeadReturnsTracker)  # heads over time, for the ttl-1h / ttl-12h rewrites
-    gemini_auto_cache: AutoCacheHook = field(default_factory=AutoCacheHook)  # --gemini-auto-cache (proxy.gemini_cache); off by default
+    pool: UpstreamPool | None = None
+    head_returns: HeadReturnsTracker = field(
+        default_factory=HeadReturnsTracker
+    )  # heads over time, for the ttl-1h / ttl-12h rewrites
+    gemini_auto_cache: AutoCacheHook = field(
+        default_factory=AutoCacheHook
+    )  # --gemini-auto-cache (proxy.gemini_cache); off by default
     started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
     # the tenants' recent Anthropic response ids, to ask the provider why a request missed (proxy.provider_diagnostics)
     provider_diagnostics: ProviderDiagnostics = field(default_factory=ProviderDiagnostics)
 
     def __post_init__(self) -> None:
-        self.recorder.enrichers.append(self.provider_diagnostics)  # remembers each finished answer's id
+        self.recorder.enrichers.append(self.provider_diagnostics)
         if self.gemini_auto_cache.on:
-            self.recorder.enrichers.append(self.gemini_auto_cache)  # sees each finished exchange: drops refused caches
+            self.recorder.enrichers.append(
+                self.gemini_auto_cache
+            )  # sees each finished exchange: drops refused caches
 
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.pool = Upstream(self.config, transport)
-        self.gemini_auto_cache.start(self.pool, self.recorder.emit)  # its background calls share the pool, each recorded on its own
+        self.pool = UpstreamPool(self.config, transport)
+        self.gemini_auto_cache.start(
+            self.pool, self.recorder.emit
+        )  # its background calls share the pool, each recorded on its own
         self.started = time.monotonic()
         if self.fleet is not None:
             self.fleet.start()
@@ -89,7 +88,9 @@ class Gate:
         recorder (the ledger's last rows) always closes."""
         errors = []
         if self.gemini_auto_cache.on:
-            errors.append(await _bounded("gemini auto-cache", self.gemini_auto_cache.aclose()))  # its calls end before the pool closes
+            errors.append(
+                await _bounded("gemini auto-cache", self.gemini_auto_cache.aclose())
+            )  # its calls end before the pool closes
         if self.pool is not None:
             errors.append(await _bounded("upstream pool", self.pool.aclose()))
         errors.append(await _bounded("prefix store", self.store.aclose()))
@@ -110,8 +111,16 @@ async def _bounded(part: str, closing) -> Exception | None:
     try:
         await asyncio.wait_for(asyncio.shield(task), CLOSE_BUDGET_S)
     except TimeoutError:
-        stack = "".join(f"\n  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}" for frame in task.get_stack())
-        log.warning("shutdown: closing the %s took over %.0f s; going on without it (stuck in:%s)", part, CLOSE_BUDGET_S, stack or " ?")
+        stack = "".join(
+            f"\n  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}"
+            for frame in task.get_stack()
+        )
+        log.warning(
+            "shutdown: closing the %s took over %.0f s; going on without it (stuck in:%s)",
+            part,
+            CLOSE_BUDGET_S,
+            stack or " ?",
+        )
         task.cancel()
     except Exception as exc:  # one part failing to close must not keep the others open
         return exc

@@ -1,35 +1,13 @@
 """The proxied endpoints (``/v1/*``, ``/v1beta/*``, ``/NAME/*``): one request from arrival to the
 :class:`~proxy.relay.Relay` that sends it.
 
-Order of work: route (only the configured upstreams; the router also resolves the endpoint
-kind, the upstream's name and rules, and Gemini's model, once) → tenant (the key from its
-header, or Gemini's ``?key=``) → one :class:`~proxy.exchange.Exchange` for the request → read the
-body (bounded by ``max_body``) → analyse → the rewrite (``--rewrite`` or the request's
-``x-prefixgate-rewrite``: off / safe / aggressive, :mod:`analyzer.rewrite`, for the model the
-upstream serves: on an Azure deployment route its deployment's name, :func:`_serving_model`; under safe and
-aggressive an Anthropic Messages body also asks for the provider's miss reason,
-:mod:`proxy.provider_diagnostics`) → early miss
-diagnosis → maybe ask an OpenAI stream for usage → start the store look-up-and-record
-(:class:`~proxy.store.lookup.Lookup`: it runs beside the upstream call, nothing sent upstream
-depends on it) → return a :class:`~proxy.relay.Relay` (an ASGI callable: Starlette calls it
-and it sends the exchange upstream, awaits the look-up right before the response head, and
-relays the answer with the ``x-prefixgate-*`` headers). The Gemini auto-cache is one call here,
-:meth:`proxy.gemini_cache.hook.AutoCacheHook.before`, after the rewrite. Every outcome (400,
-404, 413, 499 and 503 ``shutdown_cut`` made here; 502, 504, 499 and 503 made by the relay)
-ends in exactly one :class:`~proxy.accounting.records.RequestRecord` (but a path whose first
-segment names no prefix the proxy serves: a 404 in OpenAI's shape naming the prefixes, and
-no record), its failure written by :func:`proxy.errors.record_failure`, handed to the
-recorder with its exchange. The store, the rewrite and the diagnosis are advice: if one fails, the request
-goes on as if it were off, and the failure is logged. A Redis store costs a request at
-most its deadline (:mod:`proxy.store.guard`), overlapped with the upstream call, and nothing while its breaker is open
-(``store.ready(tenant)`` is False: not awaited at all); then the prefix is unknown:
-``x-prefixgate-prefix-segments`` / ``-prefix-bytes`` say ``unknown`` and the record's
-``prefix_segments`` / ``prefix_bytes`` are ``None``, its ``store`` ``skipped`` or ``unavailable``.
-
-This module does not send anything itself: it returns the proxy's own error replies and the
-relay, which Starlette calls; it does not talk to the upstream or stream responses (see :mod:`proxy.relay`),
-does not look at the path suffix (the target's endpoint says what the route is), and never
-logs headers or bodies.
+Route → tenant → :class:`~proxy.exchange.Exchange` → body (bounded) → analyse → rewrite (and
+the provider-diagnostics ask) → the Gemini auto-cache hook → early miss diagnosis → maybe ask an
+OpenAI stream for usage → start the store look-up → return the relay. Every outcome ends in
+exactly one record (but an unknown first segment: a 404, no record). The store, the rewrite
+and the diagnosis are advice: a failure is logged and the request goes on as if it were off.
+It sends nothing upstream, streams nothing, never reads the path suffix, never logs headers or bodies.
+See docs/request-path.md (order of work; how a request ends early) and docs/store.md.
 """
 
 from __future__ import annotations
@@ -47,8 +25,19 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from analyzer.cache_rules.openai import uses_breakpoints
-from analyzer.rewrite import (ANTHROPIC_MESSAGES, HINT_RULES, MODES, OFF, OPENAI_CHAT, OPENAI_RESPONSES, SKIPPED_ERROR, SKIPPED_SHAPE, head_key,
-                              rewrite_request, write_12h_ratio)
+from analyzer.rewrite import (
+    ANTHROPIC_MESSAGES,
+    HINT_RULES,
+    MODES,
+    OFF,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    SKIPPED_ERROR,
+    SKIPPED_SHAPE,
+    head_key,
+    rewrite_request,
+    write_12h_ratio,
+)
 from proxy import errors
 from proxy.accounting.records import RequestRecord
 from proxy.body_analysis import BodyAnalysis, analyse, needs_stream_usage, with_stream_usage
@@ -102,7 +91,11 @@ async def handle(request: Request) -> Response | Relay:
     scope = request.scope
     raw_headers = scope["headers"]
     request_id = new_request_id()
-    extra = {"x-prefixgate-request-id": request_id, "x-prefixgate-prefix-segments": "0", "x-prefixgate-prefix-bytes": "0"}
+    extra = {
+        "x-prefixgate-request-id": request_id,
+        "x-prefixgate-prefix-segments": "0",
+        "x-prefixgate-prefix-bytes": "0",
+    }
     raw_path = scope.get("raw_path") or scope["path"].encode()
     raw_path = raw_path.split(b"?", 1)[0]
     query = scope.get("query_string", b"")
@@ -110,16 +103,22 @@ async def handle(request: Request) -> Response | Relay:
     try:
         target = gate.router.resolve(raw_path, query, request.headers)
     except BadPath as exc:
-        if exc.unknown_prefix:  # no upstream's path at all (a browser's /favicon.ico): answered, never recorded
+        if (
+            exc.unknown_prefix
+        ):  # no upstream's path at all (a browser's /favicon.ico): answered, never recorded
             return errors.error_response(OPENAI, errors.NOT_FOUND, str(exc), extra)
         provider = exc.provider or error_provider(scope["path"], request.headers)
-        route = raw_path[:200].decode("latin-1").encode("unicode_escape").decode("ascii")  # as sent, never a decoded "\n"
+        route = (
+            raw_path[:200].decode("latin-1").encode("unicode_escape").decode("ascii")
+        )  # as sent, never a decoded "\n"
         record = RequestRecord(request_id, time.time(), tenant, provider, route, method=request.method)
         record.upstream = exc.upstream
         error = errors.NOT_FOUND if exc.status == 404 else errors.BAD_PATH
         return _fail(gate, Exchange(record, started, extra), error, str(exc))
 
-    record = RequestRecord(request_id, time.time(), tenant, target.provider, target.route, method=request.method)
+    record = RequestRecord(
+        request_id, time.time(), tenant, target.provider, target.route, method=request.method
+    )
     record.upstream = target.upstream
     exchange = Exchange(record, started, extra, target)
     try:
@@ -154,12 +153,18 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         analysis = analyse(target, raw)
     mode = _rewrite_mode(request, gate)
     if mode is None:
-        return _fail(gate, exchange, errors.BAD_REWRITE_MODE, f"x-prefixgate-rewrite must be one of {', '.join(MODES)}")
+        return _fail(
+            gate, exchange, errors.BAD_REWRITE_MODE, f"x-prefixgate-rewrite must be one of {', '.join(MODES)}"
+        )
     # Rewrites speak OpenAI's and Anthropic's own fields (prompt_cache_key, cache_control): only
     # where those rules apply, or xAI's / Mistral's routing hints on their OpenAI-style API;
     # a look-alike (DeepSeek, Gemini) gets its body as sent.
     rewritable = target.rules == target.provider or (target.provider == OPENAI and target.rules in HINT_RULES)
-    api = _REWRITE_API.get((target.provider, target.endpoint.kind)) if request.method == "POST" and rewritable else None
+    api = (
+        _REWRITE_API.get((target.provider, target.endpoint.kind))
+        if request.method == "POST" and rewritable
+        else None
+    )
     applied: list[str] = []
     added: list[tuple[bytes, bytes]] = []  # request headers a rewrite adds (xAI's x-grok-conv-id)
     if mode != OFF and api is not None and not analysis.analysed and raw.strip():
@@ -167,24 +172,36 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     elif mode != OFF and api is not None and analysis.analysed and analysis.body is not None:
         try:
             if len(raw) > BIG_BODY:  # detection and re-serialising a big body: off the loop
-                raw, analysis, applied, added = await anyio.to_thread.run_sync(_rewrite, gate, target, tenant, api, mode, raw, analysis,
-                                                                               request.headers)
+                raw, analysis, applied, added = await anyio.to_thread.run_sync(
+                    _rewrite, gate, target, tenant, api, mode, raw, analysis, request.headers
+                )
             else:
-                raw, analysis, applied, added = _rewrite(gate, target, tenant, api, mode, raw, analysis, request.headers)
+                raw, analysis, applied, added = _rewrite(
+                    gate, target, tenant, api, mode, raw, analysis, request.headers
+                )
         except Exception:  # a rewrite is an optimisation: forward the body as it came
             log.exception("rewrite failed on request %s; forwarding the body unchanged", request_id)
             applied = [SKIPPED_ERROR]
-    if mode != OFF and request.method == "POST" and analysis.analysed and not {SKIPPED_ERROR, SKIPPED_SHAPE} & set(applied):  # ask Anthropic why it missed
+    if (
+        mode != OFF
+        and request.method == "POST"
+        and analysis.analysed
+        and not {SKIPPED_ERROR, SKIPPED_SHAPE} & set(applied)
+    ):  # ask Anthropic why it missed
         try:
             raw, asked = gate.provider_diagnostics.ask(target, tenant, raw, analysis)
             applied = [*applied, asked] if asked else applied
         except Exception:  # advice, like the rewrite: the body goes as it came
-            log.exception("provider diagnostics failed on request %s; forwarding the body without", request_id)
+            log.exception(
+                "provider diagnostics failed on request %s; forwarding the body without", request_id
+            )
     if applied:
         record.rewrites = applied
         extra["x-prefixgate-rewrites"] = ",".join(applied)
     # --gemini-auto-cache: reference (or start) an explicit cache; a failure leaves the body as it came
-    raw, analysis = gate.gemini_auto_cache.before(exchange, raw, analysis, request.scope["headers"], request.scope.get("query_string", b""))
+    raw, analysis = gate.gemini_auto_cache.before(
+        exchange, raw, analysis, request.scope["headers"], request.scope.get("query_string", b"")
+    )
     exchange.analysis = analysis
     record.analysed = analysis.analysed
     record.model = analysis.model
@@ -195,7 +212,9 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         record.chain = [h[:8].hex() for h in analysis.chain.hashes]
     if gate.money is not None and analysis.caches:
         try:
-            exchange.early = gate.money.money.before(tenant, target.rules, analysis.model, analysis.segments)  # whose caching rules apply
+            exchange.early = gate.money.money.before(
+                tenant, target.rules, analysis.model, analysis.segments
+            )  # whose caching rules apply
         except Exception:  # diagnosis is advice too: the request and its record go on
             log.exception("miss diagnosis failed on request %s", request_id)
         early = exchange.early
@@ -207,14 +226,25 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
     ask = exchange.ask_usage = analysis.analysed and needs_stream_usage(target.endpoint, analysis)
     exchange.upstream_body = with_stream_usage(raw, analysis) if ask else raw
     # a rewritten Gemini request asks for an uncompressed answer: the relay reads its error to tell a cache refusal
-    exchange.upstream_headers = request_headers(request.scope["headers"], force_identity=ask or exchange.fallback_body is not None) + added
-    if analysis.caches and analysis.chain is not None:  # last: nothing sent upstream depends on it, and nothing here can fail after it
+    exchange.upstream_headers = (
+        request_headers(request.scope["headers"], force_identity=ask or exchange.fallback_body is not None)
+        + added
+    )
+    if (
+        analysis.caches and analysis.chain is not None
+    ):  # last: nothing sent upstream depends on it, and nothing here can fail after it
         exchange.lookup = Lookup(record, extra, analysis.chain)
-        exchange.lookup.start(gate.store)  # runs beside the upstream call; the relay awaits it before the head
+        exchange.lookup.start(
+            gate.store
+        )  # runs beside the upstream call; the relay awaits it before the head
     return Relay(exchange, gate)
 
 
-_REWRITE_API = {(OPENAI, Kind.CHAT): OPENAI_CHAT, (OPENAI, Kind.RESPONSES): OPENAI_RESPONSES, (ANTHROPIC, Kind.MESSAGES): ANTHROPIC_MESSAGES}
+_REWRITE_API = {
+    (OPENAI, Kind.CHAT): OPENAI_CHAT,
+    (OPENAI, Kind.RESPONSES): OPENAI_RESPONSES,
+    (ANTHROPIC, Kind.MESSAGES): ANTHROPIC_MESSAGES,
+}
 
 
 def _rewrite_mode(request: Request, gate: Gate) -> str | None:
@@ -227,8 +257,16 @@ def _rewrite_mode(request: Request, gate: Gate) -> str | None:
     return asked if asked in MODES else None
 
 
-def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: bytes, analysis: BodyAnalysis,
-             sent: Any = ()) -> tuple[bytes, BodyAnalysis, list[str], list[tuple[bytes, bytes]]]:
+def _rewrite(
+    gate: Gate,
+    target: Target,
+    tenant: str,
+    api: str,
+    mode: str,
+    raw: bytes,
+    analysis: BodyAnalysis,
+    sent: Any = (),
+) -> tuple[bytes, BodyAnalysis, list[str], list[tuple[bytes, bytes]]]:
     """The body to forward, its analysis (re-cut when the body changed, so the store and
     the miss diagnosis see what the provider will), the rewrite ids applied and the request
     headers to add upstream (``sent``: the client's headers, which a rewrite never replaces)."""
@@ -237,13 +275,28 @@ def _rewrite(gate: Gate, target: Target, tenant: str, api: str, mode: str, raw: 
     returns, write_12h = None, None
     if isinstance(body, dict) and api == ANTHROPIC_MESSAGES:
         returns = gate.head_returns.observe(head_key(tenant, api, body))
-    elif isinstance(body, dict) and api == OPENAI_RESPONSES and target.rules == OPENAI and uses_breakpoints(model) and gate.money is not None:
+    elif (
+        isinstance(body, dict)
+        and api == OPENAI_RESPONSES
+        and target.rules == OPENAI
+        and uses_breakpoints(model)
+        and gate.money is not None
+    ):
         # ttl-12h (Responses only: Chat usage has no TTL split to price it by); None: 12h writes unpriced
         write_12h = write_12h_ratio(gate.money.money.price_for(model, target.upstream))
         if write_12h is not None:
             returns = gate.head_returns.observe(head_key(tenant, api, body), OPENAI_56_WINDOWS)
-    result = rewrite_request(api, body, mode=mode, model=model, tenant=tenant, head_returns=returns, rules=target.rules,
-                             write_12h=write_12h, headers=sent)
+    result = rewrite_request(
+        api,
+        body,
+        mode=mode,
+        model=model,
+        tenant=tenant,
+        head_returns=returns,
+        rules=target.rules,
+        write_12h=write_12h,
+        headers=sent,
+    )
     added = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in result.headers.items()]
     if result.body is None:
         return raw, analysis, list(result.applied), added

@@ -1,19 +1,12 @@
 """How each tenant's head comes back over time, for the ``ttl-1h`` and ``ttl-12h`` rewrites.
 
-:class:`HeadReturnsTracker` keeps, per head key (:func:`analyzer.rewrite.head_key`: tenant +
-masked tools and system) and pair of windows (the provider's short and long TTL), when the
-head was last seen, how many times it came new or after more than the long window (a cache
-write either way) and how many times it came back after more than the short window but
-within the long one (a short-TTL cache would have expired, a long-TTL one not). The windows:
-:data:`ANTHROPIC_WINDOWS` (5 minutes, 1 hour; the default) and :data:`OPENAI_56_WINDOWS`
-(GPT-5.6+ Responses: 30 minutes, 12 hours); one head followed under both is two entries.
-:meth:`observe` records one request and returns the counts so far as an
-:class:`analyzer.rewrite.HeadReturns`; :func:`analyzer.rewrite.ttl.pays_for_1h` and
-:func:`~analyzer.rewrite.ttl.pays_for_12h` do the price arithmetic. Bounded LRU (least
-recently seen heads go first); one per proxy process, so with several replicas each learns
-from its own traffic.
-
-This module never sees prompt text, only keys.
+:class:`HeadReturnsTracker` keeps, per head key (:func:`analyzer.rewrite.head_key`) and pair of
+windows (:data:`ANTHROPIC_WINDOWS` 5 min / 1 h, :data:`OPENAI_56_WINDOWS` 30 min / 12 h), when
+the head was last seen, how often it came new or after the long window (a write) and how often
+back between the two windows; :meth:`observe` returns an :class:`analyzer.rewrite.HeadReturns`
+for the price arithmetic in :mod:`analyzer.rewrite.ttl`. Bounded LRU, one per process (each
+replica learns from its own traffic). It never sees prompt text, only keys.
+See docs/rewrite.md (a longer TTL where it pays).
 """
 
 from __future__ import annotations
@@ -36,7 +29,9 @@ class HeadReturnsTracker:
             raise ValueError("max_entries must be positive")
         self.max_entries = max_entries
         self._clock = clock
-        self._heads: OrderedDict[tuple[float, float, str], list[float]] = OrderedDict()  # (windows, key) → [last seen, writes, slow returns]
+        self._heads: OrderedDict[tuple[float, float, str], list[float]] = (
+            OrderedDict()
+        )  # (windows, key) → [last seen, writes, slow returns]
         self._lock = threading.Lock()
 
     def __len__(self) -> int:

@@ -1,22 +1,17 @@
 """Which headers cross the proxy, in each direction.
 
-Requests: everything the client sent goes upstream untouched (auth headers included),
-except hop-by-hop headers (RFC 9110 §7.6.1, plus any named in ``Connection``), ``Host``
-(rewritten to the upstream's by httpx) and ``Content-Length`` (recomputed for the body
-actually sent). ``x-prefixgate-*`` headers never cross in either direction (the proxy sets its own).
-Responses: the upstream's headers minus hop-by-hop ones; the body is
-relayed byte for byte, so ``Content-Encoding`` and ``Content-Length`` stay, unless the
-relay edits the stream (then ``Content-Length`` goes) or the status has no body at all
-(1xx, 204, 304: :func:`has_no_body`). A 204 must not carry one (RFC 9110 §8.6), and for
-304 uvicorn (httptools) counts it against the empty body and aborts the response; an
-answer to ``HEAD`` keeps it (the size a GET would get; uvicorn sends no body for HEAD).
-
-This module does not read or log header values; API keys pass through as opaque bytes.
+Requests: everything the client sent goes upstream untouched (auth included), except hop-by-hop
+headers (RFC 9110 §7.6.1, and any named in ``Connection``), ``Host`` and ``Content-Length``
+(recomputed). ``x-prefixgate-*`` never cross either way. Responses: the upstream's headers minus
+hop-by-hop ones; ``Content-Encoding`` and ``Content-Length`` stay, unless the relay edits the
+stream or the status has no body (1xx, 204, 304: :func:`has_no_body`; uvicorn aborts a 304
+whose length disagrees); an answer to ``HEAD`` keeps it. It never reads or logs header values:
+API keys pass through as opaque bytes. See docs/request-path.md (headers and bodies).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 RawHeaders = list[tuple[bytes, bytes]]
 
@@ -53,7 +48,11 @@ def request_headers(headers: RawHeaders, *, force_identity: bool = False) -> Raw
     drop = _REQUEST_DROP | _connection_tokens(headers)
     if force_identity:
         drop = drop | {b"accept-encoding"}
-    out = [(name, value) for name, value in headers if name.lower() not in drop and not name.lower().startswith(OWN_PREFIX)]
+    out = [
+        (name, value)
+        for name, value in headers
+        if name.lower() not in drop and not name.lower().startswith(OWN_PREFIX)
+    ]
     if force_identity:
         out.append((b"accept-encoding", b"identity"))
     return out

@@ -1,17 +1,12 @@
 """Private folders and files: what prefixgate creates for its state only its user can read.
 
-- :func:`private_dir` creates a folder (parents as ``mkdir -p`` does, with default modes) and
-  gives the folder itself mode 0700 with an explicit ``chmod`` after creating it, so the
-  umask can neither widen nor narrow it. A folder that already exists keeps its mode unless
-  ``tighten`` is asked for (prefixgate's default state folder: releases before this module
-  created it 0755); tightening a folder the user does not own is skipped, not an error.
-- :func:`create_private_file` creates an empty file with mode 0600 (``O_EXCL``, then
-  ``fchmod``) unless it exists. SQLite gives a database's ``-wal`` and ``-shm`` files the
-  mode of the database file, so a ledger created this way keeps all three 0600.
-
-Which folders are prefixgate's own and which the user chose is the caller's decision
-(:mod:`proxy.tenant`, :mod:`proxy.accounting.ledger_schema`). This module never deletes anything and
-never changes the mode of an existing file.
+:func:`private_dir` creates a folder and ``chmod`` s it 0700 (the umask neither widens nor
+narrows it); an existing one keeps its mode unless ``tighten`` (prefixgate's default folder, once
+created 0755; skipped, not an error, when the user does not own it). :func:`create_private_file`
+creates an empty 0600 file (``O_EXCL``, ``fchmod``); SQLite gives ``-wal`` / ``-shm`` the
+database's mode. Which folders are prefixgate's own is the caller's decision.
+It never deletes anything and never changes the mode of an existing file.
+See docs/configuration.md (state).
 """
 
 from __future__ import annotations

@@ -1,41 +1,13 @@
 """The provider's own word on a cache miss: Anthropic's ``diagnostics``.
 
-Anthropic answers ``diagnostics.cache_miss_reason`` (a ``type`` and, for most types,
-``cache_missed_input_tokens``) when a Messages request names ``diagnostics.previous_message_id``:
-it compares that earlier request's prompt with this one (the ``anthropic`` SDK's
-``types/diagnostics.py``, ``types/diagnostics_param.py``, ``types/cache_miss_*.py``). Three parts:
-
-- **Ask** (:meth:`ProviderDiagnostics.ask`, called by the handler after the rewrite, under the
-  ``safe`` and ``aggressive`` modes only): an Anthropic Messages body whose client set no
-  ``diagnostics`` key gets ``"diagnostics": {"previous_message_id": ID}`` spliced in after its
-  opening brace (every other byte as the client wrote it), where ID is the tenant's most recent
-  response on the closest prefix: the deepest entry of the request's prefix chain that a
-  remembered response shared, else the tenant's latest response through that upstream (so a
-  changed system prompt, tools or model is still compared and named). With none known it is
-  ``null``, which opts the request in (the SDK: "pass null on the first turn to opt in"), so the
-  next one can name it. The rewrite id is :data:`REWRITE_ID`. ``off`` never calls it: the
-  bytes go as they came.
-- **Remember** (:meth:`ProviderDiagnostics.enrich`, a recorder enricher): a finished Anthropic
-  answer with a ``response_id`` (the usage tap's) is remembered under every hash of its
-  request's chain (:mod:`proxy.body_analysis`). Bounded: :data:`PER_TENANT` hashes per tenant (the
-  oldest go first; a chain longer than that keeps its deepest hashes), :data:`MAX_TENANTS`
-  tenants (least recently seen evicted). In this process only; lost on restart.
-- **Read** (:func:`read_reason`): the raw ``diagnostics`` object → :class:`Reason` (type,
-  tokens), for the money layer (``proxy.accounting.money``: the record's
-  ``provider_miss_*`` fields) and the ``x-prefixgate-provider-miss-reason: TYPE; tokens=N``
-  header (:func:`header_value`). A shape the parser does not know (not an object, no
-  ``cache_miss_reason``, a type the SDK does not list, a listed type without its tokens) is
-  :data:`UNKNOWN_SHAPE`, with no tokens and no dollars: never a crash, never a lost row.
-  ``cache_miss_reason: null`` (no miss, or the comparison still pending) is no reason at all.
-
-For the header the relay reads the answer ahead before the head goes out (:class:`Peek`: a
-JSON body up to :data:`MAX_JSON_PEEK`, a stream up to its first complete event, bounded by
-:data:`MAX_SSE_PEEK`, both counted as sent and decoded, and for a stream by
-:data:`MAX_SSE_WAIT_S` in time: a first event later than that leaves the header off, the
-ledger still gets the reason), only when the request named a previous message
-(:func:`names_previous`), and relays every byte it read unchanged after the head.
-
-This module sends nothing itself, prices nothing and never raises on a body or an answer.
+Ask (:meth:`ProviderDiagnostics.ask`, safe / aggressive only): splice
+``"diagnostics": {"previous_message_id": ID}`` into a Messages body that has none, ID the
+tenant's response on the closest prefix (else ``null``, opting in). Remember
+(:meth:`ProviderDiagnostics.enrich`): answers' ids per chain hash, bounded, in this process only.
+Read (:func:`read_reason`, :class:`Peek`): the answer's ``cache_miss_reason`` → :class:`Reason`
+for the record and the ``x-prefixgate-provider-miss-reason`` header; an unknown shape is
+:data:`UNKNOWN_SHAPE`. It sends nothing, prices nothing and never raises on a body or an answer.
+See docs/providers.md (cache diagnostics) and docs/money.md (the provider's own miss reason).
 """
 
 from __future__ import annotations
@@ -59,13 +31,21 @@ REWRITE_ID = "provider-diagnostics"
 HEADER = "x-prefixgate-provider-miss-reason"
 UNKNOWN_SHAPE = "unknown_shape"
 # The SDK's CacheMissReason union: type → whether it carries cache_missed_input_tokens.
-TYPES = {"model_changed": True, "system_changed": True, "tools_changed": True, "messages_changed": True,
-         "previous_message_not_found": False, "unavailable": False}
+TYPES = {
+    "model_changed": True,
+    "system_changed": True,
+    "tools_changed": True,
+    "messages_changed": True,
+    "previous_message_not_found": False,
+    "unavailable": False,
+}
 PER_TENANT = 512  # chain hashes remembered per tenant
 MAX_TENANTS = 10_000
 MAX_JSON_PEEK = 4 * 1024 * 1024  # a JSON answer read ahead for the header; beyond it, no header
 MAX_SSE_PEEK = 64 * 1024  # a stream read ahead up to its first complete event
-MAX_SSE_WAIT_S = 0.5  # a stream's head waits at most this long for that event; then it goes out without the header
+MAX_SSE_WAIT_S = (
+    0.5  # a stream's head waits at most this long for that event; then it goes out without the header
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +83,12 @@ def header_value(reason: Reason | None) -> str | None:
 
 
 def _messages(target: Target | None) -> bool:
-    return (target is not None and target.provider == ANTHROPIC and target.rules == ANTHROPIC
-            and target.endpoint.kind == Kind.MESSAGES)
+    return (
+        target is not None
+        and target.provider == ANTHROPIC
+        and target.rules == ANTHROPIC
+        and target.endpoint.kind == Kind.MESSAGES
+    )
 
 
 def names_previous(exchange: Exchange) -> bool:
@@ -113,7 +97,11 @@ def names_previous(exchange: Exchange) -> bool:
     analysis = exchange.analysis
     body = analysis.body if analysis is not None else None
     diag = body.get("diagnostics") if isinstance(body, dict) else None
-    return isinstance(diag, dict) and isinstance(diag.get("previous_message_id"), str) and _messages(exchange.target)
+    return (
+        isinstance(diag, dict)
+        and isinstance(diag.get("previous_message_id"), str)
+        and _messages(exchange.target)
+    )
 
 
 class ResponseMemory:
@@ -135,7 +123,7 @@ class ResponseMemory:
             entry = self._tenants[tenant] = (OrderedDict(), {})
         self._tenants.move_to_end(tenant)
         by_hash, latest = entry
-        for h in hashes[-self.per_tenant:]:
+        for h in hashes[-self.per_tenant :]:
             by_hash[h] = response_id
             by_hash.move_to_end(h)
         while len(by_hash) > self.per_tenant:
@@ -172,12 +160,19 @@ class ProviderDiagnostics:
     def __init__(self, memory: ResponseMemory | None = None) -> None:
         self.memory = memory or ResponseMemory()
 
-    def ask(self, target: Target | None, tenant: str, raw: bytes, analysis: BodyAnalysis) -> tuple[bytes, str | None]:
+    def ask(
+        self, target: Target | None, tenant: str, raw: bytes, analysis: BodyAnalysis
+    ) -> tuple[bytes, str | None]:
         """(the body to send, :data:`REWRITE_ID` when ``diagnostics`` was added, else None).
         Only for an analysed Anthropic Messages body without a ``diagnostics`` key; the
         analysis's parsed body gets the same key (it describes what goes upstream)."""
         body = analysis.body
-        if not _messages(target) or not analysis.analysed or not isinstance(body, dict) or "diagnostics" in body:
+        if (
+            not _messages(target)
+            or not analysis.analysed
+            or not isinstance(body, dict)
+            or "diagnostics" in body
+        ):
             return raw, None
         hashes = analysis.chain.hashes if analysis.chain is not None else ()
         assert target is not None
@@ -232,7 +227,9 @@ class Peek:
                 doc = orjson.loads(event.data)
             except orjson.JSONDecodeError:
                 return
-            message = doc.get("message") if isinstance(doc, dict) and doc.get("type") == "message_start" else None
+            message = (
+                doc.get("message") if isinstance(doc, dict) and doc.get("type") == "message_start" else None
+            )
             if isinstance(message, dict):
                 self.reason = read_reason(message.get("diagnostics"))
             return

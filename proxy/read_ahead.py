@@ -1,21 +1,13 @@
 """An upstream body read in part before the response head goes out: :class:`ReadAhead`.
 
-The relay (:mod:`proxy.relay`) reads ahead in two cases, and relays every byte read first,
-unchanged, then the rest of the body:
-
-- :func:`read_at_most` — a rewritten Gemini request answered 400 / 403 / 404: the error's
-  first bytes (up to the auto-cache's bound), to tell a refusal of its ``cachedContent``
-  (:mod:`proxy.gemini_cache.resend`). A read that breaks off raises: nothing went out, so
-  the relay answers the proxy's own 502 / 504.
-- :func:`peek_diagnostics` — an Anthropic Messages request naming
-  ``diagnostics.previous_message_id`` answered 200: a JSON body whole (up to 4 MiB), a stream
-  up to its first complete event (``message_start``, up to 64 KiB and
-  :data:`~proxy.provider_diagnostics.MAX_SSE_WAIT_S`), so the provider's miss reason goes out
-  in the head (:class:`~proxy.provider_diagnostics.Peek`). A later first event leaves the
-  header off: the read still under way goes on (``pending``) and its chunk follows. A read
-  that breaks off meanwhile is raised where the body would have failed without the peek.
-
-This module decides nothing about what the client sees beyond that order.
+The relay reads ahead in two cases and relays every byte read first, unchanged, then the rest:
+:func:`read_at_most` (a rewritten Gemini request answered 400 / 403 / 404: the error's first
+bytes, to tell a ``cachedContent`` refusal; a read that breaks off raises, so the relay answers
+its own 502 / 504) and :func:`peek_diagnostics` (an Anthropic 200 to a request naming
+``diagnostics.previous_message_id``, read to its first event within bounds; a later first
+event leaves the header off and the read goes on, ``pending``).
+It decides nothing about what the client sees beyond that order.
+See docs/request-path.md (the relay).
 """
 
 from __future__ import annotations
@@ -35,15 +27,22 @@ class ReadAhead:
 
     __slots__ = ("failed", "head", "pending", "rest")
 
-    def __init__(self, head: list[bytes], rest: AsyncIterator[bytes] | None, failed: BaseException | None = None,
-                 pending: asyncio.Task[bytes | None] | None = None) -> None:
+    def __init__(
+        self,
+        head: list[bytes],
+        rest: AsyncIterator[bytes] | None,
+        failed: BaseException | None = None,
+        pending: asyncio.Task[bytes | None] | None = None,
+    ) -> None:
         self.head, self.rest, self.failed, self.pending = head, rest, failed, pending
 
     async def body(self) -> AsyncIterator[bytes]:
         """The whole body as the upstream sent it: what was read, then the rest."""
         for chunk in self.head:
             yield chunk
-        if self.pending is not None:  # the read the peek left under way (awaiting it cancels it with this task)
+        if (
+            self.pending is not None
+        ):  # the read the peek left under way (awaiting it cancels it with this task)
             pending, self.pending = self.pending, None
             chunk = await pending  # its error, if any, is raised here: where the body would have failed
             if chunk is None:
@@ -123,7 +122,10 @@ async def peek_diagnostics(response: httpx.Response) -> tuple[ReadAhead, str | N
             rest = None
             peek.end()
             break
-        except (httpx.TransportError, OSError) as exc:  # relayed as it would have been: after the bytes before it
+        except (
+            httpx.TransportError,
+            OSError,
+        ) as exc:  # relayed as it would have been: after the bytes before it
             failed, rest = exc, None
             break
         head.append(chunk)

@@ -1,59 +1,13 @@
 """Sends one request upstream, relays the answer chunk by chunk, and closes the books on it.
 
-:class:`Relay` is the ASGI callable the handler returns for a prepared
-:class:`~proxy.exchange.Exchange` (target, upstream headers and body, record,
-``x-prefixgate-*`` headers); Starlette calls it with the connection, and it sends. It sends
-the request through the gate's upstream pool (``gate.pool``; a 502/504 there becomes the
-proxy's own error in the provider's shape) while the prefix store's look-up
-(:class:`~proxy.store.lookup.Lookup`, started by the handler) is still in flight, awaits that
-look-up (bounded by the store's deadline) right before a response head goes out, then sends
-the upstream's status and headers (plus the ``x-prefixgate-*`` ones, all known before the
-first byte), then each raw chunk as soon as it arrives (never buffered), feeding a copy to
-the usage tap :func:`proxy.usage_tap.tap_for` picked from the exchange, after the client has
-it. In *edit* mode (the proxy asked an OpenAI stream for usage the client did not want) it
-forwards whole SSE events instead and drops the extra usage chunk; every other byte is
-unchanged.
-
-From the moment the request is sent upstream it listens for the client going away
-(while the upstream is still thinking, too); then it stops, closes the upstream
-connection (so the upstream sees its request abandoned) and records status 499. A
-look-up still in flight when the relay ends (client gone, shutdown cut) is cancelled, its
-prefix unknown. The upstream response is closed and the exchange handed to the recorder
-(:meth:`proxy.gate.Gate.finish`) exactly once, whatever happens; every failure goes on the
-record through :func:`proxy.errors.record_failure`. How a relay ends early:
-
-- **client gone**: status 499, error ``client_disconnected``;
-- **upstream fails after the status line went out**: the upstream status stays, error
-  ``upstream_read_error`` / ``upstream_timeout``; one WARNING line with the request id,
-  then :class:`~proxy.server.aborts.UpstreamFailed` makes uvicorn abort the connection, so the
-  client sees a truncated body, never a complete-looking one (no traceback: see
-  :mod:`proxy.server.aborts`);
-- **cut by the server's shutdown** (the task cancelled once ``--shutdown-timeout`` ran
-  out, or at a second Ctrl-C: :mod:`proxy.server.shutdown`): status 503, error
-  ``shutdown_cut`` (the upstream status is not kept: the exchange did not complete, as
-  with 499); a client still waiting for the status line gets a 503 in the provider's
-  shape (SDKs retry it), one already reading a body gets an aborted connection; one
-  WARNING line, then :class:`~proxy.server.aborts.ShutdownCut` (a cancellation) is raised.
-
-Two answers are read ahead before the status line (:mod:`proxy.read_ahead`), every byte read
-relayed after the head as it came:
-
-- **A cache refusal is resent**: when the Gemini auto-cache rewrote the body and the upstream
-  answers 400 / 403 / 404, the relay reads at most 64 KiB of that error and asks the
-  auto-cache's hook (:class:`~proxy.gemini_cache.hook.AutoCacheHook`); if it names the
-  ``cachedContent``, that answer is dropped, the body as the client sent it goes upstream
-  once, and the client gets that answer (one record, marked ``gemini-cached-content-resent``).
-  Any other error is relayed as it came; one that breaks off while those bytes are read is
-  the proxy's 502 ``upstream_read_error`` (504 on a timeout): nothing had gone out.
-- **The provider's miss reason goes out in the head** (:mod:`proxy.provider_diagnostics`):
-  a 200 to a request naming ``diagnostics.previous_message_id`` (Anthropic Messages) is read
-  to its first event (bounded in size and time) and gets
-  ``x-prefixgate-provider-miss-reason: TYPE; tokens=N`` when it names one. Other requests
-  pay nothing.
-
-Statuses without a body (1xx, 204, 304) and answers to ``HEAD`` send no body bytes, even
-if the upstream sent some. This module does not choose what to send upstream, and keeps
-no exchange beyond its own response.
+:class:`Relay` (the ASGI callable the handler returns) sends a prepared
+:class:`~proxy.exchange.Exchange` through the gate's upstream pool while the store look-up runs,
+awaits that look-up before the head, then relays each raw chunk as it arrives (whole SSE events
+in edit mode), feeding a copy to the usage tap. It reads ahead a Gemini cache refusal (resent once)
+and an Anthropic provider miss reason (:mod:`proxy.read_ahead`), and ends early on a client gone
+(499), an upstream broken off, or a shutdown cut (503); the exchange is recorded exactly once.
+It does not choose what to send upstream and keeps no exchange beyond its own response.
+See docs/request-path.md (the relay; how a request ends early) and docs/shutdown.md.
 """
 
 from __future__ import annotations
@@ -141,7 +95,9 @@ class Relay:
         exchange, record, pool = self.exchange, self.record, self.gate.pool
         assert exchange.target is not None and exchange.upstream_headers is not None and pool is not None
         try:
-            self.response = await pool.send(record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body)
+            self.response = await pool.send(
+                record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body
+            )
         except UpstreamError as exc:
             return await self._error(exc.error, exc.message)
         if self.gate.gemini_auto_cache.may_refuse(exchange, self.response.status_code):
@@ -154,10 +110,14 @@ class Relay:
             if value is not None:
                 exchange.headers[PROVIDER_HEADER] = value
         if exchange.lookup is not None:
-            await exchange.lookup.result()  # the prefix headers: the store's answer, or unknown at its deadline
+            await (
+                exchange.lookup.result()
+            )  # the prefix headers: the store's answer, or unknown at its deadline
         self.status = record.status = self.response.status_code
         extra = [(k.encode(), v.encode()) for k, v in exchange.headers.items()]
-        headers = response_headers(self.response.headers.raw, keep_length=not self.edit, status=self.status) + extra
+        headers = (
+            response_headers(self.response.headers.raw, keep_length=not self.edit, status=self.status) + extra
+        )
         self._started = True
         await send({"type": "http.response.start", "status": self.status, "headers": headers})
         await self._pump(send)
@@ -173,9 +133,17 @@ class Relay:
         assert first is not None and exchange.target is not None
         try:
             ahead = await read_at_most(first, MAX_ERROR_BODY)
-        except (httpx.TransportError, OSError) as exc:  # nothing went out yet: a clear error, not a cut connection
-            return await self._error(errors.broken_off(exc), f"reading the upstream's {first.status_code} failed: {type(exc).__name__}")
-        if not auto.is_refusal(first.status_code, b"".join(ahead.head), first.headers.get("content-encoding")):
+        except (
+            httpx.TransportError,
+            OSError,
+        ) as exc:  # nothing went out yet: a clear error, not a cut connection
+            return await self._error(
+                errors.broken_off(exc),
+                f"reading the upstream's {first.status_code} failed: {type(exc).__name__}",
+            )
+        if not auto.is_refusal(
+            first.status_code, b"".join(ahead.head), first.headers.get("content-encoding")
+        ):
             self.ahead = ahead
             return None
         self.response = None
@@ -183,7 +151,9 @@ class Relay:
         auto.resend(exchange)  # the body as sent, once; the entry dropped
         assert self.gate.pool is not None and exchange.upstream_headers is not None
         try:
-            self.response = await self.gate.pool.send(record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body)
+            self.response = await self.gate.pool.send(
+                record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body
+            )
         except UpstreamError as exc:
             return await self._error(exc.error, exc.message)
         return None
@@ -222,7 +192,9 @@ class Relay:
                 error_reply = await self._relay(send)
             except (httpx.TransportError, OSError) as exc:
                 failure = exc
-                errors.record_failure(record, errors.broken_off(exc), keep_status=True)  # the status line went out
+                errors.record_failure(
+                    record, errors.broken_off(exc), keep_status=True
+                )  # the status line went out
             except asyncio.CancelledError as exc:
                 if not client_gone:
                     cut = exc  # cancelled from outside (server shutdown): recorded, then re-raised
@@ -277,7 +249,12 @@ class Relay:
         (best effort), log one line, and let the cancellation go on."""
         record = self.record
         if not self._started:
-            reply = errors.error_response(record.provider, errors.SHUTDOWN_CUT, "the proxy is shutting down; retry", self.exchange.headers)
+            reply = errors.error_response(
+                record.provider,
+                errors.SHUTDOWN_CUT,
+                "the proxy is shutting down; retry",
+                self.exchange.headers,
+            )
             try:
                 await reply(scope, receive, send)
             except Exception:  # the client may be gone too; the record is what matters

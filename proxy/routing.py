@@ -1,62 +1,21 @@
 """Which upstream a request goes to, and the exact upstream URL.
 
-The upstreams are :attr:`proxy.config.ProxyConfig.all_upstreams`: the three defaults at the
-root and every upstream (defaults included) under ``/NAME/``. At the root:
-
-- Anthropic: ``/v1/messages`` and everything under it (``count_tokens``, batches), and any
-  ``/v1/`` request that carries an ``anthropic-version`` or ``x-api-key`` header (so the
-  Anthropic SDK's ``/v1/models`` reaches Anthropic). URL: ``base + path``.
-- Gemini: ``/v1beta/...``, ``/v1alpha/...`` and ``/upload/v1beta/...`` (the SDK's file
-  uploads), and a ``/v1/`` request that carries
-  ``x-goog-api-key`` or whose last segment names a Gemini method
-  (``/v1/models/gemini-2.5-flash:generateContent``: the ``google-genai`` SDK's default
-  version; OpenAI's ``GET /v1/models/{id}`` has no ``:method``). URL: ``base + path``.
-- OpenAI: every other ``/v1/`` path (chat/completions, responses, completions, embeddings,
-  models, files, …). URL: ``base + path-without-/v1`` (the base already ends in ``/v1``,
-  as the OpenAI SDK's base URL does).
-
-Under ``/NAME/`` (``REST`` below is the rest of the path):
-
-- ``openai``: ``/NAME/M/REST`` → ``base_url + /REST``, where ``M`` is the last segment of
-  the base URL's path (``v1`` for ``https://api.deepseek.com/v1``; ``openai`` for Azure's
-  ``https://RES.openai.azure.com/openai``, whose SDK puts ``/openai/deployments/...?api-version=``
-  there), ``v1`` when it has none. So a client's base URL is ``http://HOST:PORT/NAME/M``,
-  or for Azure's SDK ``azure_endpoint=http://HOST:PORT/NAME``.
-- ``anthropic``: ``/NAME/v1/REST`` → ``base_url + /v1/REST`` (client base ``http://HOST:PORT/NAME``).
-- ``gemini``: ``/NAME/{v1beta,v1,v1alpha}/REST`` and ``/NAME/upload/{…}/REST`` →
-  ``base_url +`` the same (client base ``http://HOST:PORT/NAME``).
-
-Any other first segment is a 404 that names the configured prefixes.
-
-Never an open proxy: the upstream URL is always one configured base with the request's
-path appended; scheme, host and port come from the base only, whatever the ``Host`` header
-or an absolute request target says, and the upstream prefix is matched as a whole segment
-after the checks below, so no spelling of one name reaches another's base. Paths that
-could climb out of the base path (``.``/``..`` segments, empty segments, encoded ``/``,
-``\\`` or ``.``, control characters) are refused with :class:`BadPath`. Percent-encoded
-unreserved characters (``%63hat`` for ``chat``, RFC 3986 §6.2.2.2) are decoded first, so an
-equivalent spelling of a path is routed, analysed and counted as that path. The query
-string is kept byte for byte.
-
-The router also says what kind of endpoint the path is, once per request
-(:class:`Endpoint`, read by the analysis, the handler, the usage tap and the relay): its
-:class:`Kind` from the path's last segments (``/chat/completions``, ``/completions``,
-``/responses``, ``/messages``, ``/embeddings``; Gemini's ``:generateContent``,
-``:streamGenerateContent``, ``:embedContent``; else ``other``; a trailing ``/`` ignored),
-whether a ``POST`` there is billed (its response's usage counted), whether the provider
-caches prompt prefixes there, the shape of its usage block, and whether an OpenAI stream
-there carries usage only when asked. Every other module reads these facts from the
-:class:`Target`; none looks at the path suffix again.
-
-This module does not send anything and does not look at bodies.
+Routes the root paths to the default Anthropic / Gemini / OpenAI upstreams (by path and by
+header) and ``/NAME/…`` to the named upstreams; anything else is a 404 naming the prefixes. Never
+an open proxy: the URL is one configured base plus the request's path; paths that could climb out
+of the base are refused (:class:`BadPath`), encoded unreserved characters are decoded first, and
+the query string is kept byte for byte. It also says, once per request, what kind of endpoint the
+path is (:class:`Endpoint`, :class:`Kind`); no other module looks at the path suffix again.
+It does not send anything and does not look at bodies.
+See docs/request-path.md (routing; endpoints) and docs/providers.md (named upstreams).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable, Mapping
 
 import httpx
 
@@ -86,7 +45,15 @@ class BadPath(ValueError):
     request, see :func:`error_provider`); ``upstream`` the upstream's name when the path
     named one; ``unknown_prefix`` when its first segment is no prefix the proxy serves."""
 
-    def __init__(self, status: int, message: str, provider: str | None = None, upstream: str | None = None, *, unknown_prefix: bool = False) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        provider: str | None = None,
+        upstream: str | None = None,
+        *,
+        unknown_prefix: bool = False,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.provider = provider
@@ -124,8 +91,17 @@ GEMINI_METHODS = {
     "countTokens": Kind.OTHER,
     "batchGenerateContent": Kind.OTHER,  # a batch job: billed later, not in this response
 }
-_CACHING = frozenset({Kind.CHAT, Kind.COMPLETIONS, Kind.RESPONSES, Kind.COMPACT, Kind.MESSAGES, Kind.GENERATE,
-                      Kind.STREAM_GENERATE})
+_CACHING = frozenset(
+    {
+        Kind.CHAT,
+        Kind.COMPLETIONS,
+        Kind.RESPONSES,
+        Kind.COMPACT,
+        Kind.MESSAGES,
+        Kind.GENERATE,
+        Kind.STREAM_GENERATE,
+    }
+)
 _ASKS_STREAM_USAGE = frozenset({Kind.CHAT, Kind.COMPLETIONS})
 
 
@@ -158,8 +134,14 @@ def _endpoint(provider: str, kind: Kind) -> Endpoint:
         usage = "gemini"
     else:
         usage = "responses" if kind in (Kind.RESPONSES, Kind.COMPACT) else "chat"
-    return Endpoint(kind, kind is not Kind.OTHER, kind in _CACHING, usage, provider == OPENAI and kind in _ASKS_STREAM_USAGE,
-                    kind is Kind.STREAM_GENERATE)
+    return Endpoint(
+        kind,
+        kind is not Kind.OTHER,
+        kind in _CACHING,
+        usage,
+        provider == OPENAI and kind in _ASKS_STREAM_USAGE,
+        kind is Kind.STREAM_GENERATE,
+    )
 
 
 _ENDPOINTS = {(provider, kind): _endpoint(provider, kind) for provider in PROVIDERS for kind in Kind}
@@ -232,7 +214,11 @@ def is_anthropic(route: str, headers: Mapping[str, str]) -> bool:
 
 def _is_gemini_root(route: str, headers: Mapping[str, str]) -> bool:
     """A root ``/v1/`` request meant for Gemini: its key header, or a ``:method`` path."""
-    if ":" in route and (route.startswith("/v1/models/") or route.startswith("/v1/tunedModels/")) and gemini_method(route)[1] is not None:
+    if (
+        ":" in route
+        and (route.startswith("/v1/models/") or route.startswith("/v1/tunedModels/"))
+        and gemini_method(route)[1] is not None
+    ):
         return True
     return "x-goog-api-key" in headers
 
@@ -287,10 +273,20 @@ class Router:
 
     MAX_CACHED_URLS = 4096
 
-    def __init__(self, openai_base: str, anthropic_base: str, gemini_base: str | None = None, named: Iterable[UpstreamSpec] = ()) -> None:
+    def __init__(
+        self,
+        openai_base: str,
+        anthropic_base: str,
+        gemini_base: str | None = None,
+        named: Iterable[UpstreamSpec] = (),
+    ) -> None:
         named = tuple(named)
         names = {spec.name for spec in named}
-        bases = ((OPENAI, openai_base), (ANTHROPIC, anthropic_base), (GEMINI, gemini_base or GEMINI_DEFAULT_BASE))
+        bases = (
+            (OPENAI, openai_base),
+            (ANTHROPIC, anthropic_base),
+            (GEMINI, gemini_base or GEMINI_DEFAULT_BASE),
+        )
         defaults = [UpstreamSpec(p, p, b) for p, b in bases if p not in names]  # ValueError on a bad base
         self._by_name: dict[bytes, _Upstream] = {}
         for spec in (*defaults, *named):
@@ -300,16 +296,20 @@ class Router:
                 raise ValueError(f"duplicate upstream prefix /{spec.name}")
             self._by_name[key] = up
         self._root = {p: self._by_name[p.encode()] for p in PROVIDERS}
-        self._urls: dict[tuple[str, bytes], httpx.URL] = {}  # parsing a URL costs more than the rest of routing
+        self._urls: dict[
+            tuple[str, bytes], httpx.URL
+        ] = {}  # parsing a URL costs more than the rest of routing
         prefixes = ", ".join(f"/{name.decode()}/" for name in self._by_name)
         self._unknown = f"this proxy serves /v1/ (openai, anthropic, gemini), /v1beta/ (gemini) and the upstream prefixes {prefixes}"
 
     @classmethod
-    def for_config(cls, config) -> "Router":
+    def for_config(cls, config) -> Router:
         return cls(config.openai_base, config.anthropic_base, config.gemini_base, config.upstreams)
 
     def _not_found(self, first: bytes) -> BadPath:
-        return BadPath(404, f"unknown path prefix '/{_printable(first)}': {self._unknown}", OPENAI, unknown_prefix=True)
+        return BadPath(
+            404, f"unknown path prefix '/{_printable(first)}': {self._unknown}", OPENAI, unknown_prefix=True
+        )
 
     def resolve(self, raw_path: bytes, query: bytes, headers: Mapping[str, str]) -> Target:
         try:
@@ -349,11 +349,15 @@ class Router:
             try:
                 url = up.base.copy_with(raw_path=upstream_path)
             except httpx.InvalidURL:  # e.g. a '#' left in the path or query by a lax HTTP parser
-                raise BadPath(400, "the request target is not a valid URL path", up.protocol, up.name) from None
+                raise BadPath(
+                    400, "the request target is not a valid URL path", up.protocol, up.name
+                ) from None
             self._urls[key] = url
         if up.protocol == GEMINI:
             model, kind = gemini_method(route)
-            return Target(GEMINI, route, url, _ENDPOINTS[GEMINI, kind or Kind.OTHER], up.name, up.rules, model)
+            return Target(
+                GEMINI, route, url, _ENDPOINTS[GEMINI, kind or Kind.OTHER], up.name, up.rules, model
+            )
         return Target(up.protocol, route, url, _ENDPOINTS[up.protocol, _kind_of(route)], up.name, up.rules)
 
     def _named_path(self, up: _Upstream, rest: bytes) -> bytes:
@@ -366,7 +370,11 @@ class Router:
             if rest.startswith(b"/v1/") and len(rest) > 4:
                 return up.base_path + rest
         else:
-            version = rest[7:] if rest.startswith(b"/upload/") else rest  # the SDK's file uploads: /upload/v1beta/files
+            version = (
+                rest[7:] if rest.startswith(b"/upload/") else rest
+            )  # the SDK's file uploads: /upload/v1beta/files
             if any(version.startswith(v) and len(version) > len(v) for v in _GEMINI_VERSIONS):
                 return up.base_path + rest
-        raise BadPath(404, f"upstream '{up.name}' ({up.protocol}) serves {up.usage} only", up.protocol, up.name)
+        raise BadPath(
+            404, f"upstream '{up.name}' ({up.protocol}) serves {up.usage} only", up.protocol, up.name
+        )

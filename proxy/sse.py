@@ -1,14 +1,10 @@
 """An incremental server-sent-events splitter that keeps every event's raw bytes.
 
-Fed chunks as they arrive from the upstream, :class:`SSEParser` returns the events that
-are complete so far, each with its exact bytes (terminator included), its ``event:`` name
-and its joined ``data:`` lines. Concatenating the ``raw`` of every event and then
-:meth:`SSEParser.flush` gives back exactly the bytes that were fed, which is what lets the
-relay drop one event and keep the rest byte-identical.
-
-Handles ``\\n``, ``\\r\\n`` and ``\\r`` line ends. This module does not interpret event
-payloads (see :mod:`proxy.usage_tap`) and never raises on malformed input: anything that
-is not a field line is ignored, as the SSE spec says.
+:class:`SSEParser` returns the events complete so far, each with its exact bytes, ``event:``
+name and joined ``data:`` lines; every ``raw`` plus :meth:`SSEParser.flush` gives back exactly
+the bytes fed, which lets the relay drop one event and keep the rest byte-identical. Handles
+``\\n``, ``\\r\\n`` and ``\\r`` line ends. It does not interpret payloads (:mod:`proxy.usage_tap`)
+and never raises on malformed input: non-field lines are ignored, as the SSE spec says.
 """
 
 from __future__ import annotations

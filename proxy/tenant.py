@@ -1,49 +1,13 @@
 """Tenants: a keyed hash of the API key, so one tenant's prefixes never reveal another's.
 
-``tenant = HMAC-SHA256(install_secret, api_key)[:16 bytes]`` as hex. The secret is 32
-random bytes generated once per install in ``<state_dir>/tenant.key`` (created with mode
-0600, the directory 0700 when prefixgate creates it; the default state directory, which
-older releases created 0755, is tightened to 0700 too, while a ``$PREFIXGATE_HOME`` the user
-made keeps the mode they gave it: :mod:`proxy.private`); without it a tenant id cannot be linked back to a key, not
-even by trying candidate keys. The API key is read from ``Authorization: Bearer …``,
-``x-api-key`` (Anthropic), ``api-key`` (Azure) or ``x-goog-api-key`` (Gemini), else from a
-``key=`` query parameter (Gemini's other spelling); requests without one are
-``"anonymous"``. The same key in a header or in the query is one tenant.
-
-Replicas that share a store must share the secret, or one API key is a different tenant
-on each of them (:func:`resolve_secret`): ``--tenant-secret-file`` (the file's text: hex,
-as ``openssl rand -hex 32`` prints it, or any other text of 16 bytes or more), else
-``$PREFIXGATE_TENANT_SECRET`` (the same, inline), else with a Redis store the secret that
-store holds (created once with ``SET NX``, :func:`proxy.store.redis_store.shared_secret`),
-else the install's ``tenant.key``. The secret is never logged, returned or put in stats.
-A Redis store that does not answer at start does not stop the proxy: it fetches the shared
-secret in the background (:meth:`TenantHasher.fetch_shared`, the store breaker's capped
-backoff: 100 ms doubling to 5 s) and adopts it when Redis answers. Until then the proxy
-skips the store (:meth:`proxy.store.guard.GuardedStore.hold_until`: prefix headers say
-``unknown``, health says ``degraded``), so no prefix is ever recorded under a tenant the
-other replicas would not compute; requests are still hashed, with the install's
-``tenant.key``, only so that the miss diagnosis keeps tenants apart: the ledger rows of that
-window (``store`` = ``skipped``) carry that replica-local tenant.
-
-A Redis restarted without persistence has lost the shared secret, and a replica started then
-would create a new one. So each replica whose secret came from the store writes it back when
-the store comes back (:meth:`TenantHasher.reassert_shared`, run by the store guard's probe
-before the store is used again, or when a look-up finds Redis lost its data): ``SET NX`` its
-secret, then ``GET``. If the store holds another value (a replica started in between won the
-``SET NX``), the store's value wins: the replica logs one ERROR (never the secret) and adopts
-it, so every replica converges on the one secret the store holds and any replica started later
-reads; prefixes recorded under the old tenants stop matching once (a one-time miss, never a
-wrong hit). A secret from ``--tenant-secret-file`` / ``$PREFIXGATE_TENANT_SECRET`` is never
-written to the store.
-
-A request is hashed when it arrives and looked up later, so the secret can change in
-between (the shared secret read, or the store's adopted). When the secret can change (it
-comes from a store), tenants are :class:`Tenant` strings that remember whether the secret
-they were hashed with is still the replicas' shared one (:attr:`Tenant.recordable`); the
-store guard skips a look-up whose tenant is not (:meth:`proxy.store.guard.GuardedStore.ready`),
-so a prefix is never recorded under the install's ``tenant.key`` nor under a dropped secret.
-
-This module never stores, logs or returns the key itself.
+``tenant = HMAC-SHA256(secret, api_key)[:16 bytes]`` as hex, the key read from the request's
+auth headers or ``key=`` (else ``"anonymous"``). The secret comes from ``--tenant-secret-file``,
+``$PREFIXGATE_TENANT_SECRET``, a Redis store's shared one (:func:`resolve_secret`), else the
+install's ``tenant.key``; a store secret is fetched in the background when Redis is down at start
+and written back / converged when Redis returns (:class:`TenantHasher`). :class:`Tenant` strings
+remember whether their secret is still the shared one, so no prefix is recorded under another.
+This module never stores, logs or returns the key or the secret.
+See docs/request-path.md (tenants), docs/multi-replica.md and docs/store.md.
 """
 
 from __future__ import annotations
@@ -123,7 +87,9 @@ def resolve_secret(config) -> bytes:
         try:
             text = Path(config.tenant_secret_file).read_text()
         except (OSError, UnicodeError) as exc:
-            raise TenantSecretError(f"cannot read --tenant-secret-file {config.tenant_secret_file}: {type(exc).__name__}") from None
+            raise TenantSecretError(
+                f"cannot read --tenant-secret-file {config.tenant_secret_file}: {type(exc).__name__}"
+            ) from None
         return parse_secret(text, f"--tenant-secret-file {config.tenant_secret_file}")
     if config.tenant_secret:
         return parse_secret(config.tenant_secret, SECRET_ENV)
@@ -139,7 +105,9 @@ def _from_store(url: str) -> bytes:
     try:
         return shared_secret(url, timeout_s=2.0)
     except Exception as exc:
-        raise TenantSecretError(f"could not read the shared tenant secret from the Redis store ({type(exc).__name__})") from None
+        raise TenantSecretError(
+            f"could not read the shared tenant secret from the Redis store ({type(exc).__name__})"
+        ) from None
 
 
 def api_key_of(headers: list[tuple[bytes, bytes]]) -> bytes | None:
@@ -193,14 +161,20 @@ class Tenant(str):
 
 
 class TenantHasher:
-    def __init__(self, secret: bytes, *, pending_store: str | None = None, shared_store: str | None = None) -> None:
+    def __init__(
+        self, secret: bytes, *, pending_store: str | None = None, shared_store: str | None = None
+    ) -> None:
         if len(secret) < 16:
             raise ValueError("tenant secret must be at least 16 bytes")
         self._secret = secret
         self.pending_store = pending_store  # a Redis URL whose shared secret is still to fetch
-        self.shared_store = shared_store or pending_store  # the Redis URL the shared secret lives in (None: not from a store)
+        self.shared_store = (
+            shared_store or pending_store
+        )  # the Redis URL the shared secret lives in (None: not from a store)
         self.diverged = 0  # times the store held another secret than this replica's (adopted)
-        self._epoch = _Epoch(recordable=pending_store is None)  # the install's tenant.key while pending: never recorded
+        self._epoch = _Epoch(
+            recordable=pending_store is None
+        )  # the install's tenant.key while pending: never recorded
 
     def _adopt(self, secret: bytes) -> None:
         """Hash with ``secret`` (the store's) from now on; tenants hashed before stop being recordable."""
@@ -222,16 +196,23 @@ class TenantHasher:
         try:
             stored = await asyncio.to_thread(_write_back, url, mine)
         except Exception as exc:
-            raise TenantSecretError(f"could not write the shared tenant secret back to the Redis store ({type(exc).__name__})") from None
+            raise TenantSecretError(
+                f"could not write the shared tenant secret back to the Redis store ({type(exc).__name__})"
+            ) from None
         if stored != mine and self._secret is mine:
             self.diverged += 1
-            log.error("the Redis store holds another shared tenant secret than this replica's (Redis lost it and a replica "
-                      "started meanwhile created a new one): adopting the store's so that every replica derives the same "
-                      "tenants; prefixes recorded before no longer match. Give replicas --tenant-secret-file or $%s, or "
-                      "Redis persistence, to avoid this", SECRET_ENV)
+            log.error(
+                "the Redis store holds another shared tenant secret than this replica's (Redis lost it and a replica "
+                "started meanwhile created a new one): adopting the store's so that every replica derives the same "
+                "tenants; prefixes recorded before no longer match. Give replicas --tenant-secret-file or $%s, or "
+                "Redis persistence, to avoid this",
+                SECRET_ENV,
+            )
             self._adopt(stored)
 
-    async def fetch_shared(self, first_delay_s: float = FIRST_BACKOFF_S, max_delay_s: float = MAX_BACKOFF_S) -> None:
+    async def fetch_shared(
+        self, first_delay_s: float = FIRST_BACKOFF_S, max_delay_s: float = MAX_BACKOFF_S
+    ) -> None:
         """Fetch the shared secret from :attr:`pending_store` until it answers (capped
         exponential backoff with jitter), then hash with it. Run as a background task;
         cancel it on shutdown."""
@@ -244,15 +225,17 @@ class TenantHasher:
             except TenantSecretError:
                 continue
             self.pending_store = None
-            log.warning("shared tenant secret read from the Redis store: tenants now match the other replicas")
+            log.warning(
+                "shared tenant secret read from the Redis store: tenants now match the other replicas"
+            )
 
     @classmethod
-    def for_state_dir(cls, state_dir: Path) -> "TenantHasher":
+    def for_state_dir(cls, state_dir: Path) -> TenantHasher:
         state_dir = Path(state_dir)
         return cls(load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir)))
 
     @classmethod
-    def for_config(cls, config) -> "TenantHasher":
+    def for_config(cls, config) -> TenantHasher:
         """The hasher every replica sharing ``config``'s store agrees on (:func:`resolve_secret`)."""
         from_store = not (config.tenant_secret_file or config.tenant_secret) and config.store != "memory"
         try:
@@ -260,10 +243,17 @@ class TenantHasher:
         except TenantSecretError as exc:
             if config.tenant_secret_file or config.tenant_secret or config.store == "memory":
                 raise
-            log.warning("%s: using this install's tenant.key until it answers; give every replica the same "
-                        "--tenant-secret-file or $%s to avoid this", exc, SECRET_ENV)
+            log.warning(
+                "%s: using this install's tenant.key until it answers; give every replica the same "
+                "--tenant-secret-file or $%s to avoid this",
+                exc,
+                SECRET_ENV,
+            )
             state_dir = Path(config.state_dir)
-            return cls(load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir)), pending_store=config.store)
+            return cls(
+                load_or_create_secret(state_dir, tighten=is_default_state_dir(state_dir)),
+                pending_store=config.store,
+            )
 
     def __repr__(self) -> str:
         return "TenantHasher(<secret>)"

@@ -1,27 +1,12 @@
 """Usage numbers from a response as it is relayed (a tee, never in the client's path).
 
-:func:`tap_for` picks the tap for one response from the request's
-:class:`~proxy.exchange.Exchange` (the endpoint the router resolved, the method, whether
-the proxy asked for the usage chunk) and the response's headers; it also says whether the
-relay edits the stream. Only a ``POST`` to a billable endpoint is read (a retrieval would
-count its usage twice); the usage block's shape is the endpoint's ``usage``.
-
-- :class:`JSONTap` (plain responses): keeps a decoded copy (gzip/deflate undone) up to a
-  bound and parses the ``usage`` block at the end.
-- :class:`SSETap` (event streams): reads each complete event as it passes: OpenAI's final
-  chunk with ``usage``; the Responses API's ``response.completed`` (or ``.incomplete`` /
-  ``.failed``) event; Anthropic's ``message_start`` + ``message_delta``
-  (:func:`analyzer.usage.merge_anthropic_stream`); Gemini's ``usageMetadata``, the last
-  chunk's (``streamGenerateContent?alt=sse``). Gemini's stream without ``alt=sse`` is one
-  JSON array, read by the :class:`JSONTap` (the last element with ``usageMetadata``). With ``strip_usage_chunk`` it also says
-  which event to drop: the ``choices: []`` usage chunk the proxy asked for on the client's
-  behalf.
-
-Beside the usage, each tap keeps the answer's ``response_id`` (the body's ``id``; Anthropic's
-``message_start`` message id; the Responses stream's final response id; an OpenAI chunk's
-id) and Anthropic's ``diagnostics`` object as sent (the plain body's, or ``message_start``'s),
-for the provider's own miss reason. Taps never raise into the relay: a body they cannot read
-gives ``usage = None``. They do not decide what the client sees beyond that one keep/drop answer.
+:func:`tap_for` picks the tap for one response (only a ``POST`` to a billable endpoint is
+read) and says whether the relay edits the stream. :class:`JSONTap` parses a plain body's
+bounded, decoded copy; :class:`SSETap` reads each provider's usage events as they pass and names
+the usage chunk to drop in edit mode. Each tap also keeps the answer's ``response_id`` and
+Anthropic's ``diagnostics``. Taps never raise into the relay (unreadable: ``usage = None``) and
+decide nothing about what the client sees beyond that one keep/drop answer.
+See docs/request-path.md (the relay) and docs/money.md (usage: the one definition).
 """
 
 from __future__ import annotations
@@ -31,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from analyzer.usage import Usage, from_anthropic, from_gemini, from_openai_chat, from_openai_responses, merge_anthropic_stream
+from analyzer.usage import (
+    Usage,
+    from_anthropic,
+    from_gemini,
+    from_openai_chat,
+    from_openai_responses,
+    merge_anthropic_stream,
+)
 from proxy.sse import Event, SSEParser
 
 if TYPE_CHECKING:

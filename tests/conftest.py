@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.register_assert_rewrite("tests.support")  # before the imports below: support's asserts report like a test's
+pytest.register_assert_rewrite(
+    "tests.support"
+)  # before the imports below: support's asserts report like a test's
 
 from tests.support.ci import missing  # noqa: E402
 from tests.support.redis_procs import redis_answers  # noqa: E402
@@ -40,7 +42,19 @@ def redis_server_url(tmp_path_factory):
     port = free_port()
     workdir = tmp_path_factory.mktemp("redis")
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -57,4 +57,6 @@ def test_no_test_module_imports_another_only_tests_support():
         for module in _imported(path):
             if not (module == SUPPORT or module.startswith(SUPPORT + ".")) and (rel, module) not in ALLOWED:
                 bad.add((rel, module))
-    assert bad == set(), "import these from tests/support/ (fixtures: a conftest.py), not from another test module"
+    assert bad == set(), (
+        "import these from tests/support/ (fixtures: a conftest.py), not from another test module"
+    )

@@ -1,22 +1,13 @@
 """What the words around a value say about it.
 
-A per-request value and a fixed one can look alike (``14:30`` in "Current time: 14:30" and
-in "e.g. 14:30"); the words before and after tell them apart. This module reads them:
+:func:`label` gives the words before a value on its line and sentence (at most
+:data:`MAX_LABEL` characters, never past the previous value); :func:`word_classes` sorts them
+into "now", "static", "around", "session" and "example" wording; :data:`FIXED` (hardware and
+protocol ids) and :data:`DIGEST` (commit, sha256, checksum) label ids; helpers say where a value
+stands (changelog or release line, version, alone on its line, in code or a link).
 
-- :func:`label` — the words before a value on its line and in its sentence (at most
-  :data:`MAX_LABEL` characters back, never past the previous value);
-- :func:`word_classes` of that label: "now" ("current", "today", "now", "time:", "it is",
-  "sent at"), "static" (cut-off, updated, released, founded, version, historical verbs,
-  schedules), "around" (weaker: "in", "by", "since", "every", "was"), "session"
-  (per-request and per-session words), "example" ("e.g.", "such as", "example", "format",
-  "like"); and, for ids,
-  :data:`FIXED` (hardware and protocol ids: GATT services, CLSIDs, namespaces) and
-  :data:`DIGEST` (commit, sha256, checksum);
-- where a value stands: a changelog or release line, a version, alone on its line, inside
-  code (fenced or inline) or a link.
-
-It keeps no state between calls except :class:`CodeSpans`, built once per text and only
-when a value needs it. It decides nothing (see :mod:`.judge`).
+It does NOT decide anything (see :mod:`.judge`) or keep state between calls, except
+:class:`CodeSpans`, built once per text when a value needs it. See docs/lint.md.
 """
 
 from __future__ import annotations
@@ -31,28 +22,43 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bNo)[.;!?](?:\s
 # marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
 _CLASS_WORDS = {
     "example": "example examples like format formatted sample samples placeholder placeholders pattern syntax mock dummy fake "
-               "say demo specimen",
+    "say demo specimen",
     "static": "cutoff cutoffs trained training knowledge updated modified revised revision founded established incorporated "
-              "release released launch launched published introduced version versions effective valid expires expire expiry "
-              "expiration deadline due born died birthday anniversary copyright deprecated sunset announced signed happened "
-              "occurred began opened closed open opens close closes hours schedule scheduled schedules cron holiday holidays "
-              "meeting meetings appointment appointments maintenance history historical timeline",
+    "release released launch launched published introduced version versions effective valid expires expire expiry "
+    "expiration deadline due born died birthday anniversary copyright deprecated sunset announced signed happened "
+    "occurred began opened closed open opens close closes hours schedule scheduled schedules cron holiday holidays "
+    "meeting meetings appointment appointments maintenance history historical timeline",
     "now": "now current currently today today's tonight date datetime time timestamp clock ts sent received logged requested "
-           "generated rendered started created fetched retrieved it's",
+    "generated rendered started created fetched retrieved it's",
     "session": "session request conversation turn run trace remaining quota balance login visit",
     "around": "in by from before after since until till between every daily weekly each during ago start starts end ends first "
-              "last earliest latest was were default reference fixed static constant build built window",
+    "last earliest latest was were default reference fixed static constant build built window",
 }
 _CLASS_PHRASES = {
-    "example": {"such as", "for example", "for instance", "in the", "would be", "should look", "valid value", "valid values",
-                "test id", "test uuid", "test value", "test values"},
+    "example": {
+        "such as",
+        "for example",
+        "for instance",
+        "in the",
+        "would be",
+        "should look",
+        "valid value",
+        "valid values",
+        "test id",
+        "test uuid",
+        "test value",
+        "test values",
+    },
     "static": {"took place", "release date"},
     "now": {"right now", "at the", "local time", "local date", "it is"},
     "around": {"at least", "at most"},
 }
-_CLASS_MARKS = re.compile(r"(?i)(?P<example>\be\.g\b|\bi\.e\b|\bhh:mm\b|\byyyy\b|\biso[ -]?8601\b)|(?P<static>\bcut-off|©)|(?P<now>_at\b)")
+_CLASS_MARKS = re.compile(
+    r"(?i)(?P<example>\be\.g\b|\bi\.e\b|\bhh:mm\b|\byyyy\b|\biso[ -]?8601\b)|(?P<static>\bcut-off|©)|(?P<now>_at\b)"
+)
 _LABEL_WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*(?:'[a-z]+)?")
-_EVENT_SUFFIX = ("at", "on", "ts", "time", "date", "timestamp")  # opened_at, sent_on, start_ts: a field holding a moment
+#: opened_at, sent_on, start_ts: a field holding a moment
+_EVENT_SUFFIX = ("at", "on", "ts", "time", "date", "timestamp")
 _BY_WORD: dict[str, list[str]] = {}
 for _cls, _words in _CLASS_WORDS.items():
     for _w in _words.split():
@@ -72,7 +78,11 @@ def word_classes(label_text: str) -> frozenset[str]:
         parts = token.split("_")
         if len(parts) > 1 and parts[-1] in _EVENT_SUFFIX:
             found.add("now")  # a field named for a moment: its words ("opened", "expires") describe the event
-            parts = [p for p in parts if "static" not in _BY_WORD.get(p, ()) and "around" not in _BY_WORD.get(p, ())]
+            parts = [
+                p
+                for p in parts
+                if "static" not in _BY_WORD.get(p, ()) and "around" not in _BY_WORD.get(p, ())
+            ]
         words += parts
     found.update(c for w in words for c in _BY_WORD.get(w, ()))
     for a, b in zip(words, words[1:]):
@@ -88,22 +98,33 @@ def word_classes(label_text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-FIXED = re.compile(r"(?i)\b(?:services?|characteristics?|descriptors?|gatt|ble|bluetooth|clsid|iid|interface|namespace|protocol|"
-                   r"schema|hardware|firmware|vendor|profile|product|plugin|extension|app(?:lication)?[ _-]?id|client[ _-]?id|"
-                   r"well-known|constant|registry|type ?id|model[ _-]?id|project|workspace|org(?:anization)?|\$id|urn)\b")
+FIXED = re.compile(
+    r"(?i)\b(?:services?|characteristics?|descriptors?|gatt|ble|bluetooth|clsid|iid|interface|namespace|protocol|"
+    r"schema|hardware|firmware|vendor|profile|product|plugin|extension|app(?:lication)?[ _-]?id|client[ _-]?id|"
+    r"well-known|constant|registry|type ?id|model[ _-]?id|project|workspace|org(?:anization)?|\$id|urn)\b"
+)
 FIXED_AFTER = re.compile(r"(?i)^\W{0,3}\(?(?:stable|fixed|constant|permanent|never changes)\b")
-DIGEST = re.compile(r"(?i)(?:commit|sha\d*|revision|rev|hash|checksum|digest|md5|etag|fingerprint|integrity)(?:\s+(?:is|was|id))?\W{0,6}$")
-_DIGEST_WORD = re.compile(r"(?i)\b(?:commit|sha\d*|revision|hash|checksum|digest|md5|etag|fingerprint|integrity)\b")
-VERSION = re.compile(r"(?i)version\W{0,4}$")  # "anthropic-version: 2023-06-01", "API version 2024-02-15"
-_CHANGELOG_LINE = re.compile(r"^[ \t]*(?:[-*+]|#{1,6}|\d+\.)?[ \t]*\[?$")  # only a bullet/heading before the date …
-_CHANGELOG_AFTER = re.compile(r"\]?[ \t]*(?::|-|–|—|\()")  # … and a colon or dash after it: "- 2024-03-15: v2.4 adds …"
-_RELEASE_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]*\[?v?\d+\.\d+[^\n]*$")  # "## [1.2.0] - 2024-03-15"
+DIGEST = re.compile(
+    r"(?i)(?:commit|sha\d*|revision|rev|hash|checksum|digest|md5|etag|fingerprint|integrity)(?:\s+(?:is|was|id))?\W{0,6}$"
+)
+_DIGEST_WORD = re.compile(
+    r"(?i)\b(?:commit|sha\d*|revision|hash|checksum|digest|md5|etag|fingerprint|integrity)\b"
+)
+#: "anthropic-version: 2023-06-01", "API version 2024-02-15"
+VERSION = re.compile(r"(?i)version\W{0,4}$")
+#: only a bullet/heading before the date …
+_CHANGELOG_LINE = re.compile(r"^[ \t]*(?:[-*+]|#{1,6}|\d+\.)?[ \t]*\[?$")
+#: … and a colon or dash after it: "- 2024-03-15: v2.4 adds …"
+_CHANGELOG_AFTER = re.compile(r"\]?[ \t]*(?::|-|–|—|\()")
+#: "## [1.2.0] - 2024-03-15"
+_RELEASE_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]*\[?v?\d+\.\d+[^\n]*$")
 _ALONE_BEFORE = re.compile(r"^[ \t>*_#\[(-]*(?:\**(?:[A-Za-z][\w ./-]{0,30})?\**[ \t]*[:=|][ \t]*)?$")
 _ALONE_AFTER = re.compile(r"[ \t\])*_.,]*(?:\(?[A-Z]{2,5}\)?)?[ \t\])*_.]*$")
 _URL_TAIL = re.compile(r"\b(?:https?|ftp|s3|gs|wss?)://[^\s<>\"'`)\]]*\Z")
 
 
-REACH = 400  # how far a line is read around a value: a longer line is prose, not a field or a table row
+#: how far a line is read around a value: a longer line is prose, not a field or a table row
+REACH = 400
 
 
 def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
@@ -126,17 +147,19 @@ def label_start(text: str, start: int, floor: int = 0) -> int:
 
 
 def label(text: str, start: int, floor: int = 0) -> str:
-    return text[label_start(text, start, floor):start]
+    return text[label_start(text, start, floor) : start]
 
 
 def clause(label_text: str) -> str:
     """The last clause of a label: what stands right before the value ("request " in
     "Active workspace id: ws_41a9c2, request ")."""
     cut = max(label_text.rfind(","), label_text.rfind(";"), label_text.rfind("("), label_text.rfind(")"))
-    return label_text[cut + 1:]
+    return label_text[cut + 1 :]
 
 
-_EXAMPLE_INTRO = re.compile(r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$)")
+_EXAMPLE_INTRO = re.compile(
+    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$)"
+)
 
 
 def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480) -> bool:
@@ -145,7 +168,7 @@ def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480
     ls = text.rfind("\n", max(0, start - reach), start) + 1
     if ls == 0:
         return False
-    lines = text[max(0, ls - reach):ls - 1].split("\n")
+    lines = text[max(0, ls - reach) : ls - 1].split("\n")
     for line in reversed(lines[-max_lines:]):
         if not line.strip():
             return False
@@ -157,7 +180,7 @@ def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480
 def after(text: str, end: int, width: int = 24) -> str:
     """The words right after a value, up to the end of its line."""
     stop = text.find("\n", end, end + width)
-    return text[end: end + width if stop < 0 else stop]
+    return text[end : end + width if stop < 0 else stop]
 
 
 def alone_on_line(text: str, start: int, end: int) -> bool:

@@ -1,37 +1,13 @@
 """Keep or drop each candidate from :mod:`.shapes`, and say why it was kept.
 
-The rules, per kind (each has a test in ``tests/analyzer/test_detect.py`` and cases in the
-labelled corpus ``tests/fixtures/detect/corpus``):
+Per kind, the words around a value decide: nothing inside code or labelled as an example is
+volatile; timestamps, clock times, dates, template slots, UUIDs and ids each have their own
+keep/drop rules (a "now" label, a today-phrase, fixed or schedule wording, links, digests).
+``context="description"`` keeps a clock time or a date only with a "now" label or after a
+today-phrase. Each rule has a test in ``tests/analyzer/test_detect.py``.
 
-- nothing inside code (fenced or inline) is volatile; neither is anything whose label
-  says it is an example ("e.g.", "such as", "like", "format", "example") or that stands
-  under an "Example output:" line — a template slot with a volatile name only when the
-  example wording is right before it;
-- a **timestamp** (date with a time) is volatile unless fixed wording labels it (cut-off,
-  updated, released …) or its year is before 2000; an **epoch** (seconds after a time word,
-  milliseconds of 2017–2036) unless it is an example;
-- a **clock time** is volatile after a today-phrase, right after a kept date, with a "now"
-  label ("Current time:", "It is", "sent at", ``opened_at:``), to the second, or alone on
-  its line; never in a range ("09:00–17:00"), a time-zone offset ("+05:30"), or with
-  schedule or fixed wording ("opens", "hours", "last updated");
-- a **date** is volatile after a today-phrase, right after a kept clock time, with a "now"
-  label ("Date:", "Current date", "as of today"), or alone on its line; never as an API
-  version, a changelog or release line, with fixed wording (knowledge cut-off, last
-  updated, founded, released) or a preposition of a fixed moment right before it ("sent
-  before 2020-01-01"), before 2000, or in running prose without a "now" label;
-- a **template slot** is volatile by its name or expression (:mod:`.names`), or by a "now"
-  or per-session key right before it ("Current date: ${EXPR}", "Session: {x}" — not "time
-  to first token of {x}");
-- a **UUID** is volatile unless it is patterned (nil, counting digits, the Bluetooth base),
-  name-based or without an RFC version (unless a request/session label says otherwise),
-  one of a vendor family in the same text, in a link, or labelled as fixed hardware or
-  protocol (service, characteristic, CLSID, namespace);
-- request/session ids, provider ids and JWTs are volatile; random-looking hex and base64
-  runs too, unless labelled as a digest (commit, sha256, checksum), fixed, or in a link.
-
-``context="description"`` (a tool or schema ``description``) keeps a clock time or a date
-only with a "now" label or after a today-phrase: descriptions explain, they rarely carry
-the current moment. This module finds nothing itself.
+It does NOT find anything itself (:mod:`.shapes` does).
+See docs/lint.md ("What counts as volatile") for the rules per kind.
 """
 
 from __future__ import annotations
@@ -44,18 +20,39 @@ from analyzer.detection import context as cx
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
 from analyzer.detection.shapes import EPOCH_MS, RANGE_AFTER, RANGE_BEFORE, Candidate
 
-PRIORITY = {"jwt": 0, "time": 1, "uuid": 2, "request-id": 3, "placeholder": 4, "today-phrase": 5, "date": 6, "hex-id": 7, "base64-id": 8}
-_EPOCH_CONTEXT = re.compile(r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)\W{0,6}$")
+PRIORITY = {
+    "jwt": 0,
+    "time": 1,
+    "uuid": 2,
+    "request-id": 3,
+    "placeholder": 4,
+    "today-phrase": 5,
+    "date": 6,
+    "hex-id": 7,
+    "base64-id": 8,
+}
+_EPOCH_CONTEXT = re.compile(
+    r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)\W{0,6}$"
+)
 _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as|\bexample:?)\W{0,3}$")
-_EXAMPLE_AFTER = re.compile(r"(?i)^\W{0,3}(?:\(?e\.g\b|\(?example\b|\(?for example\b|\(?sample\b|\(?placeholder\b)")
-_ID_LABEL = re.compile(r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$")
-_FIXED_MOMENT = frozenset("before after since until till from between by through".split())  # "sent before 2020-01-01"
-_UUID_KIND_WORDS = {"random": "a random (version 4) UUID", "time": "a time-based UUID", "custom": "a version 8 UUID"}
+_EXAMPLE_AFTER = re.compile(
+    r"(?i)^\W{0,3}(?:\(?e\.g\b|\(?example\b|\(?for example\b|\(?sample\b|\(?placeholder\b)"
+)
+_ID_LABEL = re.compile(
+    r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$"
+)
+#: "sent before 2020-01-01"
+_FIXED_MOMENT = frozenset("before after since until till from between by through".split())
+_UUID_KIND_WORDS = {
+    "random": "a random (version 4) UUID",
+    "time": "a time-based UUID",
+    "custom": "a version 8 UUID",
+}
 
 
 def _short(s: str, limit: int = 32) -> str:
     s = " ".join(s.split()).strip(" :=-,(")
-    return s if len(s) <= limit else "…" + s[-(limit - 1):]
+    return s if len(s) <= limit else "…" + s[-(limit - 1) :]
 
 
 def _year(value: str) -> int | None:
@@ -68,27 +65,27 @@ class _Judge:
         self.text = text
         self.code = cx.CodeSpans(text)
         self.description = context == "description"
-        self.families = uuid_families([text[c.start:c.end] for c in cands if c.kind == "uuid"])
+        self.families = uuid_families([text[c.start : c.end] for c in cands if c.kind == "uuid"])
         self.phrase_start = self.phrase_end = -10
         self.last_kept: Candidate | None = None
         self.floor = 0
 
     def after_phrase(self, c: Candidate) -> bool:
-        gap = self.text[self.phrase_end:c.start] if self.phrase_end >= 0 else "\n"
+        gap = self.text[self.phrase_end : c.start] if self.phrase_end >= 0 else "\n"
         return 0 <= c.start - self.phrase_end <= 3 and "\n" not in gap
 
     def after_time(self, c: Candidate) -> bool:
         k = self.last_kept
         if not (k and k.kind == "time" and k.shape in ("clock", "seconds")):
             return False
-        gap = self.text[k.end:c.start]
+        gap = self.text[k.end : c.start]
         return len(gap) <= 5 and "\n" not in gap and gap.strip(" ,") in ("", "on", "-")
 
     def after_date(self, c: Candidate) -> bool:
         k = self.last_kept
         if not (k and k.kind == "date"):
             return False
-        gap = self.text[k.end:c.start]
+        gap = self.text[k.end : c.start]
         return len(gap) <= 4 and "\n" not in gap and gap.strip(" ,") in ("", "at", "@", "T", "-")
 
     def reason(self, c: Candidate) -> str | None:
@@ -108,8 +105,14 @@ class _Judge:
                 return self.follows()
             tokens = w.near.split()
             start = max(0, len(tokens) - 3)  # the slot's own key: "Current date:", "Session:"
-            words = [t for i, t in enumerate(tokens[start:], start) if not (i and tokens[i - 1].lower() in ("per", "each", "every"))]
-            key = cx.word_classes(" ".join(words))  # "bytes per conversation at batch {x}" is a rate, not a conversation's
+            words = [
+                t
+                for i, t in enumerate(tokens[start:], start)
+                if not (i and tokens[i - 1].lower() in ("per", "each", "every"))
+            ]
+            key = cx.word_classes(
+                " ".join(words)
+            )  # "bytes per conversation at batch {x}" is a rate, not a conversation's
             return w.labelled if ("now" in key and "static" not in key) or "session" in key else None
         if c.kind == "time":
             return self.time(c, w)
@@ -123,8 +126,11 @@ class _Judge:
         if c.kind == "uuid":
             return self.uuid(c, w)
         if c.kind == "request-id":
-            if c.shape == "typed" and (not looks_random_b64(value.split("_", 1)[-1].split("-", 1)[-1] + "Aa1")
-                                       or cx.FIXED.search(w.near) or cx.FIXED_AFTER.match(cx.after(text, c.end, 40))):
+            if c.shape == "typed" and (
+                not looks_random_b64(value.split("_", 1)[-1].split("-", 1)[-1] + "Aa1")
+                or cx.FIXED.search(w.near)
+                or cx.FIXED_AFTER.match(cx.after(text, c.end, 40))
+            ):
                 return None  # a word-like suffix, or a stable project/app key
             return f"a `{value.split('_')[0].split('-')[0]}` id"
         if c.kind == "jwt":
@@ -133,18 +139,24 @@ class _Judge:
             return None
         if c.kind == "hex-id":
             return f"{len(value)} random-looking hex digits" if looks_random_hex(value) else None
-        return f"{len(value.rstrip('='))} random-looking base64 characters" if looks_random_b64(value) else None
+        return (
+            f"{len(value.rstrip('='))} random-looking base64 characters" if looks_random_b64(value) else None
+        )
 
     def follows(self) -> str:
-        return f"follows `{_short(self.text[self.phrase_start:self.phrase_end])}`"
+        return f"follows `{_short(self.text[self.phrase_start : self.phrase_end])}`"
 
-    def time(self, c: Candidate, w: "_Around") -> str | None:
+    def time(self, c: Candidate, w: _Around) -> str | None:
         text, value = self.text, w.value
         if c.shape in ("epoch", "epoch-ms"):
             if w.example:
                 return None  # an epoch is machine-rendered: even an "expires at" one is a session's, not a fixed date
             if c.shape == "epoch":
-                return "epoch seconds after a time word" if _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start) else None
+                return (
+                    "epoch seconds after a time word"
+                    if _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start)
+                    else None
+                )
             return "epoch milliseconds of 2017–2036" if int(value) in EPOCH_MS else None
         if c.shape == "timestamp":
             if self.after_phrase(c):
@@ -173,7 +185,7 @@ class _Judge:
             return "a clock reading to the second"
         return "a clock time alone on its line" if cx.alone_on_line(text, c.start, c.end) else None
 
-    def date(self, c: Candidate, w: "_Around") -> str | None:
+    def date(self, c: Candidate, w: _Around) -> str | None:
         text = self.text
         if self.after_phrase(c) or c.shape == "after-today":
             return self.follows()
@@ -183,14 +195,14 @@ class _Judge:
             return None
         year = _year(w.value)
         if year is not None and year < 2000:
-            return None  # historical
+            return None
         if w.now:
             return w.labelled
         if self.description or w.around:
             return None
         return "a date alone on its line" if cx.alone_on_line(text, c.start, c.end) else None
 
-    def uuid(self, c: Candidate, w: "_Around") -> str | None:
+    def uuid(self, c: Candidate, w: _Around) -> str | None:
         value, near = w.value, w.near
         kind = uuid_kind(value)
         if kind == "pattern" and len(set(value.replace("-", ""))) <= 1:
@@ -229,7 +241,7 @@ class _Around:
 
     @cached_property
     def value(self) -> str:
-        return self.text[self.c.start:self.c.end]
+        return self.text[self.c.start : self.c.end]
 
     @cached_property
     def label(self) -> str:
@@ -263,8 +275,11 @@ class _Around:
 
     @cached_property
     def example(self) -> bool:
-        return ("example" in self.words or bool(_EXAMPLE_AFTER.match(cx.after(self.text, self.c.end)))
-                or cx.in_example_block(self.text, self.c.start))
+        return (
+            "example" in self.words
+            or bool(_EXAMPLE_AFTER.match(cx.after(self.text, self.c.end)))
+            or cx.in_example_block(self.text, self.c.start)
+        )
 
 
 def judged(text: str, cands: list[Candidate], context: str = "prompt") -> Iterator[tuple[Candidate, str]]:

@@ -1,20 +1,13 @@
 """Is a template slot or a code expression volatile by what it names or calls?
 
-A slot such as ``{{ user_session }}``, ``{turn_count}`` or ``{{ REMAINING_QUOTA }}`` is
-filled per request or per session: its *name* says so even without the words "date" or
-"time". An interpolation such as ``${new Date().toISOString()}`` or
-``{datetime.utcnow():%H:%M}`` is volatile by what it *calls*.
+A slot (``{{ user_session }}``, ``{turn_count}``) is volatile by its *name*, split into words
+(``lastLoginDateStr`` → last, login, date, str) looked up in small vocabularies; an
+interpolation (``${new Date().toISOString()}``) by what it *calls*, matched by dotted name.
+:func:`judge` takes an expression's identifiers and calls (from ``ast``, tree-sitter or
+:func:`expression_parts`) and returns a :class:`Verdict` or None.
 
-Names are split into words (``lastLoginDateStr`` → last, login, date, str) and the words
-looked up in small vocabularies; calls are matched by their dotted name. Content slots
-(``{input}``, ``{chat_history}``, ``{context}``) are where per-request text belongs and are
-not volatile here; neither are settings that merely mention time (``time_limit``,
-``date_format``, ``timezone``).
-
-:func:`judge` takes the identifiers and calls of an expression (however they were found:
-Python's ``ast``, tree-sitter, or :func:`expression_parts` for template languages) and
-returns a :class:`Verdict` or None. This module reads no text around the slot (see
-:mod:`.context`).
+It does NOT flag content slots (``{input}``, ``{context}``) or time settings (``time_limit``,
+``timezone``), nor read the text around a slot (see :mod:`.context`).
 """
 
 from __future__ import annotations
@@ -27,30 +20,199 @@ HIGH, MEDIUM = "high", "medium"
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    reason: str  # why it is volatile, for the finding ("calls `new Date()`")
+    #: why it is volatile, for the finding ("calls `new Date()`")
+    reason: str
     severity: str
 
 
 _TIME = {"now", "time", "timestamp", "datetime", "clock", "hour", "minute", "ts", "epoch", "utc", "tonight"}
 _DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "month", "year"}
-_RANDOM = {"uuid", "guid", "nonce", "random", "rand", "salt", "otp", "csrf", "jwt", "cookie", "ulid", "nanoid"}
-_STATE = {"session", "sess", "turn", "iteration", "attempt", "retry", "seq", "counter", "remaining", "quota", "balance",
-          "credits", "elapsed", "uptime", "latency", "login", "ip", "weather", "location", "current", "unread", "cart"}
-_ID_OWNERS = {"request", "req", "session", "sess", "trace", "span", "correlation", "conversation", "thread", "chat", "run",
-              "job", "message", "msg", "call", "transaction", "txn", "turn", "interaction", "event", "execution", "invocation",
-              "task", "query", "response", "completion", "visit", "order", "ticket", "device"}
-_LAST_OF = {"login", "seen", "active", "activity", "visit", "message", "interaction", "order", "purchase", "sync"}
-_EVENT_AT = {"created", "updated", "sent", "received", "started", "logged", "requested", "generated", "issued", "expires"}
+_RANDOM = {
+    "uuid",
+    "guid",
+    "nonce",
+    "random",
+    "rand",
+    "salt",
+    "otp",
+    "csrf",
+    "jwt",
+    "cookie",
+    "ulid",
+    "nanoid",
+}
+_STATE = {
+    "session",
+    "sess",
+    "turn",
+    "iteration",
+    "attempt",
+    "retry",
+    "seq",
+    "counter",
+    "remaining",
+    "quota",
+    "balance",
+    "credits",
+    "elapsed",
+    "uptime",
+    "latency",
+    "login",
+    "ip",
+    "weather",
+    "location",
+    "current",
+    "unread",
+    "cart",
+}
+_ID_OWNERS = {
+    "request",
+    "req",
+    "session",
+    "sess",
+    "trace",
+    "span",
+    "correlation",
+    "conversation",
+    "thread",
+    "chat",
+    "run",
+    "job",
+    "message",
+    "msg",
+    "call",
+    "transaction",
+    "txn",
+    "turn",
+    "interaction",
+    "event",
+    "execution",
+    "invocation",
+    "task",
+    "query",
+    "response",
+    "completion",
+    "visit",
+    "order",
+    "ticket",
+    "device",
+}
+_LAST_OF = {
+    "login",
+    "seen",
+    "active",
+    "activity",
+    "visit",
+    "message",
+    "interaction",
+    "order",
+    "purchase",
+    "sync",
+}
+_EVENT_AT = {
+    "created",
+    "updated",
+    "sent",
+    "received",
+    "started",
+    "logged",
+    "requested",
+    "generated",
+    "issued",
+    "expires",
+}
 _COUNTS = {"count", "number", "num", "index", "idx", "no"}
-_COUNTED = {"dialogue", "message", "msg", "step", "round", "request", "conversation", "chat", "interaction", "reply", "call", "visit"}
-_SETTING = {"limit", "max", "min", "format", "fmt", "zone", "tz", "window", "unit", "units", "period", "interval", "budget",
-            "out", "range", "pattern", "locale", "style", "policy", "template", "field", "column", "type", "kind", "label"}
+_COUNTED = {
+    "dialogue",
+    "message",
+    "msg",
+    "step",
+    "round",
+    "request",
+    "conversation",
+    "chat",
+    "interaction",
+    "reply",
+    "call",
+    "visit",
+}
+_SETTING = {
+    "limit",
+    "max",
+    "min",
+    "format",
+    "fmt",
+    "zone",
+    "tz",
+    "window",
+    "unit",
+    "units",
+    "period",
+    "interval",
+    "budget",
+    "out",
+    "range",
+    "pattern",
+    "locale",
+    "style",
+    "policy",
+    "template",
+    "field",
+    "column",
+    "type",
+    "kind",
+    "label",
+}
 
-_NOW_CALLS = {"now", "utcnow", "today", "time_ns", "localtime", "gmtime", "ctime", "asctime", "monotonic", "perf_counter"}
-_NOW_DOTTED = {"time.time", "time.strftime", "Date", "moment", "dayjs", "DateTime.local", "DateTime.utc", "new Date"}
-_RANDOM_CALLS = {"uuid1", "uuid4", "uuid6", "uuid7", "uuidv4", "uuidv7", "v4", "v7", "randomUUID", "nanoid", "ulid", "cuid",
-                 "createId", "urandom", "token_hex", "token_urlsafe", "token_bytes", "getRandomValues", "randint",
-                 "randrange", "random", "randomBytes", "shortid", "generate_id", "gen_id"}
+_NOW_CALLS = {
+    "now",
+    "utcnow",
+    "today",
+    "time_ns",
+    "localtime",
+    "gmtime",
+    "ctime",
+    "asctime",
+    "monotonic",
+    "perf_counter",
+}
+_NOW_DOTTED = {
+    "time.time",
+    "time.strftime",
+    "Date",
+    "moment",
+    "dayjs",
+    "DateTime.local",
+    "DateTime.utc",
+    "new Date",
+}
+_RANDOM_CALLS = {
+    "uuid1",
+    "uuid4",
+    "uuid6",
+    "uuid7",
+    "uuidv4",
+    "uuidv7",
+    "v4",
+    "v7",
+    "randomUUID",
+    "nanoid",
+    "ulid",
+    "cuid",
+    "createId",
+    "urandom",
+    "token_hex",
+    "token_urlsafe",
+    "token_bytes",
+    "getRandomValues",
+    "randint",
+    "randrange",
+    "random",
+    "randomBytes",
+    "shortid",
+    "generate_id",
+    "gen_id",
+}
 _DOT_SPACE = re.compile(r"\s*\.\s*")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRING_LIT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -99,7 +261,11 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
         return Verdict(f"calls `{dotted}()`", HIGH)
     if dotted in ("random.Random", "random.SystemRandom"):
         return None  # a generator object: its draws are the values
-    if last in _RANDOM_CALLS or dotted.startswith(("secrets.", "random.", "crypto.random")) or dotted == "Math.random":
+    if (
+        last in _RANDOM_CALLS
+        or dotted.startswith(("secrets.", "random.", "crypto.random"))
+        or dotted == "Math.random"
+    ):
         return Verdict(f"calls `{dotted}()`", HIGH)
     return None
 

@@ -10,12 +10,13 @@ import math
 import re
 from collections import Counter
 
-MAX_ID_CHARS = 512  # a longer run is a blob (an encoded file, a key block), not a per-request id
+#: a longer run is a blob (an encoded file, a key block), not a per-request id
+MAX_ID_CHARS = 512
 
 _REPEAT = re.compile(r"(.)\1{4}")
 _WORDY = re.compile(r"[a-z]{7}|[A-Z][a-z]{5,}[A-Z][a-z]{3}")
 _PATH = re.compile(r"/?[\w.-]+(?:/[\w.-]+)+/?")
-_COUNTING = {s[i:i + 6] for s in ("0123456789abcdef", "fedcba9876543210") for i in range(11)}
+_COUNTING = {s[i : i + 6] for s in ("0123456789abcdef", "fedcba9876543210") for i in range(11)}
 
 
 def entropy(s: str) -> float:
@@ -51,12 +52,25 @@ def uuid_kind(u: str) -> str:
     fixed name), ``"pattern"`` (nil, max, repeated or counting digits, the Bluetooth base) or
     ``"nonstandard"`` (no RFC version or variant: a hand-made or vendor constant)."""
     h = u.replace("-", "").lower()
-    if len(set(h)) <= 4 or h[20:] == "00805f9b34fb" or any(h[i:i + 6] in _COUNTING for i in range(27)) or _REPEAT.search(h):
+    if (
+        len(set(h)) <= 4
+        or h[20:] == "00805f9b34fb"
+        or any(h[i : i + 6] in _COUNTING for i in range(27))
+        or _REPEAT.search(h)
+    ):
         return "pattern"
     version, variant = h[12], h[16]
     if variant not in "89ab":
         return "nonstandard"
-    return {"4": "random", "1": "time", "6": "time", "7": "time", "8": "custom", "3": "name", "5": "name"}.get(version, "nonstandard")
+    return {
+        "4": "random",
+        "1": "time",
+        "6": "time",
+        "7": "time",
+        "8": "custom",
+        "3": "name",
+        "5": "name",
+    }.get(version, "nonstandard")
 
 
 def uuid_families(uuids: list[str]) -> set[str]:

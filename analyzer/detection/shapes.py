@@ -1,17 +1,12 @@
 """What a volatile value looks like, found in one pass over the text.
 
-:func:`scan` returns every *candidate* span (a clock time, a date, a UUID, a template slot
-…) with its kind and the facts of its shape; whether it is volatile is decided later from
-its context (:mod:`.judge`). The scan is built so that most of a long prompt is skipped
-at C speed: one regex led by a character class finds the anchors (runs of digits that can
-start a shape — bare numbers such as "30 days" are passed over in C — and the template
-sigils ``{ $ % <``), a second one finds month names (written-out dates), a few
-``str.find`` loops find the key words of "today is" phrases and JWTs, and each shape regex
-is then tried only *at* an anchor (``pattern.match(text, pos)``), never run over the whole
-text. Running every shape regex over the whole text, one pass per pattern, is what the
-previous detector did (about 10 ms per 20 KB; ``prefixgate bench lint`` compares them).
+:func:`scan` returns every *candidate* span (clock time, date, UUID, template slot …) with its
+kind and shape facts. One regex finds anchors (digit runs that can start a shape, template
+sigils ``{ $ % <``), another month names, ``str.find`` the "today is" words and JWTs; each shape
+regex is then tried only *at* an anchor, never over the whole text (the previous detector's
+one pass per pattern took about 10 ms per 20 KB; ``prefixgate bench lint`` compares them).
 
-This module judges nothing and reads no context beyond the shapes' own boundaries.
+It does NOT judge anything (:mod:`.judge`) or read context beyond the shapes' own boundaries.
 """
 
 from __future__ import annotations
@@ -27,20 +22,33 @@ _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|A
 _WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday)?"
 _DAY = r"(?:0?[1-9]|[12]\d|3[01])"
 
-ISO_TS = re.compile(r"(?<![\d-])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d):?[0-5]\d| ?UTC)?(?![\d])")
-CLOCK = re.compile(r"(?<![\d:.+\-−])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:\s?(?:[AaPp]\.[Mm]\.|[AaPp][Mm]\b))?(?:\s?(?:UTC|GMT|Z\b|[A-Z][SD]T\b))?(?![\d:])")
+ISO_TS = re.compile(
+    r"(?<![\d-])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d):?[0-5]\d| ?UTC)?(?![\d])"
+)
+CLOCK = re.compile(
+    r"(?<![\d:.+\-−])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:\s?(?:[AaPp]\.[Mm]\.|[AaPp][Mm]\b))?(?:\s?(?:UTC|GMT|Z\b|[A-Z][SD]T\b))?(?![\d:])"
+)
 RANGE_AFTER = re.compile(r"\s*(?:-|–|—|to|until|till)\s*\d{1,2}[:.]\d{2}")
 RANGE_BEFORE = re.compile(r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|to|until|till)\s*$")
 EPOCH = re.compile(r"(?<!\w)(?<!\d\.)1[0-9]{9}(?:[0-9]{3}|\.[0-9]{1,6})?(?!\w|\.\d)")
-EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)  # 2017–2036 in milliseconds: a clock reading even unlabelled
+#: 2017–2036 in milliseconds: a clock reading even unlabelled
+EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)
 ISO_DATE = re.compile(r"(?<![\d.\-/])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d\-.]\d)")
 TEXT_DATE = re.compile(
-    rf"\b(?:{_WEEKDAY},?\s+)?(?:{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+\d{{4}}|{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+\d{{4}}|{_WEEKDAY},?\s+{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?)\b")
+    rf"\b(?:{_WEEKDAY},?\s+)?(?:{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+\d{{4}}|{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+\d{{4}}|{_WEEKDAY},?\s+{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?)\b"
+)
 WEEKDAY_ONLY = re.compile(rf"\b{_WEEKDAY}\b")
-_MONTH_RX = re.compile(r"[JFMASOND](?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")  # a leading class: sre skips to J F M A S O N D
-NUM_DATE = re.compile(r"(?<![\d/.\-])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{2}/\d{2}|\d{1,2}\.\d{1,2}\.\d{4})(?![\d/]|\.\d)")
-TODAY = re.compile(r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)")
-TODAY_VALUE = re.compile(rf"(?i)\s*[:=,]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)")
+#: a leading class: sre skips to J F M A S O N D
+_MONTH_RX = re.compile(r"[JFMASOND](?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
+NUM_DATE = re.compile(
+    r"(?<![\d/.\-])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{2}/\d{2}|\d{1,2}\.\d{1,2}\.\d{4})(?![\d/]|\.\d)"
+)
+TODAY = re.compile(
+    r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)"
+)
+TODAY_VALUE = re.compile(
+    rf"(?i)\s*[:=,]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)"
+)
 _TODAY_KEYS = ("today", "current", "now", "date is", "time is")
 
 _PH = re.compile(
@@ -52,11 +60,18 @@ _PH = re.compile(
     r"|<%[=-]?\s*(?P<e>(?:(?!-?%>)[^\n]){1,160}?)\s*-?%>"  # <%= name %> (ERB, EJS)
     r"|(?<![{$])\{(?P<f>[A-Za-z_][\w.]*(?:\[[^\]\n]{1,20}\])*)(?:![rsa])?(?::(?P<spec>%[^{}\n\"']{0,40}|[^{}\s\"'%]{0,20}))?\}(?!\})"  # {name}, {now:%H:%M}
 )
-UUID = re.compile(r"(?<![0-9A-Fa-f-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f-])")
-ID_LABEL_BEFORE = re.compile(r"(?i)\b(?:x-)?(?:request|req|session|sess|trace|span|correlation|conversation|run|message|msg|call|transaction|txn)[-_ ]?id\b(?:\W{0,3}[:=]\s*[\"']?|(\s+(?:is\s+)?))\Z")
+UUID = re.compile(
+    r"(?<![0-9A-Fa-f-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f-])"
+)
+ID_LABEL_BEFORE = re.compile(
+    r"(?i)\b(?:x-)?(?:request|req|session|sess|trace|span|correlation|conversation|run|message|msg|call|transaction|txn)[-_ ]?id\b(?:\W{0,3}[:=]\s*[\"']?|(\s+(?:is\s+)?))\Z"
+)
 ID_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.:]{5,}")
-PREFIXED_ID = re.compile(r"\b(?:req|msg|sess|resp|run|call|toolu|chatcmpl|cmpl|trace|evt|span)[_-][A-Za-z0-9]{10,}\b")
-TYPED_ID = re.compile(r"\b[a-z]{2,10}[_-](?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{12,40}\b")  # cus_N8s7Hq2LkP0xRt, sub_1QjZ…
+PREFIXED_ID = re.compile(
+    r"\b(?:req|msg|sess|resp|run|call|toolu|chatcmpl|cmpl|trace|evt|span)[_-][A-Za-z0-9]{10,}\b"
+)
+#: cus_N8s7Hq2LkP0xRt, sub_1QjZ…
+TYPED_ID = re.compile(r"\b[a-z]{2,10}[_-](?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{12,40}\b")
 JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 HEX = re.compile(r"(?<![\w-])[0-9a-fA-F]{16,}(?![\w-])")
 B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
@@ -65,7 +80,9 @@ B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 # anchor only when it can start a shape: inside a token ("v2", "a1b2", "+1"), followed by one
 # (":", "-", "/", a letter, ".5"), or six digits or more. Bare numbers ("30 days", "$12") are
 # skipped in C; a written-out date is anchored at its month name instead (_MONTH_RX).
-_ANCHOR = re.compile(r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-]|[.,][0-9A-Za-z]|(?<=[0-9]{6})))")
+_ANCHOR = re.compile(
+    r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-]|[.,][0-9A-Za-z]|(?<=[0-9]{6})))"
+)
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/.:-")
 _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
@@ -77,8 +94,10 @@ class Candidate:
     start: int
     end: int
     severity: str
-    shape: str = ""  # what the shape alone says: "timestamp", "seconds", "epoch-ms", "labelled-id", a placeholder's verdict …
-    expr: str = ""  # a placeholder's expression; an id's label
+    #: what the shape alone says: "timestamp", "seconds", "epoch-ms", "labelled-id", a placeholder's verdict …
+    shape: str = ""
+    #: a placeholder's expression; an id's label
+    expr: str = ""
 
 
 def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
@@ -87,9 +106,30 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
         return at + 1
     if m.group("sigil"):
         return m.end()  # {{#if …}}, {{/each}}: control, not a value
-    expr = next(g for g in (m.group("dify"), m.group("d"), m.group("tag"), m.group("s"), m.group("p"), m.group("e"), m.group("f")) if g is not None)
+    expr = next(
+        g
+        for g in (
+            m.group("dify"),
+            m.group("d"),
+            m.group("tag"),
+            m.group("s"),
+            m.group("p"),
+            m.group("e"),
+            m.group("f"),
+        )
+        if g is not None
+    )
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
-    out.append(Candidate("placeholder", at, m.end(), verdict.severity if verdict else HIGH, verdict.reason if verdict else "", expr.strip()))
+    out.append(
+        Candidate(
+            "placeholder",
+            at,
+            m.end(),
+            verdict.severity if verdict else HIGH,
+            verdict.reason if verdict else "",
+            expr.strip(),
+        )
+    )
     return m.end()
 
 
@@ -102,7 +142,7 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
         if s < covered:
             continue
         n = e - s
-        nxt = text[e:e + 1]
+        nxt = text[e : e + 1]
         m = None
         if n == 4 and nxt == "-":
             m = ISO_TS.match(text, s)
@@ -115,7 +155,9 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
         elif n <= 2 and nxt == ":":
             m = CLOCK.match(text, s)
             if m:
-                out.append(Candidate("time", s, m.end(), HIGH, "seconds" if m.group(0).count(":") > 1 else "clock"))
+                out.append(
+                    Candidate("time", s, m.end(), HIGH, "seconds" if m.group(0).count(":") > 1 else "clock")
+                )
         elif (n <= 2 and nxt in "/.") or (n == 4 and nxt == "/"):
             m = NUM_DATE.match(text, s)
             if m:
@@ -123,7 +165,15 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
         elif n in (10, 13):
             m = EPOCH.match(text, s)
             if m:
-                out.append(Candidate("time", s, m.end(), HIGH, "epoch-ms" if n == 13 and int(m.group(0)) in EPOCH_MS else "epoch"))
+                out.append(
+                    Candidate(
+                        "time",
+                        s,
+                        m.end(),
+                        HIGH,
+                        "epoch-ms" if n == 13 and int(m.group(0)) in EPOCH_MS else "epoch",
+                    )
+                )
         if m is not None:
             covered = m.end()
     return covered
@@ -135,14 +185,22 @@ def _token_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> None:
     if n >= 36 and "-" in text[ts:te]:
         for m in UUID.finditer(text, ts, te):
             out.append(Candidate("uuid", *m.span(), HIGH))
-    if n >= 6 and "id" in text[max(0, ts - 48):ts].lower():
+    if n >= 6 and "id" in text[max(0, ts - 48) : ts].lower():
         label = ID_LABEL_BEFORE.search(text, max(0, ts - 48), ts)
         if label:
             m = ID_VALUE.match(text, ts)
             value = m.group(0).rstrip(".:") if m else ""
-            unlabelled = label.group(1) is not None  # "request id abc123" (no colon): letters and digits needed
-            if len(value) >= 6 and any(ch.isdigit() for ch in value) and not (unlabelled and not any(ch.isalpha() for ch in value)):
-                out.append(Candidate("request-id", ts, ts + len(value), HIGH, "labelled-id", label.group(0).strip()))
+            unlabelled = (
+                label.group(1) is not None
+            )  # "request id abc123" (no colon): letters and digits needed
+            if (
+                len(value) >= 6
+                and any(ch.isdigit() for ch in value)
+                and not (unlabelled and not any(ch.isalpha() for ch in value))
+            ):
+                out.append(
+                    Candidate("request-id", ts, ts + len(value), HIGH, "labelled-id", label.group(0).strip())
+                )
     if n >= 14:
         for m in PREFIXED_ID.finditer(text, ts, te):
             out.append(Candidate("request-id", *m.span(), HIGH, "prefixed"))

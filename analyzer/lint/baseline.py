@@ -17,9 +17,14 @@ VERSION = 1
 
 def write(path: str, findings: list[Finding]) -> None:
     entries = sorted({(f.fingerprint, f.code, f.file, f.field or "", f.message) for f in findings})
-    doc = {"version": VERSION, "tool": "prefixgate lint",
-           "findings": [{"fingerprint": fp, "code": code, "file": file, "field": field or None, "message": msg}
-                        for fp, code, file, field, msg in entries]}
+    doc = {
+        "version": VERSION,
+        "tool": "prefixgate lint",
+        "findings": [
+            {"fingerprint": fp, "code": code, "file": file, "field": field or None, "message": msg}
+            for fp, code, file, field, msg in entries
+        ],
+    }
     Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -30,9 +35,17 @@ def read(path: str) -> set[str]:
         raise InputError(path, f"cannot read the baseline: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(path, f"the baseline is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("findings"), list):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != VERSION
+        or not isinstance(doc.get("findings"), list)
+    ):
         raise InputError(path, f"not a prefixgate baseline (expected version {VERSION} and a findings list)")
-    return {e["fingerprint"] for e in doc["findings"] if isinstance(e, dict) and isinstance(e.get("fingerprint"), str)}
+    return {
+        e["fingerprint"]
+        for e in doc["findings"]
+        if isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
+    }
 
 
 def suppress(findings: list[Finding], fingerprints: set[str]) -> tuple[list[Finding], int]:

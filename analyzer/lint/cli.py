@@ -41,7 +41,8 @@ def _explain(code: str) -> str:
     return BY_CODE[key].RULE.docs()
 
 
-PROGRESS_FROM = 200  # files: below this, lint is done before a bar would draw
+#: files: below this, lint is done before a bar would draw
+PROGRESS_FROM = 200
 
 
 @contextlib.contextmanager
@@ -53,8 +54,14 @@ def _progress(enabled: bool, total: int):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("linting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        TextColumn("linting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task("lint", total=total)
         yield lambda: bar.advance(task)
 
@@ -66,23 +73,77 @@ def _report_errors(errors: list[InputError]) -> None:
 
 @click.command("lint")
 @click.argument("paths", nargs=-1)
-@click.option("--output-format", type=click.Choice(FORMATS), help="Output format (default: concise, or the pyproject setting).")
-@click.option("--select", multiple=True, metavar="CODES", help="Rules to run: codes, prefixes (PG0), names or ALL; comma-separated.")
-@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to add to the selection (e.g. the opt-in PG203,PG204).")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip (added to the pyproject ignore list).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (input errors still exit 2).")
-@click.option("--fix", is_flag=True, help="Apply safe fixes (BOM, CRLF → LF, sorted keys, sorted tools) to prompt and JSON files.")
-@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them; exit 1 if any.")
-@click.option("--baseline", "baseline_path", metavar="FILE", help="Suppress findings recorded in this baseline file.")
-@click.option("--write-baseline", metavar="FILE", help="Record the current findings as the baseline and exit 0.")
+@click.option(
+    "--output-format",
+    type=click.Choice(FORMATS),
+    help="Output format (default: concise, or the pyproject setting).",
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Rules to run: codes, prefixes (PG0), names or ALL; comma-separated.",
+)
+@click.option(
+    "--extend-select",
+    multiple=True,
+    metavar="CODES",
+    help="Rules to add to the selection (e.g. the opt-in PG203,PG204).",
+)
+@click.option(
+    "--ignore", multiple=True, metavar="CODES", help="Rules to skip (added to the pyproject ignore list)."
+)
+@click.option(
+    "--exit-zero", is_flag=True, help="Exit 0 even when there are findings (input errors still exit 2)."
+)
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply safe fixes (BOM, CRLF → LF, sorted keys, sorted tools) to prompt and JSON files.",
+)
+@click.option(
+    "--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them; exit 1 if any."
+)
+@click.option(
+    "--baseline", "baseline_path", metavar="FILE", help="Suppress findings recorded in this baseline file."
+)
+@click.option(
+    "--write-baseline", metavar="FILE", help="Record the current findings as the baseline and exit 0."
+)
 @click.option("--output-file", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.")
-@click.option("--stdin", "from_stdin", is_flag=True, help="Lint one prompt or request body read from standard input.")
-@click.option("--stdin-filename", metavar="NAME", help="Name (and so kind, by its suffix) of the --stdin input in findings.")
+@click.option(
+    "--stdin", "from_stdin", is_flag=True, help="Lint one prompt or request body read from standard input."
+)
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Name (and so kind, by its suffix) of the --stdin input in findings.",
+)
 @click.option("--explain", metavar="CODE", help="Show a rule's documentation and exit.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
-@click.option("--progress/--no-progress", default=None, help="A progress bar on stderr (default: when stderr is a terminal and there are many files).")
-def lint_command(paths, output_format, select, extend_select, ignore, exit_zero, fix, diff, baseline_path, write_baseline, output_file,
-                 from_stdin, stdin_filename, explain, list_rules, progress) -> None:
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="A progress bar on stderr (default: when stderr is a terminal and there are many files).",
+)
+def lint_command(
+    paths,
+    output_format,
+    select,
+    extend_select,
+    ignore,
+    exit_zero,
+    fix,
+    diff,
+    baseline_path,
+    write_baseline,
+    output_file,
+    from_stdin,
+    stdin_filename,
+    explain,
+    list_rules,
+    progress,
+) -> None:
     """Flag what breaks prompt caching in prompt files, request bodies (.json) and logs (.jsonl)."""
     if explain:
         click.echo(_explain(explain))
@@ -94,7 +155,11 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
         return
     try:
         cfg = load_config()
-        codes = resolve(_split(select) or cfg.select, cfg.ignore + _split(ignore), cfg.extend_select + _split(extend_select))
+        codes = resolve(
+            _split(select) or cfg.select,
+            cfg.ignore + _split(ignore),
+            cfg.extend_select + _split(extend_select),
+        )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     fmt = output_format or cfg.output_format or "concise"
@@ -103,7 +168,11 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
 
     if from_stdin and (paths or fix or diff):
         raise click.UsageError("--stdin lints standard input only: no paths, --fix or --diff with it")
-    loaded = load_stdin(sys.stdin.buffer.read(), stdin_filename) if from_stdin else load(list(paths) or ["."], cfg.exclude)
+    loaded = (
+        load_stdin(sys.stdin.buffer.read(), stdin_filename)
+        if from_stdin
+        else load(list(paths) or ["."], cfg.exclude)
+    )
     show = (sys.stderr.isatty() and len(loaded.files) >= PROGRESS_FROM) if progress is None else progress
     with _progress(show, len(loaded.files)) as advance:
         findings = run(loaded, codes, advance=advance)
@@ -131,7 +200,9 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
         click.echo(f"Fixed {changed} file(s).", err=True)
         errors_before = loaded.errors
         loaded = load(list(paths) or ["."], cfg.exclude)
-        loaded.errors = errors_before + [e for e in loaded.errors if str(e) not in {str(x) for x in errors_before}]
+        loaded.errors = errors_before + [
+            e for e in loaded.errors if str(e) not in {str(x) for x in errors_before}
+        ]
         findings = run(loaded, codes)
 
     if write_baseline:
@@ -159,7 +230,11 @@ def lint_command(paths, output_format, select, extend_select, ignore, exit_zero,
     elif fmt == "github":
         text = output.github(findings)
     else:
-        text = json.dumps(to_sarif(findings, [r for r in RULES if r.code in codes], loaded.errors), indent=2, ensure_ascii=False)
+        text = json.dumps(
+            to_sarif(findings, [r for r in RULES if r.code in codes], loaded.errors),
+            indent=2,
+            ensure_ascii=False,
+        )
     if output_file:
         Path(output_file).write_text(text + "\n", encoding="utf-8")
     elif text:

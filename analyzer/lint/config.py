@@ -1,14 +1,11 @@
 """Rule selection: ``--select``/``--ignore`` and ``[tool.prefixgate.lint]`` in pyproject.toml.
 
-Selectors are ``ALL``, a code (``PG001``), a code prefix (``PG0`` = every PG0xx rule) or
-a rule name (``time-in-prefix``). Anything else is a usage error (exit 2), as is an
-unknown key in the pyproject section. The command line's ``--select`` replaces the
-file's; ``--ignore`` adds to it.
+Selectors: ``ALL``, a code (``PG001``), a prefix (``PG0``) or a name (``time-in-prefix``); others,
+and unknown keys, are usage errors (exit 2). ``--select`` replaces the file's, ``--ignore`` adds;
+without ``select`` the defaults run (all but opt-in PG203/PG204); ``extend-select`` adds.
+Keys: ``select``, ``extend-select``, ``ignore``, ``exclude``, ``output-format``, ``baseline``.
 
-Without ``select`` the default rules run (all but the opt-in PG203/PG204); ``extend-select``
-adds to whichever selection applies.
-
-Keys: ``select``, ``extend-select``, ``ignore``, ``exclude`` (glob patterns), ``output-format``, ``baseline``.
+It does NOT run rules. See docs/lint.md ("Configuration").
 """
 
 from __future__ import annotations
@@ -34,7 +31,8 @@ class LintConfig:
     exclude: list[str] = field(default_factory=list)
     output_format: str | None = None
     baseline: str | None = None
-    source: str | None = None  # the pyproject.toml it came from
+    #: the pyproject.toml it came from
+    source: str | None = None
 
 
 def expand(selector: str) -> set[str]:
@@ -48,7 +46,9 @@ def expand(selector: str) -> set[str]:
     up = token.upper()
     matched = {code for code in BY_CODE if code.startswith(up)} if up.startswith("PG") else set()
     if not matched:
-        raise ConfigError(f"unknown rule selector {selector!r} (codes PG001…PG303, names, prefixes such as PG0, ALL or DEFAULT)")
+        raise ConfigError(
+            f"unknown rule selector {selector!r} (codes PG001…PG303, names, prefixes such as PG0, ALL or DEFAULT)"
+        )
     return matched
 
 
@@ -96,7 +96,9 @@ def load_config(start: Path | None = None) -> LintConfig:
         raise ConfigError(f"{path}: [tool.prefixgate.lint] must be a table")
     unknown = set(section) - KEYS
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [tool.prefixgate.lint]: {', '.join(sorted(unknown))} (known: {', '.join(sorted(KEYS))})")
+        raise ConfigError(
+            f"{path}: unknown key(s) in [tool.prefixgate.lint]: {', '.join(sorted(unknown))} (known: {', '.join(sorted(KEYS))})"
+        )
     cfg = LintConfig(source=str(path))
     if "select" in section:
         cfg.select = _list(section["select"], "select", str(path))
@@ -111,7 +113,7 @@ def load_config(start: Path | None = None) -> LintConfig:
     if base is not None:
         if not isinstance(base, str):
             raise ConfigError(f"{path}: baseline must be a path string")
-        cfg.baseline = str((path.parent / base))
+        cfg.baseline = str(path.parent / base)
     for s in cfg.select + cfg.extend_select + cfg.ignore:
         try:
             expand(s)

@@ -20,8 +20,7 @@ from pathlib import Path
 from analyzer.detect import Volatile, find_volatile
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
 from analyzer.lint.model import InputError
-from analyzer.lint.sources import JS_SUFFIXES
-from analyzer.lint.sources import javascript, python
+from analyzer.lint.sources import JS_SUFFIXES, javascript, python
 from analyzer.lint.sources.pieces import volatile_values
 
 _SCHEMA_EXAMPLE = re.compile(r"\.(?:examples?|enum|default|const)(?:\[\d+\])*$")
@@ -48,28 +47,44 @@ class Doc:
     vols: list[list[Volatile]] = field(default_factory=list)
 
     @classmethod
-    def for_text(cls, src: SourceFile) -> "Doc":
+    def for_text(cls, src: SourceFile) -> Doc:
         unit = text_unit(src)
         return cls(src, None, [unit], [find_volatile(unit.text)])
 
     @classmethod
-    def for_source(cls, src: SourceFile) -> "Doc":
+    def for_source(cls, src: SourceFile) -> Doc:
         """A Python or JS/TS file: one unit per prompt-like literal (raises InputError when it does not parse)."""
         suffix = Path(src.path).suffix.lower()
         try:
-            found = javascript.templates(src.text, suffix) if suffix in JS_SUFFIXES else python.templates(src.text)
+            found = (
+                javascript.templates(src.text, suffix)
+                if suffix in JS_SUFFIXES
+                else python.templates(src.text)
+            )
         except SyntaxError as exc:
             raise InputError(src.path, f"not valid Python: {exc.msg}", exc.lineno, exc.offset) from None
         except (ValueError, RecursionError, tokenize.TokenError) as exc:  # null bytes, absurd nesting
             raise InputError(src.path, f"not valid Python: {exc}") from None
-        except Exception as exc:  # a source shape the scanner did not foresee: an input error (exit 2), never a crash
-            raise InputError(src.path, f"could not read prompt literals ({type(exc).__name__}: {exc})") from None
-        units = [TextUnit(t.text, None, True, lambda i, t=t: src.line_col(t.file_offset(i)),
-                          end_position=lambda i, t=t: src.line_col(t.file_end(i))) for t in found]
+        except (
+            Exception
+        ) as exc:  # a source shape the scanner did not foresee: an input error (exit 2), never a crash
+            raise InputError(
+                src.path, f"could not read prompt literals ({type(exc).__name__}: {exc})"
+            ) from None
+        units = [
+            TextUnit(
+                t.text,
+                None,
+                True,
+                lambda i, t=t: src.line_col(t.file_offset(i)),
+                end_position=lambda i, t=t: src.line_col(t.file_end(i)),
+            )
+            for t in found
+        ]
         return cls(src, None, units, [volatile_values(t) for t in found])
 
     @classmethod
-    def for_request(cls, req: Request) -> "Doc":
+    def for_request(cls, req: Request) -> Doc:
         units = req.units()
         return cls(req.file, req, units, [_vols(u) for u in units])
 

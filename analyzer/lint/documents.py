@@ -1,30 +1,21 @@
 """Files → what the rules read: source files, parsed requests, and text units with positions.
 
-- A prompt file (.txt, .md, templates) is one :class:`TextUnit`, all of it cacheable.
-- A source file (.py, .js, .ts …) gives one :class:`TextUnit` per prompt-like literal or
-  template (:mod:`analyzer.lint.sources`), each cacheable, with its volatile values already
-  judged (interpolations by what they call).
-- A JSON file holds one request body (bare, or ``{"request": body, …}``) or a list of them;
-  a JSONL file holds one per line. Each becomes a :class:`Request`: provider and route
-  (``analyzer.segments.guess_shape``), segments in cache order, and the *boundary*: how many
-  leading segments form the cacheable prefix (Anthropic: up to the last ``cache_control``
-  breakpoint; OpenAI GPT-5.6+: up to the last ``prompt_cache_breakpoint``, and in implicit mode
-  at least everything before the last message, as the implicit breakpoint caches it; otherwise
-  everything before the last message, which is the per-request tail).
-- Every prompt string inside a segment (:func:`analyzer.segments.segment_strings`) is a
-  :class:`TextUnit` that maps an index in the decoded string to a line and column in the
-  file (:mod:`.jsonpos`); field paths are :mod:`analyzer.jsonpath` text.
+A prompt file is one cacheable :class:`TextUnit`; a source file gives one per prompt-like literal
+(:mod:`analyzer.lint.sources`), volatile values already judged; a JSON/JSONL file gives
+:class:`Request` objects (shape, segments in cache order, and the *boundary*: how many leading
+segments are cacheable, by breakpoints or else all but the last message), whose prompt strings
+are text units mapping indexes to line/column (:mod:`.jsonpos`).
 
-Structural ids the API requires (``id``, ``tool_call_id``, ``tool_use_id``, …), images and
-``data:`` URLs, signatures and encrypted content are not text units: they repeat unchanged
-across the turns of a conversation and are not prompt prose. This module reports nothing.
+It does NOT report anything, and structural ids, images, ``data:`` URLs, signatures and
+encrypted content are not text units (they repeat unchanged). See docs/lint.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 from analyzer.cache_rules.openai import OPTIONS_KEY, uses_breakpoints
 from analyzer.jsonpath import join_path
@@ -36,11 +27,14 @@ BOM = "\ufeff"
 
 @dataclass
 class SourceFile:
-    path: str  # as shown in findings
+    #: as shown in findings
+    path: str
     data: bytes
-    text: str  # decoded, BOM removed
+    #: decoded, BOM removed
+    text: str
     has_bom: bool
-    kind: str  # "text" | "json" | "jsonl"
+    #: "text" | "json" | "jsonl"
+    kind: str
 
     @cached_property
     def line_starts(self) -> list[int]:
@@ -55,9 +49,12 @@ class TextUnit:
     text: str
     field: str | None
     cacheable: bool
-    position: Callable[[int], tuple[int, int]]  # index in text → (line, col) in the file
-    segment: int | None = None  # index of the request segment holding it
-    end_position: Callable[[int], tuple[int, int]] | None = None  # where a value ending at an index ends (default: position)
+    #: index in text → (line, col) in the file
+    position: Callable[[int], tuple[int, int]]
+    #: index of the request segment holding it
+    segment: int | None = None
+    #: where a value ending at an index ends (default: position)
+    end_position: Callable[[int], tuple[int, int]] | None = None
 
     def end(self, index: int) -> tuple[int, int]:
         return (self.end_position or self.position)(index)
@@ -66,15 +63,20 @@ class TextUnit:
 @dataclass
 class Request:
     file: SourceFile
-    line: int  # 1-based line of the file where this document starts
-    raw: str  # the JSON text the positions refer to
-    raw_base: int  # offset of ``raw`` in ``file.text``
-    body_path: str  # path of the body inside ``raw`` ("", "request", "[3]")
+    #: 1-based line of the file where this document starts
+    line: int
+    #: the JSON text the positions refer to
+    raw: str
+    #: offset of ``raw`` in ``file.text``
+    raw_base: int
+    #: path of the body inside ``raw`` ("", "request", "[3]")
+    body_path: str
     body: dict[str, Any]
     record: dict[str, Any] | None
     provider: str
     route: str
-    index: int  # order in the input (0-based across the file)
+    #: order in the input (0-based across the file)
+    index: int
     segments: list[Segment] = field(default_factory=list)
 
     @property
@@ -86,8 +88,15 @@ class Request:
     def session(self) -> str | None:
         rec = self.record or {}
         meta = self.body.get("metadata") if isinstance(self.body.get("metadata"), dict) else {}
-        for value in (rec.get("session_id"), rec.get("session"), rec.get("conversation_id"), self.body.get("prompt_cache_key"),
-                      self.body.get("user"), meta.get("user_id"), meta.get("session_id")):
+        for value in (
+            rec.get("session_id"),
+            rec.get("session"),
+            rec.get("conversation_id"),
+            self.body.get("prompt_cache_key"),
+            self.body.get("user"),
+            meta.get("user_id"),
+            meta.get("session_id"),
+        ):
             if isinstance(value, (str, int)) and value != "":
                 return str(value)
         return None
@@ -126,7 +135,9 @@ class Request:
         out: list[TextUnit] = []
         for i, seg in enumerate(self.segments):
             for path, text in segment_strings(self.body, seg):
-                out.append(TextUnit(text, path, i < self.boundary, lambda idx, p=path: self.position(p, idx), i))
+                out.append(
+                    TextUnit(text, path, i < self.boundary, lambda idx, p=path: self.position(p, idx), i)
+                )
         return out
 
 
@@ -134,7 +145,9 @@ def text_unit(src: SourceFile) -> TextUnit:
     return TextUnit(src.text, None, True, src.line_col)
 
 
-def request_from(src: SourceFile, value: Any, *, line: int, raw: str, raw_base: int, base_path: str, index: int) -> Request | None:
+def request_from(
+    src: SourceFile, value: Any, *, line: int, raw: str, raw_base: int, base_path: str, index: int
+) -> Request | None:
     """A :class:`Request` for a parsed JSON value, or None when it is not a request body."""
     record = None
     body, body_path = value, base_path
@@ -152,4 +165,3 @@ def request_from(src: SourceFile, value: Any, *, line: int, raw: str, raw_base: 
     req = Request(src, line, raw, raw_base, body_path, body, record, provider, route, index)
     req.segments = segments_for(provider, route, body)
     return req
-

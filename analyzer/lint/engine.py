@@ -43,14 +43,18 @@ def _guarded(loaded: Loaded, module, arg, path: str) -> list[Finding]:
     try:
         return list(module.check(arg))
     except Exception as exc:  # noqa: BLE001 — any rule bug on odd input must name the file, never print a traceback
-        loaded.errors.append(InputError(path, f"{module.RULE.code} could not check this file ({type(exc).__name__}: {exc})"))
+        loaded.errors.append(
+            InputError(path, f"{module.RULE.code} could not check this file ({type(exc).__name__}: {exc})")
+        )
         return []
 
 
 def run(loaded: Loaded, codes: Iterable[str], advance: Callable[[], None] | None = None) -> list[Finding]:
     """Every finding of the selected rules over ``loaded``; ``advance`` is called at each file."""
     selected = [m for m in MODULES if m.RULE.code in set(codes)]
-    by_scope = {scope: [m for m in selected if m.RULE.scope == scope] for scope in ("text", "request", "file", "log")}
+    by_scope = {
+        scope: [m for m in selected if m.RULE.scope == scope] for scope in ("text", "request", "file", "log")
+    }
     doc_rules = by_scope["text"] + by_scope["request"]
     findings: list[Finding] = []
     for src in loaded.files:

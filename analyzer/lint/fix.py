@@ -15,7 +15,9 @@ from typing import Any
 
 from analyzer.lint.documents import BOM, SourceFile
 from analyzer.lint.rules.pg204_unsorted_tools import tool_name
-from analyzer.rewrite.tools import sorted_keys as sort_keys  # the same key order the proxy's safe rewrite sends
+from analyzer.rewrite.tools import (
+    sorted_keys as sort_keys,
+)  # the same key order the proxy's safe rewrite sends
 
 FIXABLE = {"PG201", "PG202", "PG203", "PG204"}
 
@@ -87,5 +89,11 @@ def fixed_text(src: SourceFile, codes: set[str]) -> str | None:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
+        )
+    )

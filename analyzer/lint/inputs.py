@@ -1,17 +1,13 @@
 """Command-line paths → source files and requests, with every unreadable thing reported.
 
-Paths may be files, directories (searched recursively for prompt, JSON, JSONL and source
-files; hidden folders, ``node_modules`` and virtualenvs skipped) and globs
-(``prompts/**/*.md``). Suffixes decide the reading: ``.json`` a body (or a list of bodies),
-``.jsonl``/``.ndjson`` a log with one record per line, ``.py``/``.js``/``.ts``/… source code
-(its prompt-like literals, :mod:`analyzer.lint.sources`), anything else prompt text.
-:func:`load_stdin` reads one prompt or body from standard input (``--stdin``): JSON when
-it parses as JSON, prompt text otherwise, unless a file name given with it says more.
+Paths are files, directories (recursive; hidden folders, ``node_modules`` and virtualenvs
+skipped) or globs; the suffix decides the reading (``.json`` bodies, ``.jsonl``/``.ndjson``
+logs, source code, else prompt text). :func:`load_stdin` reads one prompt or body (JSON if it
+parses). Unreadable files, bad UTF-8/JSON/JSONL become :class:`~analyzer.lint.model.InputError`
+naming file and line, and the rest is still read.
 
-Nothing here raises on bad input: a file that cannot be read, invalid UTF-8, invalid JSON
-or a bad JSONL line becomes an :class:`~analyzer.lint.model.InputError` naming the file and
-line, and the rest is still read. JSON found by a directory scan that is no request body
-(``package.json``) is skipped; one named on the command line is an error.
+It does NOT raise on bad input; non-request JSON found by a scan (``package.json``) is skipped,
+one named on the command line is an error. See docs/lint.md ("What it reads").
 """
 
 from __future__ import annotations
@@ -28,7 +24,20 @@ from analyzer.lint.documents import BOM, Request, SourceFile, request_from
 from analyzer.lint.model import InputError
 from analyzer.lint.sources import SOURCE_SUFFIXES
 
-TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".prompt", ".j2", ".jinja", ".jinja2", ".tmpl", ".tpl", ".mustache", ".hbs", ".liquid"}
+TEXT_SUFFIXES = {
+    ".txt",
+    ".md",
+    ".markdown",
+    ".prompt",
+    ".j2",
+    ".jinja",
+    ".jinja2",
+    ".tmpl",
+    ".tpl",
+    ".mustache",
+    ".hbs",
+    ".liquid",
+}
 JSON_SUFFIXES = {".json"}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "site-packages"}
@@ -37,7 +46,8 @@ SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "site-packages"}
 @dataclass
 class Loaded:
     files: list[SourceFile] = field(default_factory=list)
-    requests: dict[str, list[Request]] = field(default_factory=dict)  # by file path
+    #: by file path
+    requests: dict[str, list[Request]] = field(default_factory=dict)
     errors: list[InputError] = field(default_factory=list)
 
 
@@ -50,7 +60,9 @@ def _kind(path: str) -> str:
     return "source" if suffix in SOURCE_SUFFIXES else "text"
 
 
-def discover(paths: list[str], exclude: list[str] | None = None) -> tuple[list[tuple[str, bool]], list[InputError]]:
+def discover(
+    paths: list[str], exclude: list[str] | None = None
+) -> tuple[list[tuple[str, bool]], list[InputError]]:
     """(path, named_explicitly) for each file to lint, in a stable order, and path errors."""
     exclude = exclude or []
     found: list[tuple[str, bool]] = []
@@ -59,7 +71,9 @@ def discover(paths: list[str], exclude: list[str] | None = None) -> tuple[list[t
 
     def add(p: str, explicit: bool) -> None:
         norm = os.path.normpath(p)
-        if norm in seen or any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in exclude):
+        if norm in seen or any(
+            fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in exclude
+        ):
             return
         seen.add(norm)
         found.append((norm, explicit))
@@ -69,7 +83,10 @@ def discover(paths: list[str], exclude: list[str] | None = None) -> tuple[list[t
             for root, dirs, files in os.walk(raw):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
                 for name in sorted(files):
-                    if Path(name).suffix.lower() in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES | SOURCE_SUFFIXES:
+                    if (
+                        Path(name).suffix.lower()
+                        in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES | SOURCE_SUFFIXES
+                    ):
                         add(os.path.join(root, name), False)
         elif os.path.exists(raw) or os.path.islink(raw):
             add(raw, True)
@@ -103,7 +120,9 @@ def source_from_bytes(path: str, data: bytes, kind: str | None = None) -> Source
     return SourceFile(path, data, text[1:] if has_bom else text, has_bom, kind or _kind(path))
 
 
-def _json_error(src: SourceFile, exc: json.JSONDecodeError, line_base: int = 0, what: str = "invalid JSON") -> InputError:
+def _json_error(
+    src: SourceFile, exc: json.JSONDecodeError, line_base: int = 0, what: str = "invalid JSON"
+) -> InputError:
     return InputError(src.path, f"{what}: {exc.msg}", line_base + exc.lineno, exc.colno)
 
 
@@ -121,13 +140,23 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
             return []
         items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
         for i, item in items:
-            req = request_from(src, item, line=1, raw=src.text, raw_base=0, base_path="" if i is None else index_path("", i), index=len(out))
+            req = request_from(
+                src,
+                item,
+                line=1,
+                raw=src.text,
+                raw_base=0,
+                base_path="" if i is None else index_path("", i),
+                index=len(out),
+            )
             if req is not None:
                 out.append(req)
         if not out:
             if not explicit:
                 return None
-            errors.append(InputError(src.path, "no request body here (expected messages, input or prompt)", 1))
+            errors.append(
+                InputError(src.path, "no request body here (expected messages, input or prompt)", 1)
+            )
         return out
     base = 0
     for lineno, line in enumerate(src.text.splitlines(keepends=True), start=1):
@@ -140,9 +169,15 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
             except RecursionError:
                 errors.append(InputError(src.path, "line is JSON nested too deeply to read", lineno))
             else:
-                req = request_from(src, value, line=lineno, raw=line, raw_base=base, base_path="", index=len(out))
+                req = request_from(
+                    src, value, line=lineno, raw=line, raw_base=base, base_path="", index=len(out)
+                )
                 if req is None:
-                    errors.append(InputError(src.path, "line is no request body (expected messages, input or prompt)", lineno))
+                    errors.append(
+                        InputError(
+                            src.path, "line is no request body (expected messages, input or prompt)", lineno
+                        )
+                    )
                 else:
                     out.append(req)
         base += len(line)
@@ -178,7 +213,11 @@ def load_stdin(data: bytes, filename: str | None = None) -> Loaded:
     loaded = Loaded()
     path = filename or "-"
     kind = None
-    if not filename or Path(filename).suffix.lower() not in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES | SOURCE_SUFFIXES:
+    if (
+        not filename
+        or Path(filename).suffix.lower()
+        not in TEXT_SUFFIXES | JSON_SUFFIXES | JSONL_SUFFIXES | SOURCE_SUFFIXES
+    ):
         try:
             json.loads(data.decode("utf-8-sig"))
             kind = "json"

@@ -42,13 +42,13 @@ def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
                 while True:
                     m = _STRING.match(raw, skip(i))
                     name = json.loads(m.group(0))
-                    i = skip(m.end())  # at ':'
+                    i = skip(m.end())
                     i = value(i + 1, key_path(path, name))
                     i = skip(i)
                     if raw[i] == ",":
                         i += 1
                         continue
-                    i += 1  # '}'
+                    i += 1
                     break
         elif ch == "[":
             i = skip(i + 1)
@@ -63,7 +63,7 @@ def locate(raw: str, start: int = 0) -> dict[str, tuple[int, int]]:
                     if raw[i] == ",":
                         i += 1
                         continue
-                    i += 1  # ']'
+                    i += 1
                     break
         elif ch == '"':
             i = _STRING.match(raw, i).end()

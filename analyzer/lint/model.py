@@ -6,8 +6,8 @@ Severities map to SARIF levels and GitHub annotation kinds: ``high`` → error,
 
 from __future__ import annotations
 
-import hashlib
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 
 LEVELS = {"high": "error", "medium": "warning", "low": "note"}
@@ -15,17 +15,23 @@ LEVELS = {"high": "error", "medium": "warning", "low": "note"}
 
 @dataclass(frozen=True)
 class Rule:
-    code: str  # "PG001"
-    name: str  # kebab-case, "time-in-prefix"
-    summary: str  # one line
-    message: str  # a str.format template over the finding's fields
+    #: "PG001"
+    code: str
+    #: kebab-case, "time-in-prefix"
+    name: str
+    #: one line
+    summary: str
+    #: a str.format template over the finding's fields
+    message: str
     why: str
     example: str
     fix: str
     severity: str = "high"
-    scope: str = "text"  # "text" (strings), "file" (raw bytes), "request" (one body), "log" (many)
+    #: "text" (strings), "file" (raw bytes), "request" (one body), "log" (many)
+    scope: str = "text"
     fixable: bool = False
-    default: bool = True  # in the default selection; opt-in rules need --select/--extend-select
+    #: in the default selection; opt-in rules need --select/--extend-select
+    default: bool = True
 
     def __post_init__(self) -> None:
         if not (self.code.startswith("PG") and self.code[2:].isdigit() and len(self.code) == 5):
@@ -42,8 +48,10 @@ class Rule:
         return LEVELS[self.severity]
 
     def docs(self) -> str:
-        return (f"{self.code} {self.name}: {self.summary}\n\nWhat it does\n  {self.summary}.\n\nWhy is this bad?\n  {self.why}\n\n"
-                f"Example\n  {self.example}\n\nFix\n  {self.fix}\n")
+        return (
+            f"{self.code} {self.name}: {self.summary}\n\nWhat it does\n  {self.summary}.\n\nWhy is this bad?\n  {self.why}\n\n"
+            f"Example\n  {self.example}\n\nFix\n  {self.fix}\n"
+        )
 
 
 @dataclass
@@ -55,10 +63,14 @@ class Finding:
     col: int
     end_line: int | None = None
     end_col: int | None = None
-    field: str | None = None  # JSON field path, e.g. "messages[0].content"
-    key: str = ""  # what makes this finding the same across edits (value, path) for baselines
-    group: str = ""  # what makes repeats of it across the requests of a log one finding
-    severity: str | None = None  # overrides the rule's default
+    #: JSON field path, e.g. "messages[0].content"
+    field: str | None = None
+    #: what makes this finding the same across edits (value, path) for baselines
+    key: str = ""
+    #: what makes repeats of it across the requests of a log one finding
+    group: str = ""
+    #: overrides the rule's default
+    severity: str | None = None
     notes: list[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -72,16 +84,30 @@ class Finding:
     @property
     def fingerprint(self) -> str:
         """Stable across unrelated edits: rule, file, field path and the offending value."""
-        basis = "\x1f".join((self.rule.code, self.file.replace("\\", "/"), self.field or "", self.key or self.message))
+        basis = "\x1f".join(
+            (self.rule.code, self.file.replace("\\", "/"), self.field or "", self.key or self.message)
+        )
         return hashlib.sha256(basis.encode("utf-8", "replace")).hexdigest()[:32]
 
     def sort_key(self) -> tuple:
         return (self.file, self.line, self.col, self.rule.code)
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "name": self.rule.name, "message": self.message, "severity": self.severity or self.rule.severity,
-                "file": self.file, "line": self.line, "column": self.col, "end_line": self.end_line, "end_column": self.end_col,
-                "field": self.field, "fixable": self.rule.fixable, "fingerprint": self.fingerprint, "notes": self.notes}
+        return {
+            "code": self.code,
+            "name": self.rule.name,
+            "message": self.message,
+            "severity": self.severity or self.rule.severity,
+            "file": self.file,
+            "line": self.line,
+            "column": self.col,
+            "end_line": self.end_line,
+            "end_column": self.end_col,
+            "field": self.field,
+            "fixable": self.rule.fixable,
+            "fingerprint": self.fingerprint,
+            "notes": self.notes,
+        }
 
 
 class InputError(Exception):

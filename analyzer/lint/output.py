@@ -45,7 +45,10 @@ def full(findings: list[Finding], sources: dict[str, SourceFile]) -> str:
             lo = max(0, f.col - 61)
             shown = text[lo : lo + 120]
             width = max(1, (f.end_col - f.col) if f.end_line == f.line and f.end_col else 1)
-            lines += [f"   {f.line:>5} | {shown}", "         | " + " " * (f.col - 1 - lo) + "^" * min(width, 120)]
+            lines += [
+                f"   {f.line:>5} | {shown}",
+                "         | " + " " * (f.col - 1 - lo) + "^" * min(width, 120),
+            ]
         lines += [f"  note: {n}" for n in f.notes]
         lines.append(f"  help: {f.rule.fix}")
         blocks.append("\n".join(lines))
@@ -67,18 +70,29 @@ def _escape_prop(s: str) -> str:
 def github(findings: list[Finding]) -> str:
     out = []
     for f in findings:
-        props = [f"title={_escape_prop(f'prefixgate {f.code} ({f.rule.name})')}", f"file={_escape_prop(f.file)}", f"line={f.line}", f"col={f.col}"]
+        props = [
+            f"title={_escape_prop(f'prefixgate {f.code} ({f.rule.name})')}",
+            f"file={_escape_prop(f.file)}",
+            f"line={f.line}",
+            f"col={f.col}",
+        ]
         if f.end_line:
             props += [f"endLine={f.end_line}", f"endColumn={f.end_col}"]
         field = f" [{f.field}]" if f.field else ""
-        out.append(f"::{GITHUB_LEVEL[f.level]} {','.join(props)}::{_escape_data(f'{f.code}{field} {f.message}')}")
+        out.append(
+            f"::{GITHUB_LEVEL[f.level]} {','.join(props)}::{_escape_data(f'{f.code}{field} {f.message}')}"
+        )
     return "\n".join(out)
 
 
-def summary(findings: list[Finding], suppressed: int = 0, *, errors: int = 0, checked: int | None = None) -> str:
+def summary(
+    findings: list[Finding], suppressed: int = 0, *, errors: int = 0, checked: int | None = None
+) -> str:
     """The closing line. Never "All checks passed!" when a file could not be read or none was found."""
     if not findings and errors:
-        text = f"No findings in the files that could be read; {errors} input error{'s' if errors != 1 else ''}."
+        text = (
+            f"No findings in the files that could be read; {errors} input error{'s' if errors != 1 else ''}."
+        )
     elif not findings and checked == 0:
         text = "No prompt, JSON or JSONL files found: nothing was checked."
     elif not findings:

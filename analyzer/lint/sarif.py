@@ -42,7 +42,7 @@ def _tool_version() -> str:
 
 
 def _rule(rule: Rule) -> dict:
-    markdown = (f"**{rule.summary}**\n\n**Why is this bad?** {rule.why}\n\n**Example:** `{rule.example}`\n\n**Fix:** {rule.fix}")
+    markdown = f"**{rule.summary}**\n\n**Why is this bad?** {rule.why}\n\n**Example:** `{rule.example}`\n\n**Fix:** {rule.fix}"
     return {
         "id": rule.code,
         "name": rule.name,
@@ -50,7 +50,10 @@ def _rule(rule: Rule) -> dict:
         "fullDescription": {"text": rule.why},
         "help": {"text": f"{rule.why}\nExample: {rule.example}\nFix: {rule.fix}", "markdown": markdown},
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": ["prompt-caching", rule.scope], "precision": "high" if rule.severity == "high" else "medium"},
+        "properties": {
+            "tags": ["prompt-caching", rule.scope],
+            "precision": "high" if rule.severity == "high" else "medium",
+        },
     }
 
 
@@ -62,8 +65,14 @@ def _result(f: Finding, index: int) -> dict:
     if f.field:
         location["logicalLocations"] = [{"fullyQualifiedName": f.field, "kind": "member"}]
     text = f.message + ("".join(f"\n{n}" for n in f.notes) if f.notes else "")
-    return {"ruleId": f.code, "ruleIndex": index, "level": f.level, "message": {"text": text}, "locations": [location],
-            "partialFingerprints": {"prefixgate/v1": f.fingerprint}}
+    return {
+        "ruleId": f.code,
+        "ruleIndex": index,
+        "level": f.level,
+        "message": {"text": text},
+        "locations": [location],
+        "partialFingerprints": {"prefixgate/v1": f.fingerprint},
+    }
 
 
 def _notification(err: InputError) -> dict:
@@ -80,12 +89,27 @@ def to_sarif(findings: list[Finding], rules: list[Rule], errors: list[InputError
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "prefixgate", "informationUri": INFO_URI, "version": _tool_version(),
-                                "rules": [_rule(r) for r in rules]}},
-            "columnKind": "unicodeCodePoints",  # columns count characters, not UTF-16 units (SARIF's default)
-            "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the directory prefixgate lint ran in"}}},
-            "invocations": [{"executionSuccessful": not errors, "toolExecutionNotifications": [_notification(e) for e in errors]}],
-            "results": [_result(f, index[f.code]) for f in findings],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "prefixgate",
+                        "informationUri": INFO_URI,
+                        "version": _tool_version(),
+                        "rules": [_rule(r) for r in rules],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",  # columns count characters, not UTF-16 units (SARIF's default)
+                "originalUriBaseIds": {
+                    "%SRCROOT%": {"description": {"text": "the directory prefixgate lint ran in"}}
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": not errors,
+                        "toolExecutionNotifications": [_notification(e) for e in errors],
+                    }
+                ],
+                "results": [_result(f, index[f.code]) for f in findings],
+            }
+        ],
     }

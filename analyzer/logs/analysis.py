@@ -1,34 +1,13 @@
 """One streaming pass over request records: prefixes, allowed vs realised hit rate, money, forks.
 
-- **Allowed** cached tokens per request: the longest prefix seen before *within the
-  provider's TTL* (same provider and model), rounded down by the provider's rules
-  (:mod:`analyzer.cache_rules`: 1,024-token minimum and 128-token steps on OpenAI; per-model
-  minimums on Anthropic, assuming breakpoints placed at the repeated prefix; a request
-  that asks for ``ttl: "1h"`` gets an hour), and never less than what the provider did
-  cache (the byte-based estimate may undercount; what was cached was allowed), so the
-  realised rate never exceeds the allowed one. Logs without timestamps are taken as one
-  burst (every repeat within TTL).
-- **Realised**: the cached tokens in the usage the provider reported.
-- **Money** (:mod:`analyzer.cost`): spent and saved from usage (GPT-5.6+ writes at their write
-  rates); a usage the model's rules do not expect (:func:`analyzer.cost.rules_drift`) or whose
-  numbers are not exact (flags: clamped, a TTL split unknown) is priced null and counted apart
-  (``rules_drift``, ``flagged``), as the proxy does; **missed** savings by the
-  proxy's definition (:mod:`analyzer.missed`: the repeated prefix, exactly or but for a
-  volatile value such as a timestamp, that the provider did not report cached, priced with
-  the write premium where it applies). A ledger row the proxy priced brings its own spent,
-  saved and missed, and a ledger row without usage (a refused or failed call) billed nothing
-  and missed nothing, so ``analyze`` and the dashboard agree on the same ledger. Missed savings
-  are null (never $0) when requests could have missed some but none of them had a price.
-- **Prefix unknown**: a ledger row written while the proxy's store was skipped states no
-  prefix sizes; it is counted apart (``prefix_unknown``), in no hit rate and no advice.
-- **Forks**: for a request that leaves a known prefix before its last message, the
-  previous request through the same prefix is diffed (:func:`analyzer.divergence.text_fork`)
-  and the cause (a timestamp, an id, changed content) is counted per field.
+Per request: the cached tokens the provider's rules allowed (the longest prefix seen within
+TTL, never below what was cached), the cached tokens realised, money spent/saved/missed by the
+proxy's own definitions (:mod:`analyzer.cost`, :mod:`analyzer.missed`; drifted or flagged usage
+priced null), ledger rows of unknown prefix counted apart, and the cause of each fork.
 
-Token counts for prefixes are estimates from bytes (:mod:`analyzer.tokens`). A ledger row
-without a body states only its total bytes and the bytes of the prefix the proxy had seen
-(:func:`analyzer.logs.reader.ledger_ends`); that prefix end is exact, the others are spread. Memory is
-bounded: the tree caps its nodes and only the last ``recent_bodies`` bodies are kept.
+It does NOT hold the whole log: memory is bounded (the tree caps its nodes, only the last
+``recent_bodies`` bodies are kept); prefix tokens are byte estimates (:mod:`analyzer.tokens`).
+See docs/analyze.md for the definitions.
 """
 
 from __future__ import annotations
@@ -37,12 +16,19 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.cache_rules import ANTHROPIC_TTL_S, OPENAI_56_RULES, OPENAI_TTL_RANGE_S, cacheable_tokens, provider_ttl_s, rules_for
+from analyzer.cache_rules import (
+    ANTHROPIC_TTL_S,
+    OPENAI_56_RULES,
+    OPENAI_TTL_RANGE_S,
+    cacheable_tokens,
+    provider_ttl_s,
+    rules_for,
+)
 from analyzer.cost import cost_of, missed_usd, rules_drift, ttl_split_unknown
-from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, reusable
 from analyzer.divergence import MIN_SIMILARITY, text_fork
 from analyzer.logs.reader import LogRecord, ledger_ends
 from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
+from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, reusable
 from analyzer.prefix import chain, root_hash
 from analyzer.segments import last_message_start, segments_for
 from analyzer.tokens import estimate_tokens
@@ -50,12 +36,14 @@ from analyzer.tokens import estimate_tokens
 
 @dataclass
 class AnalyzeConfig:
-    ttl_openai: float = OPENAI_TTL_RANGE_S[0]  # the early end of "5-10 minutes": allowed hits stay conservative
+    #: the early end of "5-10 minutes": allowed hits stay conservative
+    ttl_openai: float = OPENAI_TTL_RANGE_S[0]
     ttl_anthropic: float = ANTHROPIC_TTL_S["5m"]
     top: int = 10
     max_nodes: int = 1_500_000
     recent_bodies: int = 512
-    prices: Any = None  # analyzer.pricing.PriceTable, or None for no money figures
+    #: analyzer.pricing.PriceTable, or None for no money figures
+    prices: Any = None
 
     def __post_init__(self) -> None:
         if self.ttl_openai <= 0 or self.ttl_anthropic <= 0:
@@ -96,15 +84,23 @@ class LogAnalysis:
         self.unanalysed = 0
         self.estimated_input = 0
         self.spent = self.saved = self.missed = 0.0
-        self.missed_volatile = 0.0  # the part of ``missed`` behind volatile values (logs with bodies)
-        self.prefix_unknown = 0  # ledger rows without prefix information: counted apart
-        self.costed = 0  # requests whose usage had a price: spent/saved are sums over these only
-        self.missed_priced = 0  # requests whose missed savings have a price: ``missed`` sums these
-        self.missed_unknown = 0  # requests whose missed savings could not be priced (no price, drift, flags)
+        #: the part of ``missed`` behind volatile values (logs with bodies)
+        self.missed_volatile = 0.0
+        #: ledger rows without prefix information: counted apart
+        self.prefix_unknown = 0
+        #: requests whose usage had a price: spent/saved are sums over these only
+        self.costed = 0
+        #: requests whose missed savings have a price: ``missed`` sums these
+        self.missed_priced = 0
+        #: requests whose missed savings could not be priced (no price, drift, flags)
+        self.missed_unknown = 0
         self.unpriced: Counter = Counter()
-        self.drifted = 0  # requests whose usage the rules do not expect (analyzer.cost.rules_drift): priced null
-        self.drift: Counter = Counter()  # (model, note) → requests
-        self.flagged = 0  # requests whose usage numbers are not exact (clamped, TTL split unknown): priced null
+        #: requests whose usage the rules do not expect (analyzer.cost.rules_drift): priced null
+        self.drifted = 0
+        #: (model, note) → requests
+        self.drift: Counter = Counter()
+        #: requests whose usage numbers are not exact (clamped, TTL split unknown): priced null
+        self.flagged = 0
         self.forks: dict[tuple[str, str], ForkStat] = {}
         self.forked_requests = 0
         self.unexplained_forks = 0
@@ -142,16 +138,24 @@ class LogAnalysis:
             keys = [bytes.fromhex(h) for h in rec.chain_hex]
             ends = ledger_ends(len(keys), rec.total_bytes or 0, rec.prefix_segments, rec.prefix_bytes)
             paths = [f"segment[{i}]" for i in range(len(keys))]
-            exact = range(rec.prefix_segments - 1, rec.prefix_segments) if 0 < rec.prefix_segments <= len(keys) and rec.prefix_bytes else range(0)
+            exact = (
+                range(rec.prefix_segments - 1, rec.prefix_segments)
+                if 0 < rec.prefix_segments <= len(keys) and rec.prefix_bytes
+                else range(0)
+            )
         else:
             self.unanalysed += 1
             return
         ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
         if segs is not None and any(s.cache_control == "1h" for s in segs):
             ttl = max(ttl, ANTHROPIC_TTL_S["1h"])  # the request asked for Anthropic's 1-hour cache
-        if rules_for(rec.provider, rec.model) is OPENAI_56_RULES:  # GPT-5.6+: 30 minutes at least, 12 h on request
+        if (
+            rules_for(rec.provider, rec.model) is OPENAI_56_RULES
+        ):  # GPT-5.6+: 30 minutes at least, 12 h on request
             ttl = max(ttl, provider_ttl_s(rec.provider, segs or (), rec.model))
-        seen = self.tree.insert(root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}", exact=exact)
+        seen = self.tree.insert(
+            root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}", exact=exact
+        )
         usage = rec.usage
         cached = usage.cached_tokens if usage is not None else 0
         est_total = estimate_tokens(ends[-1])
@@ -169,7 +173,9 @@ class LogAnalysis:
 
         rules = rules_for(rec.provider, rec.model)
         live_bytes = self._live_bytes(keys, ends, seen.live, segs is not None)
-        if segs is not None and seen.live:  # GPT-5.6+: only up to where a breakpoint can sit (as the proxy counts it)
+        if (
+            segs is not None and seen.live
+        ):  # GPT-5.6+: only up to where a breakpoint can sit (as the proxy counts it)
             live_bytes = at_breakpoint(rec.provider, rec.model, segs, Reuse(seen.live, live_bytes)).bytes
         allowed = cacheable_tokens(rules, live_bytes) if seen.live else 0
         # What the provider did cache was allowed, whatever the estimate says: realised ≤ allowed.
@@ -178,7 +184,12 @@ class LogAnalysis:
             self.expired += 1
         if seen.live and allowed == 0 and estimate_tokens(live_bytes) > 0:
             self.below_minimum += 1
-        if rec.provider == "anthropic" and allowed and segs is not None and not any(s.cache_control for s in segs):
+        if (
+            rec.provider == "anthropic"
+            and allowed
+            and segs is not None
+            and not any(s.cache_control for s in segs)
+        ):
             self.no_breakpoint += 1
 
         for t in (self.total, self.by_provider.setdefault(rec.provider, Totals())):
@@ -191,23 +202,33 @@ class LogAnalysis:
                 t.cached_tokens += usage.cached_tokens
                 t.allowed_with_usage += allowed
 
-        if rec.ledger_money is not None:  # the proxy priced this row: its missed savings, as the dashboard sums them
+        if (
+            rec.ledger_money is not None
+        ):  # the proxy priced this row: its missed savings, as the dashboard sums them
             if rec.ledger_money[2] is not None:
                 self.missed += rec.ledger_money[2]
                 self.missed_priced += 1
         elif rec.ledger and usage is None:
             pass  # a ledger row without usage billed nothing (a refused or failed call): nothing missed, as the proxy says
-        elif price is not None and priceable:  # a usage priced null (drift, flags) has no missed savings either
+        elif (
+            price is not None and priceable
+        ):  # a usage priced null (drift, flags) has no missed savings either
             reuse = self._reusable(rec, segs, seen, ttl) if segs is not None else None
             if reuse is not None:
                 reuse = at_breakpoint(rec.provider, rec.model, segs, reuse)
-            tokens = missed_tokens(rec.provider, rec.model, max(live_bytes, reuse.bytes if reuse else 0), cached,
-                                   usage.input_tokens if usage is not None else None, ends[-1] if ends else None)
+            tokens = missed_tokens(
+                rec.provider,
+                rec.model,
+                max(live_bytes, reuse.bytes if reuse else 0),
+                cached,
+                usage.input_tokens if usage is not None else None,
+                ends[-1] if ends else None,
+            )
             usd = missed_usd(tokens, price, usage) or 0.0
             self.missed += usd
             self.missed_priced += 1
             if reuse is not None and reuse.volatile and reuse.bytes > live_bytes:
-                self.missed_volatile += usd  # the prompt repeated but for a timestamp, an id …
+                self.missed_volatile += usd
         else:
             self.missed_unknown += 1
         if segs is not None:
@@ -302,7 +323,9 @@ class LogAnalysis:
         stat = self.forks.get((fork.field, fork.kind))
         if stat is None:
             example = fork.volatile.value if fork.volatile else fork.text[fork.offset : fork.offset + 40]
-            stat = self.forks[(fork.field, fork.kind)] = ForkStat(fork.field, fork.kind, where, example=example)
+            stat = self.forks[(fork.field, fork.kind)] = ForkStat(
+                fork.field, fork.kind, where, example=example
+            )
         stat.count += 1
         stat.offsets[fork.at] += 1
 
@@ -313,5 +336,15 @@ class LogAnalysis:
             tokens = estimate_tokens(node[END])
             rows.append((node[COUNT] * tokens, node, tokens))
         rows.sort(key=lambda r: -r[0])
-        return [{"count": node[COUNT], "segments": node[DEPTH], "tokens": tokens, "share_of_input": node[COUNT] * tokens / total_input,
-                 "ends_at": node[PATH], "model": node[MODEL], "first_line": node[FIRST_LINE]} for _, node, tokens in rows[: self.cfg.top]]
+        return [
+            {
+                "count": node[COUNT],
+                "segments": node[DEPTH],
+                "tokens": tokens,
+                "share_of_input": node[COUNT] * tokens / total_input,
+                "ends_at": node[PATH],
+                "model": node[MODEL],
+                "first_line": node[FIRST_LINE],
+            }
+            for _, node, tokens in rows[: self.cfg.top]
+        ]

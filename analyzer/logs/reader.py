@@ -1,31 +1,27 @@
 """Stream request records from JSONL logs and from the proxy's SQLite ledger.
 
-A JSONL line is a bare request body, or a record ``{"request"|"body": body, "response":
-{…"usage"…} | "usage": {…}, "ts"|"timestamp": epoch seconds or ISO 8601, "provider",
-"route", "model", "session_id"}``. Provider and route come from the record or from
-:func:`analyzer.segments.guess_shape`. A ledger row (its columns named once, in
-:mod:`.ledger_columns`, for the proxy that writes it and for this reader) gives usage (with its
-1-hour and 12-hour writes, its flags and its rules-drift notes: :func:`ledger_usage`), timing,
-the chain of segment hashes (``chain``), the proxy's money for the row when it priced it, whether
-its prefix was known (``prefix_segments`` NULL: the store was skipped), and the body when the
-proxy ran with ``--log-bodies``.
+A JSONL line is a bare body or a ``{"request"|"body", "response"|"usage", "ts"|"timestamp",
+"provider", "route", "model", "session_id"}`` record (shape guessed when absent). A ledger row
+(columns in :mod:`.ledger_columns`) gives usage (:func:`ledger_usage`), timing, ``chain``, the
+proxy's money, whether its prefix was known, and the body under ``--log-bodies``. Records are
+yielded one at a time; an unreadable line or row goes to ``on_error(file, line, message)``.
 
-Records are yielded one at a time (memory does not grow with the log). A line or row that
-cannot be read is reported through ``on_error(file, line, message)`` and skipped.
+It does NOT hold the log in memory or stop at a bad record. See docs/analyze.md.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
 
-from analyzer.logs.ledger_columns import COLUMNS, TABLE
 from analyzer.cost import WRITES_NOT_BILLED
+from analyzer.logs.ledger_columns import COLUMNS, TABLE
 from analyzer.segments import guess_shape
 from analyzer.usage import Usage, from_any
 
@@ -44,13 +40,19 @@ class LogRecord:
     body: dict[str, Any] | None
     usage: Usage | None
     session: str | None = None
-    chain_hex: list[str] | None = None  # ledger rows without a body: 8-byte hex per segment
+    #: ledger rows without a body: 8-byte hex per segment
+    chain_hex: list[str] | None = None
     total_bytes: int | None = None
-    prefix_segments: int = 0  # ledger rows: leading segments the proxy had seen before …
-    prefix_bytes: int = 0  # … and their exact size in bytes (the only segment end a row states)
-    prefix_known: bool = True  # False: a ledger row whose prefix the proxy could not look up (store skipped)
-    ledger_money: tuple[float, float | None, float | None] | None = None  # a priced ledger row: the proxy's (cost, saved, missed) USD
-    ledger: bool = False  # a row of the proxy's ledger (not a log line): no usage there means it billed nothing
+    #: ledger rows: leading segments the proxy had seen before …
+    prefix_segments: int = 0
+    #: … and their exact size in bytes (the only segment end a row states)
+    prefix_bytes: int = 0
+    #: False: a ledger row whose prefix the proxy could not look up (store skipped)
+    prefix_known: bool = True
+    #: a priced ledger row: the proxy's (cost, saved, missed) USD
+    ledger_money: tuple[float, float | None, float | None] | None = None
+    #: a row of the proxy's ledger (not a log line): no usage there means it billed nothing
+    ledger: bool = False
 
 
 def ledger_ends(n: int, total_bytes: int, prefix_segments: int, prefix_bytes: int) -> list[int]:
@@ -78,9 +80,19 @@ def ledger_usage(row: dict[str, Any]) -> Usage:
     write = row.get("cache_write_tokens") or 0
     w1h = min(row.get("cache_write_1h_tokens") or 0, write)
     w12h = min(row.get("cache_write_12h_tokens") or 0, write - w1h)
-    drift = tuple(n for n in _notes(row.get("drift")) if n != WRITES_NOT_BILLED)  # that one depends on the prices: re-checked
-    return Usage(row["input_tokens"] or 0, row.get("cached_tokens") or 0, write, w1h, row.get("output_tokens") or 0,
-                 flags=_notes(row.get("flags")), cache_write_12h_tokens=w12h, drift=drift)
+    drift = tuple(
+        n for n in _notes(row.get("drift")) if n != WRITES_NOT_BILLED
+    )  # that one depends on the prices: re-checked
+    return Usage(
+        row["input_tokens"] or 0,
+        row.get("cached_tokens") or 0,
+        write,
+        w1h,
+        row.get("output_tokens") or 0,
+        flags=_notes(row.get("flags")),
+        cache_write_12h_tokens=w12h,
+        drift=drift,
+    )
 
 
 def _ts(value: Any) -> float | None:
@@ -98,7 +110,13 @@ def _ts(value: Any) -> float | None:
 
 def _session(record: dict[str, Any], body: dict[str, Any]) -> str | None:
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-    for v in (record.get("session_id"), record.get("session"), body.get("prompt_cache_key"), body.get("user"), meta.get("user_id")):
+    for v in (
+        record.get("session_id"),
+        record.get("session"),
+        body.get("prompt_cache_key"),
+        body.get("user"),
+        meta.get("user_id"),
+    ):
         if isinstance(v, (str, int)) and v != "":
             return str(v)
     return None
@@ -130,10 +148,22 @@ def record_from(value: Any, source: str, line: int) -> LogRecord | str:
     usage = from_any(usage_block) if usage_block is not None else None
     model = body.get("model") or record.get("model") or ""
     ts = _ts(record.get("ts", record.get("timestamp", record.get("created_at"))))
-    return LogRecord(source, line, provider, route, model if isinstance(model, str) else "", ts, body, usage, _session(record, body))
+    return LogRecord(
+        source,
+        line,
+        provider,
+        route,
+        model if isinstance(model, str) else "",
+        ts,
+        body,
+        usage,
+        _session(record, body),
+    )
 
 
-def read_jsonl(path: str, on_error: OnError, on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+def read_jsonl(
+    path: str, on_error: OnError, on_bytes: Callable[[int], None] | None = None
+) -> Iterator[LogRecord]:
     try:
         handle = open(path, "rb")
     except OSError as exc:
@@ -169,7 +199,9 @@ def ledger_rows(path: str) -> int | None:
         return None
 
 
-def read_ledger(path: str, on_error: OnError, on_rows: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+def read_ledger(
+    path: str, on_error: OnError, on_rows: Callable[[int], None] | None = None
+) -> Iterator[LogRecord]:
     try:
         conn = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
         cols = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
@@ -202,12 +234,29 @@ def read_ledger(path: str, on_error: OnError, on_rows: Callable[[int], None] | N
             chain = [h for h in (r.get("chain") or "").split(",") if h]
             if body is None and not chain:
                 continue  # unanalysed request (no body kept, no segments): nothing to place in the tree
-            money = (r["cost_usd"], r.get("saved_usd"), r.get("missed_usd")) if r.get("cost_usd") is not None else None
-            yield LogRecord(path, r.get("id") or 0, r.get("provider") or "", r.get("route") or "", r.get("model") or "",
-                            r.get("ts"), body, usage, r.get("tenant"), chain or None, r.get("total_bytes"),
-                            r.get("prefix_segments") or 0, r.get("prefix_bytes") or 0,
-                            prefix_known=r.get("prefix_segments") is not None or "prefix_segments" not in r,
-                            ledger_money=money, ledger=True)
+            money = (
+                (r["cost_usd"], r.get("saved_usd"), r.get("missed_usd"))
+                if r.get("cost_usd") is not None
+                else None
+            )
+            yield LogRecord(
+                path,
+                r.get("id") or 0,
+                r.get("provider") or "",
+                r.get("route") or "",
+                r.get("model") or "",
+                r.get("ts"),
+                body,
+                usage,
+                r.get("tenant"),
+                chain or None,
+                r.get("total_bytes"),
+                r.get("prefix_segments") or 0,
+                r.get("prefix_bytes") or 0,
+                prefix_known=r.get("prefix_segments") is not None or "prefix_segments" not in r,
+                ledger_money=money,
+                ledger=True,
+            )
     except sqlite3.Error as exc:
         on_error(path, None, f"ledger read failed: {exc}")
     finally:
@@ -225,7 +274,9 @@ def is_ledger(path: str) -> bool:
         return False
 
 
-def read_any(path: str, on_error: OnError, on_progress: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+def read_any(
+    path: str, on_error: OnError, on_progress: Callable[[int], None] | None = None
+) -> Iterator[LogRecord]:
     """Records of a ledger or a JSONL log; ``on_progress`` gets the rows (ledger) or bytes (JSONL) read."""
     if is_ledger(path):
         yield from read_ledger(path, on_error, on_progress)

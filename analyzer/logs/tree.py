@@ -1,14 +1,11 @@
 """A prefix tree over segment hashes, in bounded memory.
 
-Each node is one prefix, keyed by its chain hash (:mod:`analyzer.prefix`: the hash of the
-provider/model root and every segment up to it, so a key already names its whole path;
-parent links are implicit). A node keeps how many requests passed through it, its size in
-bytes, its depth, the largest count among its children (a node whose count exceeds every
-child's is where requests branch or stop: the radix-compressed view), when it was last
-used (for TTLs) and which request used it last (to explain forks).
+Each node is one prefix keyed by its chain hash (:mod:`analyzer.prefix`; parent links implicit)
+and keeps its request count, size, depth, the largest child count (where requests branch or
+stop), when it was last used (TTLs) and its last request (forks). Past ``max_nodes``, nodes seen
+once are dropped.
 
-Memory is bounded by ``max_nodes``: past it, nodes seen once (unique suffixes, which
-cannot be repeated prefixes yet) are dropped. This module computes no money and no rates.
+It does NOT compute money or rates.
 """
 
 from __future__ import annotations
@@ -17,15 +14,20 @@ import sys
 from dataclasses import dataclass
 
 COUNT, END, DEPTH, MAX_CHILD, LAST_TS, LAST_REQ, PATH, FIRST_LINE, MODEL = range(9)
-ROOT_CANDIDATES = 8  # distinct first segments remembered per model, to explain forks at segment 0
+#: distinct first segments remembered per model, to explain forks at segment 0
+ROOT_CANDIDATES = 8
 
 
 @dataclass(frozen=True)
 class Match:
-    shared: int  # leading segments seen before (at any time)
-    live: int  # leading segments seen within the TTL
-    previous: tuple[int, ...]  # the last request through the deepest shared node; at segment 0, recent distinct first segments
-    branched: bool  # an earlier request went on past the shared prefix with something else
+    #: leading segments seen before (at any time)
+    shared: int
+    #: leading segments seen within the TTL
+    live: int
+    #: the last request through the deepest shared node; at segment 0, recent distinct first segments
+    previous: tuple[int, ...]
+    #: an earlier request went on past the shared prefix with something else
+    branched: bool
 
 
 class PrefixTree:
@@ -34,14 +36,26 @@ class PrefixTree:
             raise ValueError("max_nodes must be >= 1000")
         self.max_nodes = max_nodes
         self.nodes: dict[bytes, list] = {}
-        self.roots: dict[bytes, dict[bytes, int]] = {}  # root → {first segment key: last request}, most recent last
+        #: root → {first segment key: last request}, most recent last
+        self.roots: dict[bytes, dict[bytes, int]] = {}
         self.pruned = 0
 
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def insert(self, root: bytes, keys: list[bytes], ends: list[int], paths: list[str], ts: float | None,
-               ttl: float, request: int, line: int, model: str = "", exact: range | None = None) -> Match:
+    def insert(
+        self,
+        root: bytes,
+        keys: list[bytes],
+        ends: list[int],
+        paths: list[str],
+        ts: float | None,
+        ttl: float,
+        request: int,
+        line: int,
+        model: str = "",
+        exact: range | None = None,
+    ) -> Match:
         """Count one request's chain. ``exact``: the indexes whose ``ends`` are exact (all when
         None); they replace a node's size, which a ledger row without a body can only estimate."""
         nodes = self.nodes

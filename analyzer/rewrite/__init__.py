@@ -1,65 +1,30 @@
 """Rewrite requests so the provider's prompt cache hits: ``off``, ``safe``, ``aggressive``.
 
-``off`` forwards the body byte for byte. ``safe`` never changes what the model reads, only
-where the cache can see it; ``aggressive`` also moves volatile values out of the head.
-Every rewrite applied has a kebab-case id (:data:`REWRITES`), in the order applied:
+``off`` forwards the body byte for byte; ``safe`` changes only where the cache can see content
+(tools sorted, breakpoints, TTL, a routing key); ``aggressive`` also moves volatile values out
+of the head. Every rewrite applied has a kebab-case id (:data:`REWRITES`); which apply follows
+the upstream's ``rules``, and a header to send comes back in :attr:`Rewrite.headers`.
 
-=============================  ==========  ============================================================
-id                             mode        what
-=============================  ==========  ============================================================
-``move-volatile-values``       aggressive  times, ids, dates-of-today in system/tools → end of
-                                           the latest user turn, with their labels (:mod:`.volatile`)
-``move-volatile-blocks``       aggressive  Anthropic system blocks that are volatile as a whole
-``sort-tools``                 safe        tools by name (:mod:`.tools`)
-``sort-tool-keys``             safe        JSON keys inside each tool, recursively
-``add-breakpoints``            safe        Anthropic breakpoints after tools, system and the
-                                           conversation so far (:mod:`.breakpoints`)
-``cap-breakpoints``            safe        more than 4 Anthropic breakpoints cut to 4
-``ttl-1h``                     safe        head breakpoints kept 1 h where this tenant's head
-                                           comes back after 5-60 min (:mod:`.ttl`)
-``prompt-cache-key``           safe        OpenAI ``prompt_cache_key`` from tenant + masked head
-                                           (:mod:`.cache_key`); also Mistral's, and xAI's on Responses
-``xai-conv-id``                safe        xAI Chat Completions: the same key as the
-                                           ``x-grok-conv-id`` request header
-``add-openai-breakpoints``     safe        GPT-5.6+: ``prompt_cache_breakpoint`` at the end of the
-                                           head and before the newest turn (:mod:`.openai_breakpoints`)
-``instructions-as-developer``  safe        Responses, GPT-5.6+: string ``instructions`` moved into a
-                                           leading developer item carrying the head marker
-                                           (``store: false``, no previous response, conversation,
-                                           prompt template, compaction or auto truncation;
-                                           see :mod:`.openai_breakpoints`)
-``ttl-12h``                    safe        GPT-5.6+ Responses: the head marker kept 12 h where the head
-                                           comes back after 30 min-12 h and 12 h writes are priced
-=============================  ==========  ============================================================
-
-Which apply depends on the upstream's ``rules`` (:data:`analyzer.cache_rules.RULES`): OpenAI's
-and Anthropic's protocols get theirs; a named OpenAI-protocol upstream with ``xai`` or
-``mistral`` rules gets the tool sorting, (``aggressive``) the volatile moves and its own
-routing hint, never GPT-5.6 markers (those are OpenAI's). A header the rewrite wants sent
-comes back in :attr:`Rewrite.headers` (the caller adds it upstream).
-
-Two more ids say why nothing was done: ``skipped-unknown-shape`` (an API this module
-knows, a body it does not: forwarded untouched) — a rewrite that raises is the caller's
-to catch, and the proxy then forwards the original body and records ``skipped-error``.
-
-Guarantees (tested, with hypothesis for the properties): idempotent and deterministic;
-nothing is lost (every tool, message and volatile value is still in the body; ``safe``
-leaves every message's text unchanged: its canonical segment bytes are the original's, but
-for the documented ``instructions-as-developer`` move); never more than 4 breakpoints; a model
-that does not use breakpoints never gets ``prompt_cache_breakpoint`` or
-``prompt_cache_options``; the input is never mutated. This package does no I/O and keeps
-no state beyond :mod:`.movable`'s cache of decisions per stable head.
+It does NOT do I/O, mutate its input, or keep state beyond :mod:`.movable`'s decision cache;
+a rewrite that raises is the caller's to catch (the proxy records ``skipped-error``).
+See docs/rewrite.md for every id, the order applied and the guarantees.
 """
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
-from typing import Any, Container
+from typing import Any
 
 from analyzer.cache_rules import ANTHROPIC, MISTRAL, XAI
 from analyzer.rewrite.breakpoints import ADD_BREAKPOINTS, CAP_BREAKPOINTS, place_breakpoints
 from analyzer.rewrite.cache_key import PROMPT_CACHE_KEY, XAI_CONV_ID, add_cache_key, conv_id_header, head_key
-from analyzer.rewrite.openai_breakpoints import ADD_OPENAI_BREAKPOINTS, INSTRUCTIONS_AS_DEVELOPER, TTL_12H, place_openai_breakpoints
+from analyzer.rewrite.openai_breakpoints import (
+    ADD_OPENAI_BREAKPOINTS,
+    INSTRUCTIONS_AS_DEVELOPER,
+    TTL_12H,
+    place_openai_breakpoints,
+)
 from analyzer.rewrite.tools import SORT_TOOL_KEYS, SORT_TOOLS, sort_tools
 from analyzer.rewrite.ttl import TTL_1H, HeadReturns, apply_ttl, pays_for_1h, pays_for_12h, write_12h_ratio
 from analyzer.rewrite.volatile import MOVE_BLOCKS, MOVE_VALUES, move_volatile
@@ -84,17 +49,34 @@ REWRITES = {
     TTL_12H: "the head breakpoint marked ttl 12h (Responses; the head returns after 30 minutes-12 hours; 12h writes priced)",
 }
 OPENAI_RULES = "openai"
-HINT_RULES = (XAI, MISTRAL)  # OpenAI-protocol upstreams whose rules differ only in the routing hint
+#: OpenAI-protocol upstreams whose rules differ only in the routing hint
+HINT_RULES = (XAI, MISTRAL)
 
-__all__ = ["AGGRESSIVE", "APIS", "MODES", "OFF", "HINT_RULES", "REWRITES", "SAFE", "HeadReturns", "Rewrite", "api_for", "head_key",
-           "rewrite_request", "write_12h_ratio"]
+__all__ = [
+    "AGGRESSIVE",
+    "APIS",
+    "MODES",
+    "OFF",
+    "HINT_RULES",
+    "REWRITES",
+    "SAFE",
+    "HeadReturns",
+    "Rewrite",
+    "api_for",
+    "head_key",
+    "rewrite_request",
+    "write_12h_ratio",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Rewrite:
-    body: dict[str, Any] | None  # None: forward the original bytes
-    applied: list[str] = field(default_factory=list)  # rewrite ids, or one skipped-* id
-    headers: dict[str, str] = field(default_factory=dict)  # request headers to add upstream (xAI's x-grok-conv-id)
+    #: None: forward the original bytes
+    body: dict[str, Any] | None
+    #: rewrite ids, or one skipped-* id
+    applied: list[str] = field(default_factory=list)
+    #: request headers to add upstream (xAI's x-grok-conv-id)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def api_for(provider: str, route: str) -> str | None:
@@ -119,9 +101,18 @@ def _understood(api: str, body: Any) -> bool:
     return isinstance(body.get("messages"), list) and bool(body["messages"])
 
 
-def rewrite_request(api: str, body: Any, *, mode: str, model: str | None = None, tenant: str = "anonymous",
-                    head_returns: HeadReturns | None = None, rules: str | None = None, write_12h: float | None = None,
-                    headers: Container[str] = ()) -> Rewrite:
+def rewrite_request(
+    api: str,
+    body: Any,
+    *,
+    mode: str,
+    model: str | None = None,
+    tenant: str = "anonymous",
+    head_returns: HeadReturns | None = None,
+    rules: str | None = None,
+    write_12h: float | None = None,
+    headers: Container[str] = (),
+) -> Rewrite:
     """The body to forward for ``api`` under ``mode`` (``body`` is never mutated).
 
     ``model``: the request's (default: the body's ``model``); ``rules``: whose caching rules the

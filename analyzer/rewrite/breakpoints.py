@@ -1,31 +1,13 @@
 """``safe`` for Anthropic: cache breakpoints in the right places.
 
-Two rewrites, each with a kebab-case id the proxy writes to the ledger's ``rewrites`` column:
+``add-breakpoints``: a request with no ``cache_control`` gets up to 3 ephemeral breakpoints
+(last tool, last system block, the conversation before the final user turn), each only where
+the prefix reaches the model's minimum. ``cap-breakpoints``: more than 4 are cut to 4 (the first
+and the latest kept, TTL order preserved).
 
-- ``add-breakpoints`` (Anthropic Messages): a request with no ``cache_control`` anywhere gets
-  ``{"type": "ephemeral"}`` breakpoints where Anthropic's docs recommend them: the last tool,
-  the last system block, and the last block of the last message before the final user turn
-  (the conversation so far, which the next turn repeats; the final user turn itself is left
-  out, so a one-off question is never written to the cache at the 1.25× write price). Each
-  is placed only where the prefix up to it reaches the model's minimum cacheable length
-  (:mod:`analyzer.cache_rules`, tokens estimated by :mod:`analyzer.tokens`), so at most 3.
-  String ``system`` / ``content`` becomes one text block only where a breakpoint lands.
-- ``cap-breakpoints`` (Anthropic Messages): more than 4 breakpoints (a top-level automatic
-  ``cache_control`` counts as one on the last block; markers on blocks nested in a
-  ``tool_result`` count too) is a 400 at Anthropic. Kept: the first
-  (the shortest, most shared prefix, usually tools/system, that other conversations read)
-  and the latest ones up to 4 in all (the last covers the longest prefix the user asked
-  for; with the ones just before it, each looking back 20 blocks, it still reads what the
-  earlier turns wrote). Dropped: the older middle ones, whose prefixes lie inside the kept
-  later ones. Dropping keeps the remaining TTL order, so a valid 1h-before-5m order stays valid.
-
-What it does NOT do: it never changes, reorders or strips prompt content (tool sorting and
-moving volatile values are :mod:`.tools` and :mod:`.volatile`), never moves an existing breakpoint, and
-never touches a request that already has one (except to cap more than 4). The rewritten
-body's canonical segment bytes (:func:`analyzer.segments.anthropic_segments`) equal the
-original's: only markers differ, so the model's output cannot change. OpenAI requests are
-never touched here (GPT-5.6's ``prompt_cache_breakpoint`` markers: :mod:`.openai_breakpoints`). Bodies of an unexpected shape are left
-alone; nothing here raises, does I/O, or mutates its input.
+It does NOT change, reorder or strip prompt content, move an existing breakpoint, touch OpenAI
+requests (:mod:`.openai_breakpoints`), raise, do I/O or mutate its input; odd bodies are left
+alone. See docs/rewrite.md ("Anthropic breakpoints").
 """
 
 from __future__ import annotations
@@ -46,20 +28,25 @@ REWRITES = {
     CAP_BREAKPOINTS: "drop the oldest middle breakpoints of a request with more than 4",
 }
 EPHEMERAL = {"type": "ephemeral"}
-_UNCACHEABLE = ("thinking", "redacted_thinking")  # Anthropic refuses cache_control on these
+#: Anthropic refuses cache_control on these
+_UNCACHEABLE = ("thinking", "redacted_thinking")
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    body: dict[str, Any] | None  # None: nothing changed, forward the original bytes
+    #: None: nothing changed, forward the original bytes
+    body: dict[str, Any] | None
     applied: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class _Block:
-    path: JsonPath  # where the block sits in the body (its segment's path); a string field's ends at the field
-    value: Any  # the block dict, or the string it stands for
-    end: int  # canonical prompt bytes up to and including this block
+    #: where the block sits in the body (its segment's path); a string field's ends at the field
+    path: JsonPath
+    #: the block dict, or the string it stands for
+    value: Any
+    #: canonical prompt bytes up to and including this block
+    end: int
     role: str | None = None
 
 
@@ -87,7 +74,11 @@ def _add_breakpoints(body: dict[str, Any], blocks: list[_Block], min_tokens: int
         _last(blocks, lambda b: b.path[0] == "system" and _cacheable(b.value)),
         _last(blocks, lambda b: b.path[0] == "messages" and b.path[1] == before and _cacheable(b.value)),
     ]
-    places = [b for b in candidates if b is not None and _cacheable(b.value) and estimate_tokens(b.end) >= min_tokens]
+    places = [
+        b
+        for b in candidates
+        if b is not None and _cacheable(b.value) and estimate_tokens(b.end) >= min_tokens
+    ]
     if not places:
         return Placement(None)
     for b in places:

@@ -1,22 +1,13 @@
 """``safe`` for OpenAI: a ``prompt_cache_key`` so one app's requests meet on one cache machine.
 
-OpenAI routes a request to a cache machine by a hash of its first ~256 tokens, and by
-``prompt_cache_key`` when one is given; requests with the same key and prefix share a
-cache. When the client sent none, the proxy sets ``pg-`` + 32 hex digits (35 characters,
-under OpenAI's 64) of a keyed hash of the tenant and the request's head — the tools and
-the leading system/developer text (Responses: ``instructions``) — with its volatile
-values masked (:mod:`.movable`), so the same app gets the same key even while its system
-prompt still carries a clock, and two apps of one tenant, or one app of two tenants, do
-not share one. A key the client set is never touched. :func:`head_key` is the same hash, also used to
-follow one head's reuse over time (the ``ttl-1h`` / ``ttl-12h`` choices).
+When the client sent none, sets ``pg-`` + 32 hex digits of a keyed hash of the tenant and the
+request's head with its volatile values masked, so one app keeps one key while its prompt
+carries a clock. :func:`head_key` is the same hash, also used to follow a head's reuse (TTL
+choices). xAI (``x-grok-conv-id`` header on Chat, :func:`conv_id_header`) and Mistral get the
+same key in their own spelling.
 
-The same key serves OpenAI-compatible providers whose routing hint is spelt differently
-(named upstreams with ``rules`` ``xai`` or ``mistral``, :data:`analyzer.cache_rules.RULES`):
-xAI reads the ``x-grok-conv-id`` request header on Chat Completions (``xai-conv-id``:
-:func:`conv_id_header`) and ``prompt_cache_key`` on Responses; Mistral ``prompt_cache_key``.
-A header the client sent is never replaced.
-
-This module does not change anything but that one field (or header).
+It does NOT touch a key or header the client set, nor change anything but that one field (or
+header). See docs/rewrite.md ("A routing key").
 """
 
 from __future__ import annotations
@@ -36,7 +27,7 @@ XAI_CONV_HEADER = "x-grok-conv-id"
 def _masked(text: str) -> str:
     out, at = [], 0
     for s in movable(text):
-        out.append(text[at:s.start])
+        out.append(text[at : s.start])
         out.append("\0")
         at = s.end
     out.append(text[at:])
@@ -73,7 +64,11 @@ def head_key(tenant: str, api: str, body: dict[str, Any]) -> str:
     h = xxhash.xxh3_128()
     h.update(tenant.encode("utf-8", "surrogatepass") + b"\0")
     tools = body.get("tools")
-    for tool in sorted(orjson.dumps(t, option=orjson.OPT_SORT_KEYS) for t in tools) if isinstance(tools, list) else [orjson.dumps(tools)]:
+    for tool in (
+        sorted(orjson.dumps(t, option=orjson.OPT_SORT_KEYS) for t in tools)
+        if isinstance(tools, list)
+        else [orjson.dumps(tools)]
+    ):
         h.update(tool + b"\0")
     for text in head_texts(api, body):
         h.update(b"\0" + _masked(text).encode("utf-8", "surrogatepass"))
@@ -90,7 +85,9 @@ def add_cache_key(tenant: str, api: str, body: dict[str, Any]) -> tuple[dict[str
     return {**body, "prompt_cache_key": cache_key_for(tenant, api, body)}, [PROMPT_CACHE_KEY]
 
 
-def conv_id_header(tenant: str, api: str, body: dict[str, Any], sent: Any = ()) -> tuple[dict[str, str], list[str]]:
+def conv_id_header(
+    tenant: str, api: str, body: dict[str, Any], sent: Any = ()
+) -> tuple[dict[str, str], list[str]]:
     """xAI Chat Completions: ``{"x-grok-conv-id": key}`` unless ``sent`` (the client's header
     names, lower case, or a case-insensitive mapping) already holds one."""
     if api != "openai-chat" or XAI_CONV_HEADER in sent:

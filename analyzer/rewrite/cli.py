@@ -1,19 +1,12 @@
 """``prefixgate rewrite FILE``: what the proxy's rewrite would send, offline.
 
-Reads one request body (JSON; ``-`` for stdin), applies the same rewrites as
-``prefixgate serve --rewrite MODE`` and prints the body to send (indented JSON) or, with
-``--diff``, a unified diff of the indented body before and after; the rewrite ids applied
-go to stderr. The API is told by the body's shape (Anthropic Messages: a top-level
-``system`` or Anthropic-style tools or blocks; Responses: ``input``/``instructions``;
-otherwise Chat Completions) unless ``--api`` says. The model is the body's ``model`` unless
-``--model`` says (it picks the rules: GPT-5.6 and later get ``prompt_cache_breakpoint``
-markers, older models never do); ``--rules`` names whose caching rules the upstream follows,
-as a named upstream's ``rules`` does (``xai``: the ``x-grok-conv-id`` header, printed to
-stderr with the ids). The ``ttl-1h`` / ``ttl-12h`` choices need the proxy's view of time, so
-they never apply here; ``prompt_cache_key`` uses ``--tenant``.
+Applies the same rewrites as ``serve --rewrite MODE`` to one body (``-`` for stdin) and prints
+the body to send, or a unified diff with ``--diff``; the ids (and an ``x-grok-conv-id`` header)
+go to stderr. ``--api``, ``--model``, ``--rules`` and ``--tenant`` override what the body says.
+Exit 0 (rewritten or not), 2 for a file that cannot be read or is not a JSON object.
 
-Exit codes: 0 (rewritten or not), 2 for a file that cannot be read or is not a JSON object.
-This module writes nothing but stdout and stderr.
+It does NOT apply ``ttl-1h`` / ``ttl-12h`` (they need the proxy's view of time) or write
+anything but stdout and stderr. See docs/rewrite.md ("Offline").
 """
 
 from __future__ import annotations
@@ -26,7 +19,15 @@ from typing import Any
 import click
 
 from analyzer.cache_rules import RULES
-from analyzer.rewrite import AGGRESSIVE, ANTHROPIC_MESSAGES, APIS, OPENAI_CHAT, OPENAI_RESPONSES, SAFE, rewrite_request
+from analyzer.rewrite import (
+    AGGRESSIVE,
+    ANTHROPIC_MESSAGES,
+    APIS,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    SAFE,
+    rewrite_request,
+)
 
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
 
@@ -42,7 +43,9 @@ def infer_api(body: dict[str, Any]) -> str:
         return ANTHROPIC_MESSAGES
     for message in body.get("messages") or []:
         content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_BLOCKS for b in content):
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in _ANTHROPIC_BLOCKS for b in content
+        ):
             return ANTHROPIC_MESSAGES
     return OPENAI_CHAT
 
@@ -53,14 +56,36 @@ def _pretty(body: Any) -> str:
 
 @click.command("rewrite")
 @click.argument("file", type=click.File("rb"))
-@click.option("--mode", type=click.Choice([SAFE, AGGRESSIVE]), default=SAFE, show_default=True, help="Which rewrites (as `serve --rewrite`).")
-@click.option("--api", type=click.Choice(APIS), default=None, help="The request's API (default: told by the body's shape).")
+@click.option(
+    "--mode",
+    type=click.Choice([SAFE, AGGRESSIVE]),
+    default=SAFE,
+    show_default=True,
+    help="Which rewrites (as `serve --rewrite`).",
+)
+@click.option(
+    "--api",
+    type=click.Choice(APIS),
+    default=None,
+    help="The request's API (default: told by the body's shape).",
+)
 @click.option("--model", default=None, help="The model the request goes to (default: the body's `model`).")
-@click.option("--rules", type=click.Choice([r for r in RULES if r in ("openai", "anthropic", "xai", "mistral")]), default=None,
-              help="Whose caching rules the upstream follows (default: the API's provider).")
-@click.option("--tenant", default="anonymous", show_default=True, help="Tenant for the prompt_cache_key (the proxy uses a keyed hash of the API key).")
+@click.option(
+    "--rules",
+    type=click.Choice([r for r in RULES if r in ("openai", "anthropic", "xai", "mistral")]),
+    default=None,
+    help="Whose caching rules the upstream follows (default: the API's provider).",
+)
+@click.option(
+    "--tenant",
+    default="anonymous",
+    show_default=True,
+    help="Tenant for the prompt_cache_key (the proxy uses a keyed hash of the API key).",
+)
 @click.option("--diff", "as_diff", is_flag=True, help="Print a unified diff of the body before and after.")
-def rewrite_command(file, mode: str, api: str | None, model: str | None, rules: str | None, tenant: str, as_diff: bool) -> None:
+def rewrite_command(
+    file, mode: str, api: str | None, model: str | None, rules: str | None, tenant: str, as_diff: bool
+) -> None:
     """Apply the proxy's --rewrite MODE to the request body in FILE (- for stdin)."""
     try:
         body = json.loads(file.read())
@@ -75,12 +100,19 @@ def rewrite_command(file, mode: str, api: str | None, model: str | None, rules: 
         raise click.UsageError(f"--rules {rules} does not speak {api}")
     result = rewrite_request(api, body, mode=mode, model=model, tenant=tenant, rules=rules)
     after = result.body if result.body is not None else body
-    click.echo(f"{api}, --rewrite {mode}: {', '.join(result.applied) or 'nothing to rewrite'} (model: {model or 'none named'})", err=True)
+    click.echo(
+        f"{api}, --rewrite {mode}: {', '.join(result.applied) or 'nothing to rewrite'} (model: {model or 'none named'})",
+        err=True,
+    )
     for name, value in result.headers.items():
         click.echo(f"header {name}: {value}", err=True)
     if as_diff:
-        diff = difflib.unified_diff(_pretty(body).splitlines(keepends=True), _pretty(after).splitlines(keepends=True),
-                                    fromfile=f"{file.name} (as sent)", tofile=f"{file.name} (--rewrite {mode})")
+        diff = difflib.unified_diff(
+            _pretty(body).splitlines(keepends=True),
+            _pretty(after).splitlines(keepends=True),
+            fromfile=f"{file.name} (as sent)",
+            tofile=f"{file.name} (--rewrite {mode})",
+        )
         sys.stdout.writelines(diff)
     else:
         sys.stdout.write(_pretty(after))

@@ -1,31 +1,12 @@
 """Which volatile values in a prompt's head may move, found once per stable head.
 
-:func:`movable` runs :func:`analyzer.detect.find_volatile` on a text and keeps only the
-detections that are certainly per-request values, each with its label (the words before
-it on its line, e.g. ``Current date and time:``):
+:func:`movable` keeps the detections of :func:`analyzer.detect.find_volatile` that are certainly
+per-request values (timestamps, epochs, "now"-labelled times and dates, per-request ids), each
+with its label. Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the
+text's shape, reused only when a fresh scan would give the same answer.
 
-- timestamps (a date with a clock time), epoch seconds or milliseconds;
-- clock times and dates only when their label says they are *now*: a today-phrase
-  ("Today is", "The current time is") or a label naming the current date/time
-  (``Current time:``, ``Date:``, ``now=``); never opening hours, example times
-  ("e.g. 14:30"), timezone offsets (``+05:30``), knowledge-cutoff, "last updated",
-  release or historical dates;
-- UUIDs, request/session/trace ids, JWTs and random hex/base64 ids whose label names a
-  per-request or per-session value (``Request id:``, ``session=``, ``trace_id=``) or whose
-  prefix does (``req_``, ``msg_``, ``chatcmpl-``); never where the label shows them to be an
-  example ("e.g.", "such as", "format"), and never a fixed account, merchant or knowledge-base
-  id (configuration, the same on every request); epoch numbers only with a time label.
-
-Detection costs about 0.9 ms per 20 KB, too much to pay on every request, so results are kept in a
-:class:`DecisionCache` keyed by the text's *shape* (every letter and digit mapped to one
-character, so a new clock reading, UUID, ULID or JWT of the same length keeps the key).
-An entry is reused only when every character outside the cached values is the same and a
-fresh scan of each value's own line finds exactly the cached values there: the answer is
-the one a fresh scan of the whole text gives (a property test checks it), so it does not
-depend on what the process saw before. Bounded by entries and bytes; texts over 1 MiB are
-scanned, not kept. Safe to share between threads.
-
-This module does not change any text.
+It does NOT change any text, and never moves examples, schedules, historical dates or fixed
+account ids. See docs/rewrite.md ("aggressive") for what moves and how the cache is checked.
 """
 
 from __future__ import annotations
@@ -40,18 +21,42 @@ import xxhash
 from analyzer.detect import find_volatile
 
 _ALWAYS = {"uuid", "request-id", "jwt", "hex-id", "base64-id"}
-_NOW_LABEL = re.compile(r"(?i)\b(?:now|current(?:ly)?|today(?:'s)?|time(?:stamp)?|date(?:time)?|clock|as of|ts|at)\b\W*$")
-_NOT_NOW = re.compile(r"(?i)\b(?:cut-?off|updated|since|founded|released?|version|effective|until|expires?|deadline|born|opens?|closes?|hours|between|from|e\.g\.|example|such as|like|for instance|format|range)\b")
-_EXAMPLE = re.compile(r"(?i)(?:\be\.g\.|\bi\.e\.|example|such as|\blike\b|for instance|format|sample|placeholder|looks? like)\W*$")
+_NOW_LABEL = re.compile(
+    r"(?i)\b(?:now|current(?:ly)?|today(?:'s)?|time(?:stamp)?|date(?:time)?|clock|as of|ts|at)\b\W*$"
+)
+_NOT_NOW = re.compile(
+    r"(?i)\b(?:cut-?off|updated|since|founded|released?|version|effective|until|expires?|deadline|born|opens?|closes?|hours|between|from|e\.g\.|example|such as|like|for instance|format|range)\b"
+)
+_EXAMPLE = re.compile(
+    r"(?i)(?:\be\.g\.|\bi\.e\.|example|such as|\blike\b|for instance|format|sample|placeholder|looks? like)\W*$"
+)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d|\d{1,2}:\d{2}.*\d{4}|\d{4}.*\d{1,2}:\d{2}")
 _EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
 # Labels that name a per-request or per-session value (a fixed account, merchant or knowledge
 # base id in a system prompt is configuration: it stays).
-_ID_LABEL = re.compile(r"(?i)(?:\b|_)(?:request|req|session|sess|trace|span|run|correlation|conversation|convo|chat|call|"
-                       r"message|msg|turn|interaction|transaction|nonce|idempotency|invocation|execution|job|task|visit|"
-                       r"user[ _-]?session|jwt|token|bearer)(?:\b|_)|\buuid\b")
-_PER_REQUEST_PREFIXES = ("req_", "req-", "request_", "sess_", "session_", "msg_", "chatcmpl-", "resp_", "run_", "call_",
-                         "trace_", "span_", "conv_", "thread_", "toolu_", "eyj")
+_ID_LABEL = re.compile(
+    r"(?i)(?:\b|_)(?:request|req|session|sess|trace|span|run|correlation|conversation|convo|chat|call|"
+    r"message|msg|turn|interaction|transaction|nonce|idempotency|invocation|execution|job|task|visit|"
+    r"user[ _-]?session|jwt|token|bearer)(?:\b|_)|\buuid\b"
+)
+_PER_REQUEST_PREFIXES = (
+    "req_",
+    "req-",
+    "request_",
+    "sess_",
+    "session_",
+    "msg_",
+    "chatcmpl-",
+    "resp_",
+    "run_",
+    "call_",
+    "trace_",
+    "span_",
+    "conv_",
+    "thread_",
+    "toolu_",
+    "eyj",
+)
 _SHAPE = str.maketrans("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "a" * 62)
 MAX_LABEL = 80
 
@@ -59,11 +64,14 @@ MAX_LABEL = 80
 @dataclass(frozen=True, slots=True)
 class Span:
     start: int
-    end: int  # the value is text[start:end]
-    label_start: int  # the label is text[label_start:start].strip()
+    #: the value is text[start:end]
+    end: int
+    #: the label is text[label_start:start].strip()
+    label_start: int
 
 
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.;!?,]\s")  # sentence or clause
+#: sentence or clause
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.;!?,]\s")
 
 
 def _label_start(text: str, start: int, floor: int) -> int:
@@ -101,10 +109,12 @@ def scan(text: str) -> tuple[Span, ...]:
             phrase_end = v.end
             continue
         if spans and v.start < spans[-1].end:
-            continue  # overlaps one already taken
+            continue
         label_start = _label_start(text, v.start, floor)
-        label = text[label_start:v.start]
-        after_phrase = phrase_end >= 0 and 0 <= v.start - phrase_end <= 3 and "\n" not in text[phrase_end:v.start]
+        label = text[label_start : v.start]
+        after_phrase = (
+            phrase_end >= 0 and 0 <= v.start - phrase_end <= 3 and "\n" not in text[phrase_end : v.start]
+        )
         if _moves(v.kind, v.value, label, after_phrase):
             spans.append(Span(v.start, v.end, label_start))
             floor = v.end
@@ -114,7 +124,7 @@ def scan(text: str) -> tuple[Span, ...]:
 def _outside(text: str, spans: tuple[Span, ...]) -> list[str]:
     out, at = [], 0
     for s in spans:
-        out.append(text[at:s.start])
+        out.append(text[at : s.start])
         at = s.end
     out.append(text[at:])
     return out
@@ -128,7 +138,9 @@ def _same_lines(text: str, spans: tuple[Span, ...]) -> bool:
     for start, cached in lines.items():
         end = text.find("\n", cached[-1].end)
         found = scan(text[start : len(text) if end < 0 else end])
-        if [(f.start + start, f.end + start, f.label_start + start) for f in found] != [(c.start, c.end, c.label_start) for c in cached]:
+        if [(f.start + start, f.end + start, f.label_start + start) for f in found] != [
+            (c.start, c.end, c.label_start) for c in cached
+        ]:
             return False
     return True
 
@@ -136,9 +148,12 @@ def _same_lines(text: str, spans: tuple[Span, ...]) -> bool:
 class DecisionCache:
     """Spans per stable head, bounded by entries and bytes; exact (see the module docstring)."""
 
-    PER_KEY = 4  # texts of one shape kept side by side
+    #: texts of one shape kept side by side
+    PER_KEY = 4
 
-    def __init__(self, max_entries: int = 2048, max_bytes: int = 32 * 1024 * 1024, max_text: int = 1024 * 1024) -> None:
+    def __init__(
+        self, max_entries: int = 2048, max_bytes: int = 32 * 1024 * 1024, max_text: int = 1024 * 1024
+    ) -> None:
         self.max_entries, self.max_bytes, self.max_text = max_entries, max_bytes, max_text
         self._entries: OrderedDict[bytes, list[tuple[str, tuple[Span, ...]]]] = OrderedDict()
         self._bytes = 0
@@ -156,7 +171,11 @@ class DecisionCache:
         with self._lock:
             candidates = list(self._entries.get(key, ()))
         for old, spans in candidates:
-            if len(old) == len(text) and _outside(old, spans) == _outside(text, spans) and _same_lines(text, spans):
+            if (
+                len(old) == len(text)
+                and _outside(old, spans) == _outside(text, spans)
+                and _same_lines(text, spans)
+            ):
                 with self._lock:
                     self.hits += 1
                     if key in self._entries:

@@ -1,68 +1,13 @@
 """``safe`` for OpenAI GPT-5.6 and later: ``prompt_cache_breakpoint`` markers where a prefix repeats.
 
-GPT-5.6 caches only at breakpoints (:mod:`analyzer.cache_rules.openai`): the implicit one at
-the end of the newest message, and content parts marked
-``"prompt_cache_breakpoint": {"mode": "explicit"}``. An app whose head (tools and
-system/developer instructions) never changes but whose one user message does (the codex
-pattern) therefore reads nothing and pays 1.25× on every prompt. Rewrites, each with an id:
+Rewrites ``add-openai-breakpoints`` (at most two markers: the end of the head and the boundary
+before the newest turn, each only where the prefix reaches 1,024 estimated tokens),
+``instructions-as-developer`` (Responses: a string ``instructions`` moved into a leading
+developer item, only under the conditions the docs list) and ``ttl-12h`` (the head marker).
 
-- ``add-openai-breakpoints``: a request for a model that :func:`uses_breakpoints`, with no
-  marker anywhere in its messages (Responses: input items) and no ``prompt_cache_options``
-  (the client's own markers and options are never touched, nor added to), gets at most two
-  markers, only where the prefix up to the marked message reaches 1,024 estimated tokens
-  (:mod:`analyzer.tokens` over the canonical segment bytes, :mod:`analyzer.segments`):
-
-  1. the **head**: the last content part of the last leading system/developer message (the
-     tools come before it in cache order, so they are covered too);
-  2. the **boundary before the newest turn**: the last part of the last message before the
-     trailing user turn (user messages, tool results; Responses: ``*_output`` items). Where
-     that message cannot carry a marker (a Chat assistant turn of tool calls only, a
-     Responses assistant message, whose ``output_text`` parts take none in the SDK, a
-     ``function_call_output`` with string output) the nearest earlier one after the head
-     that can is marked. The implicit breakpoint already covers a conversation that grows
-     by whole turns; this one keeps the conversation cached when the newest turn is
-     rewritten on the next call (``aggressive`` appends volatile values to it; clients that
-     put a per-call context in the last user message drop it later).
-
-  Implicit mode writes the implicit breakpoint and the latest 3 explicit ones, so two
-  markers are always written; both lie before the implicit one, which bills the writes
-  up to it anyway, so they add no write cost. A marker lands on a part of a type the SDK
-  lets carry one (Chat ``text`` / ``image_url`` / ``input_audio`` / ``file``; Responses ``input_text`` /
-  ``input_image`` / ``input_file``); a string ``content`` becomes one text part (Chat
-  ``{"type": "text"}``, Responses ``{"type": "input_text"}``) only where the marker lands,
-  the spelling :mod:`analyzer.segments` already treats as equal, so the canonical bytes
-  (what the model reads) do not change.
-- ``instructions-as-developer`` (Responses): a string ``instructions`` cannot carry a marker.
-  It is moved, unchanged, into a leading ``{"role": "developer", "content": [{"type":
-  "input_text", "text": ..., "prompt_cache_breakpoint": ...}]}`` input item (the SDK
-  documents ``instructions`` as "a system (or developer) message inserted into the model's
-  context": the same text in the same place, after the tools) only when all of these hold:
-  the head marker would land on it (no leading system/developer input item follows it, its
-  prefix reaches 1,024 tokens); the request carries no ``previous_response_id`` and no
-  ``conversation`` (their earlier items sit between instructions and input, and instructions
-  are not carried over while input items are); and ``store`` is ``false``. A stored response
-  can become a later request's ``previous_response_id``: its input items, the moved
-  instructions among them, would then be carried into that request's context, where the
-  original instructions would not have been — the model of the *later* request would read
-  them twice (the usual first turn of a ``previous_response_id`` chain sends ``instructions``
-  and leaves ``store`` at its default). Nor where the API treats input items otherwise:
-  ``truncation: "auto"`` drops input items from the beginning when the context overflows
-  (instructions are kept), ``context_management`` compaction rewrites input items, and a
-  ``prompt`` template puts its own content before the input. Stateless clients that resend
-  the whole history with ``store: false`` (Codex does) get the move; otherwise
-  ``instructions`` stay a string and only input items are marked.
-- ``ttl-12h``: when :func:`analyzer.rewrite.ttl.pays_for_12h` says so (the head returns after
-  30 minutes to 12 hours often enough, and the model's 12-hour write rate is priced), the
-  head marker is ``{"mode": "explicit", "ttl": "12h"}``; the boundary marker keeps the
-  request's TTL. The caller (:func:`analyzer.rewrite.rewrite_request`) asks for it on
-  Responses only: Chat Completions usage reports writes in one number with no TTL split, so a
-  Chat request carrying a 12-hour marker could not be priced (``proxy.accounting.money``
-  flags it ``cache_write_tokens:ttl_split_unknown``) although the API would take it.
-
-What it does NOT do: it never sends a marker or ``prompt_cache_options`` to a model that does
-not use breakpoints (older models answer them with a 400), never sets
-``prompt_cache_options``, never changes, reorders or drops message text, and never mutates
-its input; a body of a shape it does not foresee is left alone.
+It does NOT send a marker or ``prompt_cache_options`` to a model that does not use breakpoints,
+touch the client's own markers, change message text, or mutate its input; an unforeseen body
+shape is left alone. See docs/rewrite.md ("GPT-5.6 breakpoints", "Responses instructions").
 """
 
 from __future__ import annotations
@@ -80,14 +25,18 @@ TTL_12H = "ttl-12h"
 BREAKPOINT = openai_rules.BREAKPOINT_KEY
 OPTIONS = openai_rules.OPTIONS_KEY
 MARK = {"mode": "explicit"}
-_PARTS = {"openai-chat": ("text", "image_url", "input_audio", "file"), "openai-responses": ("input_text", "input_image", "input_file")}
+_PARTS = {
+    "openai-chat": ("text", "image_url", "input_audio", "file"),
+    "openai-responses": ("input_text", "input_image", "input_file"),
+}
 _HEAD_ROLES = ("system", "developer")
 # Responses fields under which a moved instructions item would not be read as the instructions were (module docstring)
 _KEEPS_INSTRUCTIONS = ("previous_response_id", "conversation", "prompt", "context_management")
 
 
-def place_openai_breakpoints(api: str, body: dict[str, Any], *, model: str | None,
-                             ttl_12h: bool = False) -> tuple[dict[str, Any] | None, list[str]]:
+def place_openai_breakpoints(
+    api: str, body: dict[str, Any], *, model: str | None, ttl_12h: bool = False
+) -> tuple[dict[str, Any] | None, list[str]]:
     """(the body with markers, or None when nothing changed; the rewrite ids applied)."""
     try:
         if api not in _PARTS or not isinstance(body, dict) or not openai_rules.uses_breakpoints(model):
@@ -136,9 +85,16 @@ def _place(api: str, body: dict[str, Any], ttl_12h: bool) -> tuple[dict[str, Any
     if at is not None and reaches(at):
         marks[at] = head_mark
     instructions = body.get("instructions")
-    move = (responses and head == 0 and isinstance(instructions, str) and bool(instructions) and body.get("store") is False
-            and all(body.get(k) is None for k in _KEEPS_INSTRUCTIONS) and body.get("truncation") != "auto"
-            and estimate_tokens(ends.get("instructions", 0)) >= openai_rules.MIN_TOKENS)
+    move = (
+        responses
+        and head == 0
+        and isinstance(instructions, str)
+        and bool(instructions)
+        and body.get("store") is False
+        and all(body.get(k) is None for k in _KEEPS_INSTRUCTIONS)
+        and body.get("truncation") != "auto"
+        and estimate_tokens(ends.get("instructions", 0)) >= openai_rules.MIN_TOKENS
+    )
     at = _last_markable(items, api, turn - 1, head - 1) if turn > head else None
     if at is not None and at not in marks and reaches(at):
         marks[at] = dict(MARK)
@@ -148,7 +104,10 @@ def _place(api: str, body: dict[str, Any], ttl_12h: bool) -> tuple[dict[str, Any
     applied = [ADD_OPENAI_BREAKPOINTS]
     new = dict(body)
     if move:
-        developer = {"role": "developer", "content": [{"type": "input_text", "text": instructions, BREAKPOINT: head_mark}]}
+        developer = {
+            "role": "developer",
+            "content": [{"type": "input_text", "text": instructions, BREAKPOINT: head_mark}],
+        }
         out_items = [developer, *out_items]
         del new["instructions"]
         applied.append(INSTRUCTIONS_AS_DEVELOPER)
@@ -167,7 +126,9 @@ def _is_user_side(item: dict[str, Any], responses: bool) -> bool:
     if item.get("role") in ("user", "tool", "function"):
         return True
     kind = item.get("type")
-    return responses and isinstance(kind, str) and (kind.endswith("_output") or kind == "mcp_approval_response")
+    return (
+        responses and isinstance(kind, str) and (kind.endswith("_output") or kind == "mcp_approval_response")
+    )
 
 
 def _last_markable(items: list[dict[str, Any]], api: str, start: int, stop: int) -> int | None:

@@ -1,15 +1,11 @@
 """``safe`` rewrites of tool lists: tools sorted by name, keys inside each tool sorted.
 
-A provider caches exact bytes, and tools come first in both providers' cache order, so a
-tool list that an app builds in a different order on each call (a dict filled from a
-set, plugins registered as they load) forks every request at the very first byte. JSON
-object key order and tool order mean nothing to the model's reading of a definition, so
-sorting them changes no instruction; lists inside a schema (``required``, ``enum``,
-``anyOf``) keep their order. Nothing is done when a ``cache_control`` marker sits
-anywhere inside the tools: the client placed a breakpoint by position, and moving tools
-would move it.
+Tools come first in cache order, so a list built in a different order per call forks every
+request at the first byte; tool and key order mean nothing to the model, so both are sorted
+(lists inside a schema keep their order).
 
-This module does not look at messages or the system prompt.
+It does NOT act when a ``cache_control`` sits inside the tools (moving tools would move it),
+nor look at messages or the system prompt. See docs/rewrite.md ("Tools sorted").
 """
 
 from __future__ import annotations

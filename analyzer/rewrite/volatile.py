@@ -1,27 +1,11 @@
 """``aggressive``: move volatile values out of the cacheable head, never drop them.
 
-The head is what every request of an app shares: the tools and the system prompt
-(Anthropic ``system``; Chat Completions' leading ``system``/``developer`` messages;
-Responses' ``instructions``). A clock or a request id there forks every request at that
-byte. Each value :func:`.movable.movable` finds is replaced in the head by a fixed marker
-(:data:`MARKER`), so the head's wording stays and its bytes repeat, and the value goes,
-with its label, to the end of the latest user turn, where the model still reads it::
+Each value :func:`.movable.movable` finds in the head (tools, system prompt, ``instructions``)
+is replaced by :data:`MARKER` and goes, with its label, to the end of the latest user turn in a
+``<context moved from the system prompt>`` block; an Anthropic system block volatile as a whole
+moves entire, passing on its ``cache_control``.
 
-    <context moved from the system prompt>
-    Current date and time: 2026-12-01 08:15:03 UTC
-    Request id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b
-    </context>
-
-Anthropic: appended as a text block to the latest user message. Chat Completions: appended
-to the latest user message's text, or — when tool results follow it — as a new user
-message at the end (so the tool loop's prefix keeps repeating). Responses: appended to the
-input the same way. An Anthropic system block that is volatile as a whole (nothing left
-but its label once its values are out) moves entire; static blocks keep their order, and a
-``cache_control`` it carried passes to the block before it (or the next kept one, or the
-last tool).
-
-Idempotent (a second pass finds no value left in the head), deterministic, and it never
-mutates its input. This module does not sort tools or place breakpoints.
+It does NOT drop a value or change the head's wording. See docs/rewrite.md ("aggressive").
 """
 
 from __future__ import annotations
@@ -49,9 +33,9 @@ def _mask(text: str, spans: tuple[Span, ...]) -> tuple[str, list[str]]:
     """``text`` with each value replaced by the marker, and the moved ``label value`` lines."""
     out, lines, at = [], [], 0
     for s in spans:
-        out.append(text[at:s.start])
+        out.append(text[at : s.start])
         out.append(MARKER)
-        lines.append(_line(text[s.label_start:s.start], text[s.start:s.end]))
+        lines.append(_line(text[s.label_start : s.start], text[s.start : s.end]))
         at = s.end
     out.append(text[at:])
     return "".join(out), lines
@@ -62,7 +46,7 @@ def _whole(text: str, spans: tuple[Span, ...]) -> bool:
     instruction that merely ends in a value is not: its words stay in the system prompt)."""
     rest, at = [], 0
     for s in spans:
-        rest.append(text[at:s.start])
+        rest.append(text[at : s.start])
         at = s.end
     rest.append(text[at:])
     words = _WORDY.findall(" ".join(rest))
@@ -127,7 +111,9 @@ def _anthropic_system(system: Any, moves: _Moves) -> tuple[Any, Any]:
     out: list[Any] = []
     orphan = None  # a moved block's marker waiting for the next kept block
     for block in system:
-        if not (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)):
+        if not (
+            isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        ):
             out.append(block)
             continue
         spans = movable(block["text"])
@@ -205,7 +191,12 @@ def move_volatile(api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None
                 del new["system"]
             if orphan is not None:  # every system block moved: the last tool carries the marker
                 tools = new.get("tools")
-                if isinstance(tools, list) and tools and isinstance(tools[-1], dict) and "cache_control" not in tools[-1]:
+                if (
+                    isinstance(tools, list)
+                    and tools
+                    and isinstance(tools[-1], dict)
+                    and "cache_control" not in tools[-1]
+                ):
                     new["tools"] = [*tools[:-1], {**tools[-1], "cache_control": orphan}]
         if not moves.lines or not isinstance(body.get("messages"), list):
             return None, []
@@ -222,7 +213,7 @@ def move_volatile(api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None
             head.append(m if content is m.get("content") else {**m, "content": content})
         if not moves.lines:
             return None, []
-        messages = _append_openai([*head, *messages_in[len(head):]], _context(moves.lines))
+        messages = _append_openai([*head, *messages_in[len(head) :]], _context(moves.lines))
     elif api == "openai-responses":
         if "instructions" in body:
             new["instructions"] = moves.text(body["instructions"])

@@ -142,7 +142,9 @@ def print_table(result: dict) -> None:
         "—" if result["decode_vs_hf"] is None else _fmt(result["decode_vs_hf"], ".2f") + "×",
     )
     console.print(seed)
-    sweep = Table(title=f"Prefill and decode by context (decode: median step, best of {result['repeats']} rounds)")
+    sweep = Table(
+        title=f"Prefill and decode by context (decode: median step, best of {result['repeats']} rounds)"
+    )
     for col in ("context", "prefill tok/s", "TTFT ms", "decode tok/s", "mean-step tok/s", "achieved GB/s"):
         sweep.add_column(col, justify="right")
     for row in result["contexts"]:
@@ -180,16 +182,27 @@ def _contexts(value: str) -> list[int]:
 
 @click.command("engine")
 @click.option(
-    "--model", "model_path", type=click.Path(), default=None, help="Checkpoint folder (default: the demo model)."
+    "--model",
+    "model_path",
+    type=click.Path(),
+    default=None,
+    help="Checkpoint folder (default: the demo model).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @click.option(
-    "--threads", type=click.IntRange(min=1), default=1, show_default=True, help="torch threads, for every contender."
+    "--threads",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="torch threads, for every contender.",
 )
 @click.option("--prompt-tokens", type=click.IntRange(min=1), default=256, show_default=True)
 @click.option("--new-tokens", type=click.IntRange(min=2), default=256, show_default=True)
 @click.option(
-    "--contexts", default="128,1024,4096", show_default=True, help="Context lengths for the prefill/decode sweep."
+    "--contexts",
+    default="128,1024,4096",
+    show_default=True,
+    help="Context lengths for the prefill/decode sweep.",
 )
 @click.option(
     "--context-new-tokens",

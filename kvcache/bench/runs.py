@@ -64,7 +64,9 @@ def cache_vs_no_cache(model: Model, prompt: list[int], new_tokens: int) -> dict:
     }
 
 
-def decode_steps(model: Model, prompt: list[int], steps: int, rounds: int = 1) -> tuple[float, list[list[float]]]:
+def decode_steps(
+    model: Model, prompt: list[int], steps: int, rounds: int = 1
+) -> tuple[float, list[list[float]]]:
     """Prefill ``prompt`` into a fresh cache, then ``rounds`` × ``steps`` greedy one-token steps, each timed.
 
     Returns (prefill seconds, per-step seconds of each round). One warm-up step runs first (not counted);

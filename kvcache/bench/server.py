@@ -133,7 +133,9 @@ def print_table(r: dict) -> None:
     )
     for col in ("server", "cold ms", "warm ms", "warm / cold"):
         second.add_column(col, justify="right")
-    second.add_row("prefix sharing", _ms(r["cold_ttft_s"]), _ms(r["warm_ttft_s"]), f"{r['warm_over_cold']:.3f}")
+    second.add_row(
+        "prefix sharing", _ms(r["cold_ttft_s"]), _ms(r["warm_ttft_s"]), f"{r['warm_over_cold']:.3f}"
+    )
     second.add_row(
         "--no-prefix-sharing",
         _ms(r["no_sharing_cold_ttft_s"]),
@@ -167,7 +169,11 @@ def print_table(r: dict) -> None:
 
 @click.command("server")
 @click.option(
-    "--model", "model_path", type=click.Path(), default=None, help="Checkpoint folder (default: the demo model)."
+    "--model",
+    "model_path",
+    type=click.Path(),
+    default=None,
+    help="Checkpoint folder (default: the demo model).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @click.option(
@@ -181,7 +187,9 @@ def print_table(r: dict) -> None:
 @click.option("--system-tokens", type=click.IntRange(min=16), default=2000, show_default=True)
 @click.option("--turn-tokens", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--long-prompt-tokens", type=click.IntRange(min=16), default=4096, show_default=True)
-@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Cold/warm pairs (medians).")
+@click.option(
+    "--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Cold/warm pairs (medians)."
+)
 @click.option(
     "--repeats",
     type=click.IntRange(min=1),

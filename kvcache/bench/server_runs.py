@@ -79,7 +79,13 @@ def _one_stream(api, prompt, new_tokens: int) -> dict:
             texts.append(chunk.choices[0].text)
         if chunk.usage is not None:
             tokens = chunk.usage.completion_tokens
-    return {"text": "".join(texts), "tokens": tokens, "start": start, "end": time.perf_counter(), "stamps": stamps}
+    return {
+        "text": "".join(texts),
+        "tokens": tokens,
+        "start": start,
+        "end": time.perf_counter(),
+        "stamps": stamps,
+    }
 
 
 def _together(api, prompts: list, new_tokens: int) -> list[dict]:
@@ -153,7 +159,12 @@ def ttft(base_url: str, systems: list[str], turns: list[str]) -> dict:
     for i, system in enumerate(systems):
         cold.append(_first_token_s(api, system, turns[2 * i]))
         warm.append(_first_token_s(api, system, turns[2 * i + 1]))
-    return {"cold_ttft_s": statistics.median(cold), "warm_ttft_s": statistics.median(warm), "cold": cold, "warm": warm}
+    return {
+        "cold_ttft_s": statistics.median(cold),
+        "warm_ttft_s": statistics.median(warm),
+        "cold": cold,
+        "warm": warm,
+    }
 
 
 def _p(values: list[float], q: float) -> float | None:
@@ -204,7 +215,9 @@ def itl(
     sender.join()
     gaps = [(b, b - a) for a, b in itertools.pairwise(stamps)]
     idle = [g for _, g in gaps[5 : idle_tokens - 1]]  # after the stream's own start-up
-    during = [g for end, g in gaps if end > window["sent"] and end - g < window["done"]]  # overlapping the prefill
+    during = [
+        g for end, g in gaps if end > window["sent"] and end - g < window["done"]
+    ]  # overlapping the prefill
     return {
         "itl_p50_idle_s": _p(idle, 0.5),
         "itl_p99_idle_s": _p(idle, 0.99),

@@ -27,7 +27,9 @@ class KVCache:
         self.capacity = capacity
         self.length = 0
         self._pending = 0
-        self.decode_buffers = None  # the model's per-sequence decode scratch (``layers.decoder.DecodeBuffers``)
+        self.decode_buffers = (
+            None  # the model's per-sequence decode scratch (``layers.decoder.DecodeBuffers``)
+        )
 
     def match_prefix(self, token_ids: list[int]) -> int:
         """How many leading tokens of the prompt are already cached (only paged caches share)."""
@@ -44,7 +46,9 @@ class KVCache:
             )
         self._pending = count
 
-    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         raise NotImplementedError
 
     def update_kv(self, layer: int, kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -36,7 +36,9 @@ class ContiguousCache(KVCache):
         self._new = self.positions[self.length : self.length + len(token_ids)]  # views: no arange per step
         return self._new
 
-    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         start, end, kv_heads = self.length, self.length + k.shape[1], k.shape[0]
         stored = self._layers[layer].narrow(1, 0, end)
         stored.narrow(1, start, end - start).copy_(torch.cat((k, v)))

@@ -26,14 +26,18 @@ class BlockPool:
     padding a batch's gather may point at (``pad_slot``). ``k``/``v`` view the blocks' part as
     ``[layers, slots, kv_heads, head_dim]``."""
 
-    def __init__(self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32):
+    def __init__(
+        self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32
+    ):
         self.config = config
         self.block_size = block_size
         self.manager = BlockManager(num_blocks, block_size)
         self.num_slots = num_blocks * block_size
         self.pad_slot = self.num_slots
         kv_heads = config.num_kv_heads
-        self.kv = hugepages.empty((config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim), dtype)
+        self.kv = hugepages.empty(
+            (config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim), dtype
+        )
         self.kv[:, :, self.pad_slot].zero_()
         self.k = self.kv[:, :kv_heads, : self.num_slots].transpose(1, 2)
         self.v = self.kv[:, kv_heads:, : self.num_slots].transpose(1, 2)
@@ -125,7 +129,9 @@ class PagedCache(KVCache):
         index = torch.arange(start, end)
         return table[index // size] * size + index % size if end > start else index
 
-    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         self.pool.write(layer, self._new_slots, torch.cat((k, v)))  # the pool: what later requests share
         return self._working_copy().update(layer, k, v)  # what attention reads
 

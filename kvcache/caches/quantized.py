@@ -51,7 +51,9 @@ class Int8Cache(KVCache):
         self.v_scale = torch.empty(scale_shape, dtype=torch.float16)
         self.positions = torch.arange(capacity)
 
-    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         start, end = self.length, self.length + k.shape[1]
         self.k[layer, :, start:end], self.k_scale[layer, :, start:end] = quantize(k)
         self.v[layer, :, start:end], self.v_scale[layer, :, start:end] = quantize(v)
@@ -74,7 +76,9 @@ class Int8BlockPool(BlockPool):
     quantizes, ``gather`` dequantizes into the compute dtype. Only the engine's batches read it (a
     ``PagedCache`` working copy needs full-precision pool slots)."""
 
-    def __init__(self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32):
+    def __init__(
+        self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32
+    ):
         self.config, self.block_size, self.dtype = config, block_size, dtype
         self.manager = BlockManager(num_blocks, block_size)
         self.num_slots = self.pad_slot = num_blocks * block_size
@@ -96,7 +100,11 @@ class Int8BlockPool(BlockPool):
         self.scale[layer].index_copy_(1, slots, scale)
 
     def gather(self, layer: int, slots: torch.Tensor) -> torch.Tensor:
-        return dequantize(self.kv[layer].index_select(1, slots), self.scale[layer].index_select(1, slots), self.dtype)
+        return dequantize(
+            self.kv[layer].index_select(1, slots), self.scale[layer].index_select(1, slots), self.dtype
+        )
 
     def sequence(self, capacity: int):
-        raise ValueError("an int8 pool serves the engine's batches only; use a full-precision BlockPool for PagedCache")
+        raise ValueError(
+            "an int8 pool serves the engine's batches only; use a full-precision BlockPool for PagedCache"
+        )

@@ -17,12 +17,18 @@ from kvcache.errors import UnsupportedModelError
 
 class SlidingWindowCache(KVCache):
     def __init__(
-        self, config: ModelConfig, capacity: int, dtype: torch.dtype = torch.float32, window: int | None = None
+        self,
+        config: ModelConfig,
+        capacity: int,
+        dtype: torch.dtype = torch.float32,
+        window: int | None = None,
     ):
         super().__init__(config, capacity)
         window = window or config.sliding_window
         if window is None:
-            raise UnsupportedModelError("a sliding-window cache needs a model whose layers all use one sliding window")
+            raise UnsupportedModelError(
+                "a sliding-window cache needs a model whose layers all use one sliding window"
+            )
         self.window = window
         shape = (config.num_layers, config.num_kv_heads, window, config.head_dim)
         self.k = torch.empty(shape, dtype=dtype)
@@ -30,7 +36,9 @@ class SlidingWindowCache(KVCache):
         self.slot_positions = torch.full((window,), -1, dtype=torch.long)  # -1: empty slot
         self.bytes_per_value = self.k.element_size()
 
-    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         count = k.shape[1]
         new_positions = torch.arange(self.length, self.length + count)
         filled = min(self.length, self.window)

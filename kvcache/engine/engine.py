@@ -43,7 +43,9 @@ class EngineConfig:
     threads: int | None = None
     max_context: int | None = None
     block_size: int = 16
-    kv_blocks: int | None = None  # None: 4 full contexts, capped at DEFAULT_POOL_BYTES; never under one context
+    kv_blocks: int | None = (
+        None  # None: 4 full contexts, capped at DEFAULT_POOL_BYTES; never under one context
+    )
     kv_cache: str = "fp"  # the pool's storage: the model's dtype, or int8 with per-token scales
     max_seqs: int = 16  # sequences decoding together
     max_batched_tokens: int = 512  # tokens per step: decodes plus prompt chunks
@@ -64,7 +66,9 @@ class EngineConfig:
 
     @property
     def scheduler(self) -> SchedulerConfig:
-        return SchedulerConfig(self.max_seqs, self.max_batched_tokens, self.chunked_prefill, self.decode_slowdown)
+        return SchedulerConfig(
+            self.max_seqs, self.max_batched_tokens, self.chunked_prefill, self.decode_slowdown
+        )
 
 
 DEFAULT_POOL_BYTES = 2 * 2**30
@@ -78,7 +82,9 @@ def default_blocks(bytes_per_token: int, max_context: int, block_size: int) -> i
 
 
 def default_threads() -> int:
-    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
+    return max(
+        1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    )
 
 
 class Engine:
@@ -106,7 +112,9 @@ class Engine:
         try:
             self.pool = pool_class(self.model.config, blocks, config.block_size, self.model.dtype)
         except RuntimeError as exc:  # torch: "can't allocate memory"
-            raise EngineError(f"cannot allocate a KV pool of {blocks} blocks: {str(exc).splitlines()[0]}") from None
+            raise EngineError(
+                f"cannot allocate a KV pool of {blocks} blocks: {str(exc).splitlines()[0]}"
+            ) from None
         self.stop_ids = frozenset(self.model.config.eos_token_ids) | frozenset(
             i for i in (self.tokenizer.token_id(self.tokenizer.eos_token),) if i is not None
         )

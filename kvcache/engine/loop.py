@@ -20,7 +20,9 @@ from kvcache.engine.model_runner import ModelRunner
 from kvcache.engine.scheduler import Scheduler
 from kvcache.engine.sequence import Sequence
 
-Observer = Callable[[Sequence, float, float | None], None]  # (sequence, now, gap since its last token or None)
+Observer = Callable[
+    [Sequence, float, float | None], None
+]  # (sequence, now, gap since its last token or None)
 
 
 class EngineLoop:
@@ -106,7 +108,9 @@ class EngineLoop:
                 ended.append(seq)
         return ended
 
-    def _postprocess(self, sampled: list[tuple[Sequence, int]]) -> tuple[list[tuple[Sequence, int]], list[Sequence]]:
+    def _postprocess(
+        self, sampled: list[tuple[Sequence, int]]
+    ) -> tuple[list[tuple[Sequence, int]], list[Sequence]]:
         now = time.perf_counter()
         delivered, ended = [], []
         for seq, token in sampled:

@@ -58,7 +58,9 @@ class Scheduler:
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []
         self.preemptions = 0
-        self.pacer = Pacer(config.decode_slowdown, config.max_batched_tokens, min(4, config.max_batched_tokens))
+        self.pacer = Pacer(
+            config.decode_slowdown, config.max_batched_tokens, min(4, config.max_batched_tokens)
+        )
         self._prompt_budget = config.max_batched_tokens  # prompt tokens left in the step being scheduled
 
     def add(self, seq: Sequence) -> None:
@@ -127,7 +129,9 @@ class Scheduler:
 
     def _chunk_size(self, seq: Sequence, budget: int, alone: bool) -> int:
         pending = seq.num_pending
-        if not self.config.chunked_prefill:  # unchunked: a prompt over the budget runs whole, in a step of its own
+        if (
+            not self.config.chunked_prefill
+        ):  # unchunked: a prompt over the budget runs whole, in a step of its own
             return pending if pending <= budget or alone else 0
         if pending == 1:
             return 1

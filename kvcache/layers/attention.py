@@ -90,7 +90,9 @@ def attend_grouped(
     return torch.bmm(_softmax(scores), v, out=out)
 
 
-def attend_padded(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor, scale: float) -> torch.Tensor:
+def attend_padded(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor, scale: float
+) -> torch.Tensor:
     """One query for each of B sequences: q [H, B, d]; k, v [H_kv, B, n, d] (each row's keys padded to n);
     bias [B, n] (0 visible, -inf padding or outside the window; every row sees at least its own key)
     → [H, B, d]. Three kernels for the whole batch, whatever B."""

@@ -97,7 +97,9 @@ class StepContext:
             rows, first, copy = slice(row, row + chunk.count), chunk.first, chunk.copy
             end = chunk.start + chunk.count
             if copy is not None:  # append this chunk's K/V as stored, read the history as a view
-                copy[layer, :, chunk.start : end] = self.pool.gather(layer, chunk.key_slots[chunk.start - first :])
+                copy[layer, :, chunk.start : end] = self.pool.gather(
+                    layer, chunk.key_slots[chunk.start - first :]
+                )
                 keys, values = copy[layer, :kv_heads, first:end], copy[layer, kv_heads:, first:end]
             elif chunk.start == 0:  # a first chunk: its own fresh K/V, exact even in an int8 pool
                 keys, values, first = k[:, rows], v[:, rows], 0

@@ -84,7 +84,9 @@ class DecoderLayer:
         heads = self.qkv(x).view(count, -1, d).transpose(0, 1)  # [H + 2·H_kv, T, d]
         # split_with_sizes, not Tensor.split: the latter is a Python wrapper, measurable at this granularity
         qk, v = heads.split_with_sizes((self.num_heads + self.num_kv_heads, self.num_kv_heads))
-        q, k = apply_rotary(qk, *rope).split_with_sizes((self.num_heads, self.num_kv_heads))  # q, k rotated at once
+        q, k = apply_rotary(qk, *rope).split_with_sizes(
+            (self.num_heads, self.num_kv_heads)
+        )  # q, k rotated at once
         if cache is None:
             out = attend(q, k, v, positions, positions, self.window, d**-0.5)
         else:  # the cache stores k/v and attends (one sequence's cache, or a batch over the paged pool)

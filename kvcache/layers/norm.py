@@ -25,7 +25,9 @@ def row_rms_scale(row: torch.Tensor, eps: float) -> float:
     return 1.0 / math.sqrt(float(torch.dot(row, row)) / row.shape[0] + eps)
 
 
-def normed_row(x: torch.Tensor, row: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, float]:
+def normed_row(
+    x: torch.Tensor, row: torch.Tensor, weight: torch.Tensor, eps: float
+) -> tuple[torch.Tensor, float]:
     """A one-row RMSNorm left unscaled: ``(x·weight, s)`` with ``rms_norm(x) == s · x·weight``, so the next
     projection applies ``s`` as its alpha (``Projection.scaled``); ``row`` is ``x`` viewed 1-D. Half
     precision normalises fully (s = 1), keeping transformers' fp32-then-cast order."""

@@ -100,7 +100,11 @@ class Model:
         return logits if logits.dtype == torch.float32 else logits.float()
 
     def _decode(
-        self, token: int, rope: tuple[torch.Tensor, ...], positions: torch.Tensor, cache: KVCache | StepContext
+        self,
+        token: int,
+        rope: tuple[torch.Tensor, ...],
+        positions: torch.Tensor,
+        cache: KVCache | StepContext,
     ):
         """One token over a cache: the residual stream is a fresh copy of the token's embedding that every
         layer updates in place (``DecoderLayer.decode``), with one 1-D view of it made once per step; the

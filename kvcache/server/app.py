@@ -47,8 +47,11 @@ def error_response(
 async def _http_error(request: Request, exc: HTTPException) -> Response:  # 404, 405 (with its Allow header)
     message = f"{request.method} {request.url.path}: {exc.detail}"
     if exc.status_code == 404:  # say what this engine does serve (embeddings, images… it does not)
-        served = [f"{'/'.join(sorted((r.methods or set()) - {'HEAD'}))} {r.path}" for r in request.app.routes
-                  if getattr(r, "path", "").startswith("/v1/")]
+        served = [
+            f"{'/'.join(sorted((r.methods or set()) - {'HEAD'}))} {r.path}"
+            for r in request.app.routes
+            if getattr(r, "path", "").startswith("/v1/")
+        ]
         message += "; this engine serves " + ", ".join(served)
     code = "not_found" if exc.status_code == 404 else None
     return error_response(message, status=exc.status_code, code=code, headers=exc.headers)
@@ -144,7 +147,9 @@ def create_app(engine: Engine) -> Starlette:
         builder = ResponsesBuilder(engine.model_id, req)
         if req.stream:
             return StreamingResponse(
-                _stream_response(completion, builder), media_type=SSE_MEDIA_TYPE, headers={"cache-control": "no-cache"}
+                _stream_response(completion, builder),
+                media_type=SSE_MEDIA_TYPE,
+                headers={"cache-control": "no-cache"},
             )
         try:
             finished, text = await unless_disconnected(request, completion.text())
@@ -176,7 +181,9 @@ def _responses_usage(completion: Completion) -> dict:
     return responses_usage(seq.num_prompt_tokens, seq.cached_tokens or 0, completion.completion_tokens)
 
 
-async def _stream(completion: Completion, builder: ResponseBuilder, include_usage: bool) -> AsyncIterator[bytes]:
+async def _stream(
+    completion: Completion, builder: ResponseBuilder, include_usage: bool
+) -> AsyncIterator[bytes]:
     first = True
     try:
         async for piece in completion.pieces():
@@ -202,7 +209,9 @@ async def _stream_response(completion: Completion, builder: ResponsesBuilder) ->
         async for piece in completion.pieces():
             pieces.append(piece)
             yield sse_event(*builder.delta(piece))
-        for name, payload in builder.closing("".join(pieces), completion.finish_reason, _responses_usage(completion)):
+        for name, payload in builder.closing(
+            "".join(pieces), completion.finish_reason, _responses_usage(completion)
+        ):
             yield sse_event(name, payload)
     except Exception as exc:  # noqa: BLE001 (mid-stream: an error event ends it)
         error = _stream_error(exc)["error"]

@@ -25,14 +25,24 @@ from kvcache.errors import EngineError
 )
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--dtype", default="auto", show_default=True, help="auto (the checkpoint's), fp32, bf16 or fp16.")
 @click.option(
-    "--threads", type=click.IntRange(min=1), default=None, help="torch threads (default: CPU cores, at most 8)."
+    "--dtype", default="auto", show_default=True, help="auto (the checkpoint's), fp32, bf16 or fp16."
 )
 @click.option(
-    "--max-context", type=click.IntRange(min=2), default=None, help="Cap the context (tokens); default: the model's."
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="torch threads (default: CPU cores, at most 8).",
 )
-@click.option("--block-size", type=click.IntRange(min=1), default=16, show_default=True, help="Tokens per KV block.")
+@click.option(
+    "--max-context",
+    type=click.IntRange(min=2),
+    default=None,
+    help="Cap the context (tokens); default: the model's.",
+)
+@click.option(
+    "--block-size", type=click.IntRange(min=1), default=16, show_default=True, help="Tokens per KV block."
+)
 @click.option(
     "--kv-blocks",
     type=click.IntRange(min=1),
@@ -47,7 +57,11 @@ from kvcache.errors import EngineError
     help="KV pool storage: the model's dtype, or int8 with one scale per token and head (half of fp16).",
 )
 @click.option(
-    "--max-seqs", type=click.IntRange(min=1), default=16, show_default=True, help="Sequences decoding together."
+    "--max-seqs",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="Sequences decoding together.",
 )
 @click.option(
     "--max-batched-tokens",
@@ -57,7 +71,9 @@ from kvcache.errors import EngineError
     help="Tokens per engine step (decodes plus prompt chunks); at least --max-seqs.",
 )
 @click.option(
-    "--no-chunked-prefill", is_flag=True, help="Prefill each prompt whole in a step of its own (stalls other streams)."
+    "--no-chunked-prefill",
+    is_flag=True,
+    help="Prefill each prompt whole in a step of its own (stalls other streams).",
 )
 @click.option(
     "--decode-slowdown",
@@ -108,13 +124,18 @@ def local_command(
         if model_path is None:
             click.echo("no --model given: using the demo model (building it offline on first use)", err=True)
         engine = Engine(config)
-    except (EngineError, ValueError, OSError) as exc:  # OSError: e.g. the demo model's cache folder is read-only
+    except (
+        EngineError,
+        ValueError,
+        OSError,
+    ) as exc:  # OSError: e.g. the demo model's cache folder is read-only
         raise click.ClickException(str(exc)) from None
     if engine.notice:
         click.echo(f"NOTE: {engine.notice}", err=True)
     click.echo(f"loaded {engine.describe()}", err=True)
     click.echo(
-        f"serving on http://{host}:{port}/v1 (chat/completions, completions, responses, models; /metrics)", err=True
+        f"serving on http://{host}:{port}/v1 (chat/completions, completions, responses, models; /metrics)",
+        err=True,
     )
     uvicorn.run(create_app(engine), host=host, port=port, log_level="warning")
 

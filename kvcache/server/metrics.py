@@ -29,13 +29,21 @@ class _Counters:
     def collect(self):
         allocator, scheduler, loop = self.engine.allocator, self.engine.scheduler, self.engine.loop
         for name, doc, value in (
-            ("prefix_cache_queries", "Prompt tokens looked up in the prefix cache.", allocator.queried_tokens),
+            (
+                "prefix_cache_queries",
+                "Prompt tokens looked up in the prefix cache.",
+                allocator.queried_tokens,
+            ),
             (
                 "prefix_cache_hits",
                 "Prompt tokens found in the prefix cache (KV reused, not computed).",
                 allocator.hit_tokens,
             ),
-            ("preemptions", "Sequences preempted for lack of KV blocks (recomputed later).", scheduler.preemptions),
+            (
+                "preemptions",
+                "Sequences preempted for lack of KV blocks (recomputed later).",
+                scheduler.preemptions,
+            ),
             ("engine_steps", "Forward passes the engine loop ran.", loop.steps),
         ):
             yield CounterMetricFamily(PREFIX + name, doc, value=value)
@@ -54,7 +62,11 @@ class EngineMetrics:
                 lambda: len(scheduler.waiting),
             ),
             ("kv_blocks_used", "KV blocks held by sequences.", lambda: total - manager.num_free),
-            ("kv_blocks_free", "KV blocks free (cached prefixes among them stay reusable).", lambda: manager.num_free),
+            (
+                "kv_blocks_free",
+                "KV blocks free (cached prefixes among them stay reusable).",
+                lambda: manager.num_free,
+            ),
         )
         for name, doc, read in gauges:
             Gauge(PREFIX + name, doc, registry=self.registry).set_function(read)

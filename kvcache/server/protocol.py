@@ -64,7 +64,9 @@ def parse_request(body: Any, chat: bool) -> CompletionRequest:
         if isinstance(prompt, str) and prompt:
             req.prompt = prompt
         elif (
-            isinstance(prompt, list) and prompt and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
+            isinstance(prompt, list)
+            and prompt
+            and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
         ):
             req.prompt_ids = list(prompt)
         else:
@@ -82,7 +84,9 @@ def parse_request(body: Any, chat: bool) -> CompletionRequest:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise RequestError("seed must be an integer", "seed")
     req.sampling = SamplingParams(
-        temperature=_number(body, "temperature", 1.0, 0.0, 2.0), top_p=_number(body, "top_p", 1.0, 1e-9, 1.0), seed=seed
+        temperature=_number(body, "temperature", 1.0, 0.0, 2.0),
+        top_p=_number(body, "top_p", 1.0, 1e-9, 1.0),
+        seed=seed,
     )
     stop = body.get("stop")
     if isinstance(stop, str):
@@ -111,7 +115,9 @@ def _message(message: Any, index: int) -> dict[str, Any]:
         raise RequestError(f"messages[{index}] must be an object with a role", "messages")
     content = message.get("content")
     if isinstance(content, list):  # content parts: keep the text ones
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        content = "".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
     if content is None:
         content = ""
     if not isinstance(content, str):
@@ -165,7 +171,9 @@ class ResponseBuilder:
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
         return {**self._head(False), "choices": [choice], "usage": usage_block, "timings": timings}
 
-    def chunk(self, text: str | None, finish_reason: str | None = None, first: bool = False) -> dict[str, Any]:
+    def chunk(
+        self, text: str | None, finish_reason: str | None = None, first: bool = False
+    ) -> dict[str, Any]:
         if self.chat:
             delta: dict[str, Any] = {"role": "assistant", "content": ""} if first else {}
             if text:

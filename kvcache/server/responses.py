@@ -64,8 +64,14 @@ def parse_responses(body: Any) -> ResponsesRequest:
 
 def _item(item: Any, index: int) -> dict[str, str]:
     where = f"input[{index}]"
-    if not isinstance(item, dict) or item.get("type", "message") != "message" or not isinstance(item.get("role"), str):
-        raise RequestError(f"{where} must be a message with a role (other input items are not supported)", "input")
+    if (
+        not isinstance(item, dict)
+        or item.get("type", "message") != "message"
+        or not isinstance(item.get("role"), str)
+    ):
+        raise RequestError(
+            f"{where} must be a message with a role (other input items are not supported)", "input"
+        )
     content = item.get("content")
     if isinstance(content, list):
         texts = []
@@ -119,7 +125,13 @@ class ResponsesBuilder:
 
     def item(self, text: str | None, status: str) -> dict:
         content = [] if text is None else [self.part(text)]
-        return {"type": "message", "id": self.item_id, "status": status, "role": "assistant", "content": content}
+        return {
+            "type": "message",
+            "id": self.item_id,
+            "status": status,
+            "role": "assistant",
+            "content": content,
+        }
 
     @staticmethod
     def part(text: str) -> dict:

@@ -92,7 +92,11 @@ def load_model(folder: str | Path, dtype: str | None = "auto", max_context: int 
     if tied and not c.tie_word_embeddings:
         raise ModelFilesError("checkpoint lacks the tensor 'lm_head.weight' and tie_word_embeddings is false")
     # Every matrix a decode step streams, in one huge-page arena (the LM head is the embedding when tied).
-    per_layer = [((c.num_heads + 2 * c.num_kv_heads) * d, hidden), (hidden, c.num_heads * d), (2 * inter, hidden)]
+    per_layer = [
+        ((c.num_heads + 2 * c.num_kv_heads) * d, hidden),
+        (hidden, c.num_heads * d),
+        (2 * inter, hidden),
+    ]
     shapes = (per_layer + [(hidden, inter)]) * c.num_layers + [(c.vocab_size, hidden)]
     arena = Arena.for_shapes(shapes, torch_dtype)
     embed = tensors.get("model.embed_tokens.weight", (c.vocab_size, hidden))

@@ -40,9 +40,13 @@ def _raise(message: str) -> None:
     raise TemplateError(message)
 
 
-def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, separators=None, sort_keys=False) -> str:
+def _tojson(
+    value: Any, ensure_ascii: bool = False, indent: int | None = None, separators=None, sort_keys=False
+) -> str:
     """transformers' ``tojson``: plain ``json.dumps`` (jinja2's own escapes <, >, & and ' for HTML)."""
-    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
 
 
 class ChatTokenizer:
@@ -75,13 +79,16 @@ class ChatTokenizer:
         template_path = folder / "chat_template.jinja"
         try:
             template = (
-                template_path.read_text(encoding="utf-8") if template_path.is_file() else settings.get("chat_template")
+                template_path.read_text(encoding="utf-8")
+                if template_path.is_file()
+                else settings.get("chat_template")
             )
         except (OSError, ValueError) as exc:
             raise ModelFilesError(f"{template_path}: cannot read ({exc})") from None
         if isinstance(template, list):  # named templates: take "default"
             template = next(
-                (t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"), None
+                (t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"),
+                None,
             )
         where = template_path if template_path.is_file() else config_path
         try:
@@ -109,7 +116,9 @@ class ChatTokenizer:
         except TemplateError as exc:
             raise EngineError(f"the chat template rejected these messages: {exc}") from None
         except Exception as exc:  # the template is the checkpoint's code: any failure is about these messages
-            raise EngineError(f"the chat template failed on these messages: {type(exc).__name__}: {exc}") from None
+            raise EngineError(
+                f"the chat template failed on these messages: {type(exc).__name__}: {exc}"
+            ) from None
 
     def encode_chat(self, messages: list[dict[str, Any]]) -> list[int]:
         # The template writes special tokens (e.g. BOS) itself, so none are added on top.
@@ -134,7 +143,9 @@ class StreamDecoder:
         self.ids.append(token_id)
         context = self.tokenizer.decode(self.ids[self.prefix_offset : self.read_offset])
         text = self.tokenizer.decode(self.ids[self.prefix_offset :])
-        if len(text) <= len(context) or text.endswith("\ufffd"):  # nothing yet, or an incomplete UTF-8 sequence
+        if len(text) <= len(context) or text.endswith(
+            "\ufffd"
+        ):  # nothing yet, or an incomplete UTF-8 sequence
             return ""
         self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
         return text[len(context) :]

@@ -42,7 +42,9 @@ class Observation:
 
 
 class DiagnosisMemory:
-    def __init__(self, per_tenant: int = 16, max_tenants: int = 10_000, max_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(
+        self, per_tenant: int = 16, max_tenants: int = 10_000, max_bytes: int = 64 * 1024 * 1024
+    ) -> None:
         if per_tenant < 1 or max_tenants < 1 or max_bytes < 1:
             raise ValueError("DiagnosisMemory bounds must be positive")
         self.per_tenant = per_tenant
@@ -83,7 +85,11 @@ class DiagnosisMemory:
             n = common_prefix_len(keys, ekeys)
             if n < best_n:
                 continue  # cannot win: skip the byte comparison
-            common = common_prefix_len(segments[n].data, data[ekeys[n]]) if n < len(segments) and n < len(ekeys) else 0
+            common = (
+                common_prefix_len(segments[n].data, data[ekeys[n]])
+                if n < len(segments) and n < len(ekeys)
+                else 0
+            )
             if n > best_n or common > best_bytes:
                 best, best_n, best_bytes = entry, n, common
         return best, max(best_n, 0)
@@ -107,7 +113,9 @@ class DiagnosisMemory:
         entries.append(entry)
         while len(entries) > self.per_tenant:
             self._release(entries.popleft())
-        while len(self._tenants) > self.max_tenants or (self.bytes_held > self.max_bytes and len(self._tenants) > 1):
+        while len(self._tenants) > self.max_tenants or (
+            self.bytes_held > self.max_bytes and len(self._tenants) > 1
+        ):
             _, evicted = self._tenants.popitem(last=False)
             for old in evicted:
                 self._release(old)

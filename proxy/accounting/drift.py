@@ -20,7 +20,7 @@ no I/O; :func:`from_ledger` reads an open connection it is given.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from proxy.accounting.counters import OTHER
@@ -28,8 +28,10 @@ from proxy.accounting.records import RequestRecord
 
 MAX_DRIFT_ROWS = 100  # distinct (provider, model, field, why), then one "other" row per provider
 
-PRICES_OR_RULES = ("update its price row (--prices FILE, analyzer/prices.json: cache_write_30m / cache_write_12h) "
-                   "or its generation in analyzer/cache_rules/openai.py (GENERATIONS)")
+PRICES_OR_RULES = (
+    "update its price row (--prices FILE, analyzer/prices.json: cache_write_30m / cache_write_12h) "
+    "or its generation in analyzer/cache_rules/openai.py (GENERATIONS)"
+)
 _UPDATE = {
     "not_billed_by_price_row": PRICES_OR_RULES,
     "unknown_field": "teach analyzer/usage.py the field (and price it in --prices FILE / analyzer/prices.json)",
@@ -54,21 +56,47 @@ def update_for(why: str) -> str:
 def warning(row: dict[str, Any]) -> str:
     """One drift row as a sentence naming what to update (the health check's, the dashboard's)."""
     model = row["model"] or "(no model)"
-    last = datetime.fromtimestamp(row["last_seen"], timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if row["last_seen"] else "?"
-    return (f"usage of {model} ({row['provider']}) reports {row['field']} the rules do not expect "
-            f"({row['why'] or 'unexpected'}; {row['count']:,} request(s), last {last}): {row['update']}")
+    last = (
+        datetime.fromtimestamp(row["last_seen"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if row["last_seen"]
+        else "?"
+    )
+    return (
+        f"usage of {model} ({row['provider']}) reports {row['field']} the rules do not expect "
+        f"({row['why'] or 'unexpected'}; {row['count']:,} request(s), last {last}): {row['update']}"
+    )
 
 
-def _row(provider: str, model: str, field: str, why: str, count: int, first: float, last: float) -> dict[str, Any]:
-    row = {"provider": provider, "model": model, "field": field, "why": why, "count": count,
-           "first_seen": first, "last_seen": last, "update": update_for(why)}
+def _row(
+    provider: str, model: str, field: str, why: str, count: int, first: float, last: float
+) -> dict[str, Any]:
+    row = {
+        "provider": provider,
+        "model": model,
+        "field": field,
+        "why": why,
+        "count": count,
+        "first_seen": first,
+        "last_seen": last,
+        "update": update_for(why),
+    }
     row["warning"] = warning(row)
     return row
 
 
 def _ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Most requests first; each provider's ``other`` row last."""
-    return sorted(rows, key=lambda r: (r["model"] == OTHER and r["field"] == OTHER, -r["count"], r["provider"], r["model"], r["field"], r["why"]))
+    return sorted(
+        rows,
+        key=lambda r: (
+            r["model"] == OTHER and r["field"] == OTHER,
+            -r["count"],
+            r["provider"],
+            r["model"],
+            r["field"],
+            r["why"],
+        ),
+    )
 
 
 class DriftTable:
@@ -100,7 +128,9 @@ class DriftTable:
         return _ordered([_row(*key, int(n), first, last) for key, (n, first, last) in self._rows.items()])
 
 
-def from_ledger(conn: sqlite3.Connection, where: str, args: list, limit: int = MAX_DRIFT_ROWS) -> list[dict[str, Any]]:
+def from_ledger(
+    conn: sqlite3.Connection, where: str, args: list, limit: int = MAX_DRIFT_ROWS
+) -> list[dict[str, Any]]:
     """The same table over the ledger's ``drift`` column (comma-joined notes) in a range
     (``where``/``args`` as :mod:`proxy.reporting.summary` builds them): the ``limit`` keys with most requests,
     the rest as one ``other`` row per provider."""
@@ -120,5 +150,8 @@ def from_ledger(conn: sqlite3.Connection, where: str, args: list, limit: int = M
         row = folded.setdefault(provider, [0, first, last])
         row[0] += n
         row[1], row[2] = min(row[1], first), max(row[2], last)
-    kept += [_row(provider, OTHER, OTHER, OTHER, int(n), first, last) for provider, (n, first, last) in folded.items()]
+    kept += [
+        _row(provider, OTHER, OTHER, OTHER, int(n), first, last)
+        for provider, (n, first, last) in folded.items()
+    ]
     return _ordered(kept)

@@ -1,48 +1,13 @@
 """Fleet totals: every replica's counters summed in Redis, written in batches off the request path.
 
-:class:`Fleet` is a recorder sink (it runs after the money enrichers, so cost fields are set).
-:meth:`Fleet.handle` adds a record's contributions (:func:`proxy.accounting.counters.contributions`,
-the same table as :mod:`.stats`) to in-memory deltas keyed (provider, model, hour of arrival):
-no I/O, no await. A background task (started by :meth:`start`, or by the first record on a
-running loop) flushes them every :data:`INTERVAL_S` (100 ms) when there is something to send,
-in ONE script call (:mod:`.fleet_redis`): at most one round trip per replica per 100 ms,
-never one per request.
+:class:`Fleet` is a recorder sink: :meth:`Fleet.handle` adds a record's contributions to
+in-memory deltas (no I/O); a background task flushes them in numbered batches, one script call
+per :data:`INTERVAL_S` at most, retried until Redis acknowledges them (applied once per batch
+number). Reads (:meth:`view`, :meth:`hours`, :meth:`rows`) are cached, bounded, and answer
+``available: false`` with the last values read when Redis does not answer, never an exception.
 
-Flushes never lose counts:
-
-- the deltas due are frozen into a numbered batch; the batch is dropped only once Redis
-  acknowledged it. A flush that fails or misses its deadline (:data:`DEADLINE_S`, like
-  :mod:`proxy.store.guard`'s, a task cancelled mid-command) keeps it, and the same batch (same
-  number) goes again, at most once per :data:`RETRY_S` while Redis is down; Redis applies a
-  batch number once per replica, so a retry after a lost reply never counts twice. Records that
-  arrive meanwhile pile into the next batch.
-- memory stays bounded: at most :data:`MAX_PENDING` distinct (provider, model, hour) keys wait;
-  past that a record counts under model ``other`` and, only if that key is new too, is dropped
-  and counted (``dropped``). Model names are capped per replica process (``max_models``, then
-  ``other``) like :mod:`.stats`; Redis still gathers every process's names, so what is shown
-  (:func:`capped`: the view, the dashboard, the metrics' labels) is capped again.
-- :meth:`aclose` (the recorder's, from ``Gate.aclose`` on a graceful stop) flushes what is left
-  under :data:`CLOSE_DEADLINE_S`; after it the fleet's totals include every request this replica
-  finished. What Redis still refuses then is logged with its count (the ledger has the rows);
-  records that arrive during it join it; one that arrives after it (a request uvicorn cancelled
-  at shutdown) is logged and counted under ``dropped``.
-
-A flush failure never reaches a request: it is counted (``failures``, ``last_error``) and shown
-under ``flush`` in :meth:`view`; an unexpected error in the loop is logged and the loop goes on
-(and :meth:`handle` restarts a loop that ended anyway).
-
-Reading (:meth:`view` for ``/prefixgate/stats``, :meth:`hours` for the dashboard, :meth:`rows`
-for metrics): one script call, cached :data:`READ_CACHE_S` (1 s) and shared by concurrent
-callers, bounded by :data:`DEADLINE_S`; a time range reads only its own hours, 24 per script
-call (so no read blocks Redis long), each call bounded by :data:`DEADLINE_S` and the whole
-by :data:`HOURS_DEADLINE_S`. When Redis does not answer, the answer says
-``available: false`` with the error's type, and the last values read (``as_of`` says when; null
-when none) — never an exception. Not in the fleet: rewrites per id, ``upstreams`` and
-``not_billable`` (each replica's own stats and ledger have them). ``fleet`` totals are all-time (the ``all`` hash: they never go
-down), the per-hour hashes serve time ranges for 32 days. The memory store has no fleet (one
-replica is the fleet): ``proxy.app`` builds one only for a Redis store.
-
-This module does not serve HTTP and keeps no request data beyond the sums.
+This module does not serve HTTP, keeps no request data beyond the sums, and is built only for a
+Redis store. See docs/multi-replica.md.
 """
 
 from __future__ import annotations
@@ -73,7 +38,9 @@ DEADLINE_S = 1.0
 RETRY_S = 1.0
 CLOSE_DEADLINE_S = 3.0
 READ_CACHE_S = 1.0
-HOURS_DEADLINE_S = 10.0  # a 30-day range, read in chunks of READ_CHUNK hours (each within DEADLINE_S): off the request path
+HOURS_DEADLINE_S = (
+    10.0  # a 30-day range, read in chunks of READ_CHUNK hours (each within DEADLINE_S): off the request path
+)
 MAX_RANGES = 8  # hour ranges cached at once (the dashboard offers 5)
 MAX_PENDING = 10_000
 _REQUESTS, _BILLABLE = INDEX["requests"], INDEX["billable"]
@@ -113,18 +80,33 @@ class _Cached:
 
 
 class Fleet:
-    def __init__(self, redis: FleetRedis, *, interval_s: float = INTERVAL_S, deadline_s: float = DEADLINE_S,
-                 retry_s: float = RETRY_S, read_cache_s: float = READ_CACHE_S, max_pending: int = MAX_PENDING,
-                 max_models: int = 1000) -> None:
+    def __init__(
+        self,
+        redis: FleetRedis,
+        *,
+        interval_s: float = INTERVAL_S,
+        deadline_s: float = DEADLINE_S,
+        retry_s: float = RETRY_S,
+        read_cache_s: float = READ_CACHE_S,
+        max_pending: int = MAX_PENDING,
+        max_models: int = 1000,
+    ) -> None:
         if interval_s <= 0 or deadline_s <= 0 or max_pending < 1:
             raise ValueError("interval_s and deadline_s must be positive, max_pending at least 1")
         self.redis = redis
-        self.interval_s, self.deadline_s, self.retry_s, self.max_pending = interval_s, deadline_s, retry_s, max_pending
+        self.interval_s, self.deadline_s, self.retry_s, self.max_pending = (
+            interval_s,
+            deadline_s,
+            retry_s,
+            max_pending,
+        )
         self.replica = uuid.uuid4().hex  # batch numbers are per replica process
         self._model = Cap(max_models)
         self.max_models = max_models
         self.pending: dict[Key, list[int]] = {}  # not yet in a batch
-        self.batch: tuple[int, dict[Key, list[int]]] | None = None  # (number, deltas) sent, not yet acknowledged
+        self.batch: tuple[int, dict[Key, list[int]]] | None = (
+            None  # (number, deltas) sent, not yet acknowledged
+        )
         self._seq = 0
         self.flushed = self.failures = self.dropped = self.overflowed = 0  # flushed: batches acknowledged
         self.last_error: str | None = None
@@ -140,8 +122,11 @@ class Fleet:
     def handle(self, record: RequestRecord) -> None:
         if self._done:  # after the final flush (a request uvicorn cancelled at shutdown): said, not kept
             self.dropped += 1
-            log.warning("fleet totals: request %s finished after the final flush; not in the fleet's totals "
-                        "(the ledger has it)", record.request_id)
+            log.warning(
+                "fleet totals: request %s finished after the final flush; not in the fleet's totals "
+                "(the ledger has it)",
+                record.request_id,
+            )
             return
         if self._task is None or self._task.done():
             self.start()
@@ -189,8 +174,11 @@ class Fleet:
         except Exception as exc:  # noqa: BLE001 (a flush failure never reaches a request: counted, batch kept)
             self.failures += 1
             if self.last_error is None:
-                log.warning("fleet totals: flush failed (%s); keeping the counts, retrying every %.0f s",
-                            type(exc).__name__, self.retry_s)
+                log.warning(
+                    "fleet totals: flush failed (%s); keeping the counts, retrying every %.0f s",
+                    type(exc).__name__,
+                    self.retry_s,
+                )
             self.last_error = type(exc).__name__
             return False
         if self.last_error is not None:
@@ -207,7 +195,9 @@ class Fleet:
             await asyncio.sleep(self.interval_s)
             try:
                 ok = not (self.pending or self.batch) or await self.flush()
-            except Exception:  # not expected (flush counts Redis' errors); a loop that ended would keep counts forever
+            except (
+                Exception
+            ):  # not expected (flush counts Redis' errors); a loop that ended would keep counts forever
                 log.exception("fleet totals: flush loop error; going on")
                 ok = False
             if not ok:
@@ -237,16 +227,25 @@ class Fleet:
             self._done = True
             left = self.pending_requests
             if left:
-                log.warning("fleet totals: %d requests not flushed at shutdown (%s); the ledger has them",
-                            left, self.last_error or "timeout")
+                log.warning(
+                    "fleet totals: %d requests not flushed at shutdown (%s); the ledger has them",
+                    left,
+                    self.last_error or "timeout",
+                )
             await self.redis.aclose()
 
     # -- reading ---------------------------------------------------------------------------
 
     def flush_state(self) -> dict[str, Any]:
-        return {"replica": self.replica[:12], "pending_requests": self.pending_requests, "batches_flushed": self.flushed,
-                "failures": self.failures, "last_error": self.last_error, "dropped": self.dropped,
-                "overflowed": self.overflowed}
+        return {
+            "replica": self.replica[:12],
+            "pending_requests": self.pending_requests,
+            "batches_flushed": self.flushed,
+            "failures": self.failures,
+            "last_error": self.last_error,
+            "dropped": self.dropped,
+            "overflowed": self.overflowed,
+        }
 
     @property
     def last_rows(self) -> Rows | None:
@@ -282,7 +281,9 @@ class Fleet:
         out["flush"] = self.flush_state()
         return out
 
-    async def hours(self, since: float | None = None) -> tuple[dict[int, Rows] | None, str | None, float | None]:
+    async def hours(
+        self, since: float | None = None
+    ) -> tuple[dict[int, Rows] | None, str | None, float | None]:
         """(sums per hour and (provider, model), error, as_of) over the hours from the one holding
         ``since`` (None: the oldest kept) to now: only those hours are read, in chunks, so a 24 h
         view of a month of history reads 26 hashes, not 769 (one big read blocked Redis for every
@@ -294,8 +295,9 @@ class Fleet:
         if cached is None:
             if len(self._hours) >= MAX_RANGES:
                 self._hours.pop(next(iter(self._hours)))
-            cached = self._hours[span] = _Cached(lambda: self._read_hours(span), self._read_cache_s,
-                                                 max(self.deadline_s, HOURS_DEADLINE_S))
+            cached = self._hours[span] = _Cached(
+                lambda: self._read_hours(span), self._read_cache_s, max(self.deadline_s, HOURS_DEADLINE_S)
+            )
         await cached.get()
         return cached.value, cached.error, cached.as_of
 
@@ -305,7 +307,7 @@ class Fleet:
         out: dict[int, Rows] = {}
         for i in range(0, len(hours), READ_CHUNK):  # each chunk its own deadline: a hung Redis costs one
             async with asyncio.timeout(self.deadline_s):
-                out.update(await self.redis.read_hours(hours[i:i + READ_CHUNK]))
+                out.update(await self.redis.read_hours(hours[i : i + READ_CHUNK]))
         return out
 
 
@@ -339,7 +341,9 @@ def shape(rows: Rows) -> dict[str, Any]:
         providers.setdefault(provider, {})[(provider, model)] = row
     out["providers"] = {p: finish(from_ints(total(r))) for p, r in sorted(providers.items())}
     ordered = sorted(rows.items(), key=lambda kv: (-kv[1][_REQUESTS], kv[0]))
-    out["models"] = [{"provider": p, "model": m or None, **finish(from_ints(r))} for (p, m), r in ordered if r[_BILLABLE]]
+    out["models"] = [
+        {"provider": p, "model": m or None, **finish(from_ints(r))} for (p, m), r in ordered if r[_BILLABLE]
+    ]
     return out
 
 

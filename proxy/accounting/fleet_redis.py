@@ -126,7 +126,7 @@ class FleetRedis:
         hours = list(hours)
         out: dict[int, dict[tuple[str, str], list[int]]] = {}
         for i in range(0, len(hours), READ_CHUNK):
-            part = hours[i:i + READ_CHUNK]
+            part = hours[i : i + READ_CHUNK]
             answers = await self._read(keys=[self.hour_key(h) for h in part])
             out.update((h, rows) for h, fields in zip(part, answers) if (rows := parse(fields)))
         return out

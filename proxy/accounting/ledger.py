@@ -1,48 +1,13 @@
 """The request ledger: one SQLite (WAL) row per finished request, written off the request path.
 
-:class:`Ledger` is a recorder sink. ``handle(record)`` only turns the record into a row
-tuple and appends it to an in-memory inbox (no I/O, no thread wake-up on the event loop);
-the inbox is handed to a background thread as one list every ``handoff_interval_s`` or
-once ``handoff_size`` rows wait (waking a thread per row cost ~0.5 ms under load). The
-thread writes rows in batches (one transaction per batch); ``flush()``, ``read()``,
-``aclose()`` and ``close_sync()`` hand the inbox over first, so nothing handled is lost. A
-close waits for the writer at most its ``timeout_s`` (the shutdown passes its budget), polling
-the thread rather than joining it in the default executor (which calls stuck on a hung
-dependency may fill); a row handled once a close began is dropped, counted and logged.
+:class:`Ledger` is a recorder sink: ``handle(record)`` only appends a row tuple to an in-memory
+inbox, handed to a writer thread in batches (every ``handoff_interval_s`` or ``handoff_size``
+rows); flush, read and close hand the inbox over first. A failed write never fails a request and
+never stops the writer; a ledger that cannot be opened at start raises :class:`LedgerError`.
+:meth:`Ledger.health` reports its counters for ``/prefixgate/health``.
 
-What a row holds: time, tenant hash, provider, model, route, status, latency, time to first
-byte, usage, cost / saved / missed and the cost by token kind (as the money layer put them
-on the record: the ledger prices nothing), repeated-prefix length, miss reason, rewrites and
-the chain of prefix hashes (first 8 bytes of each, hex). Prompt content only with
-``--log-bodies`` (``record.body``, which never carries headers, so never an API key).
-
-Failure policy (chosen, documented, tested):
-
-- **At start** a ledger that is not a SQLite database, cannot be created, or stays locked
-  by another writer past ``busy_timeout_s`` raises :class:`LedgerError` with the path and
-  the reason: ``prefixgate serve`` exits with that message and does not start.
-- **While serving** a failed write never fails a request, and the writer thread never
-  dies: every exception is caught per batch, counted in ``failures`` (exported as
-  ``prefixgate_ledger_failures_total``) and logged (at most once a minute).
-
-  - The database is busy, locked, full, gone or corrupt (``sqlite3.OperationalError``,
-    ``InternalError``, a plain ``DatabaseError``): the rows are fine, so the batch stays
-    queued and is retried on the next flush.
-  - Anything else (``OverflowError`` for an int beyond 64 bits, ``UnicodeEncodeError``,
-    ``sqlite3.DataError``, the unexpected): the batch is written again row by row, one
-    transaction each, so one bad row cannot hold back the others. A row SQLite refuses
-    is retried once as :func:`~proxy.accounting.ledger_schema.storable` repaired it (unstorable cells
-    nulled, named in its ``flags`` column, counted in ``flagged``); a row that still
-    cannot be written, while the database takes a plain ``SELECT 1``, is dropped, counted
-    in ``unwritable`` and ``dropped``, and logged by request id (never its content).
-
-  Rows beyond ``max_pending`` are dropped and counted in ``dropped``, so memory stays
-  bounded if the disk is gone. :meth:`Ledger.health` (``/prefixgate/health``) reports the
-  counters and ``ok``: False while the writer thread is not running or when a failure or
-  a drop happened in the last ``trouble_window_s`` (60 s).
-
-Values the ledger cannot store rarely get this far: usage numbers are sanitised where they
-are parsed (:mod:`analyzer.usage`) and their flags land in the row's ``flags`` column.
+This module does not price anything (it stores what the money layer put on the record).
+See docs/dashboard.md (the ledger and its failure policy) and docs/shutdown.md.
 """
 
 from __future__ import annotations
@@ -53,16 +18,28 @@ import queue
 import sqlite3
 import threading
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from proxy.accounting.ledger_schema import COLUMNS, FLAGS_COLUMN, INSERT, LedgerError, connect, open_ledger, row_for, storable
+from proxy.accounting.ledger_schema import (
+    COLUMNS,
+    FLAGS_COLUMN,
+    INSERT,
+    LedgerError,
+    connect,
+    open_ledger,
+    row_for,
+    storable,
+)
 from proxy.accounting.records import RequestRecord
 
 __all__ = ["COLUMNS", "Ledger", "LedgerError", "connect", "open_ledger", "row_for"]
 
 log = logging.getLogger("prefixgate.ledger")
 LOG_EVERY_S = 60.0  # a disk that stays full must not fill the log too
-CLOSE_TIMEOUT_S = 30.0  # how long a close waits for the writer by default (the shutdown passes its own budget)
+CLOSE_TIMEOUT_S = (
+    30.0  # how long a close waits for the writer by default (the shutdown passes its own budget)
+)
 CLOSE_POLL_S = 0.005
 
 T = TypeVar("T")
@@ -70,7 +47,10 @@ T = TypeVar("T")
 
 def _database_trouble(exc: BaseException) -> bool:
     """The database failed (busy, locked, full, I/O, corrupt), not the row: keep the rows."""
-    return isinstance(exc, (sqlite3.OperationalError, sqlite3.InternalError)) or type(exc) is sqlite3.DatabaseError
+    return (
+        isinstance(exc, (sqlite3.OperationalError, sqlite3.InternalError))
+        or type(exc) is sqlite3.DatabaseError
+    )
 
 
 class _Job:
@@ -97,10 +77,19 @@ _STOP = object()
 class Ledger:
     """Recorder sink (``handle`` / ``aclose``) writing rows in batches on its own thread."""
 
-    def __init__(self, path: str, *, log_bodies: bool = False,
-                 batch_size: int = 256, flush_interval_s: float = 0.2, max_pending: int = 100_000,
-                 busy_timeout_s: float = 5.0, handoff_interval_s: float = 0.02, handoff_size: int = 128,
-                 trouble_window_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        log_bodies: bool = False,
+        batch_size: int = 256,
+        flush_interval_s: float = 0.2,
+        max_pending: int = 100_000,
+        busy_timeout_s: float = 5.0,
+        handoff_interval_s: float = 0.02,
+        handoff_size: int = 128,
+        trouble_window_s: float = 60.0,
+    ) -> None:
         self.path = path
         self.log_bodies = log_bodies
         self.batch_size = batch_size
@@ -136,8 +125,11 @@ class Ledger:
         if self._closed:  # a request that finished after the shutdown closed the books: said, counted
             self._dropped_loop += 1
             self._last_trouble = time.monotonic()
-            log.warning("ledger %s: request %s finished after the ledger closed; not written", self.path,
-                        record.request_id.encode("unicode_escape").decode("ascii"))
+            log.warning(
+                "ledger %s: request %s finished after the ledger closed; not written",
+                self.path,
+                record.request_id.encode("unicode_escape").decode("ascii"),
+            )
             return
         if len(self._inbox) >= self.max_pending or self._queue.qsize() >= self._max_batches:
             self._dropped_loop += 1  # the writer is stuck (disk gone): keep memory bounded
@@ -184,12 +176,14 @@ class Ledger:
         """
         await self.flush()
         if self.path != ":memory:":
+
             def run() -> T:
                 conn = connect(self.path, readonly=True)
                 try:
                     return fn(conn)
                 finally:
                     conn.close()
+
             return await asyncio.to_thread(run)
         job = _Job(fn)
         self._hand_off()
@@ -217,8 +211,13 @@ class Ledger:
         last = self._last_trouble
         recent = last is not None and time.monotonic() - last < self.trouble_window_s
         return {
-            "ok": alive and not recent, "writer_alive": alive, "written": self.written, "failures": self.failures,
-            "dropped": self.dropped, "unwritable": self.unwritable, "flagged": self.flagged,
+            "ok": alive and not recent,
+            "writer_alive": alive,
+            "written": self.written,
+            "failures": self.failures,
+            "dropped": self.dropped,
+            "unwritable": self.unwritable,
+            "flagged": self.flagged,
             "queued": len(self._inbox) + len(self._pending),
         }
 
@@ -263,8 +262,12 @@ class Ledger:
     def _stopped(self, timeout_s: float) -> bool:
         if not self._thread.is_alive():
             return True
-        log.warning("ledger %s: the writer did not finish within %.1f s at close; %d rows not written yet",
-                    self.path, timeout_s, len(self._pending) + sum(len(i) for i in list(self._queue.queue) if isinstance(i, list)))
+        log.warning(
+            "ledger %s: the writer did not finish within %.1f s at close; %d rows not written yet",
+            self.path,
+            timeout_s,
+            len(self._pending) + sum(len(i) for i in list(self._queue.queue) if isinstance(i, list)),
+        )
         return False
 
     # -- the writer thread ----------------------------------------------------------------
@@ -379,8 +382,12 @@ class Ledger:
             self._dropped_writer += 1
             self._last_trouble = time.monotonic()
             request_id = row[0] if row and isinstance(row[0], str) else "?"
-            log.error("ledger %s: request %s cannot be stored (%s); row dropped", self.path,
-                      request_id.encode("unicode_escape").decode("ascii"), type(error).__name__)
+            log.error(
+                "ledger %s: request %s cannot be stored (%s); row dropped",
+                self.path,
+                request_id.encode("unicode_escape").decode("ascii"),
+                type(error).__name__,
+            )
             return True
         self.written += 1
         return True
@@ -402,5 +409,11 @@ class Ledger:
         if now - self._last_log >= LOG_EVERY_S:
             self._last_log = now
             detail = f": {exc}" if isinstance(exc, sqlite3.Error) else ""  # others may quote a row's text
-            log.warning("ledger %s: %s failed (%s%s); %d failures so far", self.path, doing,
-                        type(exc).__name__, detail, self.failures)
+            log.warning(
+                "ledger %s: %s failed (%s%s); %d failures so far",
+                self.path,
+                doing,
+                type(exc).__name__,
+                detail,
+                self.failures,
+            )

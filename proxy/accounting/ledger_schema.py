@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.logs.ledger_columns import COLUMN_TYPES, COLUMNS, TABLE
-from proxy.private import create_private_file, private_dir
 from proxy.accounting.records import RequestRecord
+from proxy.private import create_private_file, private_dir
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -41,7 +41,9 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS requests_ts ON {TABLE} (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = "6"  # 2: flags; 3: upstream; 4: store; 5: cache_storage_usd; 6: 12h writes, drift, provider miss reason
+SCHEMA_VERSION = (
+    "6"  # 2: flags; 3: upstream; 4: store; 5: cache_storage_usd; 6: 12h writes, drift, provider miss reason
+)
 
 
 class LedgerError(RuntimeError):
@@ -95,22 +97,48 @@ def row_for(record: RequestRecord, log_bodies: bool) -> tuple[Any, ...]:
     u = record.usage
     parts = record.cost_breakdown
     return (
-        record.request_id, record.ts, record.tenant, record.provider, record.model, record.route, record.method,
-        record.status, int(record.stream), record.latency_s * 1000.0,
-        None if record.ttfb_s is None else record.ttfb_s * 1000.0, int(record.analysed),
-        u.input_tokens if u else None, u.cached_tokens if u else None, u.cache_write_tokens if u else None,
-        u.cache_write_1h_tokens if u else None, u.output_tokens if u else None,
-        record.cost_usd, record.saved_usd, record.missed_usd,
-        parts.input_usd if parts else None, parts.cache_read_usd if parts else None,
-        parts.cache_write_usd if parts else None, parts.output_usd if parts else None,
-        record.prefix_segments, record.prefix_bytes, record.total_segments, record.total_bytes,
-        record.miss_reason, json.dumps(record.rewrites) if record.rewrites else "[]", record.error,
+        record.request_id,
+        record.ts,
+        record.tenant,
+        record.provider,
+        record.model,
+        record.route,
+        record.method,
+        record.status,
+        int(record.stream),
+        record.latency_s * 1000.0,
+        None if record.ttfb_s is None else record.ttfb_s * 1000.0,
+        int(record.analysed),
+        u.input_tokens if u else None,
+        u.cached_tokens if u else None,
+        u.cache_write_tokens if u else None,
+        u.cache_write_1h_tokens if u else None,
+        u.output_tokens if u else None,
+        record.cost_usd,
+        record.saved_usd,
+        record.missed_usd,
+        parts.input_usd if parts else None,
+        parts.cache_read_usd if parts else None,
+        parts.cache_write_usd if parts else None,
+        parts.output_usd if parts else None,
+        record.prefix_segments,
+        record.prefix_bytes,
+        record.total_segments,
+        record.total_bytes,
+        record.miss_reason,
+        json.dumps(record.rewrites) if record.rewrites else "[]",
+        record.error,
         ",".join(record.chain) if record.chain else None,
         record.body if log_bodies and record.body is not None else None,
         ",".join([*(u.flags if u is not None else ()), *record.flags]) or None,
-        record.upstream, record.store, record.cache_storage_usd,
-        u.cache_write_12h_tokens if u else None, ",".join(record.drift) if record.drift else None,
-        record.provider_miss_reason, record.provider_missed_tokens, record.provider_missed_usd,
+        record.upstream,
+        record.store,
+        record.cache_storage_usd,
+        u.cache_write_12h_tokens if u else None,
+        ",".join(record.drift) if record.drift else None,
+        record.provider_miss_reason,
+        record.provider_missed_tokens,
+        record.provider_missed_usd,
     )
 
 

@@ -1,59 +1,13 @@
-"""Prometheus metrics for ``GET /prefixgate/metrics``: a recorder sink with its own registry.
+"""Prometheus metrics for ``GET /prefixgate/metrics``: a recorder sink with its own registry per app.
 
-Each app gets its own :class:`prometheus_client.CollectorRegistry` (never the global one),
-so two proxies in one process — as in tests — never share counters. Every counter of
-:data:`proxy.accounting.counters.COUNTERS` that has a ``Metric`` is exported as it says (a
-count or token counter moves when a request adds to it; a USD one with every priced
-request, an unpriced one is never $0), beside the histograms, miss reasons and rewrites:
+Exports the counters of :data:`proxy.accounting.counters.COUNTERS` that have a ``Metric``, the
+duration histograms, miss reasons, rewrites, proxy errors, rules drift, the provider's own miss
+reasons, the ledger's and the upstream pool's state (read at each scrape), each counter again
+per configured upstream (``prefixgate_upstream_*``) and, with a Redis store, the fleet's totals
+(``prefixgate_fleet_*``). Model, rewrite-id and upstream labels are capped, then ``other``.
 
-- ``prefixgate_requests_total{provider,model,status}`` (status class: 2xx, 4xx, 5xx, …)
-- ``prefixgate_tokens_total{provider,model,kind}`` kind = input (paid at the input rate),
-  cache_read, cache_write, output
-- ``prefixgate_cost_usd_total``, ``prefixgate_missed_usd_total`` (counters) and
-  ``prefixgate_saved_usd`` (a gauge: savings go negative when writes cost more than reads
-  saved) by provider and model
-- ``prefixgate_request_duration_seconds`` and ``prefixgate_time_to_first_byte_seconds``
-  histograms by provider
-- ``prefixgate_prefix_hits_total``, ``prefixgate_prefix_unknown_total`` (store skipped or
-  failed), ``prefixgate_unanalysed_total``, ``prefixgate_rewritten_total`` by provider,
-  ``prefixgate_unpriced_total`` by provider and model, ``prefixgate_miss_reasons_total{reason}``
-- ``prefixgate_rewrites_total{provider,rewrite}``: requests per rewrite id
-- ``prefixgate_proxy_errors_total{provider,kind}``: requests ended by a proxy-side error, by its
-  kind (``pool_exhausted``, ``upstream_timeout``, …; the record's ``error``)
-- the upstream pool, read at each scrape (once attached, :meth:`Metrics.attach_pool`): gauges
-  ``prefixgate_pool_max_connections``, ``_in_use``, ``_idle``, ``_waiting``; counters
-  ``prefixgate_pool_waited_total`` and ``prefixgate_pool_exhausted_total``
-- ``prefixgate_rules_drift_total{provider,model,field,why}``: each usage field or value the
-  model's rules do not expect (:mod:`.drift`; at most 100 label sets, then ``other``), beside
-  ``prefixgate_rules_drift_requests_total{provider,model}`` (the requests with any)
-- ``prefixgate_provider_miss_total{provider,reason}``, ``prefixgate_provider_missed_tokens_total``,
-  ``prefixgate_provider_missed_usd_total`` (priced requests only) and
-  ``prefixgate_provider_miss_agreed_total`` (prefixgate's diagnosis agreed): the provider's own
-  miss reasons (:mod:`.provider_miss`; at most 32 reasons, then ``other``)
-- ``prefixgate_ledger_failures_total`` / ``prefixgate_ledger_dropped_total`` (and
-  ``prefixgate_ledger_flagged_total``: rows stored with a clamped or nulled value) when a
-  ledger is attached.
-
-Per upstream (the configured name a request came through; a record without one under its
-provider's name), each exported counter again as ``prefixgate_upstream_<name>`` with labels
-``provider`` and ``upstream`` (and ``kind`` for tokens): e.g.
-``prefixgate_upstream_requests_total{provider="openai",upstream="deepseek"}``. They are
-separate families so the series above keep their label sets; the upstream names come from
-the config and are capped anyway (``max_upstreams``, then ``other``).
-
-With a Redis store (:mod:`proxy.accounting.fleet`), the whole fleet's all-time totals again as
-``prefixgate_fleet_<name>`` by ``provider`` and ``model`` (and ``kind`` for tokens; requests
-have no ``status`` label there): e.g. ``prefixgate_fleet_requests_total{provider,model}``,
-``prefixgate_fleet_tokens_total{provider,model,kind}``, ``prefixgate_fleet_cost_usd_total``,
-plus ``prefixgate_fleet_available`` (1 when the last read answered). They come from the last
-read of Redis (the endpoint refreshes it first, at most once a second), so every replica
-exports the same fleet values: sum the replicas' own series, or take one replica's fleet ones.
-Redis holds every replica's (and every restarted process's) model names, so the fleet's are
-capped again here: the ``max_models`` with most requests, the rest summed as ``other``.
-
-Model labels are capped (``max_models``, then ``other``) so a client cannot blow up the
-series count; rewrite ids too (``max_rewrite_ids``). This module does not serve HTTP (the
-app does) and keeps no request data.
+This module does not serve HTTP (the app does) and keeps no request data.
+See docs/dashboard.md.
 """
 
 from __future__ import annotations
@@ -82,8 +36,8 @@ from proxy.accounting.counters import (
 )
 from proxy.accounting.drift import MAX_DRIFT_ROWS, split
 from proxy.accounting.fleet import capped
-from proxy.accounting.provider_miss import MAX_REASONS, agrees
 from proxy.accounting.fleet_redis import from_ints
+from proxy.accounting.provider_miss import MAX_REASONS, agrees
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import MAX_UPSTREAMS
 
@@ -96,21 +50,40 @@ class _LedgerCollector(Collector):
 
     def collect(self) -> Iterable[CounterMetricFamily]:
         failures, dropped, *rest = self.ledger_stats()
-        yield CounterMetricFamily("prefixgate_ledger_failures", "Ledger write attempts that failed (rows retried or written one by one).", value=failures)
-        yield CounterMetricFamily("prefixgate_ledger_dropped", "Ledger rows dropped (queue full, unwritable, or unwritten at exit).", value=dropped)
+        yield CounterMetricFamily(
+            "prefixgate_ledger_failures",
+            "Ledger write attempts that failed (rows retried or written one by one).",
+            value=failures,
+        )
+        yield CounterMetricFamily(
+            "prefixgate_ledger_dropped",
+            "Ledger rows dropped (queue full, unwritable, or unwritten at exit).",
+            value=dropped,
+        )
         if rest:
-            yield CounterMetricFamily("prefixgate_ledger_flagged", "Ledger rows stored with a clamped or nulled value.", value=rest[0])
+            yield CounterMetricFamily(
+                "prefixgate_ledger_flagged",
+                "Ledger rows stored with a clamped or nulled value.",
+                value=rest[0],
+            )
 
 
 class _PoolCollector(Collector):
     """``prefixgate_pool_*`` from the upstream pool's stats now (``stats`` → dict or None before start)."""
 
-    GAUGES = (("max_connections", "Upstream connections the pool may hold (--max-connections, or from the open-file limit)."),
-              ("in_use", "Upstream connections carrying an exchange now."),
-              ("idle", "Open idle upstream connections kept for reuse now."),
-              ("waiting", "Requests waiting for a free upstream connection now."))
-    COUNTERS = (("waited", "waited_total", "Requests that had to wait for a free upstream connection."),
-                ("exhausted", "exhausted_total", "Requests that gave up waiting for one (503 pool_exhausted)."))
+    GAUGES = (
+        (
+            "max_connections",
+            "Upstream connections the pool may hold (--max-connections, or from the open-file limit).",
+        ),
+        ("in_use", "Upstream connections carrying an exchange now."),
+        ("idle", "Open idle upstream connections kept for reuse now."),
+        ("waiting", "Requests waiting for a free upstream connection now."),
+    )
+    COUNTERS = (
+        ("waited", "waited_total", "Requests that had to wait for a free upstream connection."),
+        ("exhausted", "exhausted_total", "Requests that gave up waiting for one (503 pool_exhausted)."),
+    )
 
     def __init__(self, stats: Callable[[], dict | None]) -> None:
         self.stats = stats
@@ -132,12 +105,17 @@ class _FleetCollector(Collector):
 
     _PRICED = INDEX["priced"]
 
-    def __init__(self, rows: Callable[[], dict | None], available: Callable[[], bool], max_models: int) -> None:
+    def __init__(
+        self, rows: Callable[[], dict | None], available: Callable[[], bool], max_models: int
+    ) -> None:
         self.rows, self.available, self.max_models = rows, available, max_models
 
     def collect(self) -> Iterable[CounterMetricFamily | GaugeMetricFamily]:
-        yield GaugeMetricFamily("prefixgate_fleet_available", "1 when the fleet totals' last read from Redis answered.",
-                                value=1 if self.available() else 0)
+        yield GaugeMetricFamily(
+            "prefixgate_fleet_available",
+            "1 when the fleet totals' last read from Redis answered.",
+            value=1 if self.available() else 0,
+        )
         rows = self.rows()
         if rows is None:
             return
@@ -152,7 +130,9 @@ class _FleetCollector(Collector):
             if family is None:
                 kind = GaugeMetricFamily if m.gauge else CounterMetricFamily
                 labels = ["provider", "model", "kind"] if m.kind else ["provider", "model"]
-                family = families[name] = kind(name, (m.help or c.help) + " Whole fleet, all time.", labels=labels)
+                family = families[name] = kind(
+                    name, (m.help or c.help) + " Whole fleet, all time.", labels=labels
+                )
             for (provider, model), raw in sorted(rows.items()):
                 values = from_ints(raw)
                 if c.kind == "usd" and not values[self._PRICED]:  # unpriced: no money, never $0
@@ -167,18 +147,26 @@ class Metrics:
     content_type = CONTENT_TYPE_LATEST
     fleet = None  # a proxy.accounting.fleet.Fleet once attached
 
-    def __init__(self, max_models: int = 200, max_rewrite_ids: int = MAX_REWRITE_IDS,
-                 max_upstreams: int = MAX_UPSTREAMS) -> None:
+    def __init__(
+        self,
+        max_models: int = 200,
+        max_rewrite_ids: int = MAX_REWRITE_IDS,
+        max_upstreams: int = MAX_UPSTREAMS,
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.max_models = max_models
         self._model = Cap(max_models)
         self._upstream = Cap(max_upstreams)
         self._rewrite_id = Cap(max_rewrite_ids)
-        self._children: dict[tuple, object] = {}  # (metric or counter index, labels) -> child: labels() locks and validates
+        self._children: dict[
+            tuple, object
+        ] = {}  # (metric or counter index, labels) -> child: labels() locks and validates
         r = self.registry
         families: dict[str, Counter | Gauge] = {}
         self._exported: list[tuple[int, int, bool]] = []  # (index in COUNTERS, index in LABELS, is USD)
-        self._family: dict[int, tuple[Counter | Gauge, str | None]] = {}  # index in COUNTERS -> (family, kind label)
+        self._family: dict[
+            int, tuple[Counter | Gauge, str | None]
+        ] = {}  # index in COUNTERS -> (family, kind label)
         by_upstream: dict[str, Counter | Gauge] = {}
         self._upstream_family: dict[int, Counter | Gauge] = {}  # index in COUNTERS -> its per-upstream family
         for i, c in enumerate(COUNTERS):
@@ -201,38 +189,83 @@ class Metrics:
             self._upstream_family[i] = twin
         self.families = families
         self.upstream_families = by_upstream
-        self.latency = Histogram("prefixgate_request_duration_seconds", "Arrival to last byte.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
-        self.ttfb = Histogram("prefixgate_time_to_first_byte_seconds", "Arrival to first byte relayed.", ["provider"], buckets=LATENCY_BUCKETS, registry=r)
-        self.miss_reasons = Counter("prefixgate_miss_reasons", "Cache misses by diagnosed reason.", ["reason"], registry=r)
-        self.rewrites = Counter("prefixgate_rewrites", "Requests per rewrite id applied.", ["provider", "rewrite"], registry=r)
-        self.errors = Counter("prefixgate_proxy_errors", "Requests ended by a proxy-side error, by kind (pool_exhausted, "
-                              "upstream_timeout, upstream_unreachable, client_disconnected, ...).", ["provider", "kind"], registry=r)
+        self.latency = Histogram(
+            "prefixgate_request_duration_seconds",
+            "Arrival to last byte.",
+            ["provider"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.ttfb = Histogram(
+            "prefixgate_time_to_first_byte_seconds",
+            "Arrival to first byte relayed.",
+            ["provider"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.miss_reasons = Counter(
+            "prefixgate_miss_reasons", "Cache misses by diagnosed reason.", ["reason"], registry=r
+        )
+        self.rewrites = Counter(
+            "prefixgate_rewrites", "Requests per rewrite id applied.", ["provider", "rewrite"], registry=r
+        )
+        self.errors = Counter(
+            "prefixgate_proxy_errors",
+            "Requests ended by a proxy-side error, by kind (pool_exhausted, "
+            "upstream_timeout, upstream_unreachable, client_disconnected, ...).",
+            ["provider", "kind"],
+            registry=r,
+        )
         self._error_kind = Cap(32)  # the proxy's own error kinds: a short, fixed list
         self._drift_key = Cap(MAX_DRIFT_ROWS)  # (model, field, why) label sets, then other
         self._reason = Cap(MAX_REASONS)
-        self.rules_drift = Counter("prefixgate_rules_drift", "Usage fields or values the model's rules do not expect (each such "
-                                   "request priced null): update the price row (--prices) or the rules.",
-                                   ["provider", "model", "field", "why"], registry=r)
-        self.provider_miss = Counter("prefixgate_provider_miss", "Requests per cache-miss reason the provider answered "
-                                     "(Anthropic diagnostics.cache_miss_reason type).", ["provider", "reason"], registry=r)
-        self.provider_missed_tokens = Counter("prefixgate_provider_missed_tokens", "Input tokens the provider says its cache "
-                                              "missed (cache_missed_input_tokens), per reason.", ["provider", "reason"], registry=r)
-        self.provider_missed_usd = Counter("prefixgate_provider_missed_usd", "Those tokens priced at input - cached read, USD "
-                                           "(priced requests only).", ["provider", "reason"], registry=r)
-        self.provider_miss_agreed = Counter("prefixgate_provider_miss_agreed", "Provider miss reasons that prefixgate's own "
-                                            "diagnosis agrees with (proxy.accounting.provider_miss).", ["provider", "reason"], registry=r)
+        self.rules_drift = Counter(
+            "prefixgate_rules_drift",
+            "Usage fields or values the model's rules do not expect (each such "
+            "request priced null): update the price row (--prices) or the rules.",
+            ["provider", "model", "field", "why"],
+            registry=r,
+        )
+        self.provider_miss = Counter(
+            "prefixgate_provider_miss",
+            "Requests per cache-miss reason the provider answered "
+            "(Anthropic diagnostics.cache_miss_reason type).",
+            ["provider", "reason"],
+            registry=r,
+        )
+        self.provider_missed_tokens = Counter(
+            "prefixgate_provider_missed_tokens",
+            "Input tokens the provider says its cache missed (cache_missed_input_tokens), per reason.",
+            ["provider", "reason"],
+            registry=r,
+        )
+        self.provider_missed_usd = Counter(
+            "prefixgate_provider_missed_usd",
+            "Those tokens priced at input - cached read, USD (priced requests only).",
+            ["provider", "reason"],
+            registry=r,
+        )
+        self.provider_miss_agreed = Counter(
+            "prefixgate_provider_miss_agreed",
+            "Provider miss reasons that prefixgate's own "
+            "diagnosis agrees with (proxy.accounting.provider_miss).",
+            ["provider", "reason"],
+            registry=r,
+        )
 
     def attach_ledger(self, ledger_stats: Callable[[], tuple[int, ...]]) -> None:
         self.registry.register(_LedgerCollector(ledger_stats))
 
     def attach_pool(self, stats: Callable[[], dict | None]) -> None:
-        """Export the upstream pool (:meth:`proxy.transport.upstream.Upstream.pool_stats`) as ``prefixgate_pool_*``."""
+        """Export the upstream pool (:meth:`proxy.transport.upstream.UpstreamPool.pool_stats`) as ``prefixgate_pool_*``."""
         self.registry.register(_PoolCollector(stats))
 
     def attach_fleet(self, fleet) -> None:
         """Export ``fleet``'s totals (:class:`proxy.accounting.fleet.Fleet`) as ``prefixgate_fleet_*``."""
         self.fleet = fleet
-        self.registry.register(_FleetCollector(lambda: fleet.last_rows, lambda: fleet.available, self.max_models))
+        self.registry.register(
+            _FleetCollector(lambda: fleet.last_rows, lambda: fleet.available, self.max_models)
+        )
 
     async def refresh(self) -> None:
         """Read what :meth:`render` exports from elsewhere (the fleet totals; cached 1 s)."""
@@ -271,7 +304,9 @@ class Metrics:
                 if twin is None:
                     _, kind = self._family[i]
                     family = self._upstream_family[i]
-                    twin = children[twin_key] = family.labels(*upstream, kind) if kind else family.labels(*upstream)
+                    twin = children[twin_key] = (
+                        family.labels(*upstream, kind) if kind else family.labels(*upstream)
+                    )
                 if v:
                     child.inc(v)
                     twin.inc(v)
@@ -289,7 +324,9 @@ class Metrics:
             model = by_model[1]
             for note in dict.fromkeys(r.drift):
                 key = self._drift_key("\x1f".join((r.provider, model, note)))
-                labels = (r.provider, OTHER, OTHER, OTHER) if key == OTHER else (r.provider, model, *split(note))
+                labels = (
+                    (r.provider, OTHER, OTHER, OTHER) if key == OTHER else (r.provider, model, *split(note))
+                )
                 at(self.rules_drift, labels).inc()
         if r.provider_miss_reason:
             labels = (r.provider, self._reason(r.provider_miss_reason))

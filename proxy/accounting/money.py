@@ -1,43 +1,19 @@
 """The money layer of the proxy: cost, savings, missed savings and the miss reason per request.
 
-Two calls per request:
+:meth:`Money.before` (at request time) compares the request with the tenant's closest earlier
+one and returns the :class:`~proxy.exchange.Early` observation (the miss-reason header);
+:meth:`Money.enrich` (a recorder enricher) prices the usage once, per upstream price key first,
+counts missed tokens, settles the miss reason and copies the provider's own. A model, usage or
+TTL split that cannot be priced exactly gets ``None`` money fields, never 0.
 
-- :meth:`Money.before` — at request time, after the body was analysed: compares the request
-  with the tenant's closest earlier one (:class:`proxy.accounting.diagnosis.DiagnosisMemory`)
-  and returns an :class:`~proxy.exchange.Early` observation, whose ``diagnosis`` is what is
-  visible before any response (the ``x-prefixgate-miss-reason`` header: a changed tool, a volatile
-  timestamp, a TTL already past, a prefix below the minimum). The handler keeps it on the
-  request's :class:`~proxy.exchange.Exchange` (``exchange.early``).
-- :meth:`Money.enrich` — a recorder enricher, once the response is done: reads the record
-  and the early observation from the exchange, looks the model's price up (once: no sink
-  prices anything again), prices the usage with its breakdown by token kind
-  (:mod:`analyzer.cost`; the ledger stores ``record.cost_breakdown`` as it is),
-  counts missed tokens (:mod:`analyzer.missed`: a prefix the proxy saw repeat within the
-  provider's TTL, exactly or but for a volatile value such as a timestamp, that the provider
-  did not report as cached; priced by :func:`analyzer.cost.missed_usd`, with the write
-  premium where the request wrote those tokens) and settles the miss reason with the cached
-  tokens the provider reported. On GPT-5.6+ the repeated prefix counts up to where a breakpoint
-  can sit (:func:`analyzer.missed.at_breakpoint`). It also copies the provider's own miss
-  reason (Anthropic ``diagnostics``, :func:`provider_miss`) onto the record.
-
-Prices per upstream: when the record's upstream (``record.upstream``) has a ``prices`` key in
-the config (``upstream_prices``: name → key, :class:`proxy.config.UpstreamSpec`), the model is
-looked up under that key first, then by its name alone (:meth:`analyzer.pricing.PriceTable.lookup`).
-
-Unknown models, usage with a clamped number (``Usage.flags``), rules drift (:func:`drift_of`,
-``record.drift``) and GPT-5.6 Chat writes whose TTL split is unknown (:func:`ttl_split_unknown`,
-``record.flags``) get ``None`` money fields
-(counted as unpriced by stats and metrics), never 0; a request whose prefix is unknown (the
-store was skipped) gets ``missed_usd = None``.
-This module does no I/O and keeps no per-request state: what a request needs between the
-two calls travels on its exchange, so a request that never finishes leaves nothing behind.
-The only memory is the bounded :class:`~proxy.accounting.diagnosis.DiagnosisMemory`.
+This module does no I/O and keeps no per-request state (it travels on the exchange); its only
+memory is the bounded :class:`~proxy.accounting.diagnosis.DiagnosisMemory`. See docs/money.md.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from analyzer.cache_rules import provider_ttl_s
 from analyzer.cost import PER, TTL_SPLIT_UNKNOWN, UNPRICED, cost_of, missed_usd, rules_drift
@@ -66,7 +42,11 @@ def ttl_split_unknown(exchange: Exchange, usage: Usage | None) -> list[str]:
     ``ttl: "12h"`` breakpoint; Chat usage has no TTL split), else ``[]``. The row is then
     unpriced and flagged (``record.flags``, the ledger's ``flags`` column), not drift."""
     target = exchange.target
-    chat = target.endpoint.usage == "chat" if target is not None else exchange.record.route.endswith("completions")
+    chat = (
+        target.endpoint.usage == "chat"
+        if target is not None
+        else exchange.record.route.endswith("completions")
+    )
     early, analysis = exchange.early, exchange.analysis
     segments = early.cur.segments if early is not None else analysis.segments if analysis is not None else ()
     return [TTL_SPLIT_UNKNOWN] if cost_ttl_split_unknown(usage, segments, chat) else []
@@ -92,8 +72,12 @@ def provider_miss(record: RequestRecord, diagnostics: object, price: Price | Non
 
 
 class Money:
-    def __init__(self, prices: PriceTable, memory: DiagnosisMemory | None = None,
-                 upstream_prices: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        prices: PriceTable,
+        memory: DiagnosisMemory | None = None,
+        upstream_prices: dict[str, str] | None = None,
+    ) -> None:
         self.prices = prices
         self.memory = memory or DiagnosisMemory()
         self.upstream_prices = dict(upstream_prices or {})  # upstream name → price-table key
@@ -103,8 +87,14 @@ class Money:
         key = self.upstream_prices.get(upstream) if upstream else None
         return self.prices.lookup(model, key) if key else self.prices.lookup(model)
 
-    def before(self, tenant: str, provider: str, model: str | None,
-               segments: Sequence[Segment], ts: float | None = None) -> Early | None:
+    def before(
+        self,
+        tenant: str,
+        provider: str,
+        model: str | None,
+        segments: Sequence[Segment],
+        ts: float | None = None,
+    ) -> Early | None:
         """Observe an analysed request (the diagnosis memory remembers it)."""
         if not segments:
             return None
@@ -115,7 +105,9 @@ class Money:
     def enrich(self, exchange: Exchange) -> None:
         record, early = exchange.record, exchange.early
         price = self.price_for(record.model, record.upstream)
-        provider_miss(record, exchange.diagnostics, price)  # the provider's own miss reason (Anthropic diagnostics)
+        provider_miss(
+            record, exchange.diagnostics, price
+        )  # the provider's own miss reason (Anthropic diagnostics)
         usage = record.usage
         record.drift = drift_of(usage, price)
         if record.drift:  # the rules are stale: the row's money is null, the provider's missed dollars too
@@ -132,7 +124,9 @@ class Money:
         else:
             final = settle(early.cur, early.earlier, early.diagnosis, cached)
         record.miss_reason = final.header() if final is not None else None
-        if usage is None or not cost.priced or record.prefix_segments is None:  # unpriced (or clamped usage), or prefix unknown
+        if (
+            usage is None or not cost.priced or record.prefix_segments is None
+        ):  # unpriced (or clamped usage), or prefix unknown
             record.missed_usd = None
             return
         record.missed_usd = missed_usd(self.missed_tokens(early, record.prefix_segments, usage), price, usage)
@@ -144,14 +138,28 @@ class Money:
         one at a volatile value, the prefix equal to that one but for volatile values; nothing
         when the closest earlier request is older than the provider's TTL."""
         cur, earlier = early.cur, early.earlier
-        if earlier is not None and cur.ts - earlier.ts > provider_ttl_s(cur.provider, cur.segments, cur.model):
+        if earlier is not None and cur.ts - earlier.ts > provider_ttl_s(
+            cur.provider, cur.segments, cur.model
+        ):
             return 0
         exact = Reuse(repeated, prefix_bytes(cur.segments, repeated))
         volatile = None
-        if earlier is not None and early.diagnosis is not None and early.diagnosis.reason.startswith("volatile-"):
+        if (
+            earlier is not None
+            and early.diagnosis is not None
+            and early.diagnosis.reason.startswith("volatile-")
+        ):
             volatile = reusable(cur.segments, earlier.segments)
-        reuse = at_breakpoint(cur.provider, cur.model, cur.segments, longest(exact, volatile))  # GPT-5.6+: where a breakpoint can sit
+        reuse = at_breakpoint(
+            cur.provider, cur.model, cur.segments, longest(exact, volatile)
+        )  # GPT-5.6+: where a breakpoint can sit
         if reuse.segments <= 0:
             return 0
-        return missed_tokens(cur.provider, cur.model, reuse.bytes, usage.cached_tokens, usage.input_tokens,
-                             prefix_bytes(cur.segments, len(cur.segments)))
+        return missed_tokens(
+            cur.provider,
+            cur.model,
+            reuse.bytes,
+            usage.cached_tokens,
+            usage.input_tokens,
+            prefix_bytes(cur.segments, len(cur.segments)),
+        )

@@ -34,7 +34,7 @@ class MoneyLayer:
     log_bodies: bool = False
 
     @classmethod
-    def build(cls, config: ProxyConfig) -> "MoneyLayer":
+    def build(cls, config: ProxyConfig) -> MoneyLayer:
         prices = PriceTable.load(config.prices)
         ledger = Ledger(config.ledger_path, log_bodies=config.log_bodies)
         metrics = Metrics()

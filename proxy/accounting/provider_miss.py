@@ -44,8 +44,14 @@ from proxy.accounting.records import RequestRecord
 
 MAX_REASONS = 32
 NONE = "none"  # prefixgate had no reason of its own
-_SECTIONS = (("tools", "tools_changed"), ("functions", "tools_changed"), ("system", "system_changed"),
-             ("instructions", "system_changed"), ("messages", "messages_changed"), ("input", "messages_changed"))
+_SECTIONS = (
+    ("tools", "tools_changed"),
+    ("functions", "tools_changed"),
+    ("system", "system_changed"),
+    ("instructions", "system_changed"),
+    ("messages", "messages_changed"),
+    ("input", "messages_changed"),
+)
 
 
 def code_of(miss_reason: str | None) -> str | None:
@@ -97,7 +103,9 @@ class _Entry:
         self.missed_usd = 0.0
         self.prefixgate: dict[str, int] = {}
 
-    def add(self, kind: str, tokens: int | None, usd: float | None, miss_reason: str | None, n: int = 1) -> None:
+    def add(
+        self, kind: str, tokens: int | None, usd: float | None, miss_reason: str | None, n: int = 1
+    ) -> None:
         self.requests += n
         self.missed_tokens += tokens or 0
         if usd is not None:
@@ -110,10 +118,16 @@ class _Entry:
         self.prefixgate[key] = self.prefixgate.get(key, 0) + n
 
     def to_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "missed_tokens": self.missed_tokens,
-                "missed_usd": round(self.missed_usd, 9) + 0.0 if self.priced else None,  # none priced: null, never $0
-                "agrees": self.agrees, "diagnosed": self.diagnosed,
-                "prefixgate": dict(sorted(self.prefixgate.items(), key=lambda kv: (-kv[1], kv[0])))}
+        return {
+            "requests": self.requests,
+            "missed_tokens": self.missed_tokens,
+            "missed_usd": round(self.missed_usd, 9) + 0.0
+            if self.priced
+            else None,  # none priced: null, never $0
+            "agrees": self.agrees,
+            "diagnosed": self.diagnosed,
+            "prefixgate": dict(sorted(self.prefixgate.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
 
 
 class ProviderMisses:
@@ -126,7 +140,15 @@ class ProviderMisses:
         self.providers: dict[str, dict[str, _Entry]] = {}
         self._type = Cap(limit)
 
-    def add(self, provider: str, kind: str, tokens: int | None, usd: float | None, miss_reason: str | None, n: int = 1) -> None:
+    def add(
+        self,
+        provider: str,
+        kind: str,
+        tokens: int | None,
+        usd: float | None,
+        miss_reason: str | None,
+        n: int = 1,
+    ) -> None:
         kind = self._type(kind)
         for table in (self.total, self.providers.setdefault(provider, {})):
             entry = table.get(kind)
@@ -136,8 +158,13 @@ class ProviderMisses:
 
     def handle(self, record: RequestRecord) -> None:
         if record.provider_miss_reason:
-            self.add(record.provider, record.provider_miss_reason, record.provider_missed_tokens,
-                     record.provider_missed_usd, record.miss_reason)
+            self.add(
+                record.provider,
+                record.provider_miss_reason,
+                record.provider_missed_tokens,
+                record.provider_missed_usd,
+                record.miss_reason,
+            )
 
     @staticmethod
     def shown(table: dict[str, _Entry]) -> dict[str, dict[str, Any]]:
@@ -155,8 +182,10 @@ def from_ledger(conn: sqlite3.Connection, where: str, args: list) -> ProviderMis
     """The same counts over the ledger's rows in a range (``where``/``args`` as :mod:`proxy.reporting.summary`
     builds them). The most frequent types are kept first, the rest fold into ``other``."""
     cond = (where + " AND" if where else " WHERE") + " provider_miss_reason IS NOT NULL"
-    sql = (f"SELECT provider, provider_miss_reason, miss_reason, COUNT(*), SUM(provider_missed_tokens), "
-           f"SUM(provider_missed_usd) FROM requests{cond} GROUP BY provider, provider_miss_reason, miss_reason")
+    sql = (
+        f"SELECT provider, provider_miss_reason, miss_reason, COUNT(*), SUM(provider_missed_tokens), "
+        f"SUM(provider_missed_usd) FROM requests{cond} GROUP BY provider, provider_miss_reason, miss_reason"
+    )
     rows = conn.execute(sql, args).fetchall()
     by_type: dict[str, int] = {}
     for _, kind, _, n, _, _ in rows:
@@ -167,4 +196,3 @@ def from_ledger(conn: sqlite3.Connection, where: str, args: list) -> ProviderMis
     for provider, kind, miss_reason, n, tokens, usd in rows:
         out.add(provider or "", kind, tokens, usd, miss_reason, n)
     return out
-

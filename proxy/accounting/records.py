@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from analyzer.cost import Breakdown
 from analyzer.usage import Usage
 
-
 STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE = "ok", "unavailable", "skipped", "none"
 STORE_CANCELLED = "cancelled"
 STORE_STATES = (STORE_OK, STORE_UNAVAILABLE, STORE_SKIPPED, STORE_NONE, STORE_CANCELLED)
@@ -46,7 +45,9 @@ class RequestRecord:
     ttfb_s: float | None = None  # arrival → first byte relayed
     analysed: bool = False  # body parsed and segmented
     usage: Usage | None = None  # None when the upstream reported none
-    prefix_segments: int | None = 0  # leading segments seen before for this tenant; None: unknown (store skipped or failed)
+    prefix_segments: int | None = (
+        0  # leading segments seen before for this tenant; None: unknown (store skipped or failed)
+    )
     prefix_bytes: int | None = 0  # None exactly when prefix_segments is None
     total_segments: int = 0
     total_bytes: int = 0
@@ -59,18 +60,28 @@ class RequestRecord:
     miss_reason: str | None = None
     rewrites: list[str] = field(default_factory=list)  # kebab-case ids of the rewrites applied, in order
     body: bytes | None = None  # only with --log-bodies
-    cost_breakdown: Breakdown | None = None  # cost_usd by token kind, set with it by the money layer; the ledger stores it
+    cost_breakdown: Breakdown | None = (
+        None  # cost_usd by token kind, set with it by the money layer; the ledger stores it
+    )
     store: str = STORE_NONE  # the prefix look-up's outcome: one of STORE_STATES
-    cache_storage_usd: float | None = None  # explicit-cache storage bought by this record's cachedContents call (proxy.gemini_cache); None: none
-    upstream: str | None = None  # the upstream's name, its path prefix ("openai", "deepseek"; proxy.config.UpstreamSpec); None: the path named none
+    cache_storage_usd: float | None = (
+        None  # explicit-cache storage bought by this record's cachedContents call (proxy.gemini_cache); None: none
+    )
+    upstream: str | None = (
+        None  # the upstream's name, its path prefix ("openai", "deepseek"; proxy.config.UpstreamSpec); None: the path named none
+    )
     # Rules drift (analyzer.usage "Drift", and the money layer's check of the usage against the price row):
     # what the model's rules did not expect, "<field>:<why>"; non-empty → cost null and counted as rules_drift.
     drift: list[str] = field(default_factory=list)
-    response_id: str | None = None  # the provider's id for the answer (Anthropic "msg_…", OpenAI "chatcmpl-…"/"resp_…")
+    response_id: str | None = (
+        None  # the provider's id for the answer (Anthropic "msg_…", OpenAI "chatcmpl-…"/"resp_…")
+    )
     # The provider's own miss reason (Anthropic diagnostics.cache_miss_reason), when it answered one:
     provider_miss_reason: str | None = None  # its type: "system_changed", "tools_changed", …
     provider_missed_tokens: int | None = None  # its cache_missed_input_tokens (None: the type carries none)
-    provider_missed_usd: float | None = None  # those tokens priced at input − cached read; None: unpriced, none, or rules drift
+    provider_missed_usd: float | None = (
+        None  # those tokens priced at input − cached read; None: unpriced, none, or rules drift
+    )
     # What the money layer could not price exactly although nothing was drift (proxy.accounting.money
     # "TTL split"), "<field>:<why>"; non-empty → cost null; the ledger's flags column stores them beside the usage's.
     flags: list[str] = field(default_factory=list)

@@ -1,34 +1,13 @@
 """In-memory totals behind ``GET /prefixgate/stats``: a recorder sink.
 
-Counts per process since start: totals, per provider, per (provider, model), one key per
-shown counter of :data:`proxy.accounting.counters.COUNTERS` (``requests``, ``prefix_hits``,
-the token counts, ``unanalysed``, ``errors``, the money, ``unpriced``, ``prefix_unknown``,
-``rewritten``; the table says what each counts and the summary sums the same over the
-ledger). Money is null, never $0, when requests had usage but none of them had a price.
-The totals and each provider also count rewrites per id (``rewrites``: ``{id: requests}``) and
-the provider's own miss reasons per type (``provider_miss_reasons``: requests, missed tokens and
-dollars, and how often prefixgate's diagnosis agrees; :mod:`.provider_miss`). At the top level
-``rules_drift`` is the rules-drift table (per provider, model and field: count, first and last
-seen, what to update; :mod:`.drift`); the ``rules_drift_rows`` counter counts the requests with
-drift (in every row).
-``upstreams`` holds the same counters per configured upstream name (the path prefix a request
-came through; a record without one counts under its provider's name); the names come from the
-config, and are capped anyway (``max_upstreams``, then ``other``).
-
-Model names come from request bodies, so per-model rows are capped (``max_models``
-distinct (provider, model) pairs); later models are counted in one ``"other"`` row per
-provider, and totals stay exact. Rewrite ids are capped the same way (``max_rewrite_ids``,
-then ``other``). Without the caps a client could grow the process's memory and this JSON
-without bound.
-
-``models`` lists the models that billed something (a request with usage); the requests of
-models that never did — ``GET /v1/models`` (no model), probes, calls that only failed — are
-listed apart, by method and route (``not_billable``, as in the ledger's summary).
-
-Token counts arrive sanitised (:mod:`analyzer.usage` caps each at 10⁹ and flags it), so the
-sums stay far inside the 64-bit integers orjson writes.
+Counts per process since start, in total, per provider, per (provider, model) and per
+configured upstream, one key per shown counter of :data:`proxy.accounting.counters.COUNTERS`,
+plus rewrites per id, the provider's own miss reasons, the rules-drift table and the requests
+that billed nothing (``not_billable``). Money is null, never $0, when nothing was priced; model,
+rewrite-id and upstream keys are capped (then ``other``) so a client cannot grow memory.
 
 This module does not persist anything (the ledger does) and never sees API keys.
+See docs/dashboard.md.
 """
 
 from __future__ import annotations
@@ -37,7 +16,18 @@ from collections.abc import Iterable
 from operator import add
 from typing import Any
 
-from proxy.accounting.counters import COUNTERS, INDEX, MAX_REWRITE_IDS, OTHER, ZERO, Cap, Number, contributions, finish, ranked
+from proxy.accounting.counters import (
+    COUNTERS,
+    INDEX,
+    MAX_REWRITE_IDS,
+    OTHER,
+    ZERO,
+    Cap,
+    Number,
+    contributions,
+    finish,
+    ranked,
+)
 from proxy.accounting.drift import MAX_DRIFT_ROWS, DriftTable
 from proxy.accounting.provider_miss import ProviderMisses
 from proxy.accounting.records import RequestRecord
@@ -56,7 +46,9 @@ class Counters:
     def __init__(self, *, by_rewrite: bool = False) -> None:
         self.values: list[Number] = list(ZERO)
         self.rewrites: dict[str, int] | None = {} if by_rewrite else None  # id → requests
-        self.routes: dict[tuple[str, str], list[int]] | None = None  # requests without usage: (method, route) → [requests, errors]
+        self.routes: dict[tuple[str, str], list[int]] | None = (
+            None  # requests without usage: (method, route) → [requests, errors]
+        )
 
     def count_route(self, record: RequestRecord) -> None:
         routes = self.routes if self.routes is not None else {}
@@ -93,13 +85,20 @@ for _i, _counter in enumerate(COUNTERS):
 
 
 class Stats:
-    def __init__(self, max_models: int = 1000, max_rewrite_ids: int = MAX_REWRITE_IDS,
-                 max_upstreams: int = MAX_UPSTREAMS, max_drift_rows: int = MAX_DRIFT_ROWS) -> None:
+    def __init__(
+        self,
+        max_models: int = 1000,
+        max_rewrite_ids: int = MAX_REWRITE_IDS,
+        max_upstreams: int = MAX_UPSTREAMS,
+        max_drift_rows: int = MAX_DRIFT_ROWS,
+    ) -> None:
         self.max_models = max_models
         self.drift = DriftTable(max_drift_rows)  # rules drift per (provider, model, field, why)
         self.provider_misses = ProviderMisses()  # the provider's own miss reasons per type
         self.total = Counters(by_rewrite=True)
-        self.upstreams: dict[str, Counters] = {}  # upstream name (the provider's when the record names none) → sums
+        self.upstreams: dict[
+            str, Counters
+        ] = {}  # upstream name (the provider's when the record names none) → sums
         self._upstream_name = Cap(max_upstreams)
         self.models: dict[tuple[str, str], Counters] = {}  # each provider's rows add up to its totals
         self.provider_rewrites: dict[str, dict[str, int]] = {}
@@ -155,18 +154,26 @@ class Stats:
         out: dict = self.total.to_dict()
         out["rules_drift"] = self.drift.rows()
         out["provider_miss_reasons"] = self.provider_misses.totals()
-        out["providers"] = {name: {**c.to_dict(), "provider_miss_reasons": self.provider_misses.of(name)}
-                            for name, c in sorted(self.providers.items())}
+        out["providers"] = {
+            name: {**c.to_dict(), "provider_miss_reasons": self.provider_misses.of(name)}
+            for name, c in sorted(self.providers.items())
+        }
         out["upstreams"] = {name: c.to_dict() for name, c in sorted(self.upstreams.items())}
         rows = sorted(self.models.items(), key=lambda kv: (-kv[1].values[_REQUESTS], kv[0]))
-        out["models"] = [{"provider": provider, "model": model or None, **c.to_dict()}
-                         for (provider, model), c in rows if c.values[_BILLABLE]]
-        out["not_billable"] = not_billable((model, c.routes) for (_, model), c in rows if not c.values[_BILLABLE])
+        out["models"] = [
+            {"provider": provider, "model": model or None, **c.to_dict()}
+            for (provider, model), c in rows
+            if c.values[_BILLABLE]
+        ]
+        out["not_billable"] = not_billable(
+            (model, c.routes) for (_, model), c in rows if not c.values[_BILLABLE]
+        )
         return out
 
 
-def not_billable(pairs: Iterable[tuple[str | None, dict[tuple[str, str], list[int]] | None]],
-                 limit: int = 20) -> list[dict[str, Any]]:
+def not_billable(
+    pairs: Iterable[tuple[str | None, dict[tuple[str, str], list[int]] | None]], limit: int = 20
+) -> list[dict[str, Any]]:
     """The requests of models that never reported usage, by method and route, from
     ``(model, {(method, route): [requests, errors]})`` pairs: what ``/prefixgate/stats`` and
     :func:`proxy.reporting.summary.summarize` list under ``not_billable``. At most ``limit``
@@ -174,7 +181,9 @@ def not_billable(pairs: Iterable[tuple[str | None, dict[tuple[str, str], list[in
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for model, routes in pairs:
         for (method, route), (n, errors) in (routes or {}).items():
-            row = merged.setdefault((method, route), {"method": method, "route": route, "requests": 0, "errors": 0, "models": []})
+            row = merged.setdefault(
+                (method, route), {"method": method, "route": route, "requests": 0, "errors": 0, "models": []}
+            )
             row["requests"] += n
             row["errors"] += errors
             if model and model not in row["models"] and len(row["models"]) < 10:
@@ -182,9 +191,16 @@ def not_billable(pairs: Iterable[tuple[str | None, dict[tuple[str, str], list[in
     folded = [merged.pop(("", OTHER))] if ("", OTHER) in merged else []  # already past a model's own cap
     ordered = sorted(merged.values(), key=lambda r: (-r["requests"], r["route"], r["method"]))
     if len(ordered) + len(folded) > limit:
-        folded += ordered[limit - 1:]
+        folded += ordered[limit - 1 :]
         ordered = ordered[: limit - 1]
     if folded:  # one "other" row, always last
-        ordered.append({"method": "", "route": OTHER, "requests": sum(r["requests"] for r in folded),
-                        "errors": sum(r["errors"] for r in folded), "models": []})
+        ordered.append(
+            {
+                "method": "",
+                "route": OTHER,
+                "requests": sum(r["requests"] for r in folded),
+                "errors": sum(r["errors"] for r in folded),
+                "models": [],
+            }
+        )
     return ordered

@@ -1,24 +1,21 @@
 """A deterministic agent loop for ``prefixgate bench rewrite``: what real agents send.
 
-:func:`conversation` yields the request bodies of one agent conversation of ``turns``
-turns, for OpenAI Chat Completions or Anthropic Messages, the way a typical agent
-framework builds them: a long system prompt that starts with the current time and a
-request id, eight tools whose order and JSON-schema key order change from call to call
-(a dict built from a set, a registry keyed by plugin load order), and a conversation that
-grows by one assistant answer and one user turn per call. With ``volatile=False`` it is
-the *ideal* app: the same prompt with a fixed time and id, tools in one order
-(``shuffle=True`` keeps only the tool-order part of the trouble). Seeded:
-the same arguments give the same bodies in every process.
-
-This module sends nothing; it only builds bodies.
+:func:`conversation` yields the bodies of one agent conversation of ``turns`` turns (OpenAI Chat
+Completions or Anthropic Messages) as typical frameworks build them: a long system prompt
+starting with the time and a request id, eight tools whose order and schema key order change per
+call, one assistant answer and one user turn more per call. ``volatile=False`` is the *ideal* app
+(fixed time and id, tools in one order); ``shuffle=True`` keeps only the tool-order trouble.
+Seeded: the same arguments give the same bodies in every process. It sends nothing.
+See docs/measured.md (rewrite).
 """
 
 from __future__ import annotations
 
 import random
 import uuid
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 _POLICY = (
     "You are Atlas, the operations agent for Example Logistics. You plan shipments, answer "
@@ -27,22 +24,60 @@ _POLICY = (
     "to a human; answer in the customer's language; keep answers under 120 words unless asked. "
 )
 _TOOLS = {
-    "lookup_order": ("Find an order by its number and return its status, items and carrier.",
-                     {"order_id": ("string", "The order number, e.g. 'EX-10442'."), "include_items": ("boolean", "Return the line items too.")}),
-    "track_parcel": ("Ask the carrier where a parcel is.",
-                     {"carrier": ("string", "Carrier code: dhl, ups, dpd or gls."), "tracking_number": ("string", "The carrier's tracking number.")}),
-    "create_ticket": ("Open a support ticket for a human agent.",
-                      {"summary": ("string", "One line."), "priority": ("string", "low, normal or urgent."), "order_id": ("string", "Related order, if any.")}),
-    "refund": ("Refund all or part of an order (up to 500 EUR without a human).",
-               {"order_id": ("string", "The order number."), "amount_eur": ("number", "Amount in euros."), "reason": ("string", "Why.")}),
-    "search_kb": ("Search the knowledge base articles.",
-                  {"query": ("string", "What to look for."), "limit": ("integer", "How many articles, 1-10.")}),
-    "schedule_pickup": ("Book a carrier pickup at a warehouse.",
-                        {"warehouse": ("string", "Warehouse code."), "date": ("string", "ISO date."), "parcels": ("integer", "How many parcels.")}),
-    "update_address": ("Change the delivery address of an order not yet shipped.",
-                       {"order_id": ("string", "The order number."), "address": ("string", "The full new address.")}),
-    "send_email": ("Send an email to the customer of an order.",
-                   {"order_id": ("string", "The order number."), "subject": ("string", "Subject line."), "body": ("string", "Plain text.")}),
+    "lookup_order": (
+        "Find an order by its number and return its status, items and carrier.",
+        {
+            "order_id": ("string", "The order number, e.g. 'EX-10442'."),
+            "include_items": ("boolean", "Return the line items too."),
+        },
+    ),
+    "track_parcel": (
+        "Ask the carrier where a parcel is.",
+        {
+            "carrier": ("string", "Carrier code: dhl, ups, dpd or gls."),
+            "tracking_number": ("string", "The carrier's tracking number."),
+        },
+    ),
+    "create_ticket": (
+        "Open a support ticket for a human agent.",
+        {
+            "summary": ("string", "One line."),
+            "priority": ("string", "low, normal or urgent."),
+            "order_id": ("string", "Related order, if any."),
+        },
+    ),
+    "refund": (
+        "Refund all or part of an order (up to 500 EUR without a human).",
+        {
+            "order_id": ("string", "The order number."),
+            "amount_eur": ("number", "Amount in euros."),
+            "reason": ("string", "Why."),
+        },
+    ),
+    "search_kb": (
+        "Search the knowledge base articles.",
+        {"query": ("string", "What to look for."), "limit": ("integer", "How many articles, 1-10.")},
+    ),
+    "schedule_pickup": (
+        "Book a carrier pickup at a warehouse.",
+        {
+            "warehouse": ("string", "Warehouse code."),
+            "date": ("string", "ISO date."),
+            "parcels": ("integer", "How many parcels."),
+        },
+    ),
+    "update_address": (
+        "Change the delivery address of an order not yet shipped.",
+        {"order_id": ("string", "The order number."), "address": ("string", "The full new address.")},
+    ),
+    "send_email": (
+        "Send an email to the customer of an order.",
+        {
+            "order_id": ("string", "The order number."),
+            "subject": ("string", "Subject line."),
+            "body": ("string", "Plain text."),
+        },
+    ),
 }
 _QUESTIONS = [
     "Where is my order EX-{n}? It was due yesterday.",
@@ -56,7 +91,12 @@ _QUESTIONS = [
 
 def _schema(params: dict[str, tuple[str, str]], rng: random.Random | None) -> dict[str, Any]:
     props = {name: {"type": kind, "description": text} for name, (kind, text) in params.items()}
-    schema: dict[str, Any] = {"type": "object", "properties": props, "required": sorted(params)[:1], "additionalProperties": False}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": sorted(params)[:1],
+        "additionalProperties": False,
+    }
     if rng is None:
         return schema
     return _shuffled(schema, rng)
@@ -84,7 +124,9 @@ def _tools(provider: str, rng: random.Random | None) -> list[dict[str, Any]]:
         if provider == "anthropic":
             out.append({"name": name, "description": text, "input_schema": schema})
         else:
-            out.append({"type": "function", "function": {"name": name, "description": text, "parameters": schema}})
+            out.append(
+                {"type": "function", "function": {"name": name, "description": text, "parameters": schema}}
+            )
     return out
 
 
@@ -93,14 +135,21 @@ def _system(now: datetime, request_id: str) -> str:
     return head + (_POLICY * 30)  # ~12 KB of stable instructions after the volatile lines
 
 
-def conversation(provider: str, turns: int = 24, *, volatile: bool = True, shuffle: bool | None = None, seed: int = 1,
-                 model: str | None = None) -> Iterator[dict[str, Any]]:
+def conversation(
+    provider: str,
+    turns: int = 24,
+    *,
+    volatile: bool = True,
+    shuffle: bool | None = None,
+    seed: int = 1,
+    model: str | None = None,
+) -> Iterator[dict[str, Any]]:
     """The ``turns`` request bodies of one conversation, in order. ``volatile``: the time and
     a request id lead the system prompt; ``shuffle`` (default: as ``volatile``): tools and
     their schema keys come in a new order on each call."""
     shuffle = volatile if shuffle is None else shuffle
     rng = random.Random(seed)
-    start = datetime(2026, 12, 1, 8, 15, 3, tzinfo=timezone.utc)
+    start = datetime(2026, 12, 1, 8, 15, 3, tzinfo=UTC)
     fixed_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     history: list[dict[str, Any]] = []
     for turn in range(turns):
@@ -111,10 +160,24 @@ def conversation(provider: str, turns: int = 24, *, volatile: bool = True, shuff
         tools = _tools(provider, rng if shuffle else None)
         system = _system(now, request_id)
         if provider == "anthropic":
-            body = {"model": model or "claude-sonnet-4-6", "max_tokens": 64, "system": system, "tools": tools,
-                    "messages": [dict(m) for m in history]}
+            body = {
+                "model": model or "claude-sonnet-4-6",
+                "max_tokens": 64,
+                "system": system,
+                "tools": tools,
+                "messages": [dict(m) for m in history],
+            }
         else:
-            body = {"model": model or "gpt-4o", "max_tokens": 64, "tools": tools,
-                    "messages": [{"role": "system", "content": system}, *(dict(m) for m in history)]}
+            body = {
+                "model": model or "gpt-4o",
+                "max_tokens": 64,
+                "tools": tools,
+                "messages": [{"role": "system", "content": system}, *(dict(m) for m in history)],
+            }
         yield body
-        history.append({"role": "assistant", "content": f"Answer {turn}: I checked the order system; here is what I found for you."})
+        history.append(
+            {
+                "role": "assistant",
+                "content": f"Answer {turn}: I checked the order system; here is what I found for you.",
+            }
+        )

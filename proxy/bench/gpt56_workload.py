@@ -1,29 +1,19 @@
 """GPT-5.6 workloads for ``prefixgate bench rewrite``: the codex pattern and an agent loop.
 
-GPT-5.6 caches only at breakpoints (:mod:`analyzer.cache_rules.openai`), so the two shapes
-that matter are the ones its implicit breakpoint alone serves worst and best:
-
-- :func:`codex`: a coding agent's one-shot calls: a ~9,000-token developer prompt (36 KB) and
-  six tools that never change, and one new user message per request, no history. The only
-  breakpoint is the implicit one at the changing user message, so nothing is ever read and
-  every prompt is written at 1.25×. Chat Completions: ``messages`` = [developer, user];
-  Responses: string ``instructions``, ``input`` = [user], ``store: false`` (as Codex sends).
-- :func:`agent_loop`: :func:`proxy.bench.agent_workload.conversation` (a clock and a request id
-  at the top of the system prompt, tools and schema keys reshuffled on every call, one
-  assistant answer and one user turn more per call) on GPT-5.6, in Chat Completions' or
-  Responses' shape (Responses: the system prompt as ``instructions``, the turns as
-  ``input``, ``store: false``).
-
-``marked=True`` is the *ideal* app that marks its own head: the developer/system text as one
-part carrying ``"prompt_cache_breakpoint": {"mode": "explicit"}`` (Responses: a leading
-developer input item, since ``instructions`` cannot carry one), with nothing volatile.
-Seeded and deterministic; this module sends nothing.
+GPT-5.6 caches only at breakpoints, so these are the shapes its implicit breakpoint alone serves
+worst and best: :func:`codex` (a fixed ~9,000-token developer prompt and six tools, one new user
+message per request, no history: nothing is ever read) and :func:`agent_loop`
+(:func:`proxy.bench.agent_workload.conversation` on GPT-5.6), each in Chat Completions' or
+Responses' shape (``store: false``, as Codex sends). ``marked=True`` is the *ideal* app that
+marks its own head with an explicit breakpoint and has nothing volatile.
+Seeded and deterministic; this module sends nothing. See docs/measured.md (rewrite).
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from proxy.bench.agent_workload import conversation
 
@@ -39,12 +29,21 @@ _RULES = (
 )
 DEVELOPER = "# Forge developer instructions\n\n" + _RULES * 104  # ~36 KB: ~9,000 estimated tokens
 _CODEX_TOOLS = {
-    "shell": ("Run a shell command in the workspace and return its output.", {"command": "array", "workdir": "string", "timeout_ms": "integer"}),
+    "shell": (
+        "Run a shell command in the workspace and return its output.",
+        {"command": "array", "workdir": "string", "timeout_ms": "integer"},
+    ),
     "apply_patch": ("Apply a patch in the V4A diff format to files in the workspace.", {"input": "string"}),
-    "read_file": ("Read a file, optionally a line range.", {"path": "string", "start": "integer", "end": "integer"}),
+    "read_file": (
+        "Read a file, optionally a line range.",
+        {"path": "string", "start": "integer", "end": "integer"},
+    ),
     "list_dir": ("List a directory.", {"path": "string", "depth": "integer"}),
     "search": ("Search the workspace with a regular expression.", {"pattern": "string", "path": "string"}),
-    "update_plan": ("Record the plan and the status of each step.", {"plan": "array", "explanation": "string"}),
+    "update_plan": (
+        "Record the plan and the status of each step.",
+        {"plan": "array", "explanation": "string"},
+    ),
 }
 _TASKS = [
     "Fix the failing test in tests/test_parser.py (#{n}).",
@@ -58,20 +57,37 @@ _TASKS = [
 def _codex_tools(api: str) -> list[dict[str, Any]]:
     out = []
     for name, (text, params) in _CODEX_TOOLS.items():
-        schema = {"type": "object", "properties": {p: {"type": kind} for p, kind in params.items()}, "required": [next(iter(params))]}
+        schema = {
+            "type": "object",
+            "properties": {p: {"type": kind} for p, kind in params.items()},
+            "required": [next(iter(params))],
+        }
         if api == CHAT:
-            out.append({"type": "function", "function": {"name": name, "description": text, "parameters": schema}})
+            out.append(
+                {"type": "function", "function": {"name": name, "description": text, "parameters": schema}}
+            )
         else:
             out.append({"type": "function", "name": name, "description": text, "parameters": schema})
     return out
 
 
 def _head_part(api: str, text: str) -> dict[str, Any]:
-    return {"type": "text" if api == CHAT else "input_text", "text": text, "prompt_cache_breakpoint": dict(MARK)}
+    return {
+        "type": "text" if api == CHAT else "input_text",
+        "text": text,
+        "prompt_cache_breakpoint": dict(MARK),
+    }
 
 
-def _shape(api: str, model: str, tools: list[dict[str, Any]], head: str, turns: list[dict[str, Any]], marked: bool,
-           max_tokens: int) -> dict[str, Any]:
+def _shape(
+    api: str,
+    model: str,
+    tools: list[dict[str, Any]],
+    head: str,
+    turns: list[dict[str, Any]],
+    marked: bool,
+    max_tokens: int,
+) -> dict[str, Any]:
     """One request body: the head (developer text) then the turns, in ``api``'s shape."""
     if api == CHAT:
         developer = {"role": "developer", "content": [_head_part(api, head)] if marked else head}
@@ -85,7 +101,9 @@ def _shape(api: str, model: str, tools: list[dict[str, Any]], head: str, turns: 
     return body
 
 
-def codex(api: str, requests: int, *, marked: bool = False, seed: int = 1, model: str = MODEL) -> Iterator[dict[str, Any]]:
+def codex(
+    api: str, requests: int, *, marked: bool = False, seed: int = 1, model: str = MODEL
+) -> Iterator[dict[str, Any]]:
     """``requests`` one-shot bodies sharing one head, each with a new user message."""
     if api not in (CHAT, RESPONSES):
         raise ValueError(f"api must be {CHAT} or {RESPONSES}, got {api!r}")
@@ -100,8 +118,16 @@ def _responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"type": "function", **t["function"]} for t in tools]
 
 
-def agent_loop(api: str, turns: int = 24, *, volatile: bool = True, shuffle: bool | None = None, marked: bool = False,
-               seed: int = 1, model: str = MODEL) -> Iterator[dict[str, Any]]:
+def agent_loop(
+    api: str,
+    turns: int = 24,
+    *,
+    volatile: bool = True,
+    shuffle: bool | None = None,
+    marked: bool = False,
+    seed: int = 1,
+    model: str = MODEL,
+) -> Iterator[dict[str, Any]]:
     """The bodies of one agent conversation (see the module docstring); ``marked`` implies
     nothing volatile (the ideal app)."""
     if api not in (CHAT, RESPONSES):

@@ -1,22 +1,12 @@
 """Held streams: many concurrent long streaming requests, direct and through the proxy.
 
-``prefixgate bench proxy --held N`` starts the tiny streaming upstream
-(:mod:`proxy.bench.stream_upstream`, its own process) and a ``prefixgate serve`` in front of
-it, then, in alternating rounds (direct, proxy, …), opens ``N`` streams spread over
-``ramp_s`` seconds, each answered after ``first_s`` (a model's time to first token; 0: at
-once) and held open ``hold_s`` seconds after its first event, so about ``N``
-are in flight at once. Per stream it records the time from the request written to the first
-body byte (TTFB), whether the stream ended whole (``[DONE]`` and the last chunk), and for a
-failure its status and the proxy's ``x-prefixgate-error`` kind (``pool_exhausted``,
-``upstream_timeout``, …) or the client-side error. It reports TTFB p50/p99 per side, their
-ratio, the failures by cause, the peak of streams the upstream saw open at once, and the
-proxy's pool from ``/prefixgate/health``.
-
-:func:`open_streams` is also what the reliability suite's held-load soak
-(``tests/e2e/test_load_held.py``) drives. The client is a bare asyncio reader per stream
-(uvloop when installed); connects are limited to :data:`CONNECTS_IN_FLIGHT` at a time so a
-burst never overflows a listen backlog (a dropped SYN costs a 1 s retry, which would be the
-client's artefact, not the proxy's). This module judges nothing against targets.
+``prefixgate bench proxy --held N`` starts :mod:`proxy.bench.stream_upstream` and a
+``prefixgate serve`` before it, then in alternating rounds opens ``N`` streams over ``ramp_s``,
+each answered after ``first_s`` and held ``hold_s``. It reports TTFB p50/p99 per side, failures
+by cause (status, ``x-prefixgate-error``, client error), the upstream's peak of open streams and
+the proxy's pool. :func:`open_streams` also drives ``tests/e2e/test_load_held.py``; connects are
+capped at :data:`CONNECTS_IN_FLIGHT` so a burst never overflows a listen backlog (a dropped SYN's
+1 s retry would be the client's artefact). It judges nothing against targets. See docs/measured.md.
 """
 
 from __future__ import annotations
@@ -28,9 +18,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import orjson
@@ -39,13 +29,19 @@ from proxy.bench.http import percentile
 from proxy.bench.procs import free_ports, wait_ready
 
 CONNECTS_IN_FLIGHT = 256
-BODY = orjson.dumps({"model": "gpt-4o-mini", "stream": True, "max_tokens": 4,
-                     "messages": [{"role": "user", "content": "hold this stream open, please"}]})
+BODY = orjson.dumps(
+    {
+        "model": "gpt-4o-mini",
+        "stream": True,
+        "max_tokens": 4,
+        "messages": [{"role": "user", "content": "hold this stream open, please"}],
+    }
+)
 
 
 @dataclass
 class Held:
-    status: int | None = None  # None: no response head came
+    status: int | None = None
     ttfb_s: float | None = None
     complete: bool = False
     cause: str | None = None  # why it failed: the proxy's error kind, "status 5xx", or the client's error
@@ -55,9 +51,13 @@ class Held:
         return self.status == 200 and self.complete
 
 
-def request_bytes(port: int, path: str = "/v1/chat/completions", body: bytes = BODY, key: str = "sk-held") -> bytes:
-    head = (f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
-            f"authorization: Bearer {key}\r\ncontent-length: {len(body)}\r\n\r\n")
+def request_bytes(
+    port: int, path: str = "/v1/chat/completions", body: bytes = BODY, key: str = "sk-held"
+) -> bytes:
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
+        f"authorization: Bearer {key}\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
     return head.encode() + body
 
 
@@ -83,7 +83,7 @@ async def _one(port: int, request: bytes, connects: asyncio.Semaphore, timeout_s
             data = await reader.read(65536)
             held.ttfb_s = time.perf_counter() - started
             done, tail = b"[DONE]" in data, data[-16:]
-            while data and not tail.endswith(b"0\r\n\r\n"):  # the last chunk ends the stream
+            while data and not tail.endswith(b"0\r\n\r\n"):
                 data = await reader.read(65536)
                 done = done or b"[DONE]" in tail + data
                 tail = (tail + data)[-16:]
@@ -100,7 +100,9 @@ async def _one(port: int, request: bytes, connects: asyncio.Semaphore, timeout_s
     return held
 
 
-async def open_streams(port: int, n: int, ramp_s: float = 0.0, timeout_s: float = 60.0, key: str = "sk-held") -> list[Held]:
+async def open_streams(
+    port: int, n: int, ramp_s: float = 0.0, timeout_s: float = 60.0, key: str = "sk-held"
+) -> list[Held]:
     """``n`` streaming requests to ``127.0.0.1:port``, stream i sent ``i * ramp_s / n`` s in; all
     their outcomes once every one ended (or passed ``timeout_s``)."""
     connects = asyncio.Semaphore(CONNECTS_IN_FLIGHT)
@@ -121,7 +123,11 @@ def summary(results: list[Held]) -> dict:
     failed = Counter(r.cause or "incomplete" for r in results if not r.ok)
     out = {"streams": len(results), "ok": sum(r.ok for r in results), "failed": dict(failed)}
     if ttfb:
-        out.update(ttfb_p50_ms=round(percentile(ttfb, 50), 2), ttfb_p99_ms=round(percentile(ttfb, 99), 2), ttfb_max_ms=round(max(ttfb), 2))
+        out.update(
+            ttfb_p50_ms=round(percentile(ttfb, 50), 2),
+            ttfb_p99_ms=round(percentile(ttfb, 99), 2),
+            ttfb_max_ms=round(max(ttfb), 2),
+        )
     return out
 
 
@@ -149,8 +155,21 @@ def stream_upstream(port: int, workdir: Path, barrier: int = 1 << 30, hold_s: fl
     base = f"http://127.0.0.1:{port}"
     log = workdir / "stream-upstream.log"
     with open(log, "wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "proxy.bench.stream_upstream", "--port", str(port), "--barrier", str(barrier),
-                                 "--hold-s", str(hold_s)], stdout=sink, stderr=sink)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "proxy.bench.stream_upstream",
+                "--port",
+                str(port),
+                "--barrier",
+                str(barrier),
+                "--hold-s",
+                str(hold_s),
+            ],
+            stdout=sink,
+            stderr=sink,
+        )
     try:
         wait_ready(f"{base}/_stats", proc, "stream upstream", 30, log)
         yield base
@@ -167,7 +186,9 @@ def configure(base: str, **conf) -> dict:
     return httpx.post(f"{base}/_config", content=orjson.dumps(conf), timeout=10).json()
 
 
-def run_held_bench(streams: int, hold_s: float, ramp_s: float, rounds: int, workdir: Path, first_s: float = 0.0) -> dict:
+def run_held_bench(
+    streams: int, hold_s: float, ramp_s: float, rounds: int, workdir: Path, first_s: float = 0.0
+) -> dict:
     """The alternating rounds (module docstring); the figures as one dict."""
     from proxy.bench.procs import children
 
@@ -177,22 +198,45 @@ def run_held_bench(streams: int, hold_s: float, ramp_s: float, rounds: int, work
     sides: dict[str, list[Held]] = {"direct": [], "proxy": []}
     peaks: dict[str, list[int]] = {"direct": [], "proxy": []}
     with stream_upstream(up_port, workdir, hold_s=hold_s) as upstream:
-        serve = ["serve", "--port", str(proxy_port), "--openai-base", f"{upstream}/v1", "--anthropic-base", upstream,
-                 "--ledger", str(home / "ledger.sqlite"), "--log-level", "warning"]
-        with children([(serve, f"http://127.0.0.1:{proxy_port}/prefixgate/health", "proxy", None, home / "home")], workdir):
-            for side, port in (("direct", up_port), ("proxy", proxy_port)):  # warm-up: connections, code paths
+        serve = [
+            "serve",
+            "--port",
+            str(proxy_port),
+            "--openai-base",
+            f"{upstream}/v1",
+            "--anthropic-base",
+            upstream,
+            "--ledger",
+            str(home / "ledger.sqlite"),
+            "--log-level",
+            "warning",
+        ]
+        with children(
+            [(serve, f"http://127.0.0.1:{proxy_port}/prefixgate/health", "proxy", None, home / "home")],
+            workdir,
+        ):
+            for _side, port in (("direct", up_port), ("proxy", proxy_port)):
                 configure(upstream, hold_s=0.0)
                 run_client(open_streams(port, min(200, streams), ramp_s=0.2))
             for _ in range(rounds):
                 for side, port in (("direct", up_port), ("proxy", proxy_port)):
                     configure(upstream, hold_s=hold_s, first_s=first_s)
-                    sides[side] += run_client(open_streams(port, streams, ramp_s=ramp_s, timeout_s=hold_s + ramp_s + 60))
+                    sides[side] += run_client(
+                        open_streams(port, streams, ramp_s=ramp_s, timeout_s=hold_s + ramp_s + 60)
+                    )
                     peaks[side].append(httpx.get(f"{upstream}/_stats", timeout=10).json()["max_open"])
             health = httpx.get(f"http://127.0.0.1:{proxy_port}/prefixgate/health", timeout=10).json()
-    result = {"streams": streams, "hold_s": hold_s, "ramp_s": ramp_s, "first_event_ms": first_s * 1000, "rounds": rounds, "cpus": os.cpu_count(),
-              "direct": {**summary(sides["direct"]), "peak_open": max(peaks["direct"])},
-              "proxy": {**summary(sides["proxy"]), "peak_open": max(peaks["proxy"])},
-              "pool": health.get("pool")}
+    result = {
+        "streams": streams,
+        "hold_s": hold_s,
+        "ramp_s": ramp_s,
+        "first_event_ms": first_s * 1000,
+        "rounds": rounds,
+        "cpus": os.cpu_count(),
+        "direct": {**summary(sides["direct"]), "peak_open": max(peaks["direct"])},
+        "proxy": {**summary(sides["proxy"]), "peak_open": max(peaks["proxy"])},
+        "pool": health.get("pool"),
+    }
     d, p = result["direct"].get("ttfb_p99_ms"), result["proxy"].get("ttfb_p99_ms")
     result["ttfb_p99_ratio"] = round(p / d, 2) if d and p else None
     return result
@@ -202,14 +246,23 @@ def table(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"{result['streams']} held streams ({result['hold_s']:g} s each, opened over {result['ramp_s']:g} s, first event "
-                    f"after {result['first_event_ms']:g} ms), {result['rounds']} rounds per side")
+    t = Table(
+        title=f"{result['streams']} held streams ({result['hold_s']:g} s each, opened over {result['ramp_s']:g} s, first event "
+        f"after {result['first_event_ms']:g} ms), {result['rounds']} rounds per side"
+    )
     for col in ("side", "ok", "failed", "peak open", "TTFB p50 ms", "TTFB p99 ms", "TTFB max ms"):
         t.add_column(col)
     for side in ("direct", "proxy"):
         r = result[side]
-        t.add_row(side, str(r["ok"]), ", ".join(f"{k} {v}" for k, v in r["failed"].items()) or "0", str(r["peak_open"]),
-                  str(r.get("ttfb_p50_ms", "-")), str(r.get("ttfb_p99_ms", "-")), str(r.get("ttfb_max_ms", "-")))
+        t.add_row(
+            side,
+            str(r["ok"]),
+            ", ".join(f"{k} {v}" for k, v in r["failed"].items()) or "0",
+            str(r["peak_open"]),
+            str(r.get("ttfb_p50_ms", "-")),
+            str(r.get("ttfb_p99_ms", "-")),
+            str(r.get("ttfb_max_ms", "-")),
+        )
     console = Console()
     console.print(t)
     console.print(f"TTFB p99 proxy / direct: {result['ttfb_p99_ratio']}; pool: {result['pool']}")

@@ -1,14 +1,11 @@
 """A minimal HTTP/1.1 keep-alive load client for ``prefixgate bench proxy``.
 
-Each worker owns one pooled TCP connection (``TCP_NODELAY``, the request written in one
-send, kept open across runs so connects never land in the timings) and sends requests
-back to back; concurrency is the number of workers. Per request it
-records the time to the first response-body byte and to the last byte, reading
-``Content-Length`` and chunked bodies. It is deliberately tiny so the client costs far
-less CPU than the servers it measures (a full client such as httpx would dominate on a
-small machine and blur the proxy's own cost).
-
-This module does not speak TLS, HTTP/2, redirects or compression; it does not parse bodies.
+Each worker owns one pooled TCP connection (``TCP_NODELAY``, one send per request, kept open
+so connects never land in the timings) and sends back to back; concurrency is the number of
+workers. Per request: time to the first body byte and to the last (``Content-Length`` or
+chunked). Deliberately tiny, so the client costs far less CPU than the servers it measures
+(httpx would dominate on a small machine). No TLS, HTTP/2, redirects or compression; it parses
+no bodies.
 """
 
 from __future__ import annotations
@@ -16,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass
@@ -38,8 +35,13 @@ class RunResult:
 
 
 def build_request(host: str, port: int, path: str, body: bytes, headers: dict[str, str]) -> bytes:
-    lines = [f"POST {path} HTTP/1.1", f"host: {host}:{port}", "content-type: application/json",
-             f"content-length: {len(body)}", "connection: keep-alive"]
+    lines = [
+        f"POST {path} HTTP/1.1",
+        f"host: {host}:{port}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        "connection: keep-alive",
+    ]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
@@ -127,8 +129,13 @@ async def _exchange(pool: Pool, slot: int, request: bytes) -> Sample:
     raise AssertionError("unreachable")
 
 
-async def _worker(pool: Pool, slot: int, make: Callable[[int], bytes], next_index: Callable[[], int | None],
-                  result: RunResult) -> None:
+async def _worker(
+    pool: Pool,
+    slot: int,
+    make: Callable[[int], bytes],
+    next_index: Callable[[], int | None],
+    result: RunResult,
+) -> None:
     while (i := next_index()) is not None:
         try:
             sample = await _exchange(pool, slot, make(i))

@@ -14,8 +14,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import click
 import httpx
@@ -31,14 +31,18 @@ def free_ports(n: int) -> list[int]:
         return [s.getsockname()[1] for s in socks]
 
 
-def wait_ready(url: str, proc: subprocess.Popen, what: str, timeout_s: float, log: Path | None = None) -> None:
+def wait_ready(
+    url: str, proc: subprocess.Popen, what: str, timeout_s: float, log: Path | None = None
+) -> None:
     """Poll ``url`` until it answers 200; a ClickException (with the tail of ``log``, if
     given) when ``proc`` exits first or ``timeout_s`` passes. Also used by ``prefixgate demo``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = ":\n" + log.read_text(errors="replace")[-2000:] if log is not None else ""
-            raise click.ClickException(f"{what} exited with status {proc.returncode} before it was ready{tail}")
+            raise click.ClickException(
+                f"{what} exited with status {proc.returncode} before it was ready{tail}"
+            )
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(url, timeout=1.0).status_code == 200:
                 return
@@ -47,8 +51,15 @@ def wait_ready(url: str, proc: subprocess.Popen, what: str, timeout_s: float, lo
 
 
 @contextlib.contextmanager
-def child(args: list[str], ready_url: str, what: str, workdir: Path, timeout_s: float = 60.0,
-          profile: Path | None = None, home: Path | None = None) -> Iterator[int]:
+def child(
+    args: list[str],
+    ready_url: str,
+    what: str,
+    workdir: Path,
+    timeout_s: float = 60.0,
+    profile: Path | None = None,
+    home: Path | None = None,
+) -> Iterator[int]:
     """Run ``python -m proxy.cli ARGS`` (under cProfile into ``profile`` if given) until the
     block ends; yields its pid. A profiled child is stopped with SIGINT: uvicorn shuts down
     cleanly and re-raises it as KeyboardInterrupt, which cProfile survives to write its file
@@ -71,8 +82,17 @@ def children(specs: list[Spec], workdir: Path, timeout_s: float = 60.0) -> Itera
             env = {**os.environ, "PREFIXGATE_HOME": str(home or workdir / "home")}
             prefix = ["-m", "cProfile", "-o", str(profile)] if profile else []
             with open(log, "wb") as sink:
-                procs.append((subprocess.Popen([sys.executable, *prefix, "-m", "proxy.cli", *args], stdout=sink, stderr=sink,
-                                               env=env), profile))
+                procs.append(
+                    (
+                        subprocess.Popen(
+                            [sys.executable, *prefix, "-m", "proxy.cli", *args],
+                            stdout=sink,
+                            stderr=sink,
+                            env=env,
+                        ),
+                        profile,
+                    )
+                )
         for (proc, _), (_args, url, what, _profile, _home) in zip(procs, specs):
             wait_ready(url, proc, what, timeout_s, workdir / f"{what.replace(' ', '-')}.log")
         yield [proc.pid for proc, _ in procs]
@@ -96,19 +116,44 @@ def emulator_and_proxy(workdir: Path, profile: Path | None = None) -> Iterator[t
 
 
 @contextlib.contextmanager
-def emulator_and_proxies(workdir: Path, stores: list[str], profile: Path | None = None) -> Iterator[tuple[int, list[int]]]:
+def emulator_and_proxies(
+    workdir: Path, stores: list[str], profile: Path | None = None
+) -> Iterator[tuple[int, list[int]]]:
     """The emulator and one proxy per ``--store`` in ``stores``, each in its own process
     with its own ledger and home; yields (emulator port, proxy ports in that order). With
     ``profile``, the first proxy runs under cProfile and writes its stats there on exit."""
     emu_port, *proxy_ports = free_ports(1 + len(stores))
     emu = f"http://127.0.0.1:{emu_port}"
-    specs: list[Spec] = [(["emulator", "--port", str(emu_port)], f"{emu}/_emulator/requests", "emulator", None, None)]
+    specs: list[Spec] = [
+        (["emulator", "--port", str(emu_port)], f"{emu}/_emulator/requests", "emulator", None, None)
+    ]
     for i, (store, port) in enumerate(zip(stores, proxy_ports)):
         name = "proxy" if i == 0 else f"proxy-{i}"
         home = workdir / name
         home.mkdir(exist_ok=True)
-        serve = ["serve", "--port", str(port), "--openai-base", f"{emu}/v1", "--anthropic-base", emu,
-                 "--ledger", str(home / "ledger.sqlite"), "--store", store, "--log-level", "warning"]
-        specs.append((serve, f"http://127.0.0.1:{port}/prefixgate/health", name, profile if i == 0 else None, home / "home"))
+        serve = [
+            "serve",
+            "--port",
+            str(port),
+            "--openai-base",
+            f"{emu}/v1",
+            "--anthropic-base",
+            emu,
+            "--ledger",
+            str(home / "ledger.sqlite"),
+            "--store",
+            store,
+            "--log-level",
+            "warning",
+        ]
+        specs.append(
+            (
+                serve,
+                f"http://127.0.0.1:{port}/prefixgate/health",
+                name,
+                profile if i == 0 else None,
+                home / "home",
+            )
+        )
     with children(specs, workdir):
         yield emu_port, proxy_ports

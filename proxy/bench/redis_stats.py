@@ -1,29 +1,12 @@
 """Redis's own count of the commands a bench run cost, for ``prefixgate bench proxy --store``.
 
-:func:`snapshot` reads ``INFO commandstats`` (calls per command, server-wide, since the
-server started or its stats were reset) and :func:`round_trips` turns the difference of two
-snapshots into what the proxy cost Redis per request: the prefix look-ups (one ``EVALSHA``
-per request is the aim), the fleet totals' flushes (off the request path, batched per
-replica) and the rest (``PING`` probes, the connection's ``HELLO`` / ``CLIENT``), each
-counted separately.
-
-Both the look-up and a fleet flush are one script call (``EVALSHA``), and Redis counts the
-commands a script runs under their own names, so the two are told apart by what runs
-inside: the fleet's write script (:mod:`proxy.accounting.fleet_redis`) reads its replica's
-last applied batch number with exactly one ``GET`` per call, which the look-up script never
-uses (the shared tenant secret's ``GET`` runs at start, before the bench's first snapshot, and
-again only when a replica recovers from an outage). Look-ups
-are the script calls less the fleet flushes; the commands inside scripts (``EXISTS``,
-``SET``, ``HINCRBY``…) are listed but are not round trips. A script call Redis refused
-(``failed_calls``: an ``EVALSHA`` answered ``NOSCRIPT``, which the caller then sends once
-as ``EVAL``) ran nothing: it is counted apart (``script_calls_refused``), so the first flush
-after a Redis lost its scripts is never mistaken for a look-up. The server counts every
-client's commands: the figures are exact only when nothing else uses that Redis during the
-run. :func:`lookup_timings` times the look-up alone from this process, through the
-store's own RESP client and through redis-py's (the client it used before), interleaved.
-:func:`drop_keys` removes the bench's keys afterwards.
-
-This module does not start Redis or the proxy, and sends no load.
+:func:`snapshot` reads ``INFO commandstats``; :func:`round_trips` turns two snapshots into
+Redis's cost per request: look-ups (the script calls less the fleet flushes, told apart by the
+one ``GET`` each fleet script runs), fleet flushes, refused script calls (``NOSCRIPT``) apart,
+and the rest. Exact only when nothing else uses that Redis during the run.
+:func:`lookup_timings` times the look-up alone (the store's RESP client vs redis-py);
+:func:`drop_keys` removes the bench's keys. It starts no Redis or proxy and sends no load.
+See docs/measured.md (the Redis store).
 """
 
 from __future__ import annotations
@@ -36,7 +19,9 @@ SCRIPT_CALLS = frozenset({"evalsha", "eval", "evalsha_ro", "eval_ro"})
 LOOKUP_INNER = frozenset({"exists", "set"})  # what the look-up script runs (proxy.store.redis_store)
 FAILED = "|failed"  # snapshot's suffix for a command's failed and rejected calls
 FLEET_MARK = "get"  # exactly one per fleet write-script call, never in the look-up script
-FLEET_INNER = frozenset({"get", "hincrby", "expire", "hgetall"})  # the fleet scripts' commands (its one SET is under LOOKUP_INNER's)
+FLEET_INNER = frozenset(
+    {"get", "hincrby", "expire", "hgetall"}
+)  # the fleet scripts' commands (its one SET is under LOOKUP_INNER's)
 
 
 def _client(url: str):
@@ -73,21 +58,27 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 def round_trips(calls: dict[str, int], requests: int) -> dict[str, Any]:
     """The per-request figures from :func:`delta`'s ``calls`` over ``requests`` requests sent."""
     scripts = sum(n for name, n in calls.items() if name in SCRIPT_CALLS)
-    refused = sum(n for name, n in calls.items() if name.removesuffix(FAILED) in SCRIPT_CALLS and name.endswith(FAILED))
+    refused = sum(
+        n for name, n in calls.items() if name.removesuffix(FAILED) in SCRIPT_CALLS and name.endswith(FAILED)
+    )
     flushes = calls.get(FLEET_MARK, 0)
     lookups = scripts - flushes
     inner = LOOKUP_INNER | FLEET_INNER
-    other = {name: n for name, n in calls.items() if name not in SCRIPT_CALLS and name not in inner and not name.endswith(FAILED)}
+    other = {
+        name: n
+        for name, n in calls.items()
+        if name not in SCRIPT_CALLS and name not in inner and not name.endswith(FAILED)
+    }
     return {
         "requests": requests,
         "lookup_calls": lookups,
         "lookup_round_trips_per_request": lookups / requests if requests else None,
-        "fleet_flushes": flushes,  # one round trip each, at most one per replica per 100 ms
-        "fleet_flush_commands": sum(n for name, n in calls.items() if name in FLEET_INNER),  # run inside those flushes
+        "fleet_flushes": flushes,
+        "fleet_flush_commands": sum(n for name, n in calls.items() if name in FLEET_INNER),
         "script_calls": scripts,
         "script_calls_refused": refused,  # e.g. an EVALSHA answered NOSCRIPT (then sent once as EVAL): a round trip, counted apart
         "other_round_trips": other,  # PING probes, HELLO, this bench's INFO: neither look-ups nor flushes
-        "commands": calls,  # every command Redis counted, scripts' inner commands included
+        "commands": calls,
     }
 
 
@@ -102,10 +93,13 @@ async def lookup_timings(url: str, n: int = 2000, chain: int = 2) -> dict[str, A
     from proxy.bench.http import percentile
     from proxy.store.redis_store import RedisStore
 
-    stores = {"resp": RedisStore(url, {"openai": 600.0}), "redis_py": RedisStore(url, {"openai": 600.0}, fast=False)}
+    stores = {
+        "resp": RedisStore(url, {"openai": 600.0}),
+        "redis_py": RedisStore(url, {"openai": 600.0}, fast=False),
+    }
     times: dict[str, list[float]] = {name: [] for name in stores}
     try:
-        for store in stores.values():  # connect and load the script outside the timings
+        for store in stores.values():
             await store.seen("bench", "openai", [os.urandom(16)])
         for _ in range(max(1, n // 50)):
             for name, store in stores.items():
@@ -132,7 +126,9 @@ def drop_keys(url: str) -> int:
     deleted = 0
     try:
         batch: list[bytes] = []
-        for key in client.scan_iter(match=prefix.replace("[", "\\[").replace("*", "\\*").replace("?", "\\?") + "*", count=1000):
+        for key in client.scan_iter(
+            match=prefix.replace("[", "\\[").replace("*", "\\*").replace("?", "\\?") + "*", count=1000
+        ):
             batch.append(key)
             if len(batch) >= 1000:
                 deleted += client.unlink(*batch)

@@ -1,21 +1,12 @@
 """``prefixgate bench rewrite``: what ``--rewrite`` buys on an agent workload, in tokens and USD.
 
-Starts the emulator (which applies each provider's caching rules and reports usage the way
-the provider does) and the proxy as processes on loopback, then replays agent
-conversations (:mod:`proxy.bench.agent_workload`: 24 turns, the time and a request id at
-the top of the system prompt, tools and schema keys in a new order on every call) through
-the proxy with ``x-prefixgate-rewrite: off``, ``safe`` and ``aggressive``, for OpenAI Chat
-Completions and Anthropic Messages; the *ideal*: the same app with nothing volatile (with
-``safe``, i.e. the breakpoints a well-built Anthropic app sets); and the tool-order part
-alone (clock fixed, tools reshuffled) with ``off`` and ``safe``. Each (provider, variant) uses its own API key, so no run reads another's cache.
-For each it reports prompt tokens, cached tokens, the hit rate, the cost in USD (bundled
-prices) and cached tokens as a share of the ideal's. Then GPT-5.6, which caches only at
-breakpoints (:mod:`proxy.bench.rewrite_gpt56`, under ``"gpt-5.6"``): the codex pattern
-(``--codex-requests`` one-shot calls sharing a 9,000-token head) and the agent loop, each on
-Chat Completions and Responses, off / safe / aggressive against the ideal app that marks its
-own head. One JSON object, then tables unless ``--json``.
-
-This module sends only to the emulator it starts.
+Starts the emulator and the proxy on loopback and replays agent conversations
+(:mod:`proxy.bench.agent_workload`) with ``x-prefixgate-rewrite: off`` / ``safe`` /
+``aggressive``, on OpenAI Chat Completions and Anthropic Messages, against the *ideal* app (nothing
+volatile) and the tool-order part alone; each (provider, variant) has its own API key. It
+reports prompt and cached tokens, hit rate, USD and the share of the ideal's cached tokens, then
+GPT-5.6 (:mod:`proxy.bench.rewrite_gpt56`). One JSON object, then tables unless ``--json``.
+This module sends only to the emulator it starts. See docs/measured.md (rewrite).
 """
 
 from __future__ import annotations
@@ -58,10 +49,16 @@ def _replay(client: httpx.Client, provider: str, variant: str, conversations: in
     price = PriceTable.load().lookup(MODELS[provider])
     totals = {"requests": 0, "prompt_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0}
     for seed in range(conversations):
-        for body in conversation(provider, turns, volatile=clock, shuffle=shuffle, seed=seed + 1, model=MODELS[provider]):
-            response = client.post(route, content=orjson.dumps(body), headers={**headers, "content-type": "application/json"})
+        for body in conversation(
+            provider, turns, volatile=clock, shuffle=shuffle, seed=seed + 1, model=MODELS[provider]
+        ):
+            response = client.post(
+                route, content=orjson.dumps(body), headers={**headers, "content-type": "application/json"}
+            )
             if response.status_code != 200:
-                raise click.ClickException(f"{provider}/{variant}: HTTP {response.status_code}: {response.text[:200]}")
+                raise click.ClickException(
+                    f"{provider}/{variant}: HTTP {response.status_code}: {response.text[:200]}"
+                )
             raw = response.json()["usage"]
             usage = from_anthropic(raw) if provider == "anthropic" else from_openai_chat(raw)
             totals["requests"] += 1
@@ -80,37 +77,69 @@ def run(conversations: int, turns: int, codex_requests: int = 12) -> dict:
             results: dict = {}
             with httpx.Client(base_url=f"http://127.0.0.1:{proxy_port}", timeout=60) as client:
                 for provider in ("openai", "anthropic"):
-                    rows = {variant: _replay(client, provider, variant, conversations, turns) for variant in VARIANTS}
+                    rows = {
+                        variant: _replay(client, provider, variant, conversations, turns)
+                        for variant in VARIANTS
+                    }
                     ideal = rows["ideal"]["cached_tokens"] or 1
                     for row in rows.values():
                         row["of_ideal"] = row["cached_tokens"] / ideal
                     results[provider] = rows
                 gpt56 = run_gpt56(client, conversations, turns, codex_requests)
-    return {"bench": "rewrite", "conversations": conversations, "turns": turns, "codex_requests": codex_requests,
-            "models": {**MODELS, "gpt-5.6": "gpt-5.6-sol"}, "results": results, "gpt-5.6": gpt56}
+    return {
+        "bench": "rewrite",
+        "conversations": conversations,
+        "turns": turns,
+        "codex_requests": codex_requests,
+        "models": {**MODELS, "gpt-5.6": "gpt-5.6-sol"},
+        "results": results,
+        "gpt-5.6": gpt56,
+    }
 
 
 def _table(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"prefixgate bench rewrite — {result['conversations']} conversations × {result['turns']} turns per row")
+    table = Table(
+        title=f"prefixgate bench rewrite — {result['conversations']} conversations × {result['turns']} turns per row"
+    )
     for name in ("provider", "variant", "prompt tokens", "cached", "hit rate", "cost USD", "cached vs ideal"):
         table.add_column(name, justify="left" if name in ("provider", "variant") else "right")
     for provider, rows in result["results"].items():
         for variant, row in rows.items():
-            table.add_row(provider, variant, f"{row['prompt_tokens']:,}", f"{row['cached_tokens']:,}", f"{row['hit_rate']:.1%}",
-                          f"{row['cost_usd']:.4f}", f"{row['of_ideal']:.1%}")
+            table.add_row(
+                provider,
+                variant,
+                f"{row['prompt_tokens']:,}",
+                f"{row['cached_tokens']:,}",
+                f"{row['hit_rate']:.1%}",
+                f"{row['cost_usd']:.4f}",
+                f"{row['of_ideal']:.1%}",
+            )
     console = Console(stderr=False)
     console.print(table)
     console.print(gpt56_table(result))
 
 
 @click.command("rewrite")
-@click.option("--conversations", default=3, show_default=True, type=click.IntRange(1, 100), help="Conversations per provider and variant.")
-@click.option("--turns", default=24, show_default=True, type=click.IntRange(2, 200), help="Turns per conversation.")
-@click.option("--codex-requests", default=12, show_default=True, type=click.IntRange(2, 500),
-              help="GPT-5.6 codex pattern: one-shot requests per API and variant.")
+@click.option(
+    "--conversations",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 100),
+    help="Conversations per provider and variant.",
+)
+@click.option(
+    "--turns", default=24, show_default=True, type=click.IntRange(2, 200), help="Turns per conversation."
+)
+@click.option(
+    "--codex-requests",
+    default=12,
+    show_default=True,
+    type=click.IntRange(2, 500),
+    help="GPT-5.6 codex pattern: one-shot requests per API and variant.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON object (no table).")
 def bench_rewrite_command(conversations: int, turns: int, codex_requests: int, as_json: bool) -> None:
     """Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app: OpenAI, Anthropic, GPT-5.6."""

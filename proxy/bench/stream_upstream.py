@@ -1,17 +1,12 @@
 """A tiny streaming upstream for held-stream load: ``python -m proxy.bench.stream_upstream --port P``.
 
-Every ``POST`` is answered with the head and a first OpenAI-shaped SSE event (chunked), at
-once or ``first_s`` later (a model's time to first token), then *held*: the rest of the stream (a content event, a usage event, ``[DONE]``)
-follows when ``barrier`` streams are open at the same time, or ``hold_s`` after the stream
-began, whichever is first. With a barrier of N, N streams are provably open at once (the
-soak test's 5,000 through one proxy); with ``hold_s`` alone it is a long stream of fixed
-length (the issue's "1,000 streams of 10 s each"). It costs a few tens of µs of CPU per
-stream (a bare asyncio protocol, uvloop when installed), so it is never the bottleneck.
-
-``POST /_config`` with ``{"barrier": N, "hold_s": S, "first_s": F}`` sets them and clears the counters;
-``GET /_stats`` says ``{"open", "max_open", "served", "connections"}``. Keep-alive, one
-request at a time per connection. Not a general HTTP server: no TLS, no pipelining, request
-bodies need a Content-Length.
+Every ``POST`` gets the head and a first OpenAI-shaped SSE event at once or ``first_s`` later,
+then is *held*: the rest (content, usage, ``[DONE]``) follows when ``barrier`` streams are open
+at once, or ``hold_s`` after it began, whichever is first. A bare asyncio protocol (uvloop when
+installed): a few tens of µs of CPU per stream, never the bottleneck. ``POST /_config``
+(``barrier``, ``hold_s``, ``first_s``) sets them and clears the counters; ``GET /_stats`` says
+``open``, ``max_open``, ``served``, ``connections``. Keep-alive, one request at a time; not a
+general HTTP server: no TLS, no pipelining, request bodies need a Content-Length.
 """
 
 from __future__ import annotations
@@ -49,8 +44,15 @@ class State:
         self.held: list[Conn] = []
 
     def stats(self) -> dict:
-        return {"open": self.open, "max_open": self.max_open, "served": self.served, "connections": self.connections,
-                "barrier": self.barrier, "hold_s": self.hold_s, "first_s": self.first_s}
+        return {
+            "open": self.open,
+            "max_open": self.max_open,
+            "served": self.served,
+            "connections": self.connections,
+            "barrier": self.barrier,
+            "hold_s": self.hold_s,
+            "first_s": self.first_s,
+        }
 
 
 class Conn(asyncio.Protocol):
@@ -96,7 +98,11 @@ class Conn(asyncio.Protocol):
             conf = json.loads(body or b"{}")
             for conn in list(st.held):
                 conn._end()
-            st.configure(int(conf.get("barrier", st.barrier)), float(conf.get("hold_s", st.hold_s)), float(conf.get("first_s", st.first_s)))
+            st.configure(
+                int(conf.get("barrier", st.barrier)),
+                float(conf.get("hold_s", st.hold_s)),
+                float(conf.get("first_s", st.first_s)),
+            )
             self._json(st.stats())
         else:
             self.streaming = True
@@ -125,7 +131,10 @@ class Conn(asyncio.Protocol):
     def _json(self, data: dict) -> None:
         assert self.transport is not None
         body = json.dumps(data).encode()
-        self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+            % (len(body), body)
+        )
 
     def _end(self, send: bool = True) -> None:
         if not self.streaming:
@@ -159,8 +168,12 @@ async def serve(port: int, barrier: int, hold_s: float, host: str = "127.0.0.1")
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--barrier", type=int, default=1, help="release the held streams once this many are open at once")
-    parser.add_argument("--hold-s", type=float, default=0.0, help="release a held stream this long after it began")
+    parser.add_argument(
+        "--barrier", type=int, default=1, help="release the held streams once this many are open at once"
+    )
+    parser.add_argument(
+        "--hold-s", type=float, default=0.0, help="release a held stream this long after it began"
+    )
     args = parser.parse_args(argv)
     from proxy.transport.limits import raise_fd_limit
 

@@ -1,20 +1,12 @@
 """Anthropic's explicit prompt caching: ``cache_control`` breakpoints, minimums, 5m/1h TTLs.
 
-Rules emulated (as Anthropic documents them):
-
-- The prompt renders tools → system → messages; ``analyzer.segments`` cuts it into blocks
-  in that order. A block with ``cache_control`` is a breakpoint; a top-level
-  ``cache_control`` (automatic caching) puts one on the last block. At most 4 per request.
-- A breakpoint caches the exact prefix ending at its block, with TTL 5m, or 1h when
-  ``ttl: "1h"``. A 1h breakpoint may not come after a 5m one.
-- A breakpoint reads the prefix cached at its own block or at one of the 20 block
-  boundaries before it (the lookback); the longest hit wins and refreshes its TTL.
-- A prefix shorter than the model's minimum (:mod:`analyzer.cache_rules`) is neither read
-  nor written.
-- Usage: ``input_tokens`` EXCLUDES ``cache_read_input_tokens`` and
-  ``cache_creation_input_tokens``; ``cache_creation`` splits the writes by TTL.
-
-This module does not format responses; breaking a rule raises :class:`CacheRuleError`.
+Rules emulated (as Anthropic documents them), one a line:
+- tools → system → messages, cut into blocks; a ``cache_control`` block is a breakpoint (a top-level one marks the last block); at most 4.
+- a breakpoint caches the exact prefix ending at its block, 5m or 1h (``ttl: "1h"``); a 1h may not follow a 5m.
+- a breakpoint reads the prefix cached at its block or one of the 20 boundaries before it; the longest hit wins and refreshes its TTL.
+- a prefix under the model's minimum (:mod:`analyzer.cache_rules`) is neither read nor written.
+- ``input_tokens`` EXCLUDES cache reads and writes; ``cache_creation`` splits the writes by TTL.
+It formats no response; breaking a rule raises :class:`CacheRuleError`. See docs/emulator.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """Anthropic server-side compaction (``context_management`` edit ``compact_20260112``): the
 extra billed pass that appears only in ``usage.iterations``.
 
-When a Messages request carries ``context_management: {"edits": [{"type": "compact_…",
-"trigger": {"type": "input_tokens", "value": N}}]}`` (the SDK's
-``BetaCompact20260112EditParam``; no trigger: the config's, 150,000 by default) and its prompt
-reaches N tokens (cache reads and writes included), the server first runs a compaction pass
-over the prompt as sent, then answers from the compacted context. The answer's usage then
-carries ``iterations``: ``{"type": "compaction", …}`` (NOT in the top-level numbers) followed
-by ``{"type": "message", …}`` (equal to the top-level numbers). In a stream,
-``message_start``'s usage lists the compaction entry and ``message_delta``'s the final
-message's numbers and only its ``message`` entry.
-
-Assumptions (the SDK types say what is reported, not how the passes are built):
-
-- The compaction pass runs the Anthropic cache rules on the prompt as sent; its output is a
-  summary of ``prompt tokens // 50`` tokens (at least 1, at most the config's reply cap).
-- The final message pass runs them on tools → system (their ``cache_control`` kept) → one user
-  message holding the summary: what is left once every message was compacted.
-- An edit type starting ``compact_`` is a compaction edit (later versions alike); a trigger
-  value may be any positive integer (tests use small ones); a trigger other than
-  ``input_tokens`` with a positive integer ``value`` is a 400.
-- ``pause_after_compaction`` and ``instructions`` are ignored; no ``compaction`` content block is
-  added and the reply text is the usual one (:mod:`proxy.emulator.reply`).
-
-This module formats only the iteration entries; the Message is :mod:`.anthropic_messages`'.
+When the prompt reaches the edit's ``input_tokens`` trigger (else the config's), a compaction
+pass runs before the answer; usage then carries ``iterations``: the ``compaction`` entry (not in
+the top-level numbers) then the ``message`` one (equal to them); streaming, ``message_start``
+lists the compaction entry and ``message_delta`` the message's.
+The SDK types say what is reported, not how the passes are built: :data:`ASSUMPTIONS`.
+It formats only the iteration entries; the Message is :mod:`.anthropic_messages`'.
+See docs/emulator.md (the caching rules it applies).
 """
 
 from __future__ import annotations
@@ -35,6 +19,14 @@ from analyzer.tokens import BYTES_PER_TOKEN
 from proxy.emulator.anthropic_cache import AnthropicUsage, CacheRuleError, apply_anthropic_cache
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.provider_cache import ProviderCache
+
+ASSUMPTIONS = """Assumptions (how the passes are built), one a line:
+- The compaction pass runs the Anthropic cache rules on the prompt as sent; its output is ``prompt tokens // 50`` tokens (at least 1, at most the reply cap).
+- The final pass runs them on tools → system (``cache_control`` kept) → one user message holding the summary.
+- An edit type starting ``compact_`` is a compaction edit (later versions alike).
+- A trigger value may be any positive integer; a trigger other than ``input_tokens`` with a positive integer ``value`` is a 400.
+- ``pause_after_compaction`` and ``instructions`` are ignored; no ``compaction`` content block is added; the reply text is the usual one.
+"""
 
 SUMMARY_RATIO = 50  # summary tokens = prompt tokens // SUMMARY_RATIO
 
@@ -55,16 +47,27 @@ def trigger_tokens(body: dict[str, Any], default: int) -> int | None:
     if not isinstance(edits, list):
         return None
     for i, edit in enumerate(edits):
-        if not (isinstance(edit, dict) and isinstance(edit.get("type"), str) and edit["type"].startswith("compact_")):
+        if not (
+            isinstance(edit, dict)
+            and isinstance(edit.get("type"), str)
+            and edit["type"].startswith("compact_")
+        ):
             continue
         trigger = edit.get("trigger")
         if trigger is None:
             return default
         value = trigger.get("value") if isinstance(trigger, dict) else None
-        if (not isinstance(trigger, dict) or trigger.get("type") != "input_tokens" or not isinstance(value, int)
-                or isinstance(value, bool) or value < 1):
-            raise CacheRuleError(f"context_management.edits.{i}.trigger: expected "
-                                 "{\"type\": \"input_tokens\", \"value\": <positive integer>}")
+        if (
+            not isinstance(trigger, dict)
+            or trigger.get("type") != "input_tokens"
+            or not isinstance(value, int)
+            or isinstance(value, bool)
+            or value < 1
+        ):
+            raise CacheRuleError(
+                f"context_management.edits.{i}.trigger: expected "
+                '{"type": "input_tokens", "value": <positive integer>}'
+            )
         return value
     return None
 
@@ -77,8 +80,15 @@ def compacted_body(body: dict[str, Any], summary_tokens: int) -> dict[str, Any]:
     return out
 
 
-def maybe_compact(cache: ProviderCache, config: EmulatorConfig, key: bytes, route: str, body: dict[str, Any],
-                  trigger: int | None, first: AnthropicUsage) -> Compaction | None:
+def maybe_compact(
+    cache: ProviderCache,
+    config: EmulatorConfig,
+    key: bytes,
+    route: str,
+    body: dict[str, Any],
+    trigger: int | None,
+    first: AnthropicUsage,
+) -> Compaction | None:
     """The compaction of a request (``trigger``: :func:`trigger_tokens`) whose pass over the prompt
     as sent gave ``first``; None when it asks for none or its prompt is under the trigger."""
     if trigger is None or first.total_prompt_tokens < trigger:
@@ -90,8 +100,14 @@ def maybe_compact(cache: ProviderCache, config: EmulatorConfig, key: bytes, rout
 
 def iteration(kind: str, u: AnthropicUsage, output: int) -> dict[str, Any]:
     """One ``usage.iterations`` entry (``BetaCompactionIterationUsage`` / ``BetaMessageIterationUsage``)."""
-    return {"type": kind, "input_tokens": u.input_tokens, "output_tokens": output,
-            "cache_read_input_tokens": u.cache_read_input_tokens,
-            "cache_creation_input_tokens": u.cache_creation_input_tokens,
-            "cache_creation": {"ephemeral_5m_input_tokens": u.cache_creation_5m,
-                               "ephemeral_1h_input_tokens": u.cache_creation_1h}}
+    return {
+        "type": kind,
+        "input_tokens": u.input_tokens,
+        "output_tokens": output,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": u.cache_creation_5m,
+            "ephemeral_1h_input_tokens": u.cache_creation_1h,
+        },
+    }

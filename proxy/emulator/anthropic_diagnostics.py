@@ -1,40 +1,22 @@
 """Anthropic cache diagnostics: ``diagnostics: {"previous_message_id": "msg_…"}`` in a request
 gets ``diagnostics: {"cache_miss_reason": {...}}`` (or ``null``) in the Message.
 
-A request that opts in (``previous_message_id`` a string or ``null``) is remembered, per API
-key, by the id of its answer: a fingerprint of its prompt (model and ``speed``, tools, system,
-each message, ``thinking`` / ``tool_choice``) and the tokens of its longest cached prefix. A
-later request naming that id is compared with it, first difference wins:
-
-- unknown id (or another key's, or forgotten: the memory is a bounded LRU) →
-  ``previous_message_not_found`` (no other field);
-- ``model`` or ``speed`` differ → ``model_changed``; then ``tools`` → ``tools_changed``; then
-  ``system`` → ``system_changed``; then ``messages`` differ in an entry the previous request had
-  (not only appended to) → ``messages_changed``; each with ``cache_missed_input_tokens``;
-- all four match but ``thinking`` or ``tool_choice`` differ → ``unavailable``;
-- no difference → ``diagnostics: null``. ``previous_message_id: null`` has nothing to compare: null.
-
-Without ``diagnostics`` in the request the Message has no ``diagnostics`` key at all.
-
-Assumptions (the SDK types name the reasons, not the algorithm):
-
-- Only opted-in requests are remembered (the docs: pass ``null`` on the first turn "to opt in").
-- ``diagnostics: null`` counts as absent (no key in the answer).
-- Prompts are compared by their canonical segments (:mod:`analyzer.segments`), so moving a
-  ``cache_control`` marker or spelling a string as one text block changes nothing.
-- ``cache_missed_input_tokens`` is the previous request's longest cached prefix (its cache
-  reads plus writes on the prompt as sent): what a request extending it would have read. It may
-  be 0 (the previous request cached nothing); the reason is reported all the same.
-
-This module applies no caching rule and formats no Message.
+An opted-in request is remembered per API key (bounded LRU) by its answer's id: a fingerprint
+of its prompt and the tokens of its longest cached prefix. A later request naming that id is
+compared, first difference wins: ``previous_message_not_found``, ``model_changed``,
+``tools_changed``, ``system_changed``, ``messages_changed`` (with ``cache_missed_input_tokens``),
+``unavailable``, else ``null``. Without ``diagnostics`` the Message has no such key.
+The SDK types name the reasons, not the algorithm: :data:`ASSUMPTIONS`.
+It applies no caching rule and formats no Message. See docs/emulator.md.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 
@@ -42,15 +24,22 @@ from analyzer.jsonpath import JsonPath
 from analyzer.segments import Segment
 from proxy.emulator.anthropic_cache import CacheRuleError
 
+ASSUMPTIONS = """Assumptions (the SDK types name the reasons, not the algorithm), one a line:
+- Only opted-in requests are remembered (the docs: pass ``null`` on the first turn "to opt in").
+- ``diagnostics: null`` counts as absent (no key in the answer).
+- Prompts are compared by canonical segments (:mod:`analyzer.segments`): moving a ``cache_control`` marker or spelling a string as one text block changes nothing.
+- ``cache_missed_input_tokens`` is the previous request's longest cached prefix (reads plus writes on the prompt as sent); it may be 0, the reason reported all the same.
+"""
+
 OTHER_PARAMS = ("thinking", "tool_choice")  # prompt-affecting, but not part of the cached prefix's parts
 
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    model: tuple[Any, Any]  # (model, speed)
+    model: tuple[Any, Any]
     tools: tuple[bytes, ...]
     system: tuple[bytes, ...]
-    messages: tuple[bytes, ...]  # one digest per message
+    messages: tuple[bytes, ...]
     params: bytes  # thinking and tool_choice, canonical
     cached_tokens: int  # the longest prefix it left cached
 
@@ -136,7 +125,9 @@ class MessageMemory:
         self._entries.clear()
 
 
-def diagnostics(memory: MessageMemory, key: bytes, previous_id: str | None, current: Fingerprint) -> dict[str, Any] | None:
+def diagnostics(
+    memory: MessageMemory, key: bytes, previous_id: str | None, current: Fingerprint
+) -> dict[str, Any] | None:
     """The Message's ``diagnostics`` value for an opted-in request."""
     if previous_id is None:
         return None

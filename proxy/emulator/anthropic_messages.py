@@ -1,22 +1,18 @@
 """Anthropic Messages (``POST /v1/messages``), token counting and model listing.
 
-Plain answers carry ``usage`` Anthropic-style: ``input_tokens`` excludes cache reads and
-writes, which are ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` with the
-``cache_creation`` split by TTL. Streams send ``event:``/``data:`` pairs: message_start
-(with the input and cache numbers, ``output_tokens`` 1), content_block_start, ping,
-content_block_delta × N, content_block_stop, message_delta (the output tokens),
-message_stop. A broken caching rule (5+ breakpoints, 1h after 5m) is a 400.
-With a compaction edit that triggers, ``usage.iterations`` lists the compaction pass and the
-final message (:mod:`proxy.emulator.anthropic_compaction`); with ``diagnostics`` in the
-request the Message carries ``diagnostics`` (:mod:`proxy.emulator.anthropic_diagnostics`),
-in a stream inside ``message_start.message``. Without them the answer is as it always was.
-
-This module does not emulate tool use, thinking blocks or batches.
+Plain answers carry Anthropic-style ``usage`` (``input_tokens`` excludes cache reads and writes;
+``cache_creation`` split by TTL). Streams send ``event:``/``data:`` pairs: message_start (input
+and cache numbers, ``output_tokens`` 1), content blocks, ping, message_delta (output),
+message_stop. A broken caching rule is a 400. Compaction (:mod:`.anthropic_compaction`) adds
+``usage.iterations``; ``diagnostics`` (:mod:`.anthropic_diagnostics`) adds the Message's
+``diagnostics``, streamed inside ``message_start.message``; without them nothing changes.
+It does not emulate tool use, thinking blocks or batches. See docs/emulator.md.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
@@ -27,8 +23,8 @@ from proxy.emulator.anthropic_cache import AnthropicUsage, CacheRuleError, apply
 from proxy.emulator.anthropic_compaction import Compaction, iteration, maybe_compact, trigger_tokens
 from proxy.emulator.anthropic_diagnostics import diagnostics, fingerprint, requested
 from proxy.emulator.errors import anthropic_error
-from proxy.emulator.reply import output_tokens, reply_text, split_pieces
 from proxy.emulator.event_stream import sse_response
+from proxy.emulator.reply import output_tokens, reply_text, split_pieces
 from proxy.emulator.state import Call, EmulatorState
 
 MODELS = ("claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5")
@@ -39,7 +35,10 @@ def usage_block(u: AnthropicUsage, output: int) -> dict[str, Any]:
         "input_tokens": u.input_tokens,
         "cache_creation_input_tokens": u.cache_creation_input_tokens,
         "cache_read_input_tokens": u.cache_read_input_tokens,
-        "cache_creation": {"ephemeral_5m_input_tokens": u.cache_creation_5m, "ephemeral_1h_input_tokens": u.cache_creation_1h},
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": u.cache_creation_5m,
+            "ephemeral_1h_input_tokens": u.cache_creation_1h,
+        },
         "output_tokens": output,
         "service_tier": "standard",
     }
@@ -74,15 +73,27 @@ def handle_messages(state: EmulatorState, call: Call) -> Response:
     text = reply_text(body, n_out)
     mid = state.new_id("msg_")
     headers = {"request-id": state.new_id("req_")}
-    message = {"id": mid, "type": "message", "role": "assistant", "model": body["model"],
-               "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-               "stop_sequence": None, "usage": usage_block(final, n_out)}
+    message = {
+        "id": mid,
+        "type": "message",
+        "role": "assistant",
+        "model": body["model"],
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": usage_block(final, n_out),
+    }
     if compaction:
-        message["usage"]["iterations"] = [iteration("compaction", compaction.compaction, compaction.summary_tokens),
-                                          iteration("message", final, n_out)]
+        message["usage"]["iterations"] = [
+            iteration("compaction", compaction.compaction, compaction.summary_tokens),
+            iteration("message", final, n_out),
+        ]
     if opted_in:
-        current = fingerprint(body, segments_for("anthropic", call.route, body),
-                              usage.cache_read_input_tokens + usage.cache_creation_input_tokens)
+        current = fingerprint(
+            body,
+            segments_for("anthropic", call.route, body),
+            usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
+        )
         message["diagnostics"] = diagnostics(state.messages, call.key, previous_id, current)
         state.messages.put(call.key, mid, current)
     if body.get("stream") is True:
@@ -91,26 +102,42 @@ def handle_messages(state: EmulatorState, call: Call) -> Response:
     return JSONResponse(message, headers=headers)
 
 
-def _events(message: dict, usage: AnthropicUsage, pieces: list[str], n_out: int,
-            compaction: Compaction | None) -> Iterator[bytes]:
+def _events(
+    message: dict, usage: AnthropicUsage, pieces: list[str], n_out: int, compaction: Compaction | None
+) -> Iterator[bytes]:
     start = {**message, "content": [], "stop_reason": None, "usage": usage_block(usage, 1)}
     delta_usage: dict = {"output_tokens": n_out}
     if compaction:  # the compaction pass at the start, the final message's numbers at the end
-        start["usage"]["iterations"] = [iteration("compaction", compaction.compaction, compaction.summary_tokens)]
-        delta_usage = {"input_tokens": usage.input_tokens, "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-                       "cache_read_input_tokens": usage.cache_read_input_tokens, "output_tokens": n_out,
-                       "iterations": [iteration("message", usage, n_out)]}
+        start["usage"]["iterations"] = [
+            iteration("compaction", compaction.compaction, compaction.summary_tokens)
+        ]
+        delta_usage = {
+            "input_tokens": usage.input_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "output_tokens": n_out,
+            "iterations": [iteration("message", usage, n_out)],
+        }
     yield sse_event("message_start", {"type": "message_start", "message": start})
-    yield sse_event("content_block_start", {"type": "content_block_start", "index": 0,
-                                            "content_block": {"type": "text", "text": ""}})
+    yield sse_event(
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    )
     yield sse_event("ping", {"type": "ping"})
     for piece in pieces:
-        yield sse_event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                "delta": {"type": "text_delta", "text": piece}})
+        yield sse_event(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+        )
     yield sse_event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield sse_event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                      "usage": delta_usage})
+    yield sse_event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": delta_usage,
+        },
+    )
     yield sse_event("message_stop", {"type": "message_stop"})
 
 
@@ -129,4 +156,6 @@ def anthropic_models(model_id: str | None) -> Response:
     if model_id is not None:
         return JSONResponse(entry(model_id))
     data = [entry(m) for m in MODELS]
-    return JSONResponse({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+    return JSONResponse(
+        {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+    )

@@ -1,32 +1,18 @@
 """The emulator's Starlette app: one server answering OpenAI, Anthropic and Gemini routes.
 
-OpenAI under ``/v1/{chat/completions,responses,responses/compact,completions,embeddings,models}``;
-Anthropic at ``/v1/messages`` and ``/v1/messages/count_tokens`` (``/v1/models`` answers
-in Anthropic's shape when the request carries ``anthropic-version`` or ``x-api-key``).
-So an OpenAI SDK takes ``base_url=f"{url}/v1"`` and an Anthropic SDK ``base_url=url``.
-Gemini at ``POST /{v1beta,v1,v1alpha}/models/{model}:{method}`` (:mod:`proxy.emulator.gemini`;
-``GET /v1beta/models`` lists its models) and its explicit caches at
-``/{v1beta,v1,v1alpha}/cachedContents[/{id}]`` (:mod:`proxy.emulator.gemini_cached_contents`):
-a ``google-genai`` client takes ``http_options={"base_url": url}``.
-Azure OpenAI's shapes answer as OpenAI: ``/openai/deployments/{name}/{chat/completions,
-completions,embeddings}?api-version=…`` (the ``AzureOpenAI`` SDK with
-``azure_endpoint=url``; without ``api-version`` a 404, as Azure answers) and
-``/openai/v1/{chat/completions,responses}``. Keys come from ``Authorization: Bearer``,
-``x-api-key``, ``api-key`` (Azure), ``x-goog-api-key`` or ``?key=`` (Gemini).
-
-Every ``/v1`` request goes through one pipeline: count it, read the test controls
-(``proxy.emulator.controls``), sleep, fail on demand, parse the JSON body (a body that
-is not a JSON object is a 400 in the provider's shape), then the route handler. Test
-endpoints: ``GET /_emulator/requests``, ``POST /_emulator/release/{token}``,
-``POST /_emulator/reset``. API keys are hashed on arrival and never echoed or stored.
-
-This module does not implement any caching rule or wire format itself.
+OpenAI under ``/v1/…`` (and Azure's ``/openai/…`` shapes), Anthropic at ``/v1/messages``
+(``/v1/models`` in its shape by header), Gemini at ``/{v1beta,v1,v1alpha}/models/…`` and its
+``cachedContents``. Every request goes through one pipeline: count it, read the test controls,
+sleep, fail on demand, parse the JSON body (not an object: a 400 in the provider's shape), then
+the route; test endpoints under ``/_emulator/``. API keys are hashed on arrival, never echoed
+or stored. It implements no caching rule or wire format itself.
+See docs/emulator.md (routes).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 import orjson
 from starlette.applications import Starlette
@@ -44,8 +30,8 @@ from proxy.emulator.openai_chat import handle_chat, handle_completions
 from proxy.emulator.openai_compact import handle_compact
 from proxy.emulator.openai_misc import handle_embeddings, openai_models
 from proxy.emulator.openai_responses import handle_responses
-from proxy.emulator.state import Call, EmulatorState
 from proxy.emulator.provider_cache import key_id
+from proxy.emulator.state import Call, EmulatorState
 
 Handler = Callable[[EmulatorState, Call], Response]
 
@@ -57,7 +43,7 @@ def api_key(request: Request) -> str | None:
     for name in ("x-api-key", "api-key", "x-goog-api-key"):  # Anthropic, Azure OpenAI, Gemini
         if request.headers.get(name):
             return request.headers[name]
-    return request.query_params.get("key") or None  # Gemini's ?key=
+    return request.query_params.get("key") or None
 
 
 def is_anthropic(request: Request) -> bool:
@@ -76,7 +62,9 @@ async def _prelude(state: EmulatorState, request: Request, provider: str) -> Res
     if controls.delay_ms:
         await asyncio.sleep(controls.delay_ms / 1000)
     if controls.status is not None:
-        return provider_error(provider, controls.status, f"emulated HTTP {controls.status} (x-emulator-status)")
+        return provider_error(
+            provider, controls.status, f"emulated HTTP {controls.status} (x-emulator-status)"
+        )
     if state.config.require_api_key and not api_key(request):
         return provider_error(provider, 401, "missing API key (Authorization: Bearer … or x-api-key)")
     return None
@@ -89,7 +77,9 @@ def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
         if early is not None:
             return early
         if azure and not request.query_params.get("api-version"):
-            return provider_error(provider, 404, "Resource not found (Azure OpenAI deployments want ?api-version=)")
+            return provider_error(
+                provider, 404, "Resource not found (Azure OpenAI deployments want ?api-version=)"
+            )
         try:
             raw = await request.body()
         except ClientDisconnect:  # the client (a proxy that gave up) left mid-body: nobody to answer
@@ -100,7 +90,9 @@ def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
             return provider_error(provider, 400, f"request body is not valid JSON: {exc}")
         if not isinstance(body, dict):
             return provider_error(provider, 400, "request body must be a JSON object")
-        query = {k: v for k, v in request.query_params.items() if k != "key"}  # Gemini's ?key= is a credential
+        query = {
+            k: v for k, v in request.query_params.items() if k != "key"
+        }  # Gemini's ?key= is a credential
         call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls, query)
         return handler(state, call)
 
@@ -127,7 +119,11 @@ async def cached_contents(request: Request) -> Response:
     call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls, query)
     cache_id = request.path_params.get("cache_id")
     if cache_id is None:
-        return gemini_cached_contents.create(state, call) if request.method == "POST" else gemini_cached_contents.listing(state, call)
+        return (
+            gemini_cached_contents.create(state, call)
+            if request.method == "POST"
+            else gemini_cached_contents.listing(state, call)
+        )
     name = f"cachedContents/{cache_id}"
     if request.method == "GET":
         return gemini_cached_contents.get(state, call, name)
@@ -185,19 +181,42 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
         Route("/v1/responses/compact", _endpoint("openai", handle_compact), methods=["POST"]),
         Route("/v1/embeddings", _endpoint("openai", handle_embeddings), methods=["POST"]),
         # Azure OpenAI: deployments (the AzureOpenAI SDK's azure_endpoint + /openai/deployments/{name}/...?api-version=) and its v1 API
-        Route("/openai/deployments/{deployment}/chat/completions", _endpoint("openai", handle_chat, azure=True), methods=["POST"]),
-        Route("/openai/deployments/{deployment}/completions", _endpoint("openai", handle_completions, azure=True), methods=["POST"]),
-        Route("/openai/deployments/{deployment}/embeddings", _endpoint("openai", handle_embeddings, azure=True), methods=["POST"]),
+        Route(
+            "/openai/deployments/{deployment}/chat/completions",
+            _endpoint("openai", handle_chat, azure=True),
+            methods=["POST"],
+        ),
+        Route(
+            "/openai/deployments/{deployment}/completions",
+            _endpoint("openai", handle_completions, azure=True),
+            methods=["POST"],
+        ),
+        Route(
+            "/openai/deployments/{deployment}/embeddings",
+            _endpoint("openai", handle_embeddings, azure=True),
+            methods=["POST"],
+        ),
         Route("/openai/v1/chat/completions", _endpoint("openai", handle_chat), methods=["POST"]),
         Route("/openai/v1/responses", _endpoint("openai", handle_responses), methods=["POST"]),
         Route("/openai/v1/responses/compact", _endpoint("openai", handle_compact), methods=["POST"]),
         Route("/v1/messages", _endpoint("anthropic", handle_messages), methods=["POST"]),
         Route("/v1/messages/count_tokens", _endpoint("anthropic", handle_count_tokens), methods=["POST"]),
         # Gemini: POST /{v1beta,v1,v1alpha}/models/{model}:{generateContent,streamGenerateContent,countTokens}
-        *(Route(f"/{version}/models/{{name:path}}", _endpoint("gemini", handle_gemini), methods=["POST"]) for version in ("v1beta", "v1", "v1alpha")),
+        *(
+            Route(f"/{version}/models/{{name:path}}", _endpoint("gemini", handle_gemini), methods=["POST"])
+            for version in ("v1beta", "v1", "v1alpha")
+        ),
         # Gemini's explicit caches: POST/GET /{version}/cachedContents, GET/PATCH/DELETE /{version}/cachedContents/{id}
-        *(Route(f"/{version}/cachedContents", cached_contents, methods=["GET", "POST"]) for version in ("v1beta", "v1", "v1alpha")),
-        *(Route(f"/{version}/cachedContents/{{cache_id}}", cached_contents, methods=["GET", "PATCH", "DELETE"]) for version in ("v1beta", "v1", "v1alpha")),
+        *(
+            Route(f"/{version}/cachedContents", cached_contents, methods=["GET", "POST"])
+            for version in ("v1beta", "v1", "v1alpha")
+        ),
+        *(
+            Route(
+                f"/{version}/cachedContents/{{cache_id}}", cached_contents, methods=["GET", "PATCH", "DELETE"]
+            )
+            for version in ("v1beta", "v1", "v1alpha")
+        ),
         Route("/v1beta/models", models, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", models, methods=["GET"]),

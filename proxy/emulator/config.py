@@ -7,8 +7,8 @@ injectable so TTL tests advance time instead of sleeping. Nothing here opens soc
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from analyzer.cache_rules import (
     ANTHROPIC_LOOKBACK_BLOCKS,
@@ -33,7 +33,9 @@ class EmulatorConfig:
     default_chunks: int = 4  # streamed content pieces unless x-emulator-chunks says otherwise
     embedding_dimensions: int = 16
     hold_timeout_s: float = 10.0  # x-emulator-hold waits at most this long for a release
-    lookback_blocks: int = ANTHROPIC_LOOKBACK_BLOCKS  # Anthropic: earlier block boundaries a breakpoint also checks
+    lookback_blocks: int = (
+        ANTHROPIC_LOOKBACK_BLOCKS  # Anthropic: earlier block boundaries a breakpoint also checks
+    )
     max_breakpoints: int = ANTHROPIC_MAX_BREAKPOINTS
     compaction_trigger_tokens: int = 150_000  # Anthropic compaction: the trigger when the edit names none
     max_remembered_messages: int = 10_000  # Anthropic diagnostics: opted-in requests remembered (LRU)
@@ -41,11 +43,26 @@ class EmulatorConfig:
     clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("openai_ttl_s", "openai_extended_ttl_s", "anthropic_ttl_5m_s", "anthropic_ttl_1h_s", "gemini_ttl_s", "hold_timeout_s"):
+        for name in (
+            "openai_ttl_s",
+            "openai_extended_ttl_s",
+            "anthropic_ttl_5m_s",
+            "anthropic_ttl_1h_s",
+            "gemini_ttl_s",
+            "hold_timeout_s",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        for name in ("max_cache_entries", "default_output_tokens", "max_output_tokens", "default_chunks", "embedding_dimensions", "max_breakpoints",
-                     "compaction_trigger_tokens", "max_remembered_messages"):
+        for name in (
+            "max_cache_entries",
+            "default_output_tokens",
+            "max_output_tokens",
+            "default_chunks",
+            "embedding_dimensions",
+            "max_breakpoints",
+            "compaction_trigger_tokens",
+            "max_remembered_messages",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.lookback_blocks < 0:

@@ -8,7 +8,7 @@ Anthropic and the Responses API also send ``event:`` lines; the frames are encod
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable
 
 from starlette.responses import StreamingResponse
 
@@ -25,7 +25,9 @@ async def _body(state: EmulatorState, call: Call, events: Iterable[bytes]) -> As
             await state.holds.wait(call.controls.hold, state.config.hold_timeout_s)
 
 
-def sse_response(state: EmulatorState, call: Call, events: Iterable[bytes], headers: dict[str, str]) -> StreamingResponse:
+def sse_response(
+    state: EmulatorState, call: Call, events: Iterable[bytes], headers: dict[str, str]
+) -> StreamingResponse:
     return StreamingResponse(
         _body(state, call, events), media_type=SSE_MEDIA_TYPE, headers={**SSE_HEADERS, **headers}
     )

@@ -1,26 +1,12 @@
 """Gemini's explicit caches: the ``cachedContents`` resource, and reading one in a prompt.
 
-Routes (under ``/v1beta``, ``/v1`` and ``/v1alpha``, as the ``google-genai`` SDK's
-``client.caches`` sends them): ``POST cachedContents`` (``model``, ``contents``,
-``systemInstruction``, ``tools``, ``toolConfig``, ``ttl`` like ``"300s"`` or ``expireTime``,
-``displayName``) → the resource: ``name`` ``cachedContents/<id>``, ``model``,
-``displayName``, ``createTime`` / ``updateTime`` / ``expireTime`` (RFC 3339) and
-``usageMetadata.totalTokenCount``; ``GET cachedContents`` (a list, ``pageSize`` /
-``pageToken``), ``GET`` / ``PATCH`` (``ttl`` or ``expireTime``; ``updateMask`` honoured
-when given) / ``DELETE cachedContents/<id>``. Without a ttl a cache lives one hour
-(:data:`analyzer.cache_rules.GEMINI_EXPLICIT_TTL_S`). A cache under the model's minimum
-(:func:`analyzer.cache_rules.gemini_min_tokens`) is a 400, as Google answers.
-
-Scoping: a cache belongs to the API key that created it. Another key gets a 403
-``PERMISSION_DENIED`` and an unknown or expired name a 404 ``NOT_FOUND``, both saying
-"CachedContent not found (or permission denied)". Expired caches disappear on the clock.
-
-:func:`resolve_cached` serves ``generateContent``: the request body with the cache's parts
-in front (its systemInstruction, tools, toolConfig, then its contents before the
-request's), and the cache's token count; a request that also sets systemInstruction,
-tools or toolConfig gets Google's 400. Tokens are estimated (4 bytes a token) over the
-same rendering as the implicit cache (:mod:`proxy.emulator.gemini_implicit_cache`). API keys are
-digests here (:func:`proxy.emulator.provider_cache.key_id`). This module does not render replies.
+Create / get / list / ``PATCH`` / delete under ``/v1beta``, ``/v1`` and ``/v1alpha`` as
+``google-genai``'s ``client.caches`` sends them (one hour without a ttl; under the model's
+minimum a 400), scoped to the creating key (403 / 404 as Google answers); expired caches go
+on the clock. :func:`resolve_cached` puts a cache's parts in front of a ``generateContent``
+body and gives its token count (4 bytes a token, the implicit cache's rendering); setting
+systemInstruction / tools / toolConfig beside it is Google's 400. API keys are digests here.
+It does not render replies. See docs/emulator.md (the caching rules it applies).
 """
 
 from __future__ import annotations
@@ -40,7 +26,11 @@ from proxy.emulator.gemini_implicit_cache import rendered_prompt
 if TYPE_CHECKING:
     from proxy.emulator.state import Call, EmulatorState
 
-CACHED_FIELDS = (("systemInstruction", "system_instruction"), ("tools", "tools"), ("toolConfig", "tool_config"))
+CACHED_FIELDS = (
+    ("systemInstruction", "system_instruction"),
+    ("tools", "tools"),
+    ("toolConfig", "tool_config"),
+)
 NOT_FOUND = "CachedContent not found (or permission denied)"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 MAX_ENTRIES = 10_000
@@ -49,7 +39,7 @@ MAX_ENTRIES = 10_000
 @dataclass(slots=True)
 class CachedContent:
     name: str
-    key: bytes  # digest of the creating API key
+    key: bytes
     model: str  # "models/gemini-2.5-flash"
     parts: dict[str, Any]  # systemInstruction / tools / toolConfig / contents as created (camelCase keys)
     tokens: int
@@ -59,9 +49,14 @@ class CachedContent:
     expire_time: float
 
     def resource(self) -> dict[str, Any]:
-        out = {"name": self.name, "model": self.model, "createTime": rfc3339(self.create_time),
-               "updateTime": rfc3339(self.update_time), "expireTime": rfc3339(self.expire_time),
-               "usageMetadata": {"totalTokenCount": self.tokens}}
+        out = {
+            "name": self.name,
+            "model": self.model,
+            "createTime": rfc3339(self.create_time),
+            "updateTime": rfc3339(self.update_time),
+            "expireTime": rfc3339(self.expire_time),
+            "usageMetadata": {"totalTokenCount": self.tokens},
+        }
         if self.display_name:
             out["displayName"] = self.display_name
         return out
@@ -87,10 +82,14 @@ class CachedContents:
     def clear(self) -> None:
         self.entries.clear()
 
-
     def counts(self) -> dict[str, int]:
-        return {"live": len(self.entries), "created": self.created, "updated": self.updated,
-                "deleted": self.deleted, "reads": self.reads}
+        return {
+            "live": len(self.entries),
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "reads": self.reads,
+        }
 
 
 def rfc3339(ts: float) -> str:
@@ -118,12 +117,17 @@ def _expiry(body: dict[str, Any], now: float, default: float | None) -> float | 
     if ttl is not None:
         seconds = parse_ttl(ttl)
         if seconds is None or seconds <= 0:
-            return gemini_error(400, f"Invalid value at 'cached_content.ttl' ({ttl!r}): want a duration like \"300s\"")
+            return gemini_error(
+                400, f"Invalid value at 'cached_content.ttl' ({ttl!r}): want a duration like \"300s\""
+            )
         return now + seconds
     if expire is not None:
         at = parse_time(expire)
         if at is None or at <= now:
-            return gemini_error(400, f"Invalid value at 'cached_content.expire_time' ({expire!r}): want a future RFC 3339 time")
+            return gemini_error(
+                400,
+                f"Invalid value at 'cached_content.expire_time' ({expire!r}): want a future RFC 3339 time",
+            )
         return at
     return default
 
@@ -152,7 +156,9 @@ def create(state: EmulatorState, call: Call) -> Response:
         parts[camel] = body.get(camel, body.get(snake))
     contents = body.get("contents")
     if contents is not None and not isinstance(contents, list):
-        return gemini_error(400, "* CreateCachedContentRequest.cached_content.contents: must be a list of Content")
+        return gemini_error(
+            400, "* CreateCachedContentRequest.cached_content.contents: must be a list of Content"
+        )
     parts["contents"] = contents or []
     expire = _expiry(body, now, now + GEMINI_EXPLICIT_TTL_S)
     if isinstance(expire, Response):
@@ -161,13 +167,17 @@ def create(state: EmulatorState, call: Call) -> Response:
     tokens = estimate_tokens(len(rendered_prompt(_cached_body(parts))))
     minimum = gemini_min_tokens(model)
     if tokens < minimum:
-        return gemini_error(400, f"Cached content is too small. total_token_count={tokens}, min_total_token_count={minimum}")
+        return gemini_error(
+            400, f"Cached content is too small. total_token_count={tokens}, min_total_token_count={minimum}"
+        )
     store = state.cached_contents
     if len(store.entries) >= MAX_ENTRIES:
         return gemini_error(429, "emulated quota: too many cachedContents")
     name = f"cachedContents/{state.new_id('cc').lower()}"
     display = body.get("displayName", body.get("display_name"))
-    entry = CachedContent(name, call.key, model, parts, tokens, display if isinstance(display, str) else "", now, now, expire)
+    entry = CachedContent(
+        name, call.key, model, parts, tokens, display if isinstance(display, str) else "", now, now, expire
+    )
     store.entries[name] = entry
     store.created += 1
     return JSONResponse(entry.resource())
@@ -212,20 +222,24 @@ def delete(state: EmulatorState, call: Call, name: str) -> Response:
 def listing(state: EmulatorState, call: Call) -> Response:
     now = state.config.clock()
     names = [n for n in list(state.cached_contents.entries) if state.cached_contents.live(n, now) is not None]
-    mine = [state.cached_contents.entries[n] for n in names if state.cached_contents.entries[n].key == call.key]
+    mine = [
+        state.cached_contents.entries[n] for n in names if state.cached_contents.entries[n].key == call.key
+    ]
     try:
         size = max(1, min(int(call.query.get("pageSize", "50")), 1000))
         start = int(call.query.get("pageToken") or 0)
     except ValueError:
         return gemini_error(400, "pageSize and pageToken must be integers")
-    page = mine[start:start + size]
+    page = mine[start : start + size]
     out: dict[str, Any] = {"cachedContents": [e.resource() for e in page]}
     if start + size < len(mine):
         out["nextPageToken"] = str(start + size)
     return JSONResponse(out)
 
 
-def resolve_cached(state: EmulatorState, call: Call, model: str, name: Any) -> tuple[dict[str, Any], int] | Response:
+def resolve_cached(
+    state: EmulatorState, call: Call, model: str, name: Any
+) -> tuple[dict[str, Any], int] | Response:
     """(the body the model reads, the cache's tokens) for a request naming ``name``, or its error."""
     if not isinstance(name, str) or not name.startswith("cachedContents/"):
         return gemini_error(400, f"Invalid cachedContent name {name!r}: want cachedContents/<id>")
@@ -234,8 +248,11 @@ def resolve_cached(state: EmulatorState, call: Call, model: str, name: Any) -> t
         return entry
     body = call.body
     if any(body.get(camel) is not None or body.get(snake) is not None for camel, snake in CACHED_FIELDS):
-        return gemini_error(400, "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.\n\n"
-                                 "Proposed fix: move those values to CachedContent from GenerateContent request.")
+        return gemini_error(
+            400,
+            "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.\n\n"
+            "Proposed fix: move those values to CachedContent from GenerateContent request.",
+        )
     if entry.model.rsplit("/", 1)[-1] != model.rsplit("/", 1)[-1]:
         return gemini_error(400, f"Model {model} does not match the model of {name} ({entry.model})")
     merged = {k: v for k, v in body.items() if k not in ("cachedContent", "cached_content", "contents")}

@@ -1,40 +1,19 @@
 """OpenAI GPT-5.6+ prompt caching: entries only at breakpoints, exact matches, billed writes.
 
-Rules emulated (the contract and its assumptions: :mod:`analyzer.cache_rules.openai`):
-
-- The prompt is the request's segments (:mod:`analyzer.segments`: tools → schema →
-  [instructions →] one segment per message / input item). A breakpoint sits at the end of a
-  segment: the implicit one at the newest message (unless ``mode: "explicit"``), an explicit
-  one at each message holding a ``prompt_cache_breakpoint`` part (``Segment.cache_control``
-  is its TTL).
-- Written: implicit mode, the implicit breakpoint and the latest 3 explicit ones; explicit
-  mode, the latest 4 explicit ones; explicit mode without markers: no caching at all (no read
-  either). A breakpoint whose prefix is under 1,024 tokens is neither written nor read.
-- Read: the candidates are the explicit breakpoints and the end of every message (where an
-  earlier turn's implicit breakpoint was); of the latest 80, the longest live one is read,
-  exactly at that boundary (no 128-token rounding), and its entry is refreshed.
-- Usage: ``cached_tokens`` = the prefix read; ``cache_write_tokens`` = the tokens between it
-  and the furthest breakpoint written, each span billed to the TTL of the breakpoint ending it
-  (30m / 12h); the rest is plain input. All of it is inside the prompt total.
-
-Assumptions of this emulator (beyond those of :mod:`analyzer.cache_rules.openai`):
-
-- Markers are counted per position: two marked parts of one message are one breakpoint
-  (its TTL is the one :mod:`analyzer.segments` records: the longest of the marked parts').
-- The implicit breakpoint and a marker on the newest message coincide and use up one of the
-  4 writes each (implicit mode still writes the latest 3 markers, one of them there); the
-  entry there keeps the longer of the two TTLs.
-- An entry lives exactly its TTL from its last write or read (the provider's is a minimum).
-- Entries are keyed by (API key, model), like the rules before 5.6; ``prompt_cache_key`` and
-  ``prompt_cache_retention`` change nothing here.
-
-This module validates nothing (:mod:`proxy.emulator.openai_options`) and formats no usage.
+Rules emulated (the contract: :mod:`analyzer.cache_rules.openai`): breakpoints at segment ends
+(the implicit one at the newest message unless ``mode: "explicit"``, plus marked messages); up to
+4 written, none under 1,024 tokens; of the latest 80 candidates the longest live one is read,
+exactly at its boundary, and refreshed; ``cached_tokens`` = the prefix read,
+``cache_write_tokens`` = the span up to the furthest breakpoint written, billed per TTL.
+Beyond the contract: :data:`ASSUMPTIONS`.
+It validates nothing (:mod:`proxy.emulator.openai_options`) and formats no usage.
+See docs/emulator.md (the caching rules it applies).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from analyzer.cache_rules.openai import MAX_CONSIDERED, MAX_WRITES, MIN_TOKENS, TTL_S
 from analyzer.prefix import chain
@@ -43,6 +22,13 @@ from analyzer.tokens import estimate_tokens
 from proxy.emulator.openai_cache import PromptCacheResult
 from proxy.emulator.openai_options import CacheOptions
 from proxy.emulator.provider_cache import ProviderCache
+
+ASSUMPTIONS = """Assumptions of this emulator beyond :mod:`analyzer.cache_rules.openai`, one a line:
+- Markers count per position: two marked parts of one message are one breakpoint (the longest TTL, as :mod:`analyzer.segments` records).
+- The implicit breakpoint and a marker on the newest message coincide, each using one of the 4 writes; the entry keeps the longer TTL.
+- An entry lives exactly its TTL from its last write or read (the provider's is a minimum).
+- Entries are keyed by (API key, model), as before 5.6; ``prompt_cache_key`` and ``prompt_cache_retention`` change nothing.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +58,9 @@ def plan(segments: Sequence[Segment], options: CacheOptions) -> Plan:
     return Plan(dict(sorted(writes.items())), tuple(candidates[-MAX_CONSIDERED:]))
 
 
-def apply_breakpoints(cache: ProviderCache, key: bytes, model: str, segments: Sequence[Segment],
-                      options: CacheOptions) -> PromptCacheResult:
+def apply_breakpoints(
+    cache: ProviderCache, key: bytes, model: str, segments: Sequence[Segment], options: CacheOptions
+) -> PromptCacheResult:
     """Read the longest live candidate, write the planned breakpoints, count the tokens."""
     ch = chain(segments, key + b"\x00openai-breakpoints\x00" + model.encode("utf-8", "replace"))
     prompt_tokens = estimate_tokens(ch.bytes_at(len(segments)))
@@ -97,4 +84,6 @@ def apply_breakpoints(cache: ProviderCache, key: bytes, model: str, segments: Se
         if t > end:
             written[ttl] += t - end
             end = t
-    return PromptCacheResult(prompt_tokens, read, written["30m"] + written["12h"], written["12h"], breakpoints=True)
+    return PromptCacheResult(
+        prompt_tokens, read, written["30m"] + written["12h"], written["12h"], breakpoints=True
+    )

@@ -1,20 +1,13 @@
-"""OpenAI's automatic prompt caching, applied to an estimated token stream.
+"""OpenAI's automatic prompt caching (before GPT-5.6), applied to an estimated token stream.
 
-Rules emulated (as OpenAI documents them; the numbers live in :mod:`analyzer.cache_rules`): every prompt of at least 1024 tokens is cached
-automatically; a later request with the same leading tokens reads the longest cached
-prefix, counted in 128-token steps (1024, 1152, 1280, …); an unused prefix expires after
-the TTL (5–10 minutes; ``prompt_cache_retention: "24h"`` extends it). Cached tokens are
-reported INSIDE ``prompt_tokens``.
-
-The prompt is the concatenation of the request's segments (``analyzer.segments``) and
-token ``i`` is bytes ``[4i, 4i+4)`` of it (``analyzer.tokens``), so one 128-token block is
-512 bytes. Blocks are hashed in a chain rooted at (API key, model), like vLLM's block
-hashes, and looked up in a :class:`~proxy.emulator.provider_cache.ProviderCache`.
-
-These are the rules before GPT-5.6; GPT-5.6 and later cache only at breakpoints
-(:mod:`proxy.emulator.openai_breakpoint_cache`); :mod:`proxy.emulator.openai_prompt_cache` picks.
-
-This module does not render replies or report usage in any wire format.
+Rules emulated (the numbers live in :mod:`analyzer.cache_rules`):
+- every prompt of at least 1,024 tokens is cached automatically;
+- a later request with the same leading tokens reads the longest cached prefix, in 128-token steps;
+- an unused prefix expires after the TTL (``prompt_cache_retention: "24h"`` extends it);
+- cached tokens are reported INSIDE ``prompt_tokens``;
+- assumed: token ``i`` is bytes ``[4i, 4i+4)`` of the segments; blocks chained from (API key, model).
+GPT-5.6+ is :mod:`.openai_breakpoint_cache` (:mod:`.openai_prompt_cache` picks). It renders no
+reply and reports no usage in a wire format. See docs/emulator.md.
 """
 
 from __future__ import annotations
@@ -29,7 +22,7 @@ from analyzer.segments import segments_for
 from analyzer.tokens import BYTES_PER_TOKEN, estimate_tokens
 from proxy.emulator.provider_cache import ProviderCache
 
-BLOCK_TOKENS = OPENAI_STEP_TOKENS  # one cached block is one 128-token step
+BLOCK_TOKENS = OPENAI_STEP_TOKENS
 BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
 
 
@@ -69,7 +62,10 @@ def apply_openai_cache(
     if prompt_tokens < OPENAI_MIN_TOKENS:
         return PromptCacheResult(prompt_tokens, 0)
     root = key + b"\x00openai\x00" + model.encode("utf-8", "replace")
-    return PromptCacheResult(prompt_tokens, read_and_record(cache, block_hashes(prompt, root, prompt_tokens), OPENAI_MIN_TOKENS, ttl_s))
+    return PromptCacheResult(
+        prompt_tokens,
+        read_and_record(cache, block_hashes(prompt, root, prompt_tokens), OPENAI_MIN_TOKENS, ttl_s),
+    )
 
 
 def read_and_record(cache: ProviderCache, hashes: list[bytes], minimum: int, ttl_s: float) -> int:

@@ -1,23 +1,11 @@
 """OpenAI ``POST /v1/responses/compact``: a conversation compacted into one opaque item.
 
-The answer is a ``CompactedResponse`` (the SDK's ``types/responses/compacted_response.py``):
-``{"id", "object": "response.compaction", "created_at", "output", "usage"}`` where ``output``
-is every user message of the input followed by one ``{"type": "compaction", "id",
-"encrypted_content"}`` item, and ``usage`` a full ``ResponseUsage``. Compaction is a billed
-model pass, so its input goes through the same caching rules as ``/v1/responses``
-(:mod:`proxy.emulator.openai_prompt_cache`; GPT-5.6+ breakpoints and their 400s included).
-
-Assumptions (the SDK types say no more):
-
-- The pass reads exactly the request's prompt (tools → instructions → input items), so it
-  shares cache entries with ``/v1/responses`` for the same key and model; the server's own
-  summarisation prompt is not counted.
-- ``output_tokens`` is the emulator's default reply length (the request has no output limit);
-  ``encrypted_content`` is a deterministic digest of the prompt, opaque and not decodable.
-- ``previous_response_id`` is accepted and ignored (no stored responses); the user messages
-  come back as ``message`` items with their content parts, markers dropped.
-
-This module does not stream (the endpoint has no ``stream``) and keeps nothing.
+The answer is a ``CompactedResponse`` (``object: "response.compaction"``, ``output``: the input's
+user messages then one ``compaction`` item with ``encrypted_content``, and a full usage); its
+input goes through the same caching rules as ``/v1/responses`` (GPT-5.6+ breakpoints and their
+400s included). The SDK types say no more: :data:`ASSUMPTIONS`.
+It does not stream (the endpoint has no ``stream``) and keeps nothing.
+See docs/emulator.md (the caching rules it applies).
 """
 
 from __future__ import annotations
@@ -35,12 +23,22 @@ from proxy.emulator.openai_options import ParamError
 from proxy.emulator.openai_prompt_cache import param_error, prompt_cache, responses_usage
 from proxy.emulator.state import Call, EmulatorState
 
+ASSUMPTIONS = """Assumptions (the SDK types say no more), one a line:
+- The pass reads exactly the request's prompt (tools → instructions → input items), sharing cache entries with ``/v1/responses`` for the same key and model; the server's own summarisation prompt is not counted.
+- ``output_tokens`` is the emulator's default reply length (the request has no output limit).
+- ``encrypted_content`` is a deterministic digest of the prompt, opaque and not decodable.
+- ``previous_response_id`` is accepted and ignored (no stored responses).
+- The user messages come back as ``message`` items with their content parts, markers dropped.
+"""
+
 
 def _parts(content: Any) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "input_text", "text": content}]
     if isinstance(content, list):
-        return [{k: v for k, v in p.items() if k != BREAKPOINT_KEY} if isinstance(p, dict) else p for p in content]
+        return [
+            {k: v for k, v in p.items() if k != BREAKPOINT_KEY} if isinstance(p, dict) else p for p in content
+        ]
     return []
 
 
@@ -51,24 +49,40 @@ def user_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
         items = [{"role": "user", "content": items}]
     if not isinstance(items, list):
         return []
-    return [{"type": "message", "status": "completed", "role": "user", "content": _parts(item.get("content"))}
-            for item in items
-            if isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"]
+    return [
+        {"type": "message", "status": "completed", "role": "user", "content": _parts(item.get("content"))}
+        for item in items
+        if isinstance(item, dict) and item.get("role") == "user" and item.get("type", "message") == "message"
+    ]
 
 
 def handle_compact(state: EmulatorState, call: Call) -> Response:
     body = call.body
     if not isinstance(body.get("model"), str) or not body["model"]:
-        return openai_error(400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter")
+        return openai_error(
+            400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter"
+        )
     try:
         cache = prompt_cache(state, call, "compact")
     except ParamError as exc:
         return param_error(exc)
     rid = state.new_id("resp_")
     output = [{"id": state.new_id("msg_"), **item} for item in user_messages(body)]
-    digest = hashlib.sha256(b"prefixgate-emulator-compaction\x00" + rendered_prompt(call.route, body)).digest()
-    output.append({"id": state.new_id("cmp_"), "type": "compaction",
-                   "encrypted_content": base64.b64encode(digest * 4).decode()})
-    payload = {"id": rid, "object": "response.compaction", "created_at": state.now(), "output": output,
-               "usage": responses_usage(cache, state.config.default_output_tokens)}
+    digest = hashlib.sha256(
+        b"prefixgate-emulator-compaction\x00" + rendered_prompt(call.route, body)
+    ).digest()
+    output.append(
+        {
+            "id": state.new_id("cmp_"),
+            "type": "compaction",
+            "encrypted_content": base64.b64encode(digest * 4).decode(),
+        }
+    )
+    payload = {
+        "id": rid,
+        "object": "response.compaction",
+        "created_at": state.now(),
+        "output": output,
+        "usage": responses_usage(cache, state.config.default_output_tokens),
+    }
     return JSONResponse(payload, headers={"x-request-id": rid})

@@ -41,7 +41,11 @@ def handle_embeddings(state: EmulatorState, call: Call) -> Response:
         inputs = [inputs]
     if not isinstance(inputs, list) or not inputs:
         return openai_error(400, "'input' must be a non-empty string or array", param="input")
-    dims = body.get("dimensions") if isinstance(body.get("dimensions"), int) and body["dimensions"] > 0 else state.config.embedding_dimensions
+    dims = (
+        body.get("dimensions")
+        if isinstance(body.get("dimensions"), int) and body["dimensions"] > 0
+        else state.config.embedding_dimensions
+    )
     data, tokens = [], 0
     for i, item in enumerate(inputs):
         text = item if isinstance(item, str) else str(item)
@@ -53,8 +57,10 @@ def handle_embeddings(state: EmulatorState, call: Call) -> Response:
             embedding = vec
         data.append({"object": "embedding", "index": i, "embedding": embedding})
     usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-    return JSONResponse({"object": "list", "data": data, "model": body["model"], "usage": usage},
-                        headers={"x-request-id": state.new_id("req_")})
+    return JSONResponse(
+        {"object": "list", "data": data, "model": body["model"], "usage": usage},
+        headers={"x-request-id": state.new_id("req_")},
+    )
 
 
 def openai_models(state: EmulatorState, model_id: str | None) -> Response:

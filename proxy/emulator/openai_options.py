@@ -1,55 +1,48 @@
 """The prompt-caching parameters of an OpenAI request, checked the way OpenAI answers them.
 
-GPT-5.6 and later (:func:`analyzer.cache_rules.openai.uses_breakpoints`) take
-``prompt_cache_options: {"mode": "implicit"|"explicit", "ttl": …}`` and content parts marked
-``"prompt_cache_breakpoint": {"mode": "explicit"[, "ttl": "30m"|"12h"]}``. What is refused, with
-a 400 in OpenAI's shape (``param`` names the field, e.g.
-``messages[0].content[1].prompt_cache_breakpoint.ttl``):
-
-- ``prompt_cache_options`` that is not an object (``invalid_type``); a ``mode`` other than
-  implicit/explicit, a ``ttl`` the API does not take (Chat Completions and
-  ``/v1/responses/compact``: ``30m`` only; Responses: ``30m`` or ``12h``) (``invalid_value``);
-- a breakpoint that is not an object (``invalid_type``), without ``mode``
-  (``missing_required_parameter``), whose ``mode`` is not ``"explicit"`` or whose ``ttl`` is not
-  30m/12h (``invalid_value``);
-- a field the SDK types do not have (``unknown_parameter``): a ``prompt_cache_options`` key
-  other than ``mode`` / ``ttl`` (Responses also ``prewarm``, ``comparison_response_id``), a
-  marker key other than ``mode`` / ``ttl``, and a marker anywhere but on a content part of a
-  type that takes one: Chat ``messages[i].content[j]`` of type ``text`` / ``image_url`` /
-  ``input_audio`` / ``file`` (any role); Responses ``input[i].content[j]`` of a message item and
-  ``input[i].output[j]`` of a ``function_call_output`` / ``custom_tool_call_output``, of type
-  ``input_text`` / ``input_image`` / ``input_file`` (so not an assistant's ``output_text``, not a
-  message, tool or item itself, not deeper than a part);
-- on every older model, a body carrying a non-null ``prompt_cache_options`` or any
-  ``prompt_cache_breakpoint`` (``unsupported_parameter``): what the proxy must never cause.
-
-Assumptions (where the SDK types and the guide are silent):
-
-- ``/v1/responses/compact`` takes ``ttl: "30m"`` only, as its SDK type (``response_compact_params``) says.
-- ``"prompt_cache_options": null`` and a marker's ``"ttl": null`` count as absent (older models too).
-- A marker is looked for anywhere under ``messages`` / ``input`` (so one a segment would not
-  count as a breakpoint, e.g. nested deeper than a content part, is still refused on old models,
-  and is an unknown parameter on GPT-5.6+); one elsewhere (``tools``, top level) is not checked.
-- ``prewarm``, ``comparison_response_id`` and ``prompt_cache_retention`` are not checked or emulated.
-
-This module decides nothing about what is cached (:mod:`proxy.emulator.openai_breakpoint_cache`).
+GPT-5.6+ take ``prompt_cache_options`` and ``prompt_cache_breakpoint`` content-part markers;
+a malformed one is a 400 in OpenAI's shape (``param`` names the field: ``invalid_type``,
+``invalid_value``, ``missing_required_parameter``, ``unknown_parameter``), and on every older
+model any of them is ``unsupported_parameter`` (what the proxy must never cause).
+Where the SDK types and the guide are silent: :data:`ASSUMPTIONS`.
+It decides nothing about what is cached (:mod:`proxy.emulator.openai_breakpoint_cache`).
+See docs/emulator.md (the caching rules it applies).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-from analyzer.cache_rules.openai import BREAKPOINT_KEY, CHAT_TTLS, OPTIONS_KEY, RESPONSES_TTLS, TTL_S, uses_breakpoints
+from analyzer.cache_rules.openai import (
+    BREAKPOINT_KEY,
+    CHAT_TTLS,
+    OPTIONS_KEY,
+    RESPONSES_TTLS,
+    TTL_S,
+    uses_breakpoints,
+)
 from analyzer.jsonpath import index_path, key_path
+
+ASSUMPTIONS = """Assumptions where the SDK types and the guide are silent, one a line:
+- ``/v1/responses/compact`` takes ``ttl: "30m"`` only, as its SDK type (``response_compact_params``) says.
+- ``"prompt_cache_options": null`` and a marker's ``"ttl": null`` count as absent (older models too).
+- A marker is looked for anywhere under ``messages`` / ``input`` (refused on old models even nested deeper than a content part; unknown on GPT-5.6+).
+- A marker elsewhere (``tools``, top level) is not checked.
+- ``prewarm``, ``comparison_response_id`` and ``prompt_cache_retention`` are not checked or emulated.
+"""
 
 MODES = ("implicit", "explicit")
 API_TTLS = {"chat": CHAT_TTLS, "responses": RESPONSES_TTLS, "compact": CHAT_TTLS}
 BREAKPOINT_TTLS = tuple(TTL_S)  # a marker's own ttl: 30m or 12h on every API
 MAX_DEPTH = 12  # how deep under messages/input markers are looked for
 # the SDK's PromptCacheOptions per API, and PromptCacheBreakpoint
-OPTION_KEYS = {"chat": ("mode", "ttl"), "compact": ("mode", "ttl"),
-               "responses": ("mode", "ttl", "prewarm", "comparison_response_id")}
+OPTION_KEYS = {
+    "chat": ("mode", "ttl"),
+    "compact": ("mode", "ttl"),
+    "responses": ("mode", "ttl", "prewarm", "comparison_response_id"),
+}
 MARKER_KEYS = ("mode", "ttl")
 # content part types that take a marker (Chat: ChatCompletionContentPart*Param; Responses:
 # ResponseInput{Text,Image,File}[Content]Param) and the Responses items whose ``output`` parts do
@@ -131,7 +124,9 @@ def _choices(values: tuple[str, ...]) -> str:
 
 def _value(value: Any, allowed: tuple[str, ...], param: str) -> str:
     if value not in allowed:
-        raise ParamError(f"Invalid value: {value!r}. Supported values are: {_choices(allowed)}.", param, "invalid_value")
+        raise ParamError(
+            f"Invalid value: {value!r}. Supported values are: {_choices(allowed)}.", param, "invalid_value"
+        )
     return value
 
 
@@ -142,17 +137,26 @@ def check(body: dict[str, Any], api: str, model: str) -> CacheOptions | None:
     found = list(markers(body))
     if not uses_breakpoints(model):
         if options is not None:
-            raise ParamError(f"Unsupported parameter: '{OPTIONS_KEY}' is not supported with this model.",
-                             OPTIONS_KEY, "unsupported_parameter")
+            raise ParamError(
+                f"Unsupported parameter: '{OPTIONS_KEY}' is not supported with this model.",
+                OPTIONS_KEY,
+                "unsupported_parameter",
+            )
         if found:
-            raise ParamError(f"Unsupported parameter: '{BREAKPOINT_KEY}' is not supported with this model.",
-                             found[0][0], "unsupported_parameter")
+            raise ParamError(
+                f"Unsupported parameter: '{BREAKPOINT_KEY}' is not supported with this model.",
+                found[0][0],
+                "unsupported_parameter",
+            )
         return None
     if options is None:
         options = {}
     if not isinstance(options, dict):
-        raise ParamError(f"Invalid type for '{OPTIONS_KEY}': expected an object, but got {type(options).__name__}.",
-                         OPTIONS_KEY, "invalid_type")
+        raise ParamError(
+            f"Invalid type for '{OPTIONS_KEY}': expected an object, but got {type(options).__name__}.",
+            OPTIONS_KEY,
+            "invalid_type",
+        )
     extra = next((k for k in options if k not in OPTION_KEYS[api]), None)
     if extra is not None:
         raise _unknown(key_path(OPTIONS_KEY, str(extra)))
@@ -165,13 +169,18 @@ def check(body: dict[str, Any], api: str, model: str) -> CacheOptions | None:
         if path not in places:
             raise _unknown(path)
         if not isinstance(mark, dict):
-            raise ParamError(f"Invalid type for '{path}': expected an object, but got {type(mark).__name__}.",
-                             path, "invalid_type")
+            raise ParamError(
+                f"Invalid type for '{path}': expected an object, but got {type(mark).__name__}.",
+                path,
+                "invalid_type",
+            )
         extra = next((k for k in mark if k not in MARKER_KEYS), None)
         if extra is not None:
             raise _unknown(key_path(path, str(extra)))
         if "mode" not in mark:
-            raise ParamError(f"Missing required parameter: '{path}.mode'.", f"{path}.mode", "missing_required_parameter")
+            raise ParamError(
+                f"Missing required parameter: '{path}.mode'.", f"{path}.mode", "missing_required_parameter"
+            )
         _value(mark["mode"], ("explicit",), f"{path}.mode")
         if mark.get("ttl") is not None:
             _value(mark["ttl"], BREAKPOINT_TTLS, f"{path}.ttl")

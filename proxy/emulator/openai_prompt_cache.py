@@ -1,14 +1,10 @@
 """Which of OpenAI's caching contracts a request gets, applied: the one entry for the handlers.
 
-The model's generation (:func:`analyzer.cache_rules.openai.uses_breakpoints`) decides:
-GPT-5.6 and later cache at breakpoints (:mod:`proxy.emulator.openai_breakpoint_cache`), every
-older model automatically in 128-token steps (:mod:`proxy.emulator.openai_cache`). The
-parameters are checked first (:mod:`proxy.emulator.openai_options`): a refused one raises
-:class:`~proxy.emulator.openai_options.ParamError`, which :func:`param_error` turns into the 400.
-The usage blocks for Chat Completions and Responses are written here too, so both APIs (and
-``/v1/responses/compact``) report the same numbers in their own fields.
-
-This module keeps no state of its own and renders no replies.
+The model's generation decides: GPT-5.6+ at breakpoints (:mod:`.openai_breakpoint_cache`), older
+models automatically in 128-token steps (:mod:`.openai_cache`). Parameters are checked first
+(:mod:`.openai_options`; :func:`param_error` makes the 400). The usage blocks for Chat
+Completions and Responses are written here, so both APIs (and ``/v1/responses/compact``) report
+the same numbers. It keeps no state and renders no replies.
 """
 
 from __future__ import annotations
@@ -38,7 +34,9 @@ def prompt_cache(state: EmulatorState, call: Call, api: str) -> PromptCacheResul
     model = body["model"]
     options = check(body, api, model)
     if options is None:
-        return apply_openai_cache(state.cache, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body))
+        return apply_openai_cache(
+            state.cache, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body)
+        )
     return apply_breakpoints(state.cache, call.key, model, segments_for("openai", call.route, body), options)
 
 
@@ -56,8 +54,12 @@ def chat_usage(cache: PromptCacheResult, completion: int) -> dict[str, Any]:
         "completion_tokens": completion,
         "total_tokens": cache.prompt_tokens + completion,
         "prompt_tokens_details": details,
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
@@ -66,8 +68,10 @@ def responses_usage(cache: PromptCacheResult, completion: int) -> dict[str, Any]
     details: dict[str, Any] = {"cached_tokens": cache.cached_tokens}
     if cache.breakpoints:
         details["cache_write_tokens"] = cache.cache_write_tokens
-        details["cache_write_tokens_details"] = {"ttl_30m_tokens": cache.cache_write_30m_tokens,
-                                                 "ttl_12h_tokens": cache.cache_write_12h_tokens}
+        details["cache_write_tokens_details"] = {
+            "ttl_30m_tokens": cache.cache_write_30m_tokens,
+            "ttl_12h_tokens": cache.cache_write_12h_tokens,
+        }
     return {
         "input_tokens": cache.prompt_tokens,
         "input_tokens_details": details,

@@ -1,54 +1,73 @@
 """OpenAI Responses API (``POST /v1/responses``), plain and streaming.
 
-Usage is ``{input_tokens, input_tokens_details.cached_tokens, output_tokens, ...}`` with
-cached tokens counted inside ``input_tokens`` (GPT-5.6+ adds ``cache_write_tokens`` and
-``cache_write_tokens_details``: :mod:`proxy.emulator.openai_prompt_cache`, where a refused
-caching parameter becomes a 400). Streams send the documented event sequence with
-``event:`` lines and increasing ``sequence_number``: response.created,
-response.in_progress, response.output_item.added, response.content_part.added,
-response.output_text.delta × N, response.output_text.done, response.content_part.done,
-response.output_item.done, response.completed (which carries the usage).
-
-This module does not emulate tools, reasoning items or stored responses.
+Usage counts cached tokens inside ``input_tokens`` (GPT-5.6+ adds ``cache_write_tokens`` and
+its details: :mod:`proxy.emulator.openai_prompt_cache`, where a refused caching parameter is a
+400). Streams send the documented event sequence with ``event:`` lines and increasing
+``sequence_number``, from response.created to response.completed (which carries the usage).
+It does not emulate tools, reasoning items or stored responses. See docs/emulator.md.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
 from analyzer.wire import sse_event
 from proxy.emulator.errors import openai_error
+from proxy.emulator.event_stream import sse_response
 from proxy.emulator.openai_options import ParamError
 from proxy.emulator.openai_prompt_cache import param_error, prompt_cache, responses_usage
 from proxy.emulator.reply import output_tokens, reply_text, split_pieces
-from proxy.emulator.event_stream import sse_response
 from proxy.emulator.state import Call, EmulatorState
 
 
-def _response(rid: str, created: int, body: dict, status: str, output: list, usage: dict | None) -> dict[str, Any]:
+def _response(
+    rid: str, created: int, body: dict, status: str, output: list, usage: dict | None
+) -> dict[str, Any]:
     return {
-        "id": rid, "object": "response", "created_at": created, "status": status, "error": None,
-        "incomplete_details": None, "instructions": body.get("instructions"),
-        "max_output_tokens": body.get("max_output_tokens"), "model": body["model"], "output": output,
-        "parallel_tool_calls": True, "previous_response_id": body.get("previous_response_id"),
-        "reasoning": {"effort": None, "summary": None}, "store": bool(body.get("store", True)),
-        "temperature": body.get("temperature", 1.0), "text": {"format": {"type": "text"}},
-        "tool_choice": "auto", "tools": [], "top_p": body.get("top_p", 1.0), "truncation": "disabled",
-        "usage": usage, "user": None, "metadata": body.get("metadata") or {},
+        "id": rid,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "model": body["model"],
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": body.get("previous_response_id"),
+        "reasoning": {"effort": None, "summary": None},
+        "store": bool(body.get("store", True)),
+        "temperature": body.get("temperature", 1.0),
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": body.get("top_p", 1.0),
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": body.get("metadata") or {},
     }
 
 
 def _message(mid: str, text: str, status: str) -> dict[str, Any]:
-    content = [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if status == "completed" else []
+    content = (
+        [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
+        if status == "completed"
+        else []
+    )
     return {"id": mid, "type": "message", "status": status, "role": "assistant", "content": content}
 
 
 def handle_responses(state: EmulatorState, call: Call) -> Response:
     body = call.body
     if not isinstance(body.get("model"), str) or not body["model"]:
-        return openai_error(400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter")
+        return openai_error(
+            400, "Missing required parameter: 'model'.", param="model", code="missing_required_parameter"
+        )
     try:
         cache = prompt_cache(state, call, "responses")
     except ParamError as exc:
@@ -66,7 +85,9 @@ def handle_responses(state: EmulatorState, call: Call) -> Response:
     return JSONResponse(payload, headers=headers)
 
 
-def _events(rid: str, mid: str, created: int, body: dict, text: str, pieces: list[str], usage: dict) -> Iterator[bytes]:
+def _events(
+    rid: str, mid: str, created: int, body: dict, text: str, pieces: list[str], usage: dict
+) -> Iterator[bytes]:
     seq = 0
 
     def event(kind: str, **fields: Any) -> bytes:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 def key_id(api_key: str | None) -> bytes:
     """A 16-byte digest of the API key (or of nothing); the key itself is never kept."""
-    return hashlib.sha256(b"prefixgate-emulator\x00" + (api_key or "").encode("utf-8", "replace")).digest()[:16]
+    return hashlib.sha256(b"prefixgate-emulator\x00" + (api_key or "").encode("utf-8", "replace")).digest()[
+        :16
+    ]
 
 
 @dataclass(slots=True)

@@ -60,7 +60,9 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 def reply_text(body: dict[str, Any], n_tokens: int) -> str:
     """ASCII text of exactly ``n_tokens * 4`` bytes built from the last user message's words."""
-    words = [w for w in "".join(c if c.isascii() and c.isalnum() else " " for c in last_user_text(body)).split()]
+    words = [
+        w for w in "".join(c if c.isascii() and c.isalnum() else " " for c in last_user_text(body)).split()
+    ]
     words = [w[:12].lower() for w in words][:32] or [FILLER]
     size = n_tokens * BYTES_PER_TOKEN
     out: list[str] = []

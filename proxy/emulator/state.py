@@ -36,8 +36,13 @@ class EmulatorState:
         return int(self.config.clock())
 
     def snapshot(self) -> dict:
-        return {"requests": self.requests, "by_route": dict(self.by_route), "cache_entries": len(self.cache),
-                "cached_contents": self.cached_contents.counts(), "remembered_messages": len(self.messages)}
+        return {
+            "requests": self.requests,
+            "by_route": dict(self.by_route),
+            "cache_entries": len(self.cache),
+            "cached_contents": self.cached_contents.counts(),
+            "remembered_messages": len(self.messages),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,6 @@ class Call:
 
     route: str
     body: dict
-    key: bytes  # digest of the API key
+    key: bytes
     controls: Controls = field(default_factory=Controls)
     query: dict[str, str] = field(default_factory=dict)  # the query string (Gemini: alt=sse); never the key

@@ -17,7 +17,9 @@ from analyzer.pricing import PriceTable
 from proxy.tenant import api_key_of, query_key_of
 
 
-def storage_usd(prices: PriceTable | None, model: str, key: str | None, tokens: int, seconds: float) -> float | None:
+def storage_usd(
+    prices: PriceTable | None, model: str, key: str | None, tokens: int, seconds: float
+) -> float | None:
     """``tokens`` stored ``seconds`` at the model's ``cache_storage`` rate (per million per
     hour; ``key``: the upstream's price key); None when unpriced, 0 for nothing bought."""
     price = prices.lookup(model, key) if prices is not None else None
@@ -66,4 +68,3 @@ def resource_url(url: httpx.URL, name: str) -> httpx.URL:
     path = url.raw_path.split(b"?", 1)[0]
     base = path.rsplit(b"/models/", 1)[0]
     return url.copy_with(raw_path=base + b"/" + name.encode("ascii"))
-

@@ -1,20 +1,12 @@
 """The request path's one handle on the Gemini auto-cache: :class:`AutoCacheHook`.
 
-The gate holds one (``gate.gemini_auto_cache``), built by :func:`auto_cache_for`: on (its
-``manager`` a :class:`~proxy.gemini_cache.manager.GeminiAutoCache`, for the gemini upstreams
-``--gemini-auto-cache`` or their own ``auto_cache`` turn on) or off (``manager`` None: every
-method does nothing). Who calls what:
-
-- the handler, after its rewrite step: :meth:`AutoCacheHook.before` (the body to forward
-  and its analysis; a failure is logged and the body goes as it came);
-- the relay, when a rewritten request is answered 400 / 403 / 404
-  (:meth:`AutoCacheHook.may_refuse`): it reads up to :data:`MAX_ERROR_BODY` of the error,
-  asks :meth:`AutoCacheHook.is_refusal` (:mod:`proxy.gemini_cache.resend`), and on a refusal
-  closes that answer and sends once what :meth:`AutoCacheHook.resend` put back on the exchange
-  (the body as the client sent it; the entry dropped);
-- the gate: :meth:`AutoCacheHook.start` (the pool and the recorder's ``emit`` for the
-  background ``cachedContents`` calls), :meth:`AutoCacheHook.enrich` (a recorder enricher),
-  :meth:`AutoCacheHook.aclose`; the shutdown's last resort, :meth:`AutoCacheHook.cut`.
+The gate holds one (``gate.gemini_auto_cache``, from :func:`auto_cache_for`): on, with a
+:class:`~proxy.gemini_cache.manager.GeminiAutoCache` manager, or off (``manager`` None: every
+method does nothing). The handler calls :meth:`AutoCacheHook.before` after its rewrite (a failure
+is logged, the body goes as it came); the relay calls :meth:`AutoCacheHook.may_refuse`,
+:meth:`AutoCacheHook.is_refusal` and :meth:`AutoCacheHook.resend` on a 400 / 403 / 404; the gate
+calls ``start``, ``enrich``, ``aclose`` and, as the shutdown's last resort, ``cut``.
+See docs/providers.md (Gemini explicit caching, automated).
 """
 
 from __future__ import annotations
@@ -35,7 +27,7 @@ if TYPE_CHECKING:
     from proxy.config import ProxyConfig
     from proxy.exchange import Exchange
     from proxy.headers import RawHeaders
-    from proxy.transport.upstream import Upstream
+    from proxy.transport.upstream import UpstreamPool
 
 __all__ = ["MAX_ERROR_BODY", "AutoCacheHook", "auto_cache_for"]
 
@@ -44,14 +36,15 @@ log = logging.getLogger("prefixgate.gemini_cache")
 
 class AutoCacheHook:
     def __init__(self, manager: GeminiAutoCache | None = None) -> None:
-        self.manager = manager  # None: off
+        self.manager = manager
 
     @property
     def on(self) -> bool:
         return self.manager is not None
 
-    def before(self, exchange: Exchange, raw: bytes, analysis: BodyAnalysis, headers: RawHeaders,
-               query: bytes) -> tuple[bytes, BodyAnalysis]:
+    def before(
+        self, exchange: Exchange, raw: bytes, analysis: BodyAnalysis, headers: RawHeaders, query: bytes
+    ) -> tuple[bytes, BodyAnalysis]:
         """The body to forward and its analysis: rewritten to reference a live cache (the
         exchange keeps the body as sent in ``fallback_body``), or as they came."""
         manager = self.manager
@@ -60,7 +53,10 @@ class AutoCacheHook:
         try:
             return manager.before(exchange, headers, query, raw, analysis)
         except Exception:  # advice, like the rewrite: the body goes as it came
-            log.exception("gemini auto-cache failed on request %s; forwarding the body unchanged", exchange.record.request_id)
+            log.exception(
+                "gemini auto-cache failed on request %s; forwarding the body unchanged",
+                exchange.record.request_id,
+            )
             return raw, analysis
 
     @staticmethod
@@ -85,9 +81,11 @@ class AutoCacheHook:
         try:
             self.manager.refused(exchange.record.request_id)
         except Exception:  # advice: the resend goes on
-            log.exception("gemini auto-cache failed to drop the entry of request %s", exchange.record.request_id)
+            log.exception(
+                "gemini auto-cache failed to drop the entry of request %s", exchange.record.request_id
+            )
 
-    def start(self, pool: Upstream, emit: Callable[[RequestRecord], None]) -> None:
+    def start(self, pool: UpstreamPool, emit: Callable[[RequestRecord], None]) -> None:
         """The background calls share the proxy's pool, and each is recorded on its own (sinks only)."""
         if self.manager is not None:
             self.manager.pool, self.manager.emit = pool, emit
@@ -111,7 +109,11 @@ class AutoCacheHook:
 def auto_cache_for(config: ProxyConfig, prices: PriceTable | None) -> AutoCacheHook:
     """The hook for the gemini upstreams ``--gemini-auto-cache`` (all of them) or their own
     ``auto_cache`` turns on; off when none is."""
-    names = {u.name for u in config.all_upstreams if u.protocol == GEMINI and (config.gemini_auto_cache or u.auto_cache)}
+    names = {
+        u.name
+        for u in config.all_upstreams
+        if u.protocol == GEMINI and (config.gemini_auto_cache or u.auto_cache)
+    }
     if not names:
         return AutoCacheHook()
     keys = {u.name: u.prices for u in config.all_upstreams if u.prices}

@@ -1,55 +1,13 @@
 """``--gemini-auto-cache``: Gemini explicit caches made, used and refreshed for the clients.
 
-:class:`GeminiAutoCache` sits on the request path of ``generateContent`` /
-``streamGenerateContent`` for the upstreams of protocol ``gemini`` it is enabled for, behind
-the request path's one hook (:class:`proxy.gemini_cache.hook.AutoCacheHook`).
-:meth:`GeminiAutoCache.before` (called through the hook after the handler's rewrite step) asks the
-:class:`~proxy.gemini_cache.tracker.Tracker` what to do with the request's cuts
-(:mod:`proxy.gemini_cache.plan`):
-
-- a live cache of the same tenant (keyed hash of the key), upstream and model holds the
-  request's prefix → the body is rewritten to reference it (``cachedContent``, the cached
-  parts removed), the record gets the rewrite id ``gemini-cached-content`` and the header
-  ``x-prefixgate-gemini-cache: hit``; past half its TTL a ``PATCH`` of the ttl runs in
-  the background;
-- the request's prefix crossed ``after`` sightings → it goes upstream unchanged
-  (``creating``) while a ``POST …/cachedContents`` runs as a background task;
-- otherwise ``none``.
-
-Background calls go through the proxy's own upstream pool to the request's upstream only
-(its URL with the path cut at ``/models/``: no other host, no open proxy), with the
-requesting client's key in ``x-goog-api-key``; the key lives only in that task's
-arguments: it is never stored, logged or put in a URL. A request whose tenant is hashed from
-another key (a bearer token beside its ``x-goog-api-key``) is left alone: caches are scoped
-by tenant. An answer is read raw up to :data:`MAX_ANSWER` bytes, then decoded within that
-bound (no huge body or gzip bomb is held).
-
-**Each background call is its own accounting record**, handed to the recorder
-(:meth:`proxy.accounting.recorder.Recorder.emit`) when it ends, however it ends (answered,
-refused, unreachable, or cut by the proxy's shutdown): a
-:class:`~proxy.accounting.records.RequestRecord` with the id of the client request that
-caused it plus ``-create`` / ``-refresh``, that request's tenant, provider ``gemini``, the
-upstream and model, route ``…/cachedContents`` (the client's route cut at ``/models/``,
-e.g. ``/v1beta/cachedContents``; the method tells a create ``POST`` from a refresh ``PATCH``),
-status, latency, the proxy's error kind when the call did not complete (``upstream_*``,
-``shutdown_cut``, ``cache_bad_answer`` for a 200 without a name or a token count,
-``cache_call_failed`` for the proxy's own failure) and
-``cache_storage_usd``: the storage bought (the tokens the upstream counted × the TTL's
-hours, or the extension's, × the model's ``cache_storage`` rate; None when unpriced or
-nothing was bought). So storage reaches the ledger, stats and metrics even when no request
-follows. These records **are counted as requests** (``requests``, per status and model):
-they are real upstream calls, shown under their own route; they carry no usage, so they
-are never ``billable`` and add no tokens or ``cost_usd``; ``net_saved_usd`` = saved − storage
-over all records.
-
-A rewritten request whose cache the upstream refuses is resent as sent by the relay
-(:mod:`proxy.gemini_cache.resend`), whose hook calls :meth:`GeminiAutoCache.refused`: the entry
-is marked refused at once (:meth:`~proxy.gemini_cache.tracker.Tracker.refused`: made again
-at once the first time, then backing off), so the next request goes as sent. :meth:`GeminiAutoCache.enrich` (a
-recorder enricher) forgets which entry each finished rewritten request used.
-Where the calls go and what they bought: :mod:`proxy.gemini_cache.calls`. This module does
-not parse bodies beyond :mod:`~proxy.gemini_cache.plan`, and deletes
-nothing upstream: unused caches expire there on their TTL.
+:class:`GeminiAutoCache` sits behind the request path's hook for ``gemini`` upstreams: per the
+:class:`~proxy.gemini_cache.tracker.Tracker`, a request is rewritten to a live cache of its tenant
+(``hit``, refreshed past half its TTL), sent as is while a background create runs (``creating``),
+or left alone (``none``). Background calls go to the request's own upstream with the client's key
+(never stored or logged), and each is its own accounting record (``-create`` / ``-refresh``,
+``cache_storage_usd``). A refused cache is marked at once (:meth:`GeminiAutoCache.refused`).
+It does not parse bodies beyond :mod:`~proxy.gemini_cache.plan` and deletes nothing upstream.
+See docs/providers.md (Gemini explicit caching, automated) and docs/money.md.
 """
 
 from __future__ import annotations
@@ -65,9 +23,9 @@ import orjson
 
 from analyzer.cache_rules import gemini_min_tokens
 from analyzer.pricing import PriceTable
-from proxy.errors import SHUTDOWN_CUT, ProxyError, broken_off, record_failure
 from proxy.accounting.records import RequestRecord
 from proxy.body_analysis import BodyAnalysis, analyse
+from proxy.errors import SHUTDOWN_CUT, ProxyError, broken_off, record_failure
 from proxy.gemini_cache.calls import Origin, call_route, client_key, resource_url, storage_usd
 from proxy.gemini_cache.plan import create_body, cuts, rewritten_body
 from proxy.gemini_cache.resend import (
@@ -83,34 +41,60 @@ from proxy.transport.upstream import UpstreamError
 
 if TYPE_CHECKING:
     from proxy.exchange import Exchange
-    from proxy.transport.upstream import Upstream
+    from proxy.transport.upstream import UpstreamPool
 
 log = logging.getLogger("prefixgate.gemini_cache")
 _KINDS = (Kind.GENERATE, Kind.STREAM_GENERATE)
 CLOSE_WAIT_S = 5.0  # at shutdown, how long background calls may finish (and be recorded) before they are cut
-BAD_ANSWER = ProxyError(502, "cache_bad_answer", "api_error", "api_error")  # a 200 to a create without a cache name or a token count
+BAD_ANSWER = ProxyError(
+    502, "cache_bad_answer", "api_error", "api_error"
+)  # a 200 to a create without a cache name or a token count
 MAX_ANSWER = MAX_ERROR_BODY  # a background call's answer is read (and decoded) up to this many bytes
-INTERNAL = ProxyError(500, "cache_call_failed", "api_error", "api_error")  # the proxy's own failure around a background call (logged)
+INTERNAL = ProxyError(
+    500, "cache_call_failed", "api_error", "api_error"
+)  # the proxy's own failure around a background call (logged)
 
 
 class GeminiAutoCache:
-    def __init__(self, upstreams: set[str], after: int, prices: PriceTable | None = None,
-                 price_keys: dict[str, str] | None = None, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        upstreams: set[str],
+        after: int,
+        prices: PriceTable | None = None,
+        price_keys: dict[str, str] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.upstreams = upstreams  # names of the gemini upstreams it works for
-        self.tracker = Tracker(after=after, min_tokens=gemini_min_tokens, **({"clock": clock} if clock else {}))
+        self.tracker = Tracker(
+            after=after, min_tokens=gemini_min_tokens, **({"clock": clock} if clock else {})
+        )
         self.prices = prices
         self.price_keys = price_keys or {}
-        self.pool: Upstream | None = None  # the proxy's upstream pool, set at start (AutoCacheHook.start)
+        self.pool: UpstreamPool | None = None  # the proxy's upstream pool, set at start (AutoCacheHook.start)
         self.emit: Callable[[RequestRecord], None] | None = None  # the recorder's emit, set at start
         self.tasks: set[asyncio.Task] = set()
-        self.inflight: dict[str, Entry] = {}  # request id → the entry a rewritten request uses, until its record
+        self.inflight: dict[
+            str, Entry
+        ] = {}  # request id → the entry a rewritten request uses, until its record
         self.counts = {"created": 0, "create_failed": 0, "refreshed": 0, "hits": 0, "dropped": 0, "resent": 0}
 
     def applies(self, exchange: Exchange) -> bool:
         target = exchange.target
-        return target is not None and target.provider == GEMINI and target.upstream in self.upstreams and target.endpoint.kind in _KINDS
+        return (
+            target is not None
+            and target.provider == GEMINI
+            and target.upstream in self.upstreams
+            and target.endpoint.kind in _KINDS
+        )
 
-    def before(self, exchange: Exchange, headers: list[tuple[bytes, bytes]], query: bytes, raw: bytes, analysis: BodyAnalysis) -> tuple[bytes, BodyAnalysis]:
+    def before(
+        self,
+        exchange: Exchange,
+        headers: list[tuple[bytes, bytes]],
+        query: bytes,
+        raw: bytes,
+        analysis: BodyAnalysis,
+    ) -> tuple[bytes, BodyAnalysis]:
         """The body to forward and its analysis; sets the header, the rewrite id and, when
         rewritten, the exchange's ``fallback_body`` (``raw``, for the relay's resend). Never
         raises into the request (the caller guards)."""
@@ -120,26 +104,51 @@ class GeminiAutoCache:
         scope = f"{record.tenant}\x00{target.upstream}\x00{analysis.model}"
         key = client_key(headers, query)
         body, model = analysis.body, analysis.model
-        if key is None or not analysis.analysed or not isinstance(body, dict) or analysis.chain is None or not model or record.method != "POST":
+        if (
+            key is None
+            or not analysis.analysed
+            or not isinstance(body, dict)
+            or analysis.chain is None
+            or not model
+            or record.method != "POST"
+        ):
             return raw, analysis
         decision = self.tracker.decide(scope, model, cuts(scope, body, analysis.segments, analysis.chain))
-        origin = Origin(record.request_id, record.tenant, target.upstream, model, call_route(target.route), target.url.copy_with(query=None))
+        origin = Origin(
+            record.request_id,
+            record.tenant,
+            target.upstream,
+            model,
+            call_route(target.route),
+            target.url.copy_with(query=None),
+        )
         if decision.create is not None:
             exchange.headers[HEADER] = "creating"
-            self._spawn(self._create(decision.create, origin, key, create_body(body, decision.create.cut, model, decision.create.ttl_s)))
+            self._spawn(
+                self._create(
+                    decision.create,
+                    origin,
+                    key,
+                    create_body(body, decision.create.cut, model, decision.create.ttl_s),
+                )
+            )
         used = decision.use
         if used is None:
             return raw, analysis
         if decision.refresh:
             self._spawn(self._refresh(used, origin, key))
         new_raw = rewritten_body(body, used.cut, used.name)
-        new_analysis = analyse(target, new_raw)  # before anything is marked: a failure here leaves the request as sent
+        new_analysis = analyse(
+            target, new_raw
+        )  # before anything is marked: a failure here leaves the request as sent
         self.counts["hits"] += 1
         record.rewrites = [*record.rewrites, REWRITE_ID]
         exchange.headers["x-prefixgate-rewrites"] = ",".join(record.rewrites)
         exchange.headers[HEADER] = "hit"
         exchange.fallback_body = raw  # the relay resends it if the upstream refuses the cache
-        self.inflight[record.request_id] = used  # which entry served it: refused() / enrich() mark it on a refusal
+        self.inflight[record.request_id] = (
+            used  # which entry served it: refused() / enrich() mark it on a refusal
+        )
         return new_raw, new_analysis
 
     def refused(self, request_id: str) -> None:
@@ -155,7 +164,9 @@ class GeminiAutoCache:
     def enrich(self, exchange: Exchange) -> None:
         record = exchange.record
         entry = self.inflight.pop(record.request_id, None) if self.inflight else None
-        if entry is not None and RESENT_ID in record.rewrites and self.tracker.refused(entry):  # marked without refused(): still
+        if (
+            entry is not None and RESENT_ID in record.rewrites and self.tracker.refused(entry)
+        ):  # marked without refused(): still
             self.counts["dropped"] += 1
 
     def _spawn(self, coro) -> None:
@@ -168,7 +179,11 @@ class GeminiAutoCache:
         is not one), or None when no answer came (``record.error`` says why). Latency is set
         by the caller's :meth:`_finish`."""
         assert self.pool is not None
-        headers = [(b"x-goog-api-key", key), (b"content-type", b"application/json"), (b"accept-encoding", b"identity")]
+        headers = [
+            (b"x-goog-api-key", key),
+            (b"content-type", b"application/json"),
+            (b"accept-encoding", b"identity"),
+        ]
         try:
             response = await self.pool.send(record.method, url, headers, body)
         except UpstreamError as exc:
@@ -197,7 +212,9 @@ class GeminiAutoCache:
         return doc if isinstance(doc, dict) else {}
 
     def _record(self, origin: Origin, what: str, method: str) -> RequestRecord:
-        record = RequestRecord(f"{origin.request_id}-{what}", time.time(), origin.tenant, GEMINI, origin.route, method=method)
+        record = RequestRecord(
+            f"{origin.request_id}-{what}", time.time(), origin.tenant, GEMINI, origin.route, method=method
+        )
         record.model, record.upstream = origin.model, origin.upstream
         record.analysed = True  # the proxy's own JSON body: never counted as a body it could not parse
         return record
@@ -216,23 +233,36 @@ class GeminiAutoCache:
 
     async def _create(self, entry: Entry, origin: Origin, key: bytes, body: bytes) -> None:
         record, started, cut = self._record(origin, "create", "POST"), time.perf_counter(), False
-        sent_at = self.tracker.clock()  # Google's ttl runs from its create: count it from no later than the send
+        sent_at = (
+            self.tracker.clock()
+        )  # Google's ttl runs from its create: count it from no later than the send
         try:
             doc = await self._call(record, resource_url(origin.url, "cachedContents"), key, body)
             name = doc.get("name") if doc is not None else None
             tokens = (doc.get("usageMetadata") or {}).get("totalTokenCount") if doc is not None else None
-            if doc is not None and record.status == 200 and not (isinstance(name, str) and name.startswith("cachedContents/") and isinstance(tokens, int)):
+            if (
+                doc is not None
+                and record.status == 200
+                and not (
+                    isinstance(name, str) and name.startswith("cachedContents/") and isinstance(tokens, int)
+                )
+            ):
                 record_failure(record, BAD_ANSWER, keep_status=True)
             if record.status != 200 or record.error is not None:
                 self.tracker.failed(entry)  # backs off; the requests go on as sent
                 self.counts["create_failed"] += 1
-                log.warning("gemini cachedContents create failed (HTTP %d%s); backing off",
-                            record.status, f", {record.error}" if record.error else "")
+                log.warning(
+                    "gemini cachedContents create failed (HTTP %d%s); backing off",
+                    record.status,
+                    f", {record.error}" if record.error else "",
+                )
                 return
             assert isinstance(name, str) and isinstance(tokens, int)
             ttl = entry.ttl_s
             self.tracker.created(entry, name, tokens, ttl, at=sent_at)
-            record.cache_storage_usd = storage_usd(self.prices, origin.model, self.price_keys.get(origin.upstream), tokens, ttl)
+            record.cache_storage_usd = storage_usd(
+                self.prices, origin.model, self.price_keys.get(origin.upstream), tokens, ttl
+            )
             self.counts["created"] += 1
             log.info("gemini cache %s created: %d tokens, ttl %ds", name, tokens, ttl)
         except asyncio.CancelledError:
@@ -250,17 +280,27 @@ class GeminiAutoCache:
         record, started, cut = self._record(origin, "refresh", "PATCH"), time.perf_counter(), False
         before, sent_at = entry.expires_at, self.tracker.clock()
         try:
-            doc = await self._call(record, resource_url(origin.url, entry.name), key, orjson.dumps({"ttl": f"{entry.ttl_s}s"}))
+            doc = await self._call(
+                record, resource_url(origin.url, entry.name), key, orjson.dumps({"ttl": f"{entry.ttl_s}s"})
+            )
             if doc is None or record.status != 200:
                 self.tracker.refreshed(entry, None)  # the entry runs out as it is
                 if record.status in (403, 404):  # gone upstream: made again like a refused one
                     self.tracker.refused(entry)
-                log.warning("gemini cache refresh failed (HTTP %d%s)", record.status, f", {record.error}" if record.error else "")
+                log.warning(
+                    "gemini cache refresh failed (HTTP %d%s)",
+                    record.status,
+                    f", {record.error}" if record.error else "",
+                )
                 return
             now = self.tracker.clock()
-            extension = max(0.0, now + entry.ttl_s - before)  # billed up to the answer: never under what was bought
+            extension = max(
+                0.0, now + entry.ttl_s - before
+            )  # billed up to the answer: never under what was bought
             self.tracker.refreshed(entry, entry.ttl_s, at=sent_at)  # used only up to the send's ttl
-            record.cache_storage_usd = storage_usd(self.prices, origin.model, self.price_keys.get(origin.upstream), entry.tokens, extension)
+            record.cache_storage_usd = storage_usd(
+                self.prices, origin.model, self.price_keys.get(origin.upstream), entry.tokens, extension
+            )
             self.counts["refreshed"] += 1
         except asyncio.CancelledError:
             cut = True
@@ -282,4 +322,3 @@ class GeminiAutoCache:
             task.cancel()
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
-

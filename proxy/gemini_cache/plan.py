@@ -1,21 +1,13 @@
 """Where a Gemini request may be cut for an explicit cache, and the two bodies of a cut.
 
-A :class:`Cut` is a segment boundary of a ``generateContent`` body after which the rest is
-the exact continuation of a ``cachedContents`` entry: everything Google lets a cache hold
-and forbids beside a ``cachedContent`` reference (``systemInstruction``, ``tools``,
-``toolConfig``), then the first ``n_contents`` items of ``contents``. At least one
-content always stays in the request (Google wants ``contents``). :func:`cuts` lists them
-from the body's segments (:func:`analyzer.segments.gemini_segments`) and its prefix chain
-(:mod:`analyzer.prefix`), which say where a cut may go and its size. A cut's ``digest`` is
-a hash of its scope (tenant, upstream, model) and of the exact JSON the cache would hold:
-the head fields as :func:`create_body` sends them and each of the leading contents whole
-(roles, empty contents and shapes the segments skip included), so equal digests mean the
-very same cached input, never merely equal segments. :func:`create_body` is what the
-``cachedContents`` create sends; :func:`rewritten_body` the request that references it,
-so Google's model reads the cache's parts and then the request's: the same input as the
-body as sent.
-
-This module is pure: it makes no decision (:mod:`proxy.gemini_cache.tracker`) and no call.
+A :class:`Cut` is a segment boundary after which the rest of a ``generateContent`` body
+continues a ``cachedContents`` entry exactly (``systemInstruction``, ``tools``, ``toolConfig``,
+then the first ``n_contents`` contents; at least one content stays in the request).
+:func:`cuts` lists them from the body's segments and prefix chain; a cut's ``digest`` hashes its
+scope (tenant, upstream, model) and the exact JSON the cache would hold, so equal digests mean
+the very same cached input. :func:`create_body` is the create's body, :func:`rewritten_body`
+the request that references it. Pure: no decision (:mod:`~proxy.gemini_cache.tracker`), no call.
+See docs/providers.md (Gemini explicit caching, automated).
 """
 
 from __future__ import annotations
@@ -49,7 +41,11 @@ class Cut:
 def eligible(body: Any) -> bool:
     """A body the rewrite can handle: no cachedContent yet, contents a list of two or more
     (or one, behind a systemInstruction / tools)."""
-    if not isinstance(body, dict) or body.get("cachedContent") is not None or body.get("cached_content") is not None:
+    if (
+        not isinstance(body, dict)
+        or body.get("cachedContent") is not None
+        or body.get("cached_content") is not None
+    ):
         return False
     if any(camel in body and snake in body for camel, snake in _SPELLINGS):
         return False  # a field spelled both ways: which one the upstream reads is its guess, not ours
@@ -76,7 +72,11 @@ def cuts(scope: str, body: dict[str, Any], segments: Sequence[Segment], chain: C
         else:
             head = i + 1
     try:
-        running = hashlib.blake2b(_framed(scope.encode("utf-8", "surrogatepass")) + _framed(orjson.dumps(_head(body), option=orjson.OPT_SORT_KEYS)), digest_size=16)
+        running = hashlib.blake2b(
+            _framed(scope.encode("utf-8", "surrogatepass"))
+            + _framed(orjson.dumps(_head(body), option=orjson.OPT_SORT_KEYS)),
+            digest_size=16,
+        )
         out: list[Cut] = []
         covered = head
         for j, content in enumerate(contents):  # a cut after j contents: at least one stays in the request
@@ -108,9 +108,12 @@ def _head(body: dict[str, Any]) -> dict[str, Any]:
 
 def create_body(body: dict[str, Any], cut: Cut, model: str, ttl_s: int) -> bytes:
     """``POST cachedContents``: the cached parts of ``body`` up to ``cut``."""
-    doc: dict[str, Any] = {"model": model if model.startswith("models/") else f"models/{model}", **_head(body)}
+    doc: dict[str, Any] = {
+        "model": model if model.startswith("models/") else f"models/{model}",
+        **_head(body),
+    }
     if cut.n_contents:
-        doc["contents"] = body["contents"][:cut.n_contents]
+        doc["contents"] = body["contents"][: cut.n_contents]
     doc["ttl"] = f"{int(ttl_s)}s"
     doc["displayName"] = "prefixgate-auto"
     return orjson.dumps(doc)
@@ -120,5 +123,5 @@ def rewritten_body(body: dict[str, Any], cut: Cut, name: str) -> bytes:
     """``body`` referencing the cache ``name`` in place of the parts up to ``cut``."""
     doc = {k: v for k, v in body.items() if k not in HEAD_FIELDS and k != "contents"}
     doc["cachedContent"] = name
-    doc["contents"] = body["contents"][cut.n_contents:]
+    doc["contents"] = body["contents"][cut.n_contents :]
     return orjson.dumps(doc)

@@ -1,23 +1,12 @@
 """When a request the auto-cache rewrote is refused for its ``cachedContent``: resend it as sent.
 
-A rewritten request (:meth:`proxy.gemini_cache.manager.GeminiAutoCache.before`) references a
-cache the proxy made; the upstream may have lost it (deleted, expired early, another key)
-and then refuses the request. Google answers such a request 403 ``PERMISSION_DENIED``
-("CachedContent not found (or permission denied)"), 404 ``NOT_FOUND``, or 400
-``INVALID_ARGUMENT`` whose message names the cache (a model that does not match it, a bad
-name); the emulator (:mod:`proxy.emulator.gemini_cached_contents`) answers the same.
-:func:`names_cached_content` tells such a refusal from any other error: a 400 / 403 / 404
-whose body (read by the relay up to :data:`MAX_ERROR_BODY` bytes; gzip or deflate decoded,
-bounded too) names ``cachedContent`` (any case, ``cached_content`` or "cached content").
-The relay (:mod:`proxy.relay`) asks through the auto-cache's hook
-(:class:`proxy.gemini_cache.hook.AutoCacheHook`), which then puts the exchange's
-``fallback_body`` (the body as the client sent it) back for the relay to send once, before any
-byte went to the client, streaming or not; :func:`mark_resent` marks the request's one record
-and headers: rewrite id :data:`RESENT_ID`, ``x-prefixgate-gemini-cache: resent``; the hook also
-tells the manager, which drops the entry at once, so later requests go as sent until the
-prefix is cached again.
-
-This module decides nothing else and makes no call.
+:func:`names_cached_content` tells such a refusal (a 400 / 403 / 404 whose body, read up to
+:data:`MAX_ERROR_BODY` bytes and decoded within a bound, names ``cachedContent``, any spelling)
+from any other error; the hook then puts the body as the client sent it back for the relay to
+send once, before any byte went to the client. :func:`mark_resent` marks the one record and
+headers (:data:`RESENT_ID`, ``x-prefixgate-gemini-cache: resent``).
+It decides nothing else and makes no call.
+See docs/providers.md (Gemini explicit caching, automated).
 """
 
 from __future__ import annotations
@@ -63,7 +52,9 @@ def decoded(body: bytes, encoding: str | None) -> bytes:
 
 def names_cached_content(status: int, body: bytes, encoding: str | None = None) -> bool:
     """True when a 400 / 403 / 404 with this (bounded) body is about the request's cachedContent."""
-    return may_be_refusal(status) and _NAMES_CACHE.search(decoded(body[:MAX_ERROR_BODY], encoding)) is not None
+    return (
+        may_be_refusal(status) and _NAMES_CACHE.search(decoded(body[:MAX_ERROR_BODY], encoding)) is not None
+    )
 
 
 def mark_resent(exchange: Exchange) -> None:

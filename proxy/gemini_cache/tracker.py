@@ -1,36 +1,12 @@
 """When to create, use, refresh and forget a Gemini explicit cache: :class:`Tracker`.
 
-Pure logic over a clock (tests pass a fake one). For each request it is given the body's
-cuts (:func:`proxy.gemini_cache.plan.cuts`, longest first) and answers one
-:class:`Decision`:
-
-- **use**: the longest cut with a live entry (created upstream, not within
-  :data:`EXPIRY_MARGIN_S` of its expiry); with ``refresh`` set when less than half its
-  TTL is left and no refresh is under way (the caller PATCHes the ttl, then reports
-  :meth:`Tracker.refreshed`; a failed one is not tried again for :data:`BACKOFF_S`, so an
-  upstream that errors gets no PATCH per request);
-- **create**: otherwise, the longest cut of at least ``min_tokens`` seen ``after`` times
-  (this request included) within ``window_s``, with no entry yet and no create backing
-  off; beside a cache the request already uses, only a cut holding at least ``min_tokens``
-  more. Its TTL comes from the observed reuse: :data:`TTL_FACTOR` × the p90 gap between
-  those sightings, clamped to [:data:`MIN_TTL_S`, :data:`MAX_TTL_S`]. The entry is
-  *pending* until :meth:`Tracker.created` or :meth:`Tracker.failed` (a failure backs off,
-  doubling from :data:`BACKOFF_S` to an hour: no storm of creates; it holds back the
-  creates of the scope's other prefixes too (a growing chat shows a new one every turn),
-  until a create of that scope succeeds or the backoff ends; a pending entry never
-  reported is taken as failed after :data:`PENDING_S`).
-
-:meth:`Tracker.refused` marks an entry the upstream refused (lost, expired early): it is made
-again at once the first time, then only after a backoff that doubles from :data:`BACKOFF_S`
-with each further refusal of that prefix (an upstream that keeps refusing gets no storm of
-paid creates); a late refusal of an entry already replaced leaves the new one alone.
-Expiries count from when the create or refresh was *sent* (the ``at`` the caller passes),
-never from its answer, so a slow answer never stretches the proxy's idea of a cache's life.
-:meth:`Tracker.drop` forgets an entry. Expired entries go on the
-next look; nothing is deleted upstream (an unused cache simply expires there too). Money is
-not kept here: the manager records each create and refresh with its storage cost. Memory is
-bounded: at most ``max_keys`` sighting lists and
-entries, oldest first out. This module makes no call and holds no API key.
+Pure logic over a clock (tests pass a fake one): given a body's cuts, longest first, it answers
+one :class:`Decision`: **use** the longest live entry (``refresh`` past half its TTL), or
+**create** one for a cut seen ``after`` times within ``window_s`` (TTL from the observed reuse
+gaps, clamped); failed creates and refusals back off, doubling from :data:`BACKOFF_S`.
+Expiries count from when a call was *sent*. Memory is bounded (``max_keys``, oldest first out).
+It makes no call, holds no API key, keeps no money and deletes nothing upstream.
+See docs/providers.md (Gemini explicit caching, automated).
 """
 
 from __future__ import annotations
@@ -93,9 +69,13 @@ class Tracker:
     window_s: float = 3600.0
     max_keys: int = 50_000
     clock: Callable[[], float] = time.monotonic
-    seen: OrderedDict[bytes, list[float]] = field(default_factory=OrderedDict)  # small lists: ~4x lighter than deques at the cap
+    seen: OrderedDict[bytes, list[float]] = field(
+        default_factory=OrderedDict
+    )  # small lists: ~4x lighter than deques at the cap
     entries: OrderedDict[bytes, Entry] = field(default_factory=OrderedDict)
-    held: OrderedDict[str, float] = field(default_factory=OrderedDict)  # scope → no create before (a failed one)
+    held: OrderedDict[str, float] = field(
+        default_factory=OrderedDict
+    )  # scope → no create before (a failed one)
 
     def __post_init__(self) -> None:
         if self.after < 1:
@@ -108,7 +88,11 @@ class Tracker:
             entry = self._live(cut.digest, now)
             if entry is not None and entry.state == READY:
                 decision.use = entry
-                if not entry.refreshing and entry.expires_at - now < entry.ttl_s / 2 and now >= entry.refresh_at:
+                if (
+                    not entry.refreshing
+                    and entry.expires_at - now < entry.ttl_s / 2
+                    and now >= entry.refresh_at
+                ):
                     entry.refreshing = decision.refresh = True
                 break
         minimum = self.min_tokens(model)
@@ -117,7 +101,7 @@ class Tracker:
         for cut in cuts:
             if cut.tokens < minimum:
                 continue
-            times = [t for t in self.seen.pop(cut.digest, ()) if t > now - self.window_s][-(keep - 1):]
+            times = [t for t in self.seen.pop(cut.digest, ()) if t > now - self.window_s][-(keep - 1) :]
             times.append(now)
             self.seen[cut.digest] = times
             if chosen is None and len(times) >= self.after:
@@ -160,7 +144,11 @@ class Tracker:
         """The create answered; ``at``: when it was sent (the ttl runs from no later), else now."""
         now = self.clock()
         entry.state, entry.since, entry.name, entry.tokens = READY, now, name, tokens
-        entry.ttl_s, entry.expires_at, entry.failures = ttl_s, (now if at is None else min(at, now)) + ttl_s, 0
+        entry.ttl_s, entry.expires_at, entry.failures = (
+            ttl_s,
+            (now if at is None else min(at, now)) + ttl_s,
+            0,
+        )
         self.held.pop(entry.scope, None)
 
     def failed(self, entry: Entry) -> None:
@@ -193,7 +181,9 @@ class Tracker:
         now = self.clock()
         entry.refusals += 1
         entry.state, entry.since, entry.refreshing = FAILED, now, False
-        entry.retry_at = now if entry.refusals == 1 else now + min(BACKOFF_S * 2 ** (entry.refusals - 2), float(MAX_TTL_S))
+        entry.retry_at = (
+            now if entry.refusals == 1 else now + min(BACKOFF_S * 2 ** (entry.refusals - 2), float(MAX_TTL_S))
+        )
         return True
 
     def drop(self, digest: bytes) -> None:

@@ -72,8 +72,13 @@ def _rates(row: dict) -> dict:
     return row
 
 
-def fleet_range(hours: dict[int, Rows], since: float | None, prices: PriceTable | None = None,
-                now: float | None = None, max_models: int = 1000) -> dict:
+def fleet_range(
+    hours: dict[int, Rows],
+    since: float | None,
+    prices: PriceTable | None = None,
+    now: float | None = None,
+    max_models: int = 1000,
+) -> dict:
     """The fleet's per-hour sums → the range's totals, models and hourly series: every hour
     that ends after ``since`` up to now (all kept hours from the first with data when None),
     hours without requests as zeros."""
@@ -89,8 +94,16 @@ def fleet_range(hours: dict[int, Rows], since: float | None, prices: PriceTable 
             acc = merged.setdefault(key, [0] * len(row))
             merged[key] = [a + b for a, b in zip(acc, row)]
         point = _rates(shape(rows))
-        points.append({"t": h * 3600, "requests": point["requests"], "cost_usd": point["cost_usd"],
-                       "input_tokens": point["input_tokens"], "cached_tokens": point["cached_tokens"], "hit_rate": point["token_hit_rate"]})
+        points.append(
+            {
+                "t": h * 3600,
+                "requests": point["requests"],
+                "cost_usd": point["cost_usd"],
+                "input_tokens": point["input_tokens"],
+                "cached_tokens": point["cached_tokens"],
+                "hit_rate": point["token_hit_rate"],
+            }
+        )
     out = _rates(shape(capped(merged, max_models)))  # every replica's names: bounded
     for row in out["models"]:
         _rates(row)
@@ -99,10 +112,15 @@ def fleet_range(hours: dict[int, Rows], since: float | None, prices: PriceTable 
     return out
 
 
-def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices: PriceTable | None = None) -> list[Route]:
+def routes(
+    ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices: PriceTable | None = None
+) -> list[Route]:
     async def dashboard(request: Request) -> Response:
-        return FileResponse(STATIC / "dashboard.html", media_type="text/html",
-                            headers={**NO_STORE, "content-security-policy": CSP})
+        return FileResponse(
+            STATIC / "dashboard.html",
+            media_type="text/html",
+            headers={**NO_STORE, "content-security-policy": CSP},
+        )
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -121,7 +139,9 @@ def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices
             return _bad(str(exc))
         if not 1 <= buckets <= 1000 or not 1 <= top <= 100:
             return _bad("buckets must be 1..1000 and top 1..100")
-        data = await ledger.read(lambda conn: summarize(conn, since=since, until=until, buckets=buckets, top=top))
+        data = await ledger.read(
+            lambda conn: summarize(conn, since=since, until=until, buckets=buckets, top=top)
+        )
         label_models(data["models"], prices)
         data["bodies_logged"] = log_bodies
         data["fleet"] = metrics.fleet is not None
@@ -131,8 +151,16 @@ def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices
     async def fleet(request: Request) -> Response:
         fleet = metrics.fleet
         if fleet is None:
-            return _json({"error": {"type": "not_found", "message": "no fleet totals: this proxy runs on the memory store "
-                                    "(one replica is the fleet); start replicas with --store redis://…"}}, 404)
+            return _json(
+                {
+                    "error": {
+                        "type": "not_found",
+                        "message": "no fleet totals: this proxy runs on the memory store "
+                        "(one replica is the fleet); start replicas with --store redis://…",
+                    }
+                },
+                404,
+            )
         try:
             since = parse_since(request.query_params.get("since", "24h"))
         except ValueError as exc:
@@ -150,8 +178,13 @@ def routes(ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices
             error, as_of = fleet.error, fleet.as_of
         if as_of is None:  # Redis never answered: no numbers rather than zeros
             data = {"models": [], "series": {"step": 3600, "points": []}}
-        data.update(available=error is None, error=error, as_of=as_of, retention_days=RETENTION_S // 86400,
-                    flush=fleet.flush_state())
+        data.update(
+            available=error is None,
+            error=error,
+            as_of=as_of,
+            retention_days=RETENTION_S // 86400,
+            flush=fleet.flush_state(),
+        )
         return _json(data)
 
     async def metrics_endpoint(request: Request) -> Response:

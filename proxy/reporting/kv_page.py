@@ -35,10 +35,21 @@ _INLINE = re.compile(r"<(script|style)>(.*?)</\1>", re.DOTALL)
 
 def presets() -> dict[str, object]:
     """What the page knows of the presets: the CLI's own table, and its aliases."""
-    return {"presets": [{"name": p.name, "layers": p.layers, "kv_heads": p.kv_heads, "head_dim": p.head_dim,
-                         "query_heads": p.query_heads, "params": p.params, "source": p.source}
-                        for p in sorted(kv.PRESETS.values(), key=lambda p: p.name)],
-            "aliases": dict(kv.ALIASES)}
+    return {
+        "presets": [
+            {
+                "name": p.name,
+                "layers": p.layers,
+                "kv_heads": p.kv_heads,
+                "head_dim": p.head_dim,
+                "query_heads": p.query_heads,
+                "params": p.params,
+                "source": p.source,
+            }
+            for p in sorted(kv.PRESETS.values(), key=lambda p: p.name)
+        ],
+        "aliases": dict(kv.ALIASES),
+    }
 
 
 @lru_cache(maxsize=1)
@@ -48,13 +59,20 @@ def render() -> tuple[bytes, str]:
     html = TEMPLATE.read_text(encoding="utf-8").replace("{{PRESETS}}", data)
     hashes = {"script": [], "style": []}
     for tag, body in _INLINE.findall(html):
-        hashes[tag].append("'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'")
-    csp = (f"default-src 'none'; script-src {' '.join(hashes['script'])}; style-src {' '.join(hashes['style'])}; "
-           "img-src 'self' data:; form-action 'self'; base-uri 'none'")
+        hashes[tag].append(
+            "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+        )
+    csp = (
+        f"default-src 'none'; script-src {' '.join(hashes['script'])}; style-src {' '.join(hashes['style'])}; "
+        "img-src 'self' data:; form-action 'self'; base-uri 'none'"
+    )
     return html.encode(), csp
 
 
 async def page(request: Request) -> Response:
     html, csp = render()
-    return Response(html, media_type="text/html; charset=utf-8",
-                    headers={"cache-control": "no-store", "content-security-policy": csp})
+    return Response(
+        html,
+        media_type="text/html; charset=utf-8",
+        headers={"cache-control": "no-store", "content-security-policy": csp},
+    )

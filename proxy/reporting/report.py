@@ -34,8 +34,22 @@ from proxy.accounting.ledger import LedgerError, connect
 from proxy.config import ProxyConfig
 from proxy.reporting.summary import parse_since, summarize
 
-CSV_FIELDS = ("provider", "model", "requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens",
-              "output_tokens", "token_hit_rate", "cost_usd", "saved_usd", "missed_usd", "unpriced", "errors")
+CSV_FIELDS = (
+    "provider",
+    "model",
+    "requests",
+    "prefix_hits",
+    "input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "token_hit_rate",
+    "cost_usd",
+    "saved_usd",
+    "missed_usd",
+    "unpriced",
+    "errors",
+)
 
 
 usd = format_usd  # one money format everywhere (analyzer.cost.format_usd; the dashboard's JS mirrors it)
@@ -88,11 +102,29 @@ def load_summary(ledgers: str | list[str], since: str | None) -> dict[str, Any]:
 
 
 # The counters the totals table places on its own rows (the rest follow, by name).
-TOKEN_ROWS = (("input tokens", "input_tokens"), ("cached tokens", "cached_tokens"),
-              ("cache-write tokens", "cache_write_tokens"), ("output tokens", "output_tokens"))
-PLACED = {"requests", "billable", "cost_usd", "saved_usd", "missed_usd", "prefix_hits", "prefix_unknown",
-          *(name for _, name in TOKEN_ROWS), "unpriced", "unanalysed", "errors", "rewritten", "cache_storage_usd", "net_saved_usd",
-          "rules_drift_rows"}
+TOKEN_ROWS = (
+    ("input tokens", "input_tokens"),
+    ("cached tokens", "cached_tokens"),
+    ("cache-write tokens", "cache_write_tokens"),
+    ("output tokens", "output_tokens"),
+)
+PLACED = {
+    "requests",
+    "billable",
+    "cost_usd",
+    "saved_usd",
+    "missed_usd",
+    "prefix_hits",
+    "prefix_unknown",
+    *(name for _, name in TOKEN_ROWS),
+    "unpriced",
+    "unanalysed",
+    "errors",
+    "rewritten",
+    "cache_storage_usd",
+    "net_saved_usd",
+    "rules_drift_rows",
+}
 
 
 def value(name: str, summary: dict[str, Any]) -> str:
@@ -105,12 +137,21 @@ def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     """The totals table: the familiar rows first, then each shown counter they do not place
     (by its name), so a counter added to the table is printed without a change here."""
     rows = [
-        ("requests", value("requests", s) + (f" ({value('billable', s)} billable)" if "billable" in s else "")),
+        (
+            "requests",
+            value("requests", s) + (f" ({value('billable', s)} billable)" if "billable" in s else ""),
+        ),
         ("spent", value("cost_usd", s)),
         ("saved by caching", value("saved_usd", s)),
         ("missed savings", value("missed_usd", s)),
-        *([("explicit-cache storage", value("cache_storage_usd", s)), ("saved net of storage", value("net_saved_usd", s))]
-          if s.get("cache_storage_usd") else []),  # only where --gemini-auto-cache kept caches
+        *(
+            [
+                ("explicit-cache storage", value("cache_storage_usd", s)),
+                ("saved net of storage", value("net_saved_usd", s)),
+            ]
+            if s.get("cache_storage_usd")
+            else []
+        ),  # only where --gemini-auto-cache kept caches
         ("token hit rate", f"{s['token_hit_rate']:.1%}"),
         ("requests with a repeated prefix", f"{value('prefix_hits', s)} ({s['request_hit_rate']:.1%})"),
     ]
@@ -125,7 +166,9 @@ def total_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if s.get("rules_drift_rows"):
         rows.append(("rules drift (priced null)", value("rules_drift_rows", s)))
-    rows += [(c.name.replace("_", " "), value(c.name, s)) for c in COUNTERS if c.shown and c.name not in PLACED]
+    rows += [
+        (c.name.replace("_", " "), value(c.name, s)) for c in COUNTERS if c.shown and c.name not in PLACED
+    ]
     return rows
 
 
@@ -167,20 +210,44 @@ def render_table(summary: dict[str, Any], width: int = WIDTH) -> str:
             name += f" ({m['priced_as']})"
         elif m["unpriced"] and m["cost_usd"] is None:
             name += " (unpriced)"
-        models.add_row(name, f"{m['requests']:,}", f"{m['token_hit_rate']:.1%}", usd(m["cost_usd"]), usd(m["saved_usd"]),
-                       usd(m["missed_usd"]))
+        models.add_row(
+            name,
+            f"{m['requests']:,}",
+            f"{m['token_hit_rate']:.1%}",
+            usd(m["cost_usd"]),
+            usd(m["saved_usd"]),
+            usd(m["missed_usd"]),
+        )
     console.print(models)
     upstreams = summary.get("upstreams") or {}
     if len(upstreams) > 1:
         table = _table("per upstream", "upstream", *money, right=money)
         for name, u in sorted(upstreams.items(), key=lambda kv: (-kv[1]["requests"], kv[0])):
-            table.add_row(name, f"{u['requests']:,}", f"{u['token_hit_rate']:.1%}", usd(u["cost_usd"]), usd(u["saved_usd"]),
-                          usd(u["missed_usd"]))
+            table.add_row(
+                name,
+                f"{u['requests']:,}",
+                f"{u['token_hit_rate']:.1%}",
+                usd(u["cost_usd"]),
+                usd(u["saved_usd"]),
+                usd(u["missed_usd"]),
+            )
         console.print(table)
     if summary.get("not_billable"):
-        quiet = _table("billed nothing (no usage reported)", "route", "requests", "errors", "models", right=("requests", "errors"))
+        quiet = _table(
+            "billed nothing (no usage reported)",
+            "route",
+            "requests",
+            "errors",
+            "models",
+            right=("requests", "errors"),
+        )
         for r in summary["not_billable"]:
-            quiet.add_row(f"{r['method']} {r['route']}".strip(), f"{r['requests']:,}", f"{r['errors']:,}", ", ".join(r["models"]) or "—")
+            quiet.add_row(
+                f"{r['method']} {r['route']}".strip(),
+                f"{r['requests']:,}",
+                f"{r['errors']:,}",
+                ", ".join(r["models"]) or "—",
+            )
         console.print(quiet)
     if summary["miss_reasons"]:
         reasons = _table("miss reasons", "reason", "requests", "missed", right=("requests", "missed"))
@@ -194,15 +261,28 @@ def render_table(summary: dict[str, Any], width: int = WIDTH) -> str:
         cols = ("requests", "tokens", "missed", "agrees")
         table = _table("the provider's miss reasons (diagnostics)", "reason", *cols, right=cols)
         for reason, m in misses.items():
-            table.add_row(escape(reason), f"{m['requests']:,}", f"{m['missed_tokens']:,}", usd(m["missed_usd"]),
-                          f"{m['agrees']:,}/{m['requests']:,}")
+            table.add_row(
+                escape(reason),
+                f"{m['requests']:,}",
+                f"{m['missed_tokens']:,}",
+                usd(m["missed_usd"]),
+                f"{m['agrees']:,}/{m['requests']:,}",
+            )
         console.print(table)
     if summary.get("rules_drift"):
-        drift = _table("rules drift: usage the rules do not expect (priced null)", "model", "field", "requests",
-                       right=("requests",))
+        drift = _table(
+            "rules drift: usage the rules do not expect (priced null)",
+            "model",
+            "field",
+            "requests",
+            right=("requests",),
+        )
         for r in summary["rules_drift"]:
-            drift.add_row(escape(f"{r['provider']}/{r['model'] or '(none)'}"),
-                          escape(f"{r['field']} ({r['why']})" if r["why"] else r["field"]), f"{r['count']:,}")
+            drift.add_row(
+                escape(f"{r['provider']}/{r['model'] or '(none)'}"),
+                escape(f"{r['field']} ({r['why']})" if r["why"] else r["field"]),
+                f"{r['count']:,}",
+            )
         console.print(drift)
         updates = list(dict.fromkeys(r["update"] for r in summary["rules_drift"]))
         console.print("to fix: " + "; ".join(updates), overflow="fold", markup=False)
@@ -224,7 +304,12 @@ def render_csv(summary: dict[str, Any]) -> str:
 
 
 @click.command("report")
-@click.option("--ledger", "ledger", multiple=True, help="SQLite ledger (default: the one `serve` writes); repeat it to read several replicas' ledgers as one.")
+@click.option(
+    "--ledger",
+    "ledger",
+    multiple=True,
+    help="SQLite ledger (default: the one `serve` writes); repeat it to read several replicas' ledgers as one.",
+)
 @click.option("--since", default=None, help="24h, 7d, 30m, or an ISO time; default all.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole summary as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the per-model rows as CSV.")

@@ -30,7 +30,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -63,7 +63,7 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
         except ValueError:
             raise ValueError(f"--since: expected like 24h, 7d, 30m or an ISO time, got {text!r}") from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return when.timestamp()
 
 
@@ -86,18 +86,27 @@ def _where(since: float | None, until: float | None) -> tuple[str, list[float]]:
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
-def summarize(conn: sqlite3.Connection, since: float | None = None, until: float | None = None,
-              buckets: int = 48, top: int = 10) -> dict[str, Any]:
+def summarize(
+    conn: sqlite3.Connection,
+    since: float | None = None,
+    until: float | None = None,
+    buckets: int = 48,
+    top: int = 10,
+) -> dict[str, Any]:
     where, args = _where(since, until)
     totals = _totals(conn.execute(f"SELECT {_AGG} FROM requests{where}", args).fetchone())
     providers = {
         row[0]: _totals(row[1:])
-        for row in conn.execute(f"SELECT provider, {_AGG} FROM requests{where} GROUP BY provider ORDER BY provider", args)
+        for row in conn.execute(
+            f"SELECT provider, {_AGG} FROM requests{where} GROUP BY provider ORDER BY provider", args
+        )
     }
     upstreams = _upstreams(conn, where, args)
     models = [
         {"provider": row[0], "model": row[1], **_totals(row[2:])}
-        for row in conn.execute(f"SELECT provider, model, {_AGG} FROM requests{where} GROUP BY provider, model", args)
+        for row in conn.execute(
+            f"SELECT provider, model, {_AGG} FROM requests{where} GROUP BY provider, model", args
+        )
     ]
     models.sort(key=lambda m: (-m["requests"], m["provider"] or "", m["model"] or ""))
     quiet = {(m["provider"], m["model"]) for m in models if not m["billable"]}
@@ -132,7 +141,9 @@ MAX_UPSTREAMS = 64  # as /prefixgate/stats (proxy.accounting.stats.MAX_UPSTREAMS
 def _upstreams(conn, where, args, limit: int = MAX_UPSTREAMS) -> dict[str, dict[str, Any]]:
     """Per upstream name (NULL: the provider's name), the same totals as the top level; past
     ``limit`` names (most requests first) the rest summed as ``other``."""
-    rows = conn.execute(f"SELECT COALESCE(upstream, provider) AS name, {_AGG} FROM requests{where} GROUP BY name", args).fetchall()
+    rows = conn.execute(
+        f"SELECT COALESCE(upstream, provider) AS name, {_AGG} FROM requests{where} GROUP BY name", args
+    ).fetchall()
     rows.sort(key=lambda row: (-row[1], row[0] or ""))
     out = {row[0]: _totals(row[1:]) for row in rows[:limit]}
     if len(rows) > limit:
@@ -144,16 +155,43 @@ def _upstreams(conn, where, args, limit: int = MAX_UPSTREAMS) -> dict[str, dict[
 
 
 # Bucket sizes a chart may use, seconds: round numbers on a clock.
-NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
-              2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400)
+NICE_STEPS = (
+    1,
+    2,
+    5,
+    10,
+    15,
+    30,
+    60,
+    120,
+    300,
+    600,
+    900,
+    1800,
+    3600,
+    7200,
+    10800,
+    21600,
+    43200,
+    86400,
+    2 * 86400,
+    7 * 86400,
+    14 * 86400,
+    30 * 86400,
+)
 
 
 def pick_step(lo: float, hi: float, buckets: int) -> tuple[float, float, int]:
     """The smallest round bucket size (:data:`NICE_STEPS`, then whole days) whose buckets,
     aligned to its multiples (UTC), cover ``lo``..``hi`` in at most ``buckets``: (start, step, count)."""
+
     def fit(step: float) -> tuple[float, float, int]:
         start = math.floor(lo / step) * step
-        return float(start), float(step), math.floor((hi - start) / step) + 1  # the bucket holding ``hi`` included
+        return (
+            float(start),
+            float(step),
+            math.floor((hi - start) / step) + 1,
+        )  # the bucket holding ``hi`` included
 
     for step in NICE_STEPS:
         if (found := fit(step))[2] <= buckets:
@@ -176,12 +214,24 @@ def _series(conn, where, args, since, until, span, buckets: int) -> dict[str, An
     hi = last if until is None else min(until, last)
     start, step, count = pick_step(lo, max(hi, lo), buckets)
     points = [
-        {"t": start + i * step, "requests": 0, "input_usd": 0.0, "cache_read_usd": 0.0, "cache_write_usd": 0.0,
-         "output_usd": 0.0, "cost_usd": 0.0, "input_tokens": 0, "cached_tokens": 0, "hit_rate": 0.0}
+        {
+            "t": start + i * step,
+            "requests": 0,
+            "input_usd": 0.0,
+            "cache_read_usd": 0.0,
+            "cache_write_usd": 0.0,
+            "output_usd": 0.0,
+            "cost_usd": 0.0,
+            "input_tokens": 0,
+            "cached_tokens": 0,
+            "hit_rate": 0.0,
+        }
         for i in range(count)
     ]
-    sql = (f"SELECT ts, cost_input_usd, cost_cache_read_usd, cost_cache_write_usd, cost_output_usd, cost_usd, "
-           f"input_tokens, cached_tokens FROM requests{where}")
+    sql = (
+        f"SELECT ts, cost_input_usd, cost_cache_read_usd, cost_cache_write_usd, cost_output_usd, cost_usd, "
+        f"input_tokens, cached_tokens FROM requests{where}"
+    )
     for ts, p_in, p_read, p_write, p_out, cost, tin, tcached in conn.execute(sql, args):
         i = min(count - 1, max(0, math.floor((ts - start) / step)))
         pt = points[i]
@@ -206,8 +256,10 @@ def _not_billable(conn, where, args, quiet: set[tuple[str, str | None]]) -> list
     if not quiet:
         return []
     by_model: dict[tuple[str, str | None], dict[tuple[str, str], list[int]]] = {}
-    sql = (f"SELECT provider, model, method, route, COUNT(*), SUM(status >= 400 OR error IS NOT NULL) FROM requests{where} "
-           "GROUP BY provider, model, method, route")
+    sql = (
+        f"SELECT provider, model, method, route, COUNT(*), SUM(status >= 400 OR error IS NOT NULL) FROM requests{where} "
+        "GROUP BY provider, model, method, route"
+    )
     for provider, model, method, route, n, errors in conn.execute(sql, args):
         if (provider, model) in quiet:
             by_model.setdefault((provider, model), {})[(method or "", route or "")] = [n, errors or 0]
@@ -225,8 +277,15 @@ def _top_prefixes(conn, where, args, top: int) -> list[dict[str, Any]]:
         key = hashes[n - 1]
         group = groups.get(key)
         if group is None:
-            group = groups[key] = {"fingerprint": key, "provider": provider, "model": model, "segments": n,
-                                   "tokens": estimate_tokens(nbytes or 0), "count": 0, "preview": None}
+            group = groups[key] = {
+                "fingerprint": key,
+                "provider": provider,
+                "model": model,
+                "segments": n,
+                "tokens": estimate_tokens(nbytes or 0),
+                "count": 0,
+                "preview": None,
+            }
         group["count"] += 1
         if group["preview"] is None and body is not None:
             group["preview"] = _preview(provider, route, body, n)
@@ -245,13 +304,17 @@ def _preview(provider: str, route: str, body: bytes, n: int, limit: int = 160) -
     return text[:limit] + ("…" if len(text) > limit else "")
 
 
-def _rewrites(conn, where, args, limit: int = MAX_REWRITE_IDS) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+def _rewrites(
+    conn, where, args, limit: int = MAX_REWRITE_IDS
+) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """Requests per rewrite id (the ``rewrites`` column's JSON arrays), in total and per
     provider: the ``limit`` most frequent ids by name, the rest together as ``other``."""
     rows = conn.execute(
         "SELECT provider, j.value, COUNT(*) FROM requests, "
         "json_each(CASE WHEN json_valid(requests.rewrites) THEN requests.rewrites ELSE '[]' END) AS j"
-        f"{(where + ' AND' if where else ' WHERE')} j.type = 'text' GROUP BY provider, j.value", args).fetchall()
+        f"{(where + ' AND' if where else ' WHERE')} j.type = 'text' GROUP BY provider, j.value",
+        args,
+    ).fetchall()
     total: dict[str, int] = {}
     for _, rewrite, n in rows:
         total[rewrite] = total.get(rewrite, 0) + n

@@ -42,11 +42,19 @@ async def close_gate(gate: Gate, parts_s: float = PARTS_S, books_s: float = BOOK
         closing.result()
         return
     me = asyncio.current_task()
-    parts = [stack for t in asyncio.all_tasks() if t not in (closing, me) and " aclose" in (stack := task_stack(t))]  # the gate's own
-    log.warning("shutdown: closing the app took over %.1f s; closing the books without it (stuck in: %s%s)", parts_s,
-                task_stack(closing), "".join(f"; {stack}" for stack in parts))
+    parts = [
+        stack for t in asyncio.all_tasks() if t not in (closing, me) and " aclose" in (stack := task_stack(t))
+    ]  # the gate's own
+    log.warning(
+        "shutdown: closing the app took over %.1f s; closing the books without it (stuck in: %s%s)",
+        parts_s,
+        task_stack(closing),
+        "".join(f"; {stack}" for stack in parts),
+    )
     closing.add_done_callback(_said)
-    calls = gate.gemini_auto_cache.cut()  # its background calls still running, cancelled: each records itself as cut
+    calls = (
+        gate.gemini_auto_cache.cut()
+    )  # its background calls still running, cancelled: each records itself as cut
     if calls:
         await asyncio.wait(calls, timeout=CUT_S)
     ledger = gate.money.ledger if gate.money is not None else None

@@ -158,7 +158,11 @@ class HeadLimitedH11(_Refusing, H11Protocol):
                 self._refuse()
                 return h11.NEED_DATA
             if isinstance(event, h11.Request):
-                size = len(event.method) + len(event.target) + sum(_header_bytes(n, v) for n, v in event.headers.raw_items())
+                size = (
+                    len(event.method)
+                    + len(event.target)
+                    + sum(_header_bytes(n, v) for n, v in event.headers.raw_items())
+                )
                 if size > self.max_head:
                     self._refuse()
                     return h11.NEED_DATA

@@ -1,43 +1,13 @@
 """Stopping the proxy: a bounded graceful shutdown that always closes the books.
 
-uvicorn's own shutdown waits ``timeout_graceful_shutdown`` for open connections, then
-cancels the request tasks; but a second Ctrl-C ("force quit") ends the wait, leaves the
-tasks running and skips the app's lifespan shutdown, so the streams in flight were never
-recorded as cut and the ledger's last rows were never written; and its waits for the
-listeners and the app's shutdown have no bound, so a close stuck on a dead dependency kept
-the process alive past any orchestrator's patience. :class:`ProxyServer` is uvicorn's server
-with its shutdown replaced by this sequence, whatever signals arrive, timed from the first
-stop signal (``T`` is ``--shutdown-timeout``):
+:class:`ProxyServer` is uvicorn's server with its shutdown replaced by one sequence timed from
+the first stop signal: stop accepting, wait ``--shutdown-timeout`` for requests in flight (a
+second Ctrl-C ends the wait), cut and record the rest, run the app's lifespan shutdown, always
+write the ledger's rows, cancel what is left; each step is bounded and logs where it was stuck.
+The first signal also arms the :class:`~.watchdog.Watchdog`, so every stop ends within the
+timeout plus 3.5 s. :func:`serve` runs it as ``uvicorn.run`` would.
 
-1. stop accepting; idle keep-alive connections close, busy ones close after their response;
-2. wait until ``T`` after the signal for the requests in flight to finish; a second Ctrl-C
-   ends the wait at once (a second SIGTERM does not: it is an orchestrator repeating itself);
-3. cancel the rest: the relay records each one as cut (status 503, error ``shutdown_cut``;
-   see :mod:`proxy.relay`) and the client's connection is aborted; wait for those tasks (at
-   most :data:`CUT_GRACE_S`), then for the listening sockets (at most :data:`LISTENERS_S`);
-4. the app's lifespan shutdown, at most :data:`LIFESPAN_S`: upstream pool, store, recorder
-   sinks, bounded by the app itself (:mod:`proxy.server.closing`);
-5. the books, always, given what steps 3 and 4 left of their time (at least
-   :data:`BOOKS_S`): the ledger writes every row it was handed (a no-op when step 4 closed
-   it; the one close that runs when the app's shutdown was stuck, or never ran because the
-   app's lifespan had failed);
-6. tasks still running are cancelled (at most :data:`TIDY_S`), so that ``asyncio.run``'s own
-   clean-up, unbounded on Python 3.11, finds nothing to wait for.
-
-Steps 3 to 6 take at most 2.9 s in all. Each step that runs out of time logs one warning
-naming where it was stuck (the await chain: a thread dump shows only an idle loop). And in
-case the loop itself is stuck, the first stop signal arms the :class:`~.watchdog.Watchdog`
-for ``T`` + :data:`~.watchdog.HARD_S` (3 s): it closes the books from its own thread and
-ends the process. So every stop ends within ``T`` + 3.5 s, whatever a dependency does.
-
-The signal handler also wakes the event loop (``call_soon_threadsafe``): uvicorn installs
-Python-level handlers with ``signal.signal``. uvloop wakes itself for them (its
-``signal.set_wakeup_fd``); plain asyncio (``PREFIXGATE_SERVER=asyncio``) sets no wakeup fd, so a
-handler runs when ``select`` is interrupted, but whatever it schedules on the loop waits for
-the next timer or I/O: uvicorn's own handler only sets flags its loops poll, this one makes
-the wake-up explicit.
-
-:func:`serve` runs it as ``uvicorn.run`` would. This module does not handle requests.
+This module does not handle requests. See docs/shutdown.md.
 """
 
 from __future__ import annotations
@@ -103,7 +73,11 @@ class ProxyServer(uvicorn.Server):
             self.stop_at = time.monotonic()
             grace = self.config.timeout_graceful_shutdown
             if grace is not None:
-                self.watchdog.arm(grace + HARD_S, 128 + sig, f"{signal.Signals(sig).name}, then --shutdown-timeout {grace:g}s + {HARD_S:g}s")
+                self.watchdog.arm(
+                    grace + HARD_S,
+                    128 + sig,
+                    f"{signal.Signals(sig).name}, then --shutdown-timeout {grace:g}s + {HARD_S:g}s",
+                )
         loop = self._loop
         if loop is not None and not loop.is_closed():
             try:
@@ -112,7 +86,9 @@ class ProxyServer(uvicorn.Server):
                 pass
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        if self.stop_at is None:  # stopped without a signal (a request limit, an embedder): timed from now, no watchdog
+        if (
+            self.stop_at is None
+        ):  # stopped without a signal (a request limit, an embedder): timed from now, no watchdog
             self.stop_at = time.monotonic()
         log.info("shutting down")
         for server in self.servers:
@@ -124,7 +100,9 @@ class ProxyServer(uvicorn.Server):
             connection.shutdown()
         grace = self.config.timeout_graceful_shutdown
         await self._drain(grace, math.inf if grace is None else self.stop_at + grace)
-        fixed_end = time.monotonic() + CUT_GRACE_S + LISTENERS_S + LIFESPAN_S + BOOKS_S  # what steps 3-5 may take
+        fixed_end = (
+            time.monotonic() + CUT_GRACE_S + LISTENERS_S + LIFESPAN_S + BOOKS_S
+        )  # what steps 3-5 may take
         await self._cut()
         for server in self.servers:
             try:
@@ -132,7 +110,9 @@ class ProxyServer(uvicorn.Server):
             except TimeoutError:
                 pass
         await self._app_shutdown()
-        await self._close_books(max(BOOKS_S, fixed_end - time.monotonic()))  # what the steps before left, at least BOOKS_S
+        await self._close_books(
+            max(BOOKS_S, fixed_end - time.monotonic())
+        )  # what the steps before left, at least BOOKS_S
         await self._tidy()
 
     async def _drain(self, timeout_s: float | None, until: float) -> None:
@@ -141,22 +121,36 @@ class ProxyServer(uvicorn.Server):
         if not (state.connections or state.tasks):
             return
         limit = "without limit" if timeout_s is None else f"up to {timeout_s:g}s"
-        log.info("waiting %s for %d request(s) in flight (Ctrl-C again to cut them now)", limit, len(state.tasks))
-        while (state.connections or state.tasks) and not self.force_exit and (left := until - time.monotonic()) > 0:
+        log.info(
+            "waiting %s for %d request(s) in flight (Ctrl-C again to cut them now)", limit, len(state.tasks)
+        )
+        while (
+            (state.connections or state.tasks)
+            and not self.force_exit
+            and (left := until - time.monotonic()) > 0
+        ):
             await asyncio.sleep(min(POLL_S, left))
 
     async def _cut(self) -> None:
         tasks = [task for task in self.server_state.tasks if not task.done()]
         if not tasks:
             return
-        why = "second Ctrl-C" if self.force_exit else f"--shutdown-timeout {self.config.timeout_graceful_shutdown:g}s"
+        why = (
+            "second Ctrl-C"
+            if self.force_exit
+            else f"--shutdown-timeout {self.config.timeout_graceful_shutdown:g}s"
+        )
         log.warning("cutting %d request(s) still in flight (%s)", len(tasks), why)
         for task in tasks:
             task.cancel("shutdown timeout")
         _, pending = await asyncio.wait(tasks, timeout=CUT_GRACE_S)
         if pending:
-            log.warning("%d cut request(s) did not finish within %.1fs; going on (one stuck in: %s)",
-                        len(pending), CUT_GRACE_S, task_stack(next(iter(pending))))
+            log.warning(
+                "%d cut request(s) did not finish within %.1fs; going on (one stuck in: %s)",
+                len(pending),
+                CUT_GRACE_S,
+                task_stack(next(iter(pending))),
+            )
 
     async def _app_shutdown(self) -> None:
         """The app's lifespan shutdown, at most :data:`LIFESPAN_S` (uvicorn's waits without limit)."""
@@ -165,9 +159,14 @@ class ProxyServer(uvicorn.Server):
         if shutting in done:
             shutting.result()
             return
-        lifespan = [t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__qualname__", "") == "LifespanOn.main"]
-        log.warning("shutdown: the app's shutdown did not finish within %.1f s; going on (stuck in: %s)",
-                    LIFESPAN_S, task_stack(lifespan[0]) if lifespan else "?")
+        lifespan = [
+            t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__qualname__", "") == "LifespanOn.main"
+        ]
+        log.warning(
+            "shutdown: the app's shutdown did not finish within %.1f s; going on (stuck in: %s)",
+            LIFESPAN_S,
+            task_stack(lifespan[0]) if lifespan else "?",
+        )
 
     async def _close_books(self, timeout_s: float) -> None:
         if self.books is not None:

@@ -29,7 +29,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 def _where(frame: FrameType, lineno: int | None = None) -> str:
     path = frame.f_code.co_filename
     if path.startswith(_ROOT):
-        path = path[len(_ROOT):]
+        path = path[len(_ROOT) :]
     else:
         path = _LIBRARY.sub("", path)
     return f"{path}:{frame.f_lineno if lineno is None else lineno} {frame.f_code.co_name}"
@@ -43,12 +43,26 @@ def task_stack(task: asyncio.Task) -> str:
     awaited = task.get_coro()
     try:
         while awaited is not None and len(out) < MAX_FRAMES:
-            frame = next((f for f in (getattr(awaited, a, None) for a in ("cr_frame", "gi_frame", "ag_frame")) if f is not None), None)
+            frame = next(
+                (
+                    f
+                    for f in (getattr(awaited, a, None) for a in ("cr_frame", "gi_frame", "ag_frame"))
+                    if f is not None
+                ),
+                None,
+            )
             if frame is None:
                 out.append(f"<{type(awaited).__name__}>")  # a future (a task, an event, a socket read...)
                 break
             out.append(_where(frame))
-            awaited = next((w for w in (getattr(awaited, a, None) for a in ("cr_await", "gi_yieldfrom", "ag_await")) if w is not None), None)
+            awaited = next(
+                (
+                    w
+                    for w in (getattr(awaited, a, None) for a in ("cr_await", "gi_yieldfrom", "ag_await"))
+                    if w is not None
+                ),
+                None,
+            )
     except Exception:  # being torn down meanwhile
         pass
     return " > ".join(out) or "?"

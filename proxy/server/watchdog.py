@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from proxy.server.stacks import everywhere
 
@@ -37,8 +37,13 @@ BOOKS_S = 0.4  # its own close of the books, from its thread: it ends the proces
 
 
 class Watchdog:
-    def __init__(self, books: Callable[[float], object] | None = None, *, exit: Callable[[int], object] = os._exit,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        books: Callable[[float], object] | None = None,
+        *,
+        exit: Callable[[int], object] = os._exit,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.books = books
         self.loop: asyncio.AbstractEventLoop | None = None  # whose pending tasks it names
         self.deadline: float | None = None
@@ -106,15 +111,21 @@ class Watchdog:
         if self.books is not None:
             try:
                 if not self.books(BOOKS_S):
-                    log.error("shutdown: the ledger did not finish writing within %.1f s; its last rows may be lost", BOOKS_S)
+                    log.error(
+                        "shutdown: the ledger did not finish writing within %.1f s; its last rows may be lost",
+                        BOOKS_S,
+                    )
             except Exception:
                 log.exception("shutdown: closing the books from the watchdog failed")
         self._exit(self.code)
 
     def _say(self) -> None:
         try:
-            log.error("shutdown: still running past its limit (%s); closing the books and ending the process. Where it was:%s",
-                      self.why, everywhere(self.loop))
+            log.error(
+                "shutdown: still running past its limit (%s); closing the books and ending the process. Where it was:%s",
+                self.why,
+                everywhere(self.loop),
+            )
             for handler in logging.getLogger().handlers:
                 handler.flush()
         except Exception:  # the log itself must never keep the process alive

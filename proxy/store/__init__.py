@@ -35,7 +35,15 @@ from proxy.store.guard import GuardedStore, guarded
 from proxy.store.memory import MemoryStore
 from proxy.store.redis_store import RedisStore, split_key_prefix
 
-__all__ = ["GuardedStore", "MemoryStore", "PrefixStore", "RedisStore", "guarded", "open_store", "split_key_prefix"]
+__all__ = [
+    "GuardedStore",
+    "MemoryStore",
+    "PrefixStore",
+    "RedisStore",
+    "guarded",
+    "open_store",
+    "split_key_prefix",
+]
 
 
 def open_store(config) -> PrefixStore:

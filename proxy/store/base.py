@@ -26,14 +26,16 @@ The stores are :mod:`proxy.store.memory` and :mod:`proxy.store.redis_store`, the
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable, Hashable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 
 
 class PrefixStore:
     waits: bool = True  # False: seen_sync answers at once (the memory store): no task, no deadline
     scoped: bool = False  # True: look-ups go to different servers (a Redis Cluster), one scope per server
     on_lost_data: Callable[[], None] | None = None  # set by the guard; called when the server lost its data
-    warm: Callable[[], Awaitable[None]] | None = None  # a remote store's read-ahead at start (a Cluster's slot map); None: none
+    warm: Callable[[], Awaitable[None]] | None = (
+        None  # a remote store's read-ahead at start (a Cluster's slot map); None: none
+    )
     _background: asyncio.Task | None = None  # hold_until's work, on a store that cannot be held
 
     def ready(self, tenant: str | None = None) -> bool:

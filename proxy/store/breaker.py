@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 CLOSED = "closed"
 OPEN = "open"
@@ -36,8 +36,13 @@ class Backoff:
     """Delays for retrying a dependency: ``first_s``, doubling per failure up to ``max_s``;
     each delay handed out is shortened by up to ``jitter`` (a fraction) at random."""
 
-    def __init__(self, first_s: float = FIRST_BACKOFF_S, max_s: float = MAX_BACKOFF_S, jitter: float = JITTER,
-                 rng: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self,
+        first_s: float = FIRST_BACKOFF_S,
+        max_s: float = MAX_BACKOFF_S,
+        jitter: float = JITTER,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
         if first_s <= 0 or max_s < first_s:
             raise ValueError("backoff wants 0 < first_s <= max_s")
         if not 0 <= jitter < 1:
@@ -57,9 +62,15 @@ class Backoff:
 
 
 class Breaker:
-    def __init__(self, first_backoff_s: float = FIRST_BACKOFF_S, max_backoff_s: float = MAX_BACKOFF_S,
-                 clock: Callable[[], float] = time.monotonic, *, jitter: float = JITTER,
-                 rng: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self,
+        first_backoff_s: float = FIRST_BACKOFF_S,
+        max_backoff_s: float = MAX_BACKOFF_S,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        jitter: float = JITTER,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
         self.backoff = Backoff(first_backoff_s, max_backoff_s, jitter, rng)
         self._clock = clock
         self.state = CLOSED
@@ -132,6 +143,10 @@ class Breaker:
             "probing": self.probing,
             "probes": self.probes,
             "openings": self.openings,
-            "backoff_s": None if self.delay_s is None else round(self.delay_s, 3),  # the current wait between probes
-            "next_probe_in_s": None if self.next_probe_at is None else round(max(0.0, self.next_probe_at - now), 3),
+            "backoff_s": None
+            if self.delay_s is None
+            else round(self.delay_s, 3),  # the current wait between probes
+            "next_probe_in_s": None
+            if self.next_probe_at is None
+            else round(max(0.0, self.next_probe_at - now), 3),
         }

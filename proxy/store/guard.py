@@ -1,67 +1,13 @@
-"""A remote prefix store behind a deadline and a circuit breaker.
+"""A remote prefix store behind a deadline and a circuit breaker (:class:`GuardedStore`, :func:`guarded`).
 
-:class:`GuardedStore` wraps a store that does I/O (Redis). Every look-up has its own
-deadline (``--store-timeout``, default :data:`DEFAULT_DEADLINE_S` = 100 ms), independent
-of redis-py's socket timeouts; a look-up that fails or misses it answers ``None``
-("unknown") and opens the :class:`~proxy.store.breaker.Breaker`. While it is open,
-:meth:`GuardedStore.ready` says False and the request path skips the store without
-awaiting anything; at most one probe (``PING``, under the same deadline) runs at a time,
-after a capped exponential backoff (100 ms doubling to 5 s, with jitter; reset when a probe
-answers), started in the background by a request or by ``/prefixgate/health`` (which waits
-for it at most about the deadline, never for its recovery work). A probe that answers closes
-the breaker.
+Each look-up has its own deadline (``--store-timeout``); one that fails or misses it answers
+None ("unknown") and opens the breaker of its scope (a Cluster node, else the whole store), which
+probes in the background with a capped backoff. It also holds the store skipped until the shared
+tenant secret is read, runs the recovery work when the store comes back, warms it up at start
+and counts look-ups by outcome. A :class:`~proxy.store.MemoryStore` is never wrapped.
 
-**Scopes.** A store whose look-ups go to different servers (a Redis Cluster: ``scoped`` True)
-names the scope of each tenant's look-up (``inner.scope(tenant)``: the node serving the
-tenant's hash-tag slot, or ``"slot N"`` while that slot's node is unknown, e.g. right after a
-failover; None, the whole store, before any slot map was read); each scope that failed has its
-own breaker (:meth:`Breaker.sibling`), so a lost node skips only the tenants whose slot it
-served. A scope gets a breaker when it fails and loses it when a probe closes it (or it leaves
-the map), so the breakers stay as few as the failing scopes plus the nodes health checks. A
-single Redis (or any unscoped store) is one scope, ``None``: :attr:`GuardedStore.breaker`.
-:meth:`GuardedStore.ready` takes the tenant and stays cheap (a CRC16 and a dict look-up;
-never awaits). Health checks every known scope (concurrently,
-each under the deadline) and shows their states under ``scopes``; scopes the store says are
-``stale`` (a node gone from its map, a slot that has a node again) are forgotten.
-
-**Recovery work.** :meth:`GuardedStore.on_recovery` registers work (the tenant secret's
-write-back, :meth:`proxy.tenant.TenantHasher.reassert_shared`) that runs when the store comes
-back: inside a probe, after its ``PING`` answered and before the breaker closes (if the work
-fails the probe failed: the scope stays skipped, probed again with the backoff; on a Cluster
-only the probe of the scope the inner store's ``recovers(scope)`` names, the node holding the
-secret's key, runs it, so a node that blipped is not held skipped by another node's loss),
-and in the background when the inner store reports that Redis lost its data while no breaker
-opened (a restart between two look-ups: ``NOSCRIPT``, the inner store's ``on_lost_data``).
-
-A look-up whose tenant was hashed with a secret that is not (or no longer) the replicas' shared
-one (:attr:`proxy.tenant.Tenant.recordable` False: hashed with the install's ``tenant.key``
-before the shared secret was read, or with a secret dropped for the store's) is skipped too:
-the request was hashed when it arrived, its look-up may run after the secret changed.
-
-:meth:`GuardedStore.hold_until` keeps the store skipped (``ready()`` False, health not ok,
-with the cause) until a background task ends: the proxy holds a Redis store until the
-replicas' shared tenant secret is read (:meth:`proxy.tenant.TenantHasher.fetch_shared`), so
-it never records prefixes under a tenant the other replicas would not compute.
-**Warm-up.** A Cluster client reads its slot map on its first command; every look-up that
-arrives meanwhile waits for it, and under load they missed the 100 ms deadline together,
-counted as the store's failure, and requests went ``unknown`` right after start.
-:meth:`GuardedStore.warm_up` (called at the app's start, never awaited there) runs the inner
-store's ``warm()`` (slot map, one connection per primary, the script loaded) in the
-background under its own deadline (:data:`WARM_DEADLINE_S`, 2 s); a look-up that arrives
-while it runs waits for it first, at most :data:`FIRST_LOOKUP_S` (0.5 s), then has its normal
-deadline. A warm-up that fails counts once, against the whole store (a Cluster down at
-start: one failure, the breaker's probes take over); a look-up that gave up waiting is
-skipped, not a failure. Health shows ``warming``.
-
-:attr:`GuardedStore.lookups` counts look-ups by outcome (``ok``, ``unavailable``: failed or
-past the deadline, ``skipped``: breaker open or held), shown under health's ``breaker``.
-
-A timed-out Redis call is cancelled mid-command; the store's RESP pool
-(:mod:`proxy.store.resp`) closes a connection on any ``BaseException`` while a command is in
-flight, as redis-py's asyncio connection does (``send_packed_command`` and
-``read_response``), so a late reply can never be read by the next command on that
-connection. :func:`guarded` wraps any store but a :class:`~proxy.store.MemoryStore`, which
-never waits and gets no breaker. This module does not decide what the store holds.
+This module does not decide what the store holds, nor talk to Redis itself.
+See docs/store.md.
 """
 
 from __future__ import annotations
@@ -69,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 
 from proxy.store.base import PrefixStore
 from proxy.store.breaker import Breaker
@@ -79,7 +25,9 @@ log = logging.getLogger("prefixgate.store")
 
 DEFAULT_DEADLINE_S = 0.1
 WARM_DEADLINE_S = 2.0  # the warm-up's own deadline (the slot map, a connection per node, the script)
-FIRST_LOOKUP_S = 0.5  # how long a look-up waits for a warm-up in flight before it is skipped (unknown, no failure)
+FIRST_LOOKUP_S = (
+    0.5  # how long a look-up waits for a warm-up in flight before it is skipped (unknown, no failure)
+)
 RECOVERY_DEADLINE_S = 5.0  # recovery work (a Redis round trip or two) inside a probe
 CLOSE_TASKS_S = 0.2  # at close, how long cancelled probes / hold / recovery work get to end
 MAX_SCOPES_SHOWN = 64
@@ -89,8 +37,14 @@ Scope = Hashable  # None: the whole store
 
 
 class GuardedStore(PrefixStore):
-    def __init__(self, inner: PrefixStore, deadline_s: float = DEFAULT_DEADLINE_S,
-                 clock: Callable[[], float] = time.monotonic, *, breaker: Breaker | None = None) -> None:
+    def __init__(
+        self,
+        inner: PrefixStore,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        breaker: Breaker | None = None,
+    ) -> None:
         if deadline_s <= 0:
             raise ValueError("deadline_s must be positive")
         self.inner = inner
@@ -108,7 +62,7 @@ class GuardedStore(PrefixStore):
         self.warm_deadline_s = max(deadline_s, WARM_DEADLINE_S)
         self.first_lookup_s = max(deadline_s, FIRST_LOOKUP_S)
         self._warm_task: asyncio.Task | None = None
-        self._warm = getattr(inner, "warm", None)  # None: nothing to read ahead
+        self._warm = inner.warm  # None: nothing to read ahead (PrefixStore.warm)
         inner.on_lost_data = self._lost_data
 
     @property
@@ -152,7 +106,9 @@ class GuardedStore(PrefixStore):
             b.probe_done(False, "RuntimeError")
             raise
         self._probe_task = self._probes[scope] = task
-        task.add_done_callback(lambda t: self._probes.pop(scope, None) if self._probes.get(scope) is t else None)
+        task.add_done_callback(
+            lambda t: self._probes.pop(scope, None) if self._probes.get(scope) is t else None
+        )
         return task
 
     def warm_up(self) -> asyncio.Task | None:
@@ -175,7 +131,9 @@ class GuardedStore(PrefixStore):
             async with asyncio.timeout(self.warm_deadline_s):
                 await self._warm()
         except Exception as exc:
-            if self._known_scopes() and self._scope_of is not None:  # the map is in: a node's own look-ups decide
+            if (
+                self._known_scopes() and self._scope_of is not None
+            ):  # the map is in: a node's own look-ups decide
                 log.warning("prefix store: warm-up did not finish (%s); look-ups go on", type(exc).__name__)
             else:
                 self._failed(exc, None)  # the whole store, once (not one failure per waiting look-up)
@@ -221,7 +179,9 @@ class GuardedStore(PrefixStore):
             try:
                 await work()
             except Exception:  # never released on a failure: the store would be used before it may be
-                log.exception("prefix store held (%s): the work it waits for failed; the store stays skipped", cause)
+                log.exception(
+                    "prefix store held (%s): the work it waits for failed; the store stays skipped", cause
+                )
                 return
             self.held = None
 
@@ -251,24 +211,47 @@ class GuardedStore(PrefixStore):
             if self.held is None and self._scope_of is not None:
                 names = ", ".join(sorted(map(_name, opened))[:8])
                 cause = f"{shown.last_error} ({len(opened)} of {len(scopes | set(opened))} store scopes skipped: {names})"
-        states = sorted(((_name(s), self.breakers[s].state if s in self.breakers else "closed") for s in scopes | set(opened)),
-                        key=lambda item: (item[1] == "closed", item[0]))
-        return {"ok": ok, "cause": cause, "held": self.held, "warming": self.warming, "deadline_ms": round(self.deadline_s * 1000, 3),
-                **shown.to_json(), "lookups": dict(self.lookups),
-                "scopes": {"total": len(scopes | set(opened)), "open": len(opened), "states": dict(states[:MAX_SCOPES_SHOWN])}}
+        states = sorted(
+            (
+                (_name(s), self.breakers[s].state if s in self.breakers else "closed")
+                for s in scopes | set(opened)
+            ),
+            key=lambda item: (item[1] == "closed", item[0]),
+        )
+        return {
+            "ok": ok,
+            "cause": cause,
+            "held": self.held,
+            "warming": self.warming,
+            "deadline_ms": round(self.deadline_s * 1000, 3),
+            **shown.to_json(),
+            "lookups": dict(self.lookups),
+            "scopes": {
+                "total": len(scopes | set(opened)),
+                "open": len(opened),
+                "states": dict(states[:MAX_SCOPES_SHOWN]),
+            },
+        }
 
     async def aclose(self) -> None:
         """Cancel the probes, the hold and the recovery work, wait for them at most
         :data:`CLOSE_TASKS_S` (a call that ignores its cancellation is left behind), then close
         the inner store (which bounds its own close)."""
-        tasks = [t for t in (*self._probes.values(), self._hold_task, self._recovery_task, self._warm_task) if t is not None and not t.done()]
+        tasks = [
+            t
+            for t in (*self._probes.values(), self._hold_task, self._recovery_task, self._warm_task)
+            if t is not None and not t.done()
+        ]
         for task in tasks:
             task.cancel()
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=CLOSE_TASKS_S)
             if pending:
-                log.warning("prefix store: %d background call(s) did not end within %.1f s of their cancellation; left behind",
-                            len(pending), CLOSE_TASKS_S)
+                log.warning(
+                    "prefix store: %d background call(s) did not end within %.1f s of their cancellation; left behind",
+                    len(pending),
+                    CLOSE_TASKS_S,
+                )
         await self.inner.aclose()
 
     def _failed(self, exc: BaseException, scope: Scope = None) -> None:
@@ -277,8 +260,14 @@ class GuardedStore(PrefixStore):
             b = self.breakers[scope]
             self._forget_stale()  # a new opening (rare): drop the scopes that left the map meanwhile
             where = "" if scope is None else f" on {_name(scope)}"
-            log.warning("prefix store failed%s (%s, deadline %.0f ms): skipping it, probing with a backoff from %.0f ms to %.0f s",
-                        where, name, self.deadline_s * 1000, b.backoff.first_s * 1000, b.backoff.max_s)
+            log.warning(
+                "prefix store failed%s (%s, deadline %.0f ms): skipping it, probing with a backoff from %.0f ms to %.0f s",
+                where,
+                name,
+                self.deadline_s * 1000,
+                b.backoff.first_s * 1000,
+                b.backoff.max_s,
+            )
 
     def _known_scopes(self) -> set[Scope]:
         try:
@@ -300,7 +289,9 @@ class GuardedStore(PrefixStore):
                 await self._ping(scope)
             except Exception as exc:
                 self._failed(exc, scope)
-        elif b.try_probe():  # in the background (its recovery work may take seconds), awaited at most ~the deadline
+        elif (
+            b.try_probe()
+        ):  # in the background (its recovery work may take seconds), awaited at most ~the deadline
             await asyncio.wait({self._start_probe(scope, b)}, timeout=self.deadline_s * 1.5)
 
     async def _ping(self, scope: Scope = None) -> None:
@@ -324,9 +315,13 @@ class GuardedStore(PrefixStore):
             error = type(exc).__name__
         finally:  # also when cancelled: the next probe must stay possible
             if b.probe_done(ok, error):
-                log.info("prefix store answers again%s: using it", "" if scope is None else f" on {_name(scope)}")
+                log.info(
+                    "prefix store answers again%s: using it", "" if scope is None else f" on {_name(scope)}"
+                )
                 if scope is not None and self.breakers.get(scope) is b:
-                    del self.breakers[scope]  # closed: a scope that does not fail needs no breaker (bounded map)
+                    del self.breakers[
+                        scope
+                    ]  # closed: a scope that does not fail needs no breaker (bounded map)
 
     def _recovers(self, scope: Scope) -> bool:
         """Whether ``scope``'s return needs the recovery work (the inner store's ``recovers``:
@@ -348,7 +343,9 @@ class GuardedStore(PrefixStore):
                 async with asyncio.timeout(RECOVERY_DEADLINE_S):
                     await self._recover()
             except Exception as exc:
-                log.warning("prefix store: recovery work after Redis lost its data failed (%s)", type(exc).__name__)
+                log.warning(
+                    "prefix store: recovery work after Redis lost its data failed (%s)", type(exc).__name__
+                )
 
         self._recovery_task = asyncio.get_running_loop().create_task(run())
 

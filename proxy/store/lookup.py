@@ -21,7 +21,13 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from proxy.accounting.records import STORE_CANCELLED, STORE_OK, STORE_SKIPPED, STORE_UNAVAILABLE, RequestRecord
+from proxy.accounting.records import (
+    STORE_CANCELLED,
+    STORE_OK,
+    STORE_SKIPPED,
+    STORE_UNAVAILABLE,
+    RequestRecord,
+)
 
 if TYPE_CHECKING:
     from analyzer.prefix import Chain
@@ -60,7 +66,9 @@ class Lookup:
             except Exception as exc:  # the store is advice; never fail a request on it
                 log.warning("prefix store failed on request %s: %s", record.request_id, type(exc).__name__)
             return
-        task = self.task = asyncio.get_running_loop().create_task(store.seen(record.tenant, record.provider, self.chain.hashes), name=LOOKUP_TASK)
+        task = self.task = asyncio.get_running_loop().create_task(
+            store.seen(record.tenant, record.provider, self.chain.hashes), name=LOOKUP_TASK
+        )
         task.add_done_callback(_retrieve)
 
     async def result(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Sequence
+from collections.abc import Sequence
 
 from proxy.store.base import PrefixStore
 
@@ -19,7 +19,9 @@ class MemoryStore(PrefixStore):
 
     waits = False
 
-    def __init__(self, max_entries: int = 200_000, ttl_s: dict[str, float] | None = None, clock=time.monotonic) -> None:
+    def __init__(
+        self, max_entries: int = 200_000, ttl_s: dict[str, float] | None = None, clock=time.monotonic
+    ) -> None:
         if max_entries <= 0:
             raise ValueError("max_entries must be positive")
         self.max_entries = max_entries

@@ -1,41 +1,13 @@
-"""The Redis prefix store: one Redis (``--store redis://…``) or a Redis Cluster
-(``--store redis-cluster://[user:password@]host:port[,host:port…]``), shared by every proxy on it.
+"""The Redis prefix store: one Redis (``redis://``) or a Redis Cluster (``redis-cluster://``).
 
-One key per (tenant, chain entry) with the provider's TTL; look-up and record run in ONE
-round trip (a Lua script). Keys are ``{key_prefix}{{tenant}}:{hash}`` (default
-``prefixgate:{tenant}:…``): the ``{tenant}`` hash tag puts one tenant's keys in one Cluster
-slot, so a request's whole chain is one script on one node; the single-node store uses the
-same layout. A ``key_prefix`` query parameter on the URL
-(``redis://host:6379/0?key_prefix=team-a:``) sets the key prefix (default ``prefixgate:``).
-The shared tenant secret lives at ``{key_prefix}tenant-secret`` (:func:`shared_secret`).
-Cluster redirects (MOVED/ASK) and a lost node are redis-py's cluster client's to handle.
+:class:`RedisStore` keeps one key per (tenant, chain entry) with the provider's TTL and looks
+up and records a chain in one round trip (a Lua script; keys hash-tagged by tenant, so one
+Cluster node). A plain ``redis://`` URL goes through :class:`proxy.store.resp.RespPool`, the
+others through redis-py. It also names Cluster scopes for the guard's breakers, pings, warms up
+at start and closes within :data:`CLOSE_S`; :func:`shared_secret` reads the tenant secret.
 
-On a plain ``redis://host:port/db`` URL the look-up and ``PING`` go through
-:class:`proxy.store.resp.RespPool` (pooled connections, ``EVALSHA`` of the precomputed
-SHA-1, keys built from bytes): redis-py's asyncio client costs about 100 µs of Python per
-command, most of what the store added to a request. A Redis that lost the script (restart,
-``SCRIPT FLUSH``) answers ``NOSCRIPT`` and that one look-up is sent again as ``EVAL``, which
-caches it again; every other look-up is exactly one round trip. ``rediss://``, ``unix://`` and
-Cluster URLs use redis-py's client (``EVALSHA``, ``EVAL`` on NOSCRIPT, reported the same way).
-
-:meth:`RedisStore.warm` reads ahead what the first look-ups would wait for (a Cluster's slot
-map, a connection to each primary with the script loaded); the guard runs it at start.
-
-Scopes (:mod:`proxy.store.guard` keeps one breaker per scope): a single Redis is one scope
-(``scoped`` False); on a Cluster, :meth:`RedisStore.scope` names the node serving a tenant's
-hash-tag slot from the client's slot map (no I/O), or ``"slot N"`` while no node is known for
-it (None, the whole store, before any map was read), :meth:`RedisStore.ping` pings one
-scope, :meth:`RedisStore.stale` says a scope no longer maps anything, and
-:meth:`RedisStore.recovers` says which scope's return needs the secret's write-back. :attr:`RedisStore.on_lost_data` (set by the guard) is called when a look-up
-finds that Redis lost the script (``NOSCRIPT``: a restart, likely without its data).
-:meth:`RedisStore.aclose` closes both clients together within :data:`CLOSE_S` (0.5 s), so a
-hung Redis cannot hang a shutdown.
-
-Unguarded: the proxy always wraps it in :mod:`proxy.store.guard` (a deadline per look-up
-and a circuit breaker), whose deadline bounds every look-up; redis-py's socket timeouts
-and the fast path's connect timeout (2 s) are only a backstop, and redis-py's retries are limited to one immediate retry on a connection error (a pooled connection that
-a restarted Redis closed), so a Redis that is down fails fast. This module does not bound
-calls.
+This module does not bound calls: the proxy always wraps the store in :mod:`proxy.store.guard`.
+See docs/store.md.
 """
 
 from __future__ import annotations
@@ -44,9 +16,10 @@ import asyncio
 import hashlib
 import logging
 import secrets
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from proxy.store.base import PrefixStore
 from proxy.store.resp import RespError, RespPool, pack
 
 CLUSTER_SCHEME = "redis-cluster://"
@@ -100,13 +73,15 @@ def cluster_nodes(url: str) -> tuple[list[tuple[str, int]], str]:
     ValueError for a URL without nodes or with a port that is not a number."""
     if not url.startswith(CLUSTER_SCHEME):
         raise ValueError(f"not a {CLUSTER_SCHEME} URL: {redacted(url)!r}")
-    rest = url[len(CLUSTER_SCHEME):]
+    rest = url[len(CLUSTER_SCHEME) :]
     hosts, _, query = rest.partition("?")
     hosts = hosts.rpartition("@")[2]  # user:password@ is cluster_auth's, never part of a node name
     hosts = hosts.split("/", 1)[0]
     prefix = dict(parse_qsl(query, keep_blank_values=True)).get("key_prefix", "prefixgate:")
     if "{" in prefix or "}" in prefix:  # its hash tag would put every tenant's keys in one slot
-        raise ValueError(f"--store {CLUSTER_SCHEME}: key_prefix must not hold '{{' or '}}' (the tenant is the hash tag)")
+        raise ValueError(
+            f"--store {CLUSTER_SCHEME}: key_prefix must not hold '{{' or '}}' (the tenant is the hash tag)"
+        )
     nodes = []
     for item in filter(None, hosts.split(",")):
         host, sep, port = item.rpartition(":")
@@ -121,7 +96,7 @@ def cluster_nodes(url: str) -> tuple[list[tuple[str, int]], str]:
 def cluster_auth(url: str) -> dict[str, str]:
     """``redis-cluster://user:pass@a:7000,…`` → ``{"username": "user", "password": "pass"}``
     (percent-decoded; only what the URL gives)."""
-    hosts = url[len(CLUSTER_SCHEME):].partition("?")[0]
+    hosts = url[len(CLUSTER_SCHEME) :].partition("?")[0]
     userinfo, at, _ = hosts.rpartition("@")
     if not at:
         return {}
@@ -157,16 +132,22 @@ def _client(url: str, timeout_s: float, *, asyncio: bool):
             from redis.asyncio.cluster import ClusterNode, RedisCluster
         else:
             from redis.cluster import ClusterNode, RedisCluster
-        client = RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in nodes], **cluster_auth(url),
-                              socket_timeout=timeout_s, socket_connect_timeout=timeout_s, max_connections=CLUSTER_CONNECTIONS)
+        client = RedisCluster(
+            startup_nodes=[ClusterNode(h, p) for h, p in nodes],
+            **cluster_auth(url),
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            max_connections=CLUSTER_CONNECTIONS,
+        )
         return client, prefix
     clean_url, prefix = split_key_prefix(url)
     if asyncio:
         import redis.asyncio as module
     else:
         import redis as module
-    return module.Redis.from_url(clean_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
-                                 retry=_retry(asyncio)), prefix
+    return module.Redis.from_url(
+        clean_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=_retry(asyncio)
+    ), prefix
 
 
 def _fast_pool(url: str, timeout_s: float) -> RespPool | None:
@@ -178,15 +159,23 @@ def _fast_pool(url: str, timeout_s: float) -> RespPool | None:
     kwargs = parse_url(split_key_prefix(url)[0])
     if "host" not in kwargs or kwargs.get("connection_class") is not None:
         return None
-    return RespPool(kwargs["host"], int(kwargs.get("port") or 6379), db=int(kwargs.get("db") or 0),
-                    username=kwargs.get("username"), password=kwargs.get("password"), connect_timeout_s=timeout_s)
+    return RespPool(
+        kwargs["host"],
+        int(kwargs.get("port") or 6379),
+        db=int(kwargs.get("db") or 0),
+        username=kwargs.get("username"),
+        password=kwargs.get("password"),
+        connect_timeout_s=timeout_s,
+    )
 
 
 def shared_secret(url: str, timeout_s: float = 2.0) -> bytes:
     """The tenant secret every replica on this Redis shares: 32 random bytes created once
     (``SET NX``) at ``{key_prefix}tenant-secret``, then read. Blocking; raises what redis-py
     raises when Redis does not answer. The value is never logged."""
-    return write_back_secret(url, secrets.token_bytes(32), timeout_s)  # a fresh one, kept only if none is there
+    return write_back_secret(
+        url, secrets.token_bytes(32), timeout_s
+    )  # a fresh one, kept only if none is there
 
 
 def write_back_secret(url: str, secret: bytes, timeout_s: float = 2.0) -> bytes:
@@ -210,12 +199,19 @@ _SEEN_SHA = _SEEN_SHA_TEXT.encode()
 _PING = pack([b"PING"])
 
 
-class RedisStore:
+class RedisStore(PrefixStore):
     """Redis or Redis Cluster, one Lua round trip per look-up. Unguarded: wrap it
     (:func:`proxy.store.guard.guarded`)."""
 
-    def __init__(self, url: str, ttl_s: dict[str, float] | None = None, key_prefix: str | None = None, timeout_s: float = 2.0,
-                 *, fast: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        ttl_s: dict[str, float] | None = None,
+        key_prefix: str | None = None,
+        timeout_s: float = 2.0,
+        *,
+        fast: bool = True,
+    ) -> None:
         """``fast=False``: redis-py's client for every URL (what ``bench proxy --store`` compares with)."""
         self._redis, url_prefix = _client(url, timeout_s, asyncio=True)
         self.cluster = url.startswith(CLUSTER_SCHEME)
@@ -227,7 +223,9 @@ class RedisStore:
         self.noscript = 0  # look-ups sent again as EVAL because Redis had lost the script
         self.scoped = self.cluster  # one breaker per node (proxy.store.guard)
         self.on_lost_data: Callable[[], None] | None = None
-        self._in_flight: dict[str | None, asyncio.Semaphore] = {}  # Cluster: per node, the look-ups it has at once
+        self._in_flight: dict[
+            str | None, asyncio.Semaphore
+        ] = {}  # Cluster: per node, the look-ups it has at once
 
     def _node_gate(self, tenant: str) -> asyncio.Semaphore:
         """The node's share of :data:`CLUSTER_CONNECTIONS`: redis-py's cluster pool raises
@@ -286,7 +284,7 @@ class RedisStore:
             return False
         manager = self._redis.nodes_manager
         if scope.startswith(SLOT_SCOPE):
-            return bool(manager.slots_cache.get(int(scope[len(SLOT_SCOPE):])))
+            return bool(manager.slots_cache.get(int(scope[len(SLOT_SCOPE) :])))
         return bool(manager.nodes_cache) and scope not in manager.nodes_cache
 
     def _key(self, tenant: str, h: bytes) -> str:
@@ -295,7 +293,9 @@ class RedisStore:
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:
         if not hashes:
             return 0
-        if self._fast is None:  # EVALSHA, then EVAL on NOSCRIPT, as below (not redis-py's Script: it hides the NOSCRIPT)
+        if (
+            self._fast is None
+        ):  # EVALSHA, then EVAL on NOSCRIPT, as below (not redis-py's Script: it hides the NOSCRIPT)
             ttl_ms = max(1, int(self.ttl_s.get(provider, 3600.0) * 1000))
             keys = [self._key(tenant, h) for h in hashes]
             if self.cluster:
@@ -341,7 +341,9 @@ class RedisStore:
             return
         await self._redis.initialize()
         primaries = [n for n in self._redis.nodes_manager.nodes_cache.values() if n.server_type == "primary"]
-        await asyncio.gather(*(self._redis.execute_command("SCRIPT", "LOAD", _SEEN_LUA, target_nodes=n) for n in primaries))
+        await asyncio.gather(
+            *(self._redis.execute_command("SCRIPT", "LOAD", _SEEN_LUA, target_nodes=n) for n in primaries)
+        )
 
     async def ping(self, scope: str | None = None) -> bool:
         """PING the store, or one scope of a Cluster (:meth:`scope`); ConnectionError for a
@@ -351,12 +353,14 @@ class RedisStore:
         if not self.cluster:
             return bool(await self._redis.ping())
         if scope is None:
-            return bool(await self._redis.ping(target_nodes=self._redis.RANDOM))  # reads the slot map first if needed
+            return bool(
+                await self._redis.ping(target_nodes=self._redis.RANDOM)
+            )  # reads the slot map first if needed
         manager = self._redis.nodes_manager
         if scope.startswith(SLOT_SCOPE):
             if not manager.slots_cache:
                 await self._redis.ping(target_nodes=self._redis.RANDOM)  # (re)reads the slot map
-            nodes = manager.slots_cache.get(int(scope[len(SLOT_SCOPE):]))
+            nodes = manager.slots_cache.get(int(scope[len(SLOT_SCOPE) :]))
             if not nodes:
                 raise ConnectionError(f"no Cluster node serves {scope}")
             node = nodes[0]
@@ -372,7 +376,9 @@ class RedisStore:
         results = await asyncio.gather(*(_close_within(c, CLOSE_S) for c in clients))
         for exc in results:
             if exc is not None:  # TimeoutError or a broken connection: the process is ending anyway
-                logging.getLogger("prefixgate.store").warning("prefix store: close did not finish (%s)", type(exc).__name__)
+                logging.getLogger("prefixgate.store").warning(
+                    "prefix store: close did not finish (%s)", type(exc).__name__
+                )
 
 
 async def _close_within(client, timeout_s: float) -> Exception | None:

@@ -60,10 +60,21 @@ async def read_reply(reader: asyncio.StreamReader) -> Reply | RespError:
 
 
 class RespPool:
-    def __init__(self, host: str, port: int, *, db: int = 0, username: str | None = None, password: str | None = None,
-                 connect_timeout_s: float = 2.0, max_idle: int = 128) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        db: int = 0,
+        username: str | None = None,
+        password: str | None = None,
+        connect_timeout_s: float = 2.0,
+        max_idle: int = 128,
+    ) -> None:
         self.host, self.port, self.db = host, port, db
-        self._auth = [b"AUTH", *([username.encode()] if username else []), password.encode()] if password else None
+        self._auth = (
+            [b"AUTH", *([username.encode()] if username else []), password.encode()] if password else None
+        )
         self.connect_timeout_s = connect_timeout_s
         self.max_idle = max_idle
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
@@ -111,7 +122,9 @@ class RespPool:
         async with asyncio.timeout(self.connect_timeout_s):
             reader, writer = await asyncio.open_connection(self.host, self.port)  # asyncio sets TCP_NODELAY
             try:
-                for command in ([self._auth] if self._auth else []) + ([[b"SELECT", b"%d" % self.db]] if self.db else []):
+                for command in ([self._auth] if self._auth else []) + (
+                    [[b"SELECT", b"%d" % self.db]] if self.db else []
+                ):
                     writer.write(pack(command))
                     reply = await read_reply(reader)
                     if isinstance(reply, RespError):

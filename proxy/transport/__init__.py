@@ -2,9 +2,10 @@
 
 - :mod:`proxy.transport.pool`: :class:`H1Transport`, the pool and one request's send.
 - :mod:`proxy.transport.connection`: one connection as an asyncio protocol.
-- :mod:`proxy.transport.exchange`: :class:`~proxy.transport.exchange.ResponseParser`, one
-  response parsed on one connection, and its body stream (not the proxy's per-request
-  :class:`proxy.exchange.Exchange`).
+- :mod:`proxy.transport.response_parser`: :class:`~proxy.transport.response_parser.ResponseParser`,
+  one response parsed on one connection, and its body stream.
+- :mod:`proxy.transport.upstream`: :class:`~proxy.transport.upstream.UpstreamPool`, the pool the
+  gate sends through, and its errors.
 - :mod:`proxy.transport.reuse`: when a connection may carry another request (the pool's
   security boundary: a response reaches only the request that caused it).
 

@@ -1,7 +1,7 @@
 """One upstream connection as an asyncio protocol: bytes in go to the current response parser.
 
 A :class:`Connection` owns its transport (TCP or TLS) and at most one
-:class:`~proxy.transport.exchange.ResponseParser` at a time. Bytes that arrive while no
+:class:`~proxy.transport.response_parser.ResponseParser` at a time. Bytes that arrive while no
 exchange is running, or after the running one's response ended, are unsolicited: the
 connection is marked :attr:`dead` and closed at once (a ``408`` sent to an idle
 keep-alive connection is the common case). The end of the stream is handed to the
@@ -18,7 +18,7 @@ import asyncio
 
 import httpx
 
-from proxy.transport.exchange import ResponseParser
+from proxy.transport.response_parser import ResponseParser
 
 
 class Connection(asyncio.Protocol):

@@ -45,7 +45,9 @@ def raise_fd_limit() -> tuple[int, int]:
     if resource is None:
         return before, before
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = UNLIMITED if hard == resource.RLIM_INFINITY else hard  # Linux refuses more than fs.nr_open (2^20 by default)
+    target = (
+        UNLIMITED if hard == resource.RLIM_INFINITY else hard
+    )  # Linux refuses more than fs.nr_open (2^20 by default)
     if soft == resource.RLIM_INFINITY or soft >= target:
         return before, before
     try:

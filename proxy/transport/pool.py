@@ -12,7 +12,7 @@ busy or idle (the oldest idle one is closed to make room); a send that finds eve
 waits for one at most its ``pool`` timeout, then raises ``httpx.PoolTimeout`` (counted in
 :meth:`H1Transport.stats`, with the slots in use, the idle connections and the sends waiting),
 ``connect``/``write``/``read`` timeouts from ``request.extensions["timeout"]``. Responses
-are parsed by llhttp (:mod:`proxy.transport.exchange`); whether a connection is reused is
+are parsed by llhttp (:mod:`proxy.transport.response_parser`); whether a connection is reused is
 decided only by :mod:`proxy.transport.reuse`. A request that fails on a *reused*
 connection before any response byte arrived, within ``stale_window_s`` (1 s) of being
 sent, is retried once on a fresh one: the server had closed the idle socket as the
@@ -36,7 +36,7 @@ from collections import defaultdict
 import httpx
 
 from proxy.transport.connection import Connection
-from proxy.transport.exchange import ResponseBody, ResponseParser
+from proxy.transport.response_parser import ResponseBody, ResponseParser
 from proxy.transport.reuse import may_checkout, may_release
 
 
@@ -56,7 +56,13 @@ def request_head(method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]]
         raise httpx.LocalProtocolError("request target contains CR, LF, NUL or a space")
     lines = [method.encode("ascii") + b" " + target + b" HTTP/1.1"]
     for name, value in headers:
-        if b"\r" in value or b"\n" in value or b"\x00" in value or not name or any(c in name for c in b"\r\n\x00: \t"):
+        if (
+            b"\r" in value
+            or b"\n" in value
+            or b"\x00" in value
+            or not name
+            or any(c in name for c in b"\r\n\x00: \t")
+        ):
             raise httpx.LocalProtocolError("header name or value contains CR, LF, NUL or ':'")
         lines.append(name + b": " + value)
     return b"\r\n".join(lines) + b"\r\n\r\n"
@@ -68,13 +74,20 @@ class _Stale(Exception):
 
 
 class H1Transport(httpx.AsyncBaseTransport):
-    def __init__(self, max_connections: int = 512, keepalive_expiry: float = 60.0, ssl_context: ssl.SSLContext | None = None,
-                 stale_window_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        max_connections: int = 512,
+        keepalive_expiry: float = 60.0,
+        ssl_context: ssl.SSLContext | None = None,
+        stale_window_s: float = 1.0,
+    ) -> None:
         self.max_connections = max_connections
         self.keepalive_expiry = keepalive_expiry
         self.stale_window_s = stale_window_s
         self._idle: dict[tuple, list[Connection]] = defaultdict(list)
-        self._idle_count = 0  # connections in the idle lists (some may have been closed by their server meanwhile)
+        self._idle_count = (
+            0  # connections in the idle lists (some may have been closed by their server meanwhile)
+        )
         self._slots = asyncio.Semaphore(max_connections) if max_connections else None
         self.in_use = 0  # exchanges holding a slot (each on one connection)
         self.waiting = 0  # sends waiting for a slot now
@@ -114,8 +127,9 @@ class H1Transport(httpx.AsyncBaseTransport):
                         await self._slots.acquire()
                 except TimeoutError:
                     self.exhausted += 1
-                    raise httpx.PoolTimeout(f"all {self.max_connections} upstream connections stayed busy for "
-                                            f"{pool_timeout:g} s") from None
+                    raise httpx.PoolTimeout(
+                        f"all {self.max_connections} upstream connections stayed busy for {pool_timeout:g} s"
+                    ) from None
                 finally:
                     self.waiting -= 1
             else:
@@ -125,8 +139,14 @@ class H1Transport(httpx.AsyncBaseTransport):
     def _make_room(self) -> None:
         """Before a new connection: close the oldest idle ones while busy plus idle would pass
         ``max_connections`` (the pool bounds the sockets it holds, not only those in use)."""
-        while self.max_connections and self._idle_count and self.in_use + self._idle_count > self.max_connections:
-            oldest = min((conns for conns in self._idle.values() if conns), key=lambda conns: conns[0].idle_since)
+        while (
+            self.max_connections
+            and self._idle_count
+            and self.in_use + self._idle_count > self.max_connections
+        ):
+            oldest = min(
+                (conns for conns in self._idle.values() if conns), key=lambda conns: conns[0].idle_since
+            )
             oldest.pop(0).kill()
             self._idle_count -= 1
 
@@ -134,9 +154,20 @@ class H1Transport(httpx.AsyncBaseTransport):
         """The pool now, for ``/prefixgate/health`` and metrics: its size, slots in use, open
         idle connections, sends waiting for a slot; since start, sends that waited and sends
         that gave up (``pool_exhausted``)."""
-        idle = sum(1 for conns in self._idle.values() for c in conns if not c.dead and c.transport is not None and not c.transport.is_closing())
-        return {"max_connections": self.max_connections, "in_use": self.in_use, "idle": idle, "waiting": self.waiting,
-                "waited_total": self.waited, "exhausted_total": self.exhausted}
+        idle = sum(
+            1
+            for conns in self._idle.values()
+            for c in conns
+            if not c.dead and c.transport is not None and not c.transport.is_closing()
+        )
+        return {
+            "max_connections": self.max_connections,
+            "in_use": self.in_use,
+            "idle": idle,
+            "waiting": self.waiting,
+            "waited_total": self.waited,
+            "exhausted_total": self.exhausted,
+        }
 
     def _idle_conn(self, origin: tuple) -> Connection | None:
         idle = self._idle.get(origin)
@@ -158,12 +189,18 @@ class H1Transport(httpx.AsyncBaseTransport):
         try:
             async with asyncio.timeout(timeout):
                 _, conn = await loop.create_connection(
-                    Connection, url.host, port, ssl=self._ssl if tls else None, server_hostname=url.host if tls else None
+                    Connection,
+                    url.host,
+                    port,
+                    ssl=self._ssl if tls else None,
+                    server_hostname=url.host if tls else None,
                 )
         except TimeoutError:
             raise httpx.ConnectTimeout(f"timed out connecting to {url.host}:{port}") from None
         except (OSError, ssl.SSLError) as exc:
-            raise httpx.ConnectError(f"could not connect to {url.host}:{port}: {type(exc).__name__}") from None
+            raise httpx.ConnectError(
+                f"could not connect to {url.host}:{port}: {type(exc).__name__}"
+            ) from None
         return conn
 
     # -- one exchange -----------------------------------------------------------------------
@@ -171,13 +208,24 @@ class H1Transport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if not isinstance(request.stream, httpx.ByteStream):
             await request.aread()
-        response = await self.send(request.method, request.url, request.headers.raw, request.content or b"",
-                                   request.extensions.get("timeout") or {})
+        response = await self.send(
+            request.method,
+            request.url,
+            request.headers.raw,
+            request.content or b"",
+            request.extensions.get("timeout") or {},
+        )
         response.request = request
         return response
 
-    async def send(self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes,
-                   timeouts: dict[str, float | None]) -> httpx.Response:
+    async def send(
+        self,
+        method: str,
+        url: httpx.URL,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: dict[str, float | None],
+    ) -> httpx.Response:
         """The exchange without an ``httpx.Request`` (building one costs more than the rest of
         this method): ``headers`` go on the wire as given, so they must already hold ``Host``
         and, with a body, ``Content-Length``."""
@@ -197,7 +245,9 @@ class H1Transport(httpx.AsyncBaseTransport):
                     conn.kill()
                     conn = None
                     if attempt:
-                        raise httpx.RemoteProtocolError("upstream closed the connection without a response") from None
+                        raise httpx.RemoteProtocolError(
+                            "upstream closed the connection without a response"
+                        ) from None
         except BaseException:  # errors and cancellation: the half-used connection is never reused
             if conn is not None:
                 conn.parser = None
@@ -206,7 +256,9 @@ class H1Transport(httpx.AsyncBaseTransport):
             raise
         raise AssertionError("unreachable")
 
-    async def _exchange(self, method: str, origin: tuple, conn: Connection, payload: bytes, timeouts: dict) -> httpx.Response:
+    async def _exchange(
+        self, method: str, origin: tuple, conn: Connection, payload: bytes, timeouts: dict
+    ) -> httpx.Response:
         reused = conn.reused
         parser = conn.start(method)
         sent_at = time.monotonic()
@@ -215,7 +267,9 @@ class H1Transport(httpx.AsyncBaseTransport):
         except (ConnectionError, OSError) as exc:
             if reused and parser.received == 0 and time.monotonic() - sent_at < self.stale_window_s:
                 raise _Stale from None
-            raise httpx.WriteError(f"upstream connection failed while sending: {type(exc).__name__}") from None
+            raise httpx.WriteError(
+                f"upstream connection failed while sending: {type(exc).__name__}"
+            ) from None
         try:
             await parser.head(timeouts.get("read"))
         except (httpx.RemoteProtocolError, httpx.ReadError):
@@ -223,7 +277,9 @@ class H1Transport(httpx.AsyncBaseTransport):
                 raise _Stale from None
             raise
         body = ResponseBody(parser, lambda ex: self._done(origin, conn, ex), timeouts.get("read"))
-        return httpx.Response(parser.status, headers=parser.headers, stream=body, extensions={"http_version": parser.version})
+        return httpx.Response(
+            parser.status, headers=parser.headers, stream=body, extensions={"http_version": parser.version}
+        )
 
     async def aclose(self) -> None:
         self._closed = True  # responses still open close their connections when done

@@ -31,7 +31,7 @@ _POLL_BAD = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP | g
 
 def may_release(conn, parser) -> bool:
     """``conn`` (a :class:`proxy.transport.connection.Connection`) may go back to the pool
-    after the response ``parser`` read (its :class:`proxy.transport.exchange.ResponseParser`)."""
+    after the response ``parser`` read (its :class:`proxy.transport.response_parser.ResponseParser`)."""
     return (
         parser.complete
         and not parser.leftover

@@ -32,7 +32,9 @@ import re
 
 _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _TEXT = rb"[\t\x20-\x7e\x80-\xff]*"  # field value with its optional whitespace; reason phrase
-_HEAD = re.compile(rb"HTTP/1\.[01] ([0-9]{3})(?: " + _TEXT + rb")?\r\n(?:" + _TOKEN + rb":" + _TEXT + rb"\r\n)*\r\n")
+_HEAD = re.compile(
+    rb"HTTP/1\.[01] ([0-9]{3})(?: " + _TEXT + rb")?\r\n(?:" + _TOKEN + rb":" + _TEXT + rb"\r\n)*\r\n"
+)
 _FIELD = re.compile(_TOKEN + rb":" + _TEXT)
 _SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t\x20-\x7e\x80-\xff]*)?")
 _BLANK = re.compile(rb"\r?\n\r?\n")
@@ -111,7 +113,12 @@ class ChunkFraming:
         state, left, i, n = self.state, self.left, 0, len(data)
         if state == _SIZE_LINE and not self.line:  # the usual arrival: exactly one whole chunk
             m = _ONE_CHUNK.match(data)
-            if m is not None and (end := m.end() + int(m.group(1), 16)) + 2 == n and data.endswith(b"\r\n") and end > m.end():
+            if (
+                m is not None
+                and (end := m.end() + int(m.group(1), 16)) + 2 == n
+                and data.endswith(b"\r\n")
+                and end > m.end()
+            ):
                 return
         if self.line:  # a framing line split across arrivals: finish it first
             j = data.find(b"\n")
@@ -136,7 +143,9 @@ class ChunkFraming:
                 break
             if state == _DATA_END and j == i + 1 and data[i] == 13:  # the usual CRLF after a chunk's data
                 state = _SIZE_LINE
-            elif state == _SIZE_LINE and j > i and data[j - 1] == 13 and (size := _hex(data, i, j - 1)):  # the usual size line
+            elif (
+                state == _SIZE_LINE and j > i and data[j - 1] == 13 and (size := _hex(data, i, j - 1))
+            ):  # the usual size line
                 state, left = _DATA, size
             else:
                 state, left = self._line(data[i : j + 1], state)

@@ -1,31 +1,13 @@
-"""The one connection pool to the upstreams, and how a failed send becomes 502/504.
+"""The one connection pool to the upstreams, and how a failed send becomes 502/503/504.
 
-:class:`Upstream` owns the one transport (opened in the app's lifespan): by default
-:class:`proxy.transport.H1Transport`; httpcore's with ``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``,
-kept as the benchmark reference; an ``httpx.MockTransport`` in unit tests. It keeps
-HTTP/1.1 connections alive (pool sized by ``max_connections``) and writes head and body in
-one send, so no request waits on Nagle + delayed ACK. The hot path hands method, URL,
-headers (plus the ``Host`` and ``Content-Length`` httpx would add, :func:`wire_headers`)
-and body straight to :meth:`H1Transport.send` (building an ``httpx.Request`` cost more
-than the exchange); other transports get a ready ``httpx.Request``. There is no
-``httpx.AsyncClient``: no default headers, no cookie jar shared between tenants, no
-redirects followed, no environment proxies; the response is streamed (raw bytes,
-content-encoding untouched).
+:class:`UpstreamPool` owns the one transport (:class:`proxy.transport.H1Transport` by default;
+httpcore's with ``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore``; a mock in tests), sized by
+``--max-connections`` or the open-file limit, and sends with no ``httpx.AsyncClient``: no default
+headers, cookies, redirects or environment proxies; the response is streamed untouched. A failed
+send raises :class:`UpstreamError` carrying its :class:`proxy.errors.ProxyError`
+(``upstream_unreachable``, ``upstream_protocol_error``, ``pool_exhausted``, ``upstream_timeout``).
 
-Exception tree raised by :meth:`Upstream.send`::
-
-    UpstreamError            (carries a proxy.errors.ProxyError)
-      ├─ 502 upstream_unreachable     connection refused / DNS / TLS / reset
-      ├─ 502 upstream_protocol_error  the upstream spoke broken HTTP
-      ├─ 503 pool_exhausted           every pooled connection stayed busy for ``pool_timeout``
-      │                               (the proxy's own limit, not the upstream's: ``Retry-After``)
-      └─ 504 upstream_timeout         connect, write or read timeout
-
-The pool's size is ``config.max_connections`` (``--max-connections``), or, when that is None,
-sized from the process's file-descriptor limit (:func:`proxy.transport.limits.pool_size`);
-:meth:`Upstream.pool_stats` is what ``/prefixgate/health`` and the metrics show of it.
-
-This module does not pick the upstream (see :mod:`proxy.routing`) or read bodies.
+This module does not pick the upstream (:mod:`proxy.routing`) or read bodies. See docs/request-path.md.
 """
 
 from __future__ import annotations
@@ -42,7 +24,9 @@ from proxy.transport.limits import fd_limit, pool_size
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 
-def wire_headers(method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes) -> list[tuple[bytes, bytes]]:
+def wire_headers(
+    method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes
+) -> list[tuple[bytes, bytes]]:
     """The headers ``httpx.Request(method, url, headers=headers, content=body)`` would send,
     in the same order: ``Host`` first, then ``headers`` (which hold neither ``Host`` nor
     ``Content-Length``; :func:`proxy.headers.request_headers` drops both), then the length."""
@@ -66,7 +50,7 @@ def _describe(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
-class Upstream:
+class UpstreamPool:
     def __init__(self, config, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.fd_limit = fd_limit()
         self.sized_by = "--max-connections" if config.max_connections else "fd_limit"
@@ -79,33 +63,53 @@ class Upstream:
         )
         if transport is None:
             if os.environ.get("PREFIXGATE_UPSTREAM_TRANSPORT") == "httpcore":  # the reference, for benchmarks
-                transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=NODELAY, retries=0, trust_env=False)
+                transport = httpx.AsyncHTTPTransport(
+                    limits=limits, socket_options=NODELAY, retries=0, trust_env=False
+                )
             else:
                 transport = H1Transport(self.max_connections, keepalive_expiry=60.0)
         self.transport = transport
         timeout = httpx.Timeout(
-            connect=config.connect_timeout, read=config.read_timeout, write=config.write_timeout, pool=config.pool_timeout
+            connect=config.connect_timeout,
+            read=config.read_timeout,
+            write=config.write_timeout,
+            pool=config.pool_timeout,
         )
         self._timeout_ext = timeout.as_dict()
 
-    async def send(self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes) -> httpx.Response:
+    async def send(
+        self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> httpx.Response:
         """Sends the request (body in one piece) and returns once the response headers are in."""
         request: httpx.Request | None = None
         try:
             if isinstance(self.transport, H1Transport):  # fast path: no httpx.Request to build
-                response = await self.transport.send(method, url, wire_headers(method, url, headers, body), body, self._timeout_ext)
+                response = await self.transport.send(
+                    method, url, wire_headers(method, url, headers, body), body, self._timeout_ext
+                )
             else:
-                request = httpx.Request(method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext})
+                request = httpx.Request(
+                    method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext}
+                )
                 response = await self.transport.handle_async_request(request)
         except httpx.PoolTimeout:  # the proxy's own limit: never reported as the upstream's timeout
-            raise UpstreamError(POOL_EXHAUSTED, f"all {self.max_connections} upstream connections of this proxy stayed busy for "
-                                f"{self.pool_timeout:g} s (--max-connections, --pool-timeout); retry") from None
+            raise UpstreamError(
+                POOL_EXHAUSTED,
+                f"all {self.max_connections} upstream connections of this proxy stayed busy for "
+                f"{self.pool_timeout:g} s (--max-connections, --pool-timeout); retry",
+            ) from None
         except httpx.TimeoutException as exc:
-            raise UpstreamError(UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})") from None
+            raise UpstreamError(
+                UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})"
+            ) from None
         except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
-            raise UpstreamError(UPSTREAM_PROTOCOL, f"upstream {_describe(url)} broke the HTTP protocol ({type(exc).__name__})") from None
+            raise UpstreamError(
+                UPSTREAM_PROTOCOL, f"upstream {_describe(url)} broke the HTTP protocol ({type(exc).__name__})"
+            ) from None
         except (httpx.TransportError, OSError) as exc:
-            raise UpstreamError(UPSTREAM_UNREACHABLE, f"could not reach upstream {_describe(url)} ({type(exc).__name__})") from None
+            raise UpstreamError(
+                UPSTREAM_UNREACHABLE, f"could not reach upstream {_describe(url)} ({type(exc).__name__})"
+            ) from None
         if request is not None:
             response.request = request
         return response
@@ -115,8 +119,17 @@ class Upstream:
         ``waited_total``, ``exhausted_total``), plus where the size came from (``sized_by``:
         ``fd_limit`` or ``--max-connections``), the descriptor limit and the pool timeout. Only
         the size for a transport that is not the proxy's own (httpcore's, a mock)."""
-        stats = self.transport.stats() if isinstance(self.transport, H1Transport) else {"max_connections": self.max_connections}
-        return {**stats, "sized_by": self.sized_by, "fd_limit": self.fd_limit, "pool_timeout_s": self.pool_timeout}
+        stats = (
+            self.transport.stats()
+            if isinstance(self.transport, H1Transport)
+            else {"max_connections": self.max_connections}
+        )
+        return {
+            **stats,
+            "sized_by": self.sized_by,
+            "fd_limit": self.fd_limit,
+            "pool_timeout_s": self.pool_timeout,
+        }
 
     async def aclose(self) -> None:
         await self.transport.aclose()

@@ -3,14 +3,12 @@ the reason given for each value. (The labelled corpus is scored in tests/analyze
 
 from __future__ import annotations
 
-
 import pytest
-
-from tests.support import FIXTURES as ALL_FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer.detect import KIND_LABELS, Volatile, entropy, find_volatile
+from tests.support import FIXTURES as ALL_FIXTURES
 
 FIXTURES = ALL_FIXTURES / "detect"
 
@@ -48,11 +46,18 @@ def kinds(text: str) -> list[tuple[str, str]]:
         ("trace id: 4bf92f3577b34da6", "request-id", "4bf92f3577b34da6"),
         ("previous answer chatcmpl-9xQ2bLkP0aZ7mN3v", "request-id", "chatcmpl-9xQ2bLkP0aZ7mN3v"),
         ("tool toolu_01A09q90qw90lq917835lq9 result", "request-id", "toolu_01A09q90qw90lq917835lq9"),
-        ("auth eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0", "jwt",
-         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0"),
+        (
+            "auth eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0",
+            "jwt",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0",
+        ),
         ("nonce 9f86d081884c7d659a2feaa0c55ad015 ok", "hex-id", "9f86d081884c7d659a2feaa0c55ad015"),
         ("key Zx81kLq0PmA7vN3cR5tY2wB9 ok", "base64-id", "Zx81kLq0PmA7vN3cR5tY2wB9"),
-        ("blob dGhpcyBpcyBhIHJhbmRvbSBzZXNzaW9uIDQyMTc= ok", "base64-id", "dGhpcyBpcyBhIHJhbmRvbSBzZXNzaW9uIDQyMTc="),
+        (
+            "blob dGhpcyBpcyBhIHJhbmRvbSBzZXNzaW9uIDQyMTc= ok",
+            "base64-id",
+            "dGhpcyBpcyBhIHJhbmRvbSBzZXNzaW9uIDQyMTc=",
+        ),
     ],
 )
 def test_each_kind_with_exact_span(text, kind, value):
@@ -117,9 +122,11 @@ def test_low_entropy_hex_and_words_are_not_ids():
 
 
 def test_static_dates_versions_changelogs_and_release_headings_are_not_findings():
-    text = ("Acme API version 2023-06-01; header anthropic-version: 2023-06-01; api-version=2024-02-15-preview.\n"
-            "## Changelog\n- 2024-03-15: v2.4.0 adds webhooks.\n* March 3, 2025 - pricing updated.\n"
-            "## [1.2.0] - 2024-03-15\n1. 2023-01-09 (initial release)\n")
+    text = (
+        "Acme API version 2023-06-01; header anthropic-version: 2023-06-01; api-version=2024-02-15-preview.\n"
+        "## Changelog\n- 2024-03-15: v2.4.0 adds webhooks.\n* March 3, 2025 - pricing updated.\n"
+        "## [1.2.0] - 2024-03-15\n1. 2023-01-09 (initial release)\n"
+    )
     assert kinds(text) == []
     # a date labelled as today, or standing alone as a field, still counts; one in prose does not
     assert kinds("- Date 2026-11-30") == [("date", "2026-11-30")]
@@ -173,57 +180,65 @@ def test_a_long_encoded_blob_is_not_an_id():
 # --- context decides: the false-finding classes and their look-alikes that still count ---
 
 
-@pytest.mark.parametrize("text", [
-    "Give the start time in HH:MM, e.g. 14:30.",
-    "Confirm times like 7:45 PM back to the user.",
-    "Times such as 09:05 are fine; for example 23:59 is the last slot.",
-    "All times are UTC+05:30; India is +05:30 and Newfoundland -03:30.",
-    "Knowledge cutoff: 2024-06-01.",
-    "Model card last updated: March 3, 2025.",
-    "Acme was founded on 12 May 2009 and incorporated on 2011-03-14.",
-    "Apollo 11 landed on July 20, 1969.",
-    "The API version is 2024-02-15.",
-    "Messages sent before 2020-01-01 are archived.",
-    "Use an id such as 550e8400-e29b-41d4-a716-446655440000 in tests.",
-    "For example: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
-    "Battery service 0000180F-0000-1000-8000-00805F9B34FB.",
-    "LED:{uuid:'19b10001-e8f2-537e-4f6c-d104768a1214', type: boolean}",
-    "service 6e400001-b5a3-f393-e0a9-e50e24dcca9e, RX 6e400002-b5a3-f393-e0a9-e50e24dcca9e",
-    "led 44D02C61-3543-4A30-8E94-ACA5853D55C1 and mode 44D02C63-3543-4A30-8E94-ACA5853D55C1",
-    "Example output:\n{\"start\": \"2024-03-01T12:00:00Z\", \"id\": \"5f0c2a9e-3b1d-4e7a-9c8f-1a2b3c4d5e6f\"}",
-    "Event ids look like evt_1a2b3c4d5e6f7a8b9c0d.",
-    "The store opens at 10:00 and closes at 19:00.",
-    "Flight SL 412 leaves at 07:15 and lands at 10:40.",
-    "Checksum of quill-4.2.0.tar.gz: 5d41402abc4b2a76b9719d911017c592",
-    "Project id: prj_Hx82KdLq0ZpW (stable for the lifetime of the project).",
-    "Use placeholders like {date} in your own templates.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Give the start time in HH:MM, e.g. 14:30.",
+        "Confirm times like 7:45 PM back to the user.",
+        "Times such as 09:05 are fine; for example 23:59 is the last slot.",
+        "All times are UTC+05:30; India is +05:30 and Newfoundland -03:30.",
+        "Knowledge cutoff: 2024-06-01.",
+        "Model card last updated: March 3, 2025.",
+        "Acme was founded on 12 May 2009 and incorporated on 2011-03-14.",
+        "Apollo 11 landed on July 20, 1969.",
+        "The API version is 2024-02-15.",
+        "Messages sent before 2020-01-01 are archived.",
+        "Use an id such as 550e8400-e29b-41d4-a716-446655440000 in tests.",
+        "For example: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+        "Battery service 0000180F-0000-1000-8000-00805F9B34FB.",
+        "LED:{uuid:'19b10001-e8f2-537e-4f6c-d104768a1214', type: boolean}",
+        "service 6e400001-b5a3-f393-e0a9-e50e24dcca9e, RX 6e400002-b5a3-f393-e0a9-e50e24dcca9e",
+        "led 44D02C61-3543-4A30-8E94-ACA5853D55C1 and mode 44D02C63-3543-4A30-8E94-ACA5853D55C1",
+        'Example output:\n{"start": "2024-03-01T12:00:00Z", "id": "5f0c2a9e-3b1d-4e7a-9c8f-1a2b3c4d5e6f"}',
+        "Event ids look like evt_1a2b3c4d5e6f7a8b9c0d.",
+        "The store opens at 10:00 and closes at 19:00.",
+        "Flight SL 412 leaves at 07:15 and lands at 10:40.",
+        "Checksum of quill-4.2.0.tar.gz: 5d41402abc4b2a76b9719d911017c592",
+        "Project id: prj_Hx82KdLq0ZpW (stable for the lifetime of the project).",
+        "Use placeholders like {date} in your own templates.",
+    ],
+)
 def test_example_fixed_and_historical_values_are_not_findings(text):
     assert kinds(text) == []
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("Current Date: {{CURRENT_DATE}}", "{{CURRENT_DATE}}"),
-    ("Session: {{ user_session }}", "{{ user_session }}"),
-    ("Requests left: {{ REMAINING_QUOTA }}", "{{ REMAINING_QUOTA }}"),
-    ("Last login: {{ last_login_date_str }}", "{{ last_login_date_str }}"),
-    ("This is turn {turn_count} of the chat.", "{turn_count}"),
-    ("Dialogue turn: {{#sys.dialogue_count#}}", "{{#sys.dialogue_count#}}"),
-    ("Local time now: <%= Time.now.strftime(\"%H:%M\") %>.", '<%= Time.now.strftime("%H:%M") %>'),
-    ("Generated at {{ now() }} for you.", "{{ now() }}"),
-    ("Current date: ${EXPR}. Goal: ${goal}", "${EXPR}"),
-    ("Session context: ${ctx}", "${ctx}"),
-    ("Customer cus_N8s7Hq2LkP0xRt asked twice.", "cus_N8s7Hq2LkP0xRt"),
-    ("The user's local time is Sun Nov 30 2026 14:05:12 GMT+0100.", "Sun Nov 30 2026"),
-    ("Request started 1764511512345 ms since the epoch; expires at 1764515112.", "1764515112"),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Current Date: {{CURRENT_DATE}}", "{{CURRENT_DATE}}"),
+        ("Session: {{ user_session }}", "{{ user_session }}"),
+        ("Requests left: {{ REMAINING_QUOTA }}", "{{ REMAINING_QUOTA }}"),
+        ("Last login: {{ last_login_date_str }}", "{{ last_login_date_str }}"),
+        ("This is turn {turn_count} of the chat.", "{turn_count}"),
+        ("Dialogue turn: {{#sys.dialogue_count#}}", "{{#sys.dialogue_count#}}"),
+        ('Local time now: <%= Time.now.strftime("%H:%M") %>.', '<%= Time.now.strftime("%H:%M") %>'),
+        ("Generated at {{ now() }} for you.", "{{ now() }}"),
+        ("Current date: ${EXPR}. Goal: ${goal}", "${EXPR}"),
+        ("Session context: ${ctx}", "${ctx}"),
+        ("Customer cus_N8s7Hq2LkP0xRt asked twice.", "cus_N8s7Hq2LkP0xRt"),
+        ("The user's local time is Sun Nov 30 2026 14:05:12 GMT+0100.", "Sun Nov 30 2026"),
+        ("Request started 1764511512345 ms since the epoch; expires at 1764515112.", "1764515112"),
+    ],
+)
 def test_volatile_by_name_call_or_label(text, value):
     assert value in [v.value for v in find_volatile(text)]
 
 
 def test_each_value_says_why_it_was_judged_volatile():
-    text = ("Current time: 14:05 UTC\nSession: {{ user_session }}\nHandle 018f3c1e-8d4a-7e6f-9b2a-1c3d5e7f9a0b\n"
-            "nonce 9f86d081884c7d659a2feaa0c55ad015\n2026-11-30\nNow: ${new Date().toISOString()}\n")
+    text = (
+        "Current time: 14:05 UTC\nSession: {{ user_session }}\nHandle 018f3c1e-8d4a-7e6f-9b2a-1c3d5e7f9a0b\n"
+        "nonce 9f86d081884c7d659a2feaa0c55ad015\n2026-11-30\nNow: ${new Date().toISOString()}\n"
+    )
     why = {v.value: v.reason for v in find_volatile(text)}
     assert why["14:05 UTC"] == "follows `Current time`"
     assert why["{{ user_session }}"] == "named `user_session`: per-request or per-session state"
@@ -242,25 +257,48 @@ def test_a_label_on_the_line_above_does_not_leak_into_prose():
 def test_description_context_needs_a_now_label():
     text = "Start of the slot, for the clinic's 09:15 opening; timestamps like 2026-01-05T10:00:00Z."
     assert find_volatile(text, context="description") == []
-    assert [v.value for v in find_volatile("Today is 2026-11-30.", context="description")] == ["Today is", "2026-11-30"]
+    assert [v.value for v in find_volatile("Today is 2026-11-30.", context="description")] == [
+        "Today is",
+        "2026-11-30",
+    ]
 
 
 def test_a_request_label_beats_a_hand_made_uuid_shape():
-    assert kinds("session_id: a1b2c3d4-e5f6-7890-abcd-ef1234567890") == [("uuid", "a1b2c3d4-e5f6-7890-abcd-ef1234567890")]
-    assert kinds("see a1b2c3d4-e5f6-7890-abcd-ef1234567890") == []  # counting digits, no label: a made-up constant
+    assert kinds("session_id: a1b2c3d4-e5f6-7890-abcd-ef1234567890") == [
+        ("uuid", "a1b2c3d4-e5f6-7890-abcd-ef1234567890")
+    ]
+    assert (
+        kinds("see a1b2c3d4-e5f6-7890-abcd-ef1234567890") == []
+    )  # counting digits, no label: a made-up constant
 
 
 def test_the_scan_finds_values_past_long_runs_of_plain_prose():
-    prose = ("You answer billing questions politely and briefly. " * 400)
+    prose = "You answer billing questions politely and briefly. " * 400
     text = prose + "Request id: 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a0b\n" + prose + "Current time: 14:05:09 UTC"
     assert [v.kind for v in find_volatile(text)] == ["uuid", "today-phrase", "time"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([*"0123456789abcdefABCDEF:-/.,{}$%<>() _=TZ\n`", "eyJ", "Nov", "Today is ", "Current time: ",
-                                 "{{ now }}", "e.g. ", "2026-11-30", "session_id: "]), max_size=60).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *"0123456789abcdefABCDEF:-/.,{}$%<>() _=TZ\n`",
+                "eyJ",
+                "Nov",
+                "Today is ",
+                "Current time: ",
+                "{{ now }}",
+                "e.g. ",
+                "2026-11-30",
+                "session_id: ",
+            ]
+        ),
+        max_size=60,
+    ).map("".join)
+)
 def test_any_text_gives_ordered_disjoint_values_with_exact_spans(text):
     found = find_volatile(text)
-    assert all(text[v.start:v.end] == v.value and v.start < v.end for v in found)
+    assert all(text[v.start : v.end] == v.value and v.start < v.end for v in found)
     assert all(a.end <= b.start for a, b in zip(found, found[1:]))
     assert all(v.kind in KIND_LABELS and (v.reason or v.kind == "today-phrase") for v in found)

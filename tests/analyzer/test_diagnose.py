@@ -7,22 +7,49 @@ from analyzer.diagnose import diagnose
 from analyzer.segments import Seen, segments_for
 
 LONG = "You are a careful assistant for ACME support. " * 120  # ~5.5 KB → ~1400 tokens
-TOOL_A = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}}
-TOOL_B = {"type": "function", "function": {"name": "refund", "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}}}}
+TOOL_A = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+    },
+}
+TOOL_B = {
+    "type": "function",
+    "function": {
+        "name": "refund",
+        "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}},
+    },
+}
 
 
 def oa(system: str, user: str = "hi", tools=None, model: str = "gpt-4o-mini", ts: float = 0.0) -> Seen:
-    body = {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    body = {
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
     if tools is not None:
         body["tools"] = tools
     return Seen("openai", model, ts, segments_for("openai", "/v1/chat/completions", body))
 
 
-def an(system: str, user: str = "hi", *, cache: str | None = "5m", model: str = "claude-sonnet-4-5", ts: float = 0.0) -> Seen:
+def an(
+    system: str,
+    user: str = "hi",
+    *,
+    cache: str | None = "5m",
+    model: str = "claude-sonnet-4-5",
+    ts: float = 0.0,
+) -> Seen:
     block = {"type": "text", "text": system}
     if cache:
         block["cache_control"] = {"type": "ephemeral", **({"ttl": "1h"} if cache == "1h" else {})}
-    body = {"model": model, "max_tokens": 10, "system": [block], "messages": [{"role": "user", "content": user}]}
+    body = {
+        "model": model,
+        "max_tokens": 10,
+        "system": [block],
+        "messages": [{"role": "user", "content": user}],
+    }
     return Seen("anthropic", model, ts, segments_for("anthropic", "/v1/messages", body))
 
 
@@ -71,13 +98,18 @@ def test_system_changed_names_offset():
 
 
 def test_volatile_timestamp_in_system_prompt():
-    found = diagnose(oa(f"Current time: 2026-11-30T14:05:09Z. {LONG}"), oa(f"Current time: 2026-11-30T14:02:41Z. {LONG}"))
+    found = diagnose(
+        oa(f"Current time: 2026-11-30T14:05:09Z. {LONG}"), oa(f"Current time: 2026-11-30T14:02:41Z. {LONG}")
+    )
     assert found.reason in ("volatile-time", "volatile-date")
     assert found.path == "messages[0]"
 
 
 def test_volatile_uuid():
-    found = diagnose(oa(f"{LONG} session 1b4e28ba-2fa1-11d2-883f-0016d3cca427"), oa(f"{LONG} session 6fa459ea-ee8a-3ca4-894e-db77e160355e"))
+    found = diagnose(
+        oa(f"{LONG} session 1b4e28ba-2fa1-11d2-883f-0016d3cca427"),
+        oa(f"{LONG} session 6fa459ea-ee8a-3ca4-894e-db77e160355e"),
+    )
     assert found.reason == "volatile-uuid"
 
 
@@ -113,7 +145,9 @@ def test_missed_tokens_rules():
     expected = 1024 + (sys_tokens - 1024) // 128 * 128
     assert missed_tokens(cur, 1, cached_tokens=0, elapsed_s=10.0) == expected
     assert missed_tokens(cur, 1, cached_tokens=expected, elapsed_s=10.0) == 0
-    assert missed_tokens(cur, 1, cached_tokens=expected - 100, elapsed_s=10.0) == 0  # under one step: rounding
+    assert (
+        missed_tokens(cur, 1, cached_tokens=expected - 100, elapsed_s=10.0) == 0
+    )  # under one step: rounding
     assert missed_tokens(cur, 1, cached_tokens=0, elapsed_s=4000.0) == 0  # past the TTL
     assert missed_tokens(cur, 0, cached_tokens=0, elapsed_s=1.0) == 0
     assert missed_tokens(oa("tiny"), 1, cached_tokens=0, elapsed_s=1.0) == 0  # below the minimum
@@ -146,15 +180,36 @@ def test_a_changed_history_message_is_checked_for_volatile_values():
     prev = oa(LONG, "ticket 1b4e28ba-2fa1-11d2-883f-0016d3cca427 please")
     cur = oa(LONG, "ticket 6fa459ea-ee8a-3ca4-894e-db77e160355e please")
     assert diagnose(cur, prev, cached_tokens=None) is None  # the last turn: new content
-    body = lambda u: {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": LONG}, {"role": "user", "content": u}, {"role": "user", "content": "go"}]}
-    history = lambda u, ts: Seen("openai", "gpt-4o-mini", ts, segments_for("openai", "/v1/chat/completions", body(u)))
-    found = diagnose(history("ticket 6fa459ea-ee8a-3ca4-894e-db77e160355e please", 1.0),
-                     history("ticket 1b4e28ba-2fa1-11d2-883f-0016d3cca427 please", 0.0), cached_tokens=None)
+    body = lambda u: {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "system", "content": LONG},
+            {"role": "user", "content": u},
+            {"role": "user", "content": "go"},
+        ],
+    }
+    history = lambda u, ts: Seen(
+        "openai", "gpt-4o-mini", ts, segments_for("openai", "/v1/chat/completions", body(u))
+    )
+    found = diagnose(
+        history("ticket 6fa459ea-ee8a-3ca4-894e-db77e160355e please", 1.0),
+        history("ticket 1b4e28ba-2fa1-11d2-883f-0016d3cca427 please", 0.0),
+        cached_tokens=None,
+    )
     assert found.reason == "volatile-uuid" and found.path == "messages[1]"
 
 
-@pytest.mark.parametrize("a, b, want", [(b"", b"", 0), (b"abc", b"abc", 3), (b"abc", b"abd", 2), (b"xbc", b"abc", 0),
-                                        (b"ab", b"abc", 2), (b"a" * 999 + b"x", b"a" * 1000, 999)])
+@pytest.mark.parametrize(
+    "a, b, want",
+    [
+        (b"", b"", 0),
+        (b"abc", b"abc", 3),
+        (b"abc", b"abd", 2),
+        (b"xbc", b"abc", 0),
+        (b"ab", b"abc", 2),
+        (b"a" * 999 + b"x", b"a" * 1000, 999),
+    ],
+)
 def test_first_byte_difference(a, b, want):
     from analyzer.divergence import common_prefix_len as first_byte_difference
 
@@ -163,14 +218,21 @@ def test_first_byte_difference(a, b, want):
 
 # -- GPT-5.6+: breakpoints ------------------------------------------------------------------------
 
-DEV = "You are a coding agent in the user's repository; follow its conventions and run its tests. " * 100  # ~9 KB
+DEV = (
+    "You are a coding agent in the user's repository; follow its conventions and run its tests. " * 100
+)  # ~9 KB
 MARK = {"prompt_cache_breakpoint": {"mode": "explicit"}}
 
 
 def g56(*messages, ts: float = 0.0, model: str = "gpt-5.6-terra", tools=None) -> Seen:
     """Messages as (role, text, marked) triples."""
-    body = {"model": model, "messages": [{"role": r, "content": [{"type": "text", "text": t, **(MARK if m else {})}]}
-                                         for r, t, m in messages]}
+    body = {
+        "model": model,
+        "messages": [
+            {"role": r, "content": [{"type": "text", "text": t, **(MARK if m else {})}]}
+            for r, t, m in messages
+        ],
+    }
     if tools is not None:
         body["tools"] = tools
     return Seen("openai", model, ts, segments_for("openai", "/v1/chat/completions", body))
@@ -198,7 +260,13 @@ def test_gpt56_head_covered_by_a_marker_or_by_the_last_turn_is_no_head_miss():
     assert diagnose(marked("b", 20.0), marked("a"), cached_tokens=2300) is None  # read in full
     # a conversation that grows: the earlier request's implicit breakpoint (its last message) is read
     prev = g56(("developer", DEV, False), ("user", "q1", False))
-    cur = g56(("developer", DEV, False), ("user", "q1", False), ("assistant", "a1", False), ("user", "q2", False), ts=20.0)
+    cur = g56(
+        ("developer", DEV, False),
+        ("user", "q1", False),
+        ("assistant", "a1", False),
+        ("user", "q2", False),
+        ts=20.0,
+    )
     assert diagnose(cur, prev, cached_tokens=None) is None
     assert diagnose(cur, prev, cached_tokens=0).reason == "not-cached"  # readable, yet nothing read
     # a short head is no head problem (below the minimum)
@@ -209,10 +277,19 @@ def test_gpt56_head_covered_by_a_marker_or_by_the_last_turn_is_no_head_miss():
 def test_gpt56_head_marked_but_not_written_and_a_marker_short_of_the_head():
     # an app that marks its head and every turn: the earlier conversation's 4 later markers are
     # the ones written, so a new conversation on the same head finds the head's marker unwritten
-    prev = g56(("developer", DEV, True), ("user", "a1", True), ("assistant", "r1", True), ("user", "a2", True), ("assistant", "r2", True))
+    prev = g56(
+        ("developer", DEV, True),
+        ("user", "a1", True),
+        ("assistant", "r1", True),
+        ("user", "a2", True),
+        ("assistant", "r2", True),
+    )
     cur = g56(("developer", DEV, True), ("user", "b1", True), ts=20.0)
     found = diagnose(cur, prev, cached_tokens=None)
-    assert found.reason == "breakpoint-not-written" and found.header() == "breakpoint-not-written; path=messages[0]"
+    assert (
+        found.reason == "breakpoint-not-written"
+        and found.header() == "breakpoint-not-written; path=messages[0]"
+    )
     assert found.detail == "5 breakpoints marked; only the latest 4 are written"
     # a marker on the system message, then a long unmarked developer message in the head
     prev = g56(("system", DEV, True), ("developer", DEV, False), ("user", "a", False))

@@ -5,14 +5,25 @@ from __future__ import annotations
 
 import random
 
-from analyzer.divergence import CAUSES, MIN_SIMILARITY, common_prefix_len, fork, shared_segments, text_fork, volatile_at
+from analyzer.divergence import (
+    CAUSES,
+    MIN_SIMILARITY,
+    common_prefix_len,
+    fork,
+    shared_segments,
+    text_fork,
+    volatile_at,
+)
 from analyzer.segments import segments_for
 
 SYSTEM = "You are the support assistant of ACME. Answer briefly and cite the policy. " * 10
 
 
 def chat(system: str, *turns: str, tools=None) -> tuple[dict, list]:
-    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": system}] + [{"role": "user", "content": t} for t in turns]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": system}] + [{"role": "user", "content": t} for t in turns],
+    }
     if tools is not None:
         body["tools"] = tools
     return body, segments_for("openai", "/v1/chat/completions", body)
@@ -33,7 +44,11 @@ def test_common_prefix_len_on_bytes_text_and_tuples():
         if other and rng.random() < 0.8:
             other[rng.randrange(len(other))] = "z"
         other = other[: rng.randrange(0, len(other) + 1)] if rng.random() < 0.3 else other
-        for a, b in [("".join(base), "".join(other)), ("".join(base).encode(), "".join(other).encode()), (tuple(base), tuple(other))]:
+        for a, b in [
+            ("".join(base), "".join(other)),
+            ("".join(base).encode(), "".join(other).encode()),
+            (tuple(base), tuple(other)),
+        ]:
             assert common_prefix_len(a, b) == naive(a, b) == common_prefix_len(b, a)
 
 
@@ -42,7 +57,10 @@ def test_fork_names_the_segment_the_offset_and_the_reason():
     _, cur = chat(f"Now: 10:00:59. {SYSTEM}", "hi")
     found = fork(prev, cur)
     assert (found.segment, found.path, found.reason) == (0, "messages[0]", "volatile-time")
-    assert cur[0].body[: found.offset] == prev[0].body[: found.offset] and cur[0].body[found.offset] != prev[0].body[found.offset]
+    assert (
+        cur[0].body[: found.offset] == prev[0].body[: found.offset]
+        and cur[0].body[found.offset] != prev[0].body[found.offset]
+    )
     assert shared_segments(cur, prev) == 0
 
 

@@ -33,15 +33,22 @@ def test_plain_keys_and_indexes_keep_their_text_form():
     assert JsonPath.parse("messages[2].content[0]") == ("messages", 2, "content", 0)
     assert JsonPath.parse("[3].request") == (3, "request")
     assert JsonPath.parse("") == () and str(JsonPath()) == ""
-    assert join_path("", "a") == "a" and join_path("a", "") == "a" and join_path("[3]", "request") == "[3].request" and join_path("a", "[1]") == "a[1]"
+    assert (
+        join_path("", "a") == "a"
+        and join_path("a", "") == "a"
+        and join_path("[3]", "request") == "[3].request"
+        and join_path("a", "[1]") == "a[1]"
+    )
 
 
 def test_every_key_round_trips():
     rng = random.Random(11)
     alphabet = ["a", "Z", "_", "-", "1", ".", '"', "\\", "$", " ", "[", "]", "é", "²", "😀", "\n"]
     for _ in range(500):
-        parts = tuple(rng.choice([rng.randrange(20), "".join(rng.choice(alphabet) for _ in range(rng.randrange(4)))])
-                      for _ in range(rng.randrange(1, 5)))
+        parts = tuple(
+            rng.choice([rng.randrange(20), "".join(rng.choice(alphabet) for _ in range(rng.randrange(4)))])
+            for _ in range(rng.randrange(1, 5))
+        )
         path = JsonPath(parts)
         assert JsonPath.parse(str(path)) == path, parts
 
@@ -55,7 +62,9 @@ def test_malformed_paths_raise(text):
 def test_get_never_raises_on_a_missing_place():
     body = {"a": [{"b": "x"}], "s": "text"}
     assert get_path(body, "a[0].b") == "x"
-    assert get_path(body, "a[1].b") is None and get_path(body, "a.b") is None and get_path(body, "s[0]") is None
+    assert (
+        get_path(body, "a[1].b") is None and get_path(body, "a.b") is None and get_path(body, "s[0]") is None
+    )
     assert get_path(body, "missing") is None and get_path(body, "") is body
 
 
@@ -70,19 +79,40 @@ def test_updated_copies_only_along_the_path():
 
 
 def test_jsonpos_paths_are_readable():
-    value = {"a": [1, {"$ref": "x", "k-1": None}], "odd key": {"q\"": [True]}, "": 0}
+    value = {"a": [1, {"$ref": "x", "k-1": None}], "odd key": {'q"': [True]}, "": 0}
     raw = json.dumps(value, indent=1)
     for path, (start, end) in locate(raw).items():
         assert get_path(value, path) == json.loads(raw[start:end]), path
 
 
 BODIES = [
-    (anthropic_segments, {"tools": [{"name": "t", "input_schema": {}}], "system": "s",
-                          "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "text", "text": "a"}]}]}),
-    (openai_chat_segments, {"tools": [{"type": "function", "function": {"name": "f"}}],
-                            "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}},
-                            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}),
-    (openai_responses_segments, {"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}, "instructions": "i", "input": "hi"}),
+    (
+        anthropic_segments,
+        {
+            "tools": [{"name": "t", "input_schema": {}}],
+            "system": "s",
+            "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+            ],
+        },
+    ),
+    (
+        openai_chat_segments,
+        {
+            "tools": [{"type": "function", "function": {"name": "f"}}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}},
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+        },
+    ),
+    (
+        openai_responses_segments,
+        {
+            "text": {"format": {"type": "json_schema", "name": "x", "schema": {}}},
+            "instructions": "i",
+            "input": "hi",
+        },
+    ),
 ]
 
 
@@ -97,6 +127,12 @@ def test_segment_paths_parse_and_point_at_their_value(cut, body):
 def test_rewrite_blocks_sit_at_their_segments_paths():
     from analyzer.rewrite.breakpoints import _blocks
 
-    body = {"tools": [{"name": "t", "input_schema": {}}], "system": [{"type": "text", "text": "s"}],
-            "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "text", "text": "a"}]}]}
+    body = {
+        "tools": [{"name": "t", "input_schema": {}}],
+        "system": [{"type": "text", "text": "s"}],
+        "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+        ],
+    }
     assert [str(b.path) for b in _blocks(body)] == [s.path for s in anthropic_segments(body)]

@@ -39,8 +39,20 @@ def test_seed_122_conversations_beside_8b_on_80gb():
     assert out["weight_bytes"] == 8e9 * 2
     assert out["bytes_per_conversation"] == 524_288_000  # "about 0.52 GB"
     assert out["conversations_that_fit"] == 122
-    same = run("--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--tokens", "4000",
-               "--gpu-memory", "80GB", "--weights", "16GB")
+    same = run(
+        "--layers",
+        "32",
+        "--kv-heads",
+        "8",
+        "--head-dim",
+        "128",
+        "--tokens",
+        "4000",
+        "--gpu-memory",
+        "80GB",
+        "--weights",
+        "16GB",
+    )
     assert same["conversations_that_fit"] == 122
 
 
@@ -51,14 +63,39 @@ def test_seed_209_tokens_per_second_at_3_35_tb_s():
 
 
 def test_seed_small_example_10_tokens_per_second():
-    out = run("--layers", "2", "--kv-heads", "1", "--head-dim", "4", "--weights", "10GB", "--bandwidth", "100GB/s", "--tokens", "3")
+    out = run(
+        "--layers",
+        "2",
+        "--kv-heads",
+        "1",
+        "--head-dim",
+        "4",
+        "--weights",
+        "10GB",
+        "--bandwidth",
+        "100GB/s",
+        "--tokens",
+        "3",
+    )
     assert out["bytes_per_token"] == 32 and out["total_bytes"] == 96
     assert out["decode_tokens_per_s_limit"] == 10
 
 
 def test_seed_two_1_05_gb_at_8k_and_about_60_users():
-    out = run("--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--tokens", "8000",
-              "--gpu-memory", "80GB", "--weights", "16GB")
+    out = run(
+        "--layers",
+        "32",
+        "--kv-heads",
+        "8",
+        "--head-dim",
+        "128",
+        "--tokens",
+        "8000",
+        "--gpu-memory",
+        "80GB",
+        "--weights",
+        "16GB",
+    )
     assert out["total_bytes"] == 2 * 32 * 8 * 128 * 8000 * 2
     assert round(out["total_bytes"] / 1e9, 2) == 1.05
     assert out["conversations_that_fit"] == 61 and round(out["conversations_that_fit"], -1) == 60
@@ -117,7 +154,11 @@ def test_zero_tokens_and_a_window_wider_than_the_conversation():
 
 def test_unknown_model_names_the_known_ones():
     result = CliRunner().invoke(kv_command, ["--model", "gpt-9000", "--tokens", "1K"])
-    assert result.exit_code == 2 and "unknown model 'gpt-9000'" in result.output and "llama-3-8b" in result.output
+    assert (
+        result.exit_code == 2
+        and "unknown model 'gpt-9000'" in result.output
+        and "llama-3-8b" in result.output
+    )
 
 
 def test_parse_sizes():
@@ -131,6 +172,9 @@ def test_parse_sizes():
 
 
 def test_text_output_names_the_figures():
-    result = CliRunner().invoke(kv_command, ["--model", "llama-3-8b", "--tokens", "4000", "--gpu-memory", "80GB", "--bandwidth", "3.35TB/s"])
+    result = CliRunner().invoke(
+        kv_command,
+        ["--model", "llama-3-8b", "--tokens", "4000", "--gpu-memory", "80GB", "--bandwidth", "3.35TB/s"],
+    )
     assert result.exit_code == 0
     assert "131,072" in result.output and "122" in result.output and "209 tokens/s" in result.output

@@ -17,16 +17,24 @@ PRICES = PriceTable.load()
 
 
 def openai_segments(ts: str, question: str):
-    body = {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": f"Current time: {ts}. {BODY}"},
-                                                 {"role": "user", "content": question}]}
+    body = {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "system", "content": f"Current time: {ts}. {BODY}"},
+            {"role": "user", "content": question},
+        ],
+    }
     return segments_for("openai", "/v1/chat/completions", body)
 
 
 def anthropic_segments(ts: str, question: str, ttl: str | None = None):
     cc = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 10,
-            "system": [{"type": "text", "text": f"Current time: {ts}. {BODY}", "cache_control": cc}],
-            "messages": [{"role": "user", "content": question}]}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 10,
+        "system": [{"type": "text", "text": f"Current time: {ts}. {BODY}", "cache_control": cc}],
+        "messages": [{"role": "user", "content": question}],
+    }
     return segments_for("anthropic", "/v1/messages", body)
 
 
@@ -56,7 +64,9 @@ def test_anthropic_worked_example_with_the_write_premium():
     # The provider wrote the system block again (1,790 tokens at the 5-minute write rate),
     # 20 tokens plain, nothing read.
     usage = Usage(1810, 0, 1790, 0, 5)
-    tokens = missed_tokens("anthropic", "claude-sonnet-4-6", reuse.bytes, usage.cached_tokens, usage.input_tokens)
+    tokens = missed_tokens(
+        "anthropic", "claude-sonnet-4-6", reuse.bytes, usage.cached_tokens, usage.input_tokens
+    )
     assert tokens == 1793
     # The first 1,790 missed tokens were written: (3.75 − 0.30) × 1,790 = 6,175.5;
     # the other 3 paid plain input:               (3.00 − 0.30) × 3     =     8.1
@@ -65,7 +75,9 @@ def test_anthropic_worked_example_with_the_write_premium():
 
 
 def test_one_hour_writes_come_first_then_five_minute_writes_then_plain_input():
-    usage = Usage(5000, 1000, 3000, 1000, 0)  # 1,000 read, 1,000 written for 1 h, 2,000 for 5 min, 1,000 plain
+    usage = Usage(
+        5000, 1000, 3000, 1000, 0
+    )  # 1,000 read, 1,000 written for 1 h, 2,000 for 5 min, 1,000 plain
     price = PRICES.lookup("claude-sonnet-4-6")
     # 3,500 missed: 1,000 × (6 − 0.3) + 2,000 × (3.75 − 0.3) + 500 × (3 − 0.3) = 5,700 + 6,900 + 1,350 = 13,950
     assert abs(missed_usd(3500, price, usage) - 0.01395) < TOL
@@ -76,28 +88,63 @@ def test_one_hour_writes_come_first_then_five_minute_writes_then_plain_input():
 
 def test_a_changed_instruction_is_not_a_volatile_value():
     earlier = openai_segments("2026-11-30T10:00:01Z", "q")
-    edited = segments_for("openai", "/v1/chat/completions", {"model": "gpt-4o-mini", "messages": [
-        {"role": "system", "content": f"Current time: 2026-11-30T10:00:01Z. {BODY.replace('ACME', 'Acme')}"},
-        {"role": "user", "content": "q"}]})
+    edited = segments_for(
+        "openai",
+        "/v1/chat/completions",
+        {
+            "model": "gpt-4o-mini",
+            "messages": [
+                {
+                    "role": "system",
+                    "content": f"Current time: 2026-11-30T10:00:01Z. {BODY.replace('ACME', 'Acme')}",
+                },
+                {"role": "user", "content": "q"},
+            ],
+        },
+    )
     assert reusable(edited, earlier).segments == 0
     # a value of another kind in the same place is no "same prompt" either
-    assert same_but_volatile(b'{"t":"Time 2026-11-30T10:00:01Z"}', b'{"t":"Time 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a0b"}') is None
+    assert (
+        same_but_volatile(
+            b'{"t":"Time 2026-11-30T10:00:01Z"}', b'{"t":"Time 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a0b"}'
+        )
+        is None
+    )
 
 
 def test_several_values_and_the_same_question_repeat_the_whole_prompt():
-    a = openai_segments("2026-11-30T10:00:01Z req 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a0b", "What is my balance?")
-    b = openai_segments("2026-11-30T10:09:09Z req 9a0b1c3d-8d4a-4e6f-9b2a-3f2b9c1e5e7f", "What is my balance?")
+    a = openai_segments(
+        "2026-11-30T10:00:01Z req 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a0b", "What is my balance?"
+    )
+    b = openai_segments(
+        "2026-11-30T10:09:09Z req 9a0b1c3d-8d4a-4e6f-9b2a-3f2b9c1e5e7f", "What is my balance?"
+    )
     reuse = reusable(b, a)
-    assert reuse.segments == 2 and reuse.volatile == ("time", "uuid") and reuse.bytes == sum(len(s.data) for s in b)
+    assert (
+        reuse.segments == 2
+        and reuse.volatile == ("time", "uuid")
+        and reuse.bytes == sum(len(s.data) for s in b)
+    )
     assert same_but_volatile(b"same", b"same") == ()
 
 
 def test_a_partly_cached_prefix_misses_only_the_rest():
     # The time sits after 1,400 stable tokens: the provider read 1,280 of them (1,024 + 2 × 128).
     head = "Stable policy text. " * 280  # 5,600 bytes
+
     def segs(ts: str):
-        return segments_for("openai", "/v1/chat/completions", {"model": "gpt-4o-mini", "messages": [
-            {"role": "system", "content": f"{head}Current time: {ts}. {BODY}"}, {"role": "user", "content": "q"}]})
+        return segments_for(
+            "openai",
+            "/v1/chat/completions",
+            {
+                "model": "gpt-4o-mini",
+                "messages": [
+                    {"role": "system", "content": f"{head}Current time: {ts}. {BODY}"},
+                    {"role": "user", "content": "q"},
+                ],
+            },
+        )
+
     reuse = reusable(segs("2026-11-30T10:09:09Z"), segs("2026-11-30T10:00:01Z"))
     could = 1024 + (-(-reuse.bytes // 4) - 1024) // 128 * 128
     assert missed_tokens("openai", "gpt-4o-mini", reuse.bytes, 1280, None) == could - 1280 > 0
@@ -171,10 +218,23 @@ def test_gpt56_a_marked_head_read_in_full_misses_nothing_and_the_tolerance_is_sm
 def test_gpt56_reuse_is_cut_back_to_where_a_breakpoint_can_sit():
     from analyzer.missed import Reuse, at_breakpoint
 
-    tool = {"type": "function", "function": {"name": "grep", "description": "search " * 1500, "parameters": {}}}
+    tool = {
+        "type": "function",
+        "function": {"name": "grep", "description": "search " * 1500, "parameters": {}},
+    }
     a = codex_segments("q", tools=[tool])
-    edited = segments_for("openai", "/v1/chat/completions", {"model": "gpt-5.6-terra", "tools": [tool], "messages": [
-        {"role": "developer", "content": DEV.replace("coding", "careful")}, {"role": "user", "content": "q"}]})
+    edited = segments_for(
+        "openai",
+        "/v1/chat/completions",
+        {
+            "model": "gpt-5.6-terra",
+            "tools": [tool],
+            "messages": [
+                {"role": "developer", "content": DEV.replace("coding", "careful")},
+                {"role": "user", "content": "q"},
+            ],
+        },
+    )
     reuse = reusable(edited, a)
     assert reuse.segments == 1 and a[0].kind == "tool"  # only the tools repeat …
     # … and no marker can end a tool: a 5.6 app could have read nothing of them
@@ -189,7 +249,9 @@ def test_gpt56_responses_instructions_count_as_a_head_a_marked_item_could_read()
     from analyzer.missed import at_breakpoint
 
     def resp(question: str):
-        return segments_for("openai", "/v1/responses", {"model": "gpt-5.6-sol", "instructions": DEV, "input": question})
+        return segments_for(
+            "openai", "/v1/responses", {"model": "gpt-5.6-sol", "instructions": DEV, "input": question}
+        )
 
     later = resp("b")
     reuse = at_breakpoint("openai", "gpt-5.6-sol", later, reusable(later, resp("a")))

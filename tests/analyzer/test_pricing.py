@@ -64,10 +64,24 @@ def test_unknown_models_are_unpriced(table, name):
 
 def test_override_file_merges_over_bundled(tmp_path):
     override = tmp_path / "prices.json"
-    override.write_text(json.dumps({"version": "team-1", "models": [
-        {"provider": "openai", "model": "gpt-4o", "aliases": ["house-4o"], "input": 1, "output": 2, "cache_read": 0.5},
-        {"provider": "local", "model": "llama-local", "input": 0.01, "output": 0.02},
-    ]}))
+    override.write_text(
+        json.dumps(
+            {
+                "version": "team-1",
+                "models": [
+                    {
+                        "provider": "openai",
+                        "model": "gpt-4o",
+                        "aliases": ["house-4o"],
+                        "input": 1,
+                        "output": 2,
+                        "cache_read": 0.5,
+                    },
+                    {"provider": "local", "model": "llama-local", "input": 0.01, "output": 0.02},
+                ],
+            }
+        )
+    )
     table = PriceTable.load(str(override))
     assert table.lookup("gpt-4o").input == 1.0
     assert table.lookup("house-4o").model == "gpt-4o"
@@ -81,9 +95,15 @@ def test_override_file_merges_over_bundled(tmp_path):
     "row, fragment",
     [
         ({"provider": "x", "model": "m1", "output": 1}, "models[1] (m1): field 'input' is missing"),
-        ({"provider": "x", "model": "m1", "input": -1, "output": 1}, "models[1] (m1): field 'input' must be a number"),
+        (
+            {"provider": "x", "model": "m1", "input": -1, "output": 1},
+            "models[1] (m1): field 'input' must be a number",
+        ),
         ({"provider": "x", "model": "m1", "input": "1.0", "output": 1}, "field 'input' must be a number"),
-        ({"provider": "x", "model": "m1", "input": 1, "output": 1, "cache_read": True}, "(m1): field 'cache_read'"),
+        (
+            {"provider": "x", "model": "m1", "input": 1, "output": 1, "cache_read": True},
+            "(m1): field 'cache_read'",
+        ),
         ({"provider": "x", "input": 1, "output": 1}, "models[1]: field 'model'"),
         ({"provider": "x", "model": "m1", "input": 1, "output": 1, "aliases": "m"}, "(m1): field 'aliases'"),
         ("not a row", "models[1]: must be an object"),
@@ -128,21 +148,54 @@ def test_openai_rows_before_5_6_bill_no_writes(table):
         price = table.lookup(name)
         assert not price.bills_writes, name
         assert price.short_write_rate == price.input  # (never used: writes there are rules drift)
-    assert table.lookup("claude-sonnet-4-5").bills_writes and table.lookup("claude-sonnet-4-5").short_write_rate == 3.75
+    assert (
+        table.lookup("claude-sonnet-4-5").bills_writes
+        and table.lookup("claude-sonnet-4-5").short_write_rate == 3.75
+    )
 
 
 def test_a_new_family_is_added_with_a_prices_file(tmp_path):
     # What README's "Adding a model family" shows: one row with the 30m / 12h write rates.
     override = tmp_path / "prices.json"
-    override.write_text(json.dumps({"version": "team-2", "models": [
-        {"provider": "openai", "model": "gpt-5.7-nova", "aliases": ["gpt-5.7"], "input": 3.0, "output": 15.0,
-         "cache_read": 0.3, "cache_write_30m": 3.75, "cache_write_12h": 6.0, "source": "https://example.test", "date": "2027-01-01"},
-    ]}))
+    override.write_text(
+        json.dumps(
+            {
+                "version": "team-2",
+                "models": [
+                    {
+                        "provider": "openai",
+                        "model": "gpt-5.7-nova",
+                        "aliases": ["gpt-5.7"],
+                        "input": 3.0,
+                        "output": 15.0,
+                        "cache_read": 0.3,
+                        "cache_write_30m": 3.75,
+                        "cache_write_12h": 6.0,
+                        "source": "https://example.test",
+                        "date": "2027-01-01",
+                    },
+                ],
+            }
+        )
+    )
     table = PriceTable.load(str(override))
     price = table.lookup("gpt-5.7")
-    assert (price.model, price.short_write_rate, price.write_12h_rate, price.bills_writes) == ("gpt-5.7-nova", 3.75, 6.0, True)
+    assert (price.model, price.short_write_rate, price.write_12h_rate, price.bills_writes) == (
+        "gpt-5.7-nova",
+        3.75,
+        6.0,
+        True,
+    )
     assert table.lookup("gpt-5.7-nova-2027-01-15").model == "gpt-5.7-nova"  # dated snapshots inherit it
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"models": [{"provider": "openai", "model": "m", "input": 1, "output": 1, "cache_write_12h": "6"}]}))
+    bad.write_text(
+        json.dumps(
+            {
+                "models": [
+                    {"provider": "openai", "model": "m", "input": 1, "output": 1, "cache_write_12h": "6"}
+                ]
+            }
+        )
+    )
     with pytest.raises(PriceFileError, match="cache_write_12h"):
         PriceTable.load(str(bad))

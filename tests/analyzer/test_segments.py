@@ -10,19 +10,30 @@ from analyzer.segments import (
 def test_anthropic_cache_order_is_tools_system_messages():
     body = {
         "model": "claude-sonnet-4-5",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "text", "text": "r"}]}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "text", "text": "r"}]}
+        ],
         "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
         "tools": [{"name": "a", "input_schema": {"type": "object"}}, {"name": "b", "input_schema": {}}],
     }
     segs = anthropic_segments(body)
-    assert [s.path for s in segs] == ["tools[0]", "tools[1]", "system[0]", "messages[0].content[0]", "messages[0].content[1]"]
+    assert [s.path for s in segs] == [
+        "tools[0]",
+        "tools[1]",
+        "system[0]",
+        "messages[0].content[0]",
+        "messages[0].content[1]",
+    ]
     assert segs[2].cache_control == "1h"
     assert segs[0].cache_control is None
 
 
 def test_cache_control_marker_does_not_change_bytes():
     plain = {"system": [{"type": "text", "text": "sys"}], "messages": []}
-    marked = {"system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}], "messages": []}
+    marked = {
+        "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+        "messages": [],
+    }
     assert anthropic_segments(plain)[0].data == anthropic_segments(marked)[0].data
     assert anthropic_segments(marked)[0].cache_control == "5m"
 
@@ -30,7 +41,10 @@ def test_cache_control_marker_does_not_change_bytes():
 def test_string_content_equals_single_text_block():
     a = anthropic_segments({"system": "be brief", "messages": [{"role": "user", "content": "hi"}]})
     b = anthropic_segments(
-        {"system": [{"type": "text", "text": "be brief"}], "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+        {
+            "system": [{"type": "text", "text": "be brief"}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        }
     )
     assert [s.data for s in a] == [s.data for s in b]
 
@@ -60,7 +74,11 @@ def test_openai_chat_order_tools_schema_messages():
 
 
 def test_responses_segments():
-    body = {"instructions": "be kind", "input": [{"role": "user", "content": "hi"}], "tools": [{"type": "web_search"}]}
+    body = {
+        "instructions": "be kind",
+        "input": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "web_search"}],
+    }
     assert [s.path for s in openai_responses_segments(body)] == ["tools[0]", "instructions", "input[0]"]
     assert [s.path for s in openai_responses_segments({"input": "hi"})] == ["input"]
 
@@ -87,8 +105,17 @@ def test_guess_shape():
 def test_nested_tool_result_markers_do_not_change_bytes_but_mark_the_segment():
     inner = [{"type": "text", "text": "result"}]
     marked = [{"type": "text", "text": "result", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+
     def body(content):
-        return {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": content}]}]}
+        return {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": content}],
+                }
+            ]
+        }
+
     plain_seg, marked_seg = anthropic_segments(body(inner))[0], anthropic_segments(body(marked))[0]
     assert plain_seg.data == marked_seg.data
     assert (plain_seg.cache_control, marked_seg.cache_control) == (None, "1h")
@@ -98,7 +125,10 @@ def test_gemini_cache_order_is_cached_content_system_instruction_tools_contents(
     from analyzer.segments import gemini_segments
 
     body = {
-        "contents": [{"role": "user", "parts": [{"text": "hi"}, {"text": "there"}]}, {"role": "model", "parts": [{"text": "yo"}]}],
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}, {"text": "there"}]},
+            {"role": "model", "parts": [{"text": "yo"}]},
+        ],
         "tools": [{"functionDeclarations": [{"name": "lookup"}]}],
         "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]},
         "cachedContent": "cachedContents/abc123",
@@ -121,20 +151,40 @@ def test_gemini_cache_order_is_cached_content_system_instruction_tools_contents(
 
 
 def test_gemini_spellings_that_render_alike_hash_alike():
-    camel = {"systemInstruction": {"parts": [{"text": "Sys."}]}, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    camel = {
+        "systemInstruction": {"parts": [{"text": "Sys."}]},
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+    }
     snake = {"system_instruction": "Sys.", "contents": [{"parts": [{"text": "hi"}]}]}  # role defaults to user
     route = "/v1beta/models/m:generateContent"
-    assert [s.data for s in segments_for("gemini", route, camel)] == [s.data for s in segments_for("gemini", route, snake)]
-    assert [s.path for s in segments_for("gemini", route, snake)] == ["system_instruction", "contents[0].parts[0]"]
+    assert [s.data for s in segments_for("gemini", route, camel)] == [
+        s.data for s in segments_for("gemini", route, snake)
+    ]
+    assert [s.path for s in segments_for("gemini", route, snake)] == [
+        "system_instruction",
+        "contents[0].parts[0]",
+    ]
     # the same text as system instruction and as a user turn never hashes alike
-    assert segments_for("gemini", route, {"systemInstruction": "x"})[0].data != segments_for("gemini", route, {"contents": [{"parts": [{"text": "x"}]}]})[0].data
+    assert (
+        segments_for("gemini", route, {"systemInstruction": "x"})[0].data
+        != segments_for("gemini", route, {"contents": [{"parts": [{"text": "x"}]}]})[0].data
+    )
 
 
 def test_gemini_odd_bodies_never_raise():
     route = "/v1beta/models/m:generateContent"
-    for body in ({"contents": None}, {"contents": [None, 3, "x", {"parts": None}]}, {"systemInstruction": 5}, {"tools": "x"}, {"cachedContent": 3}):
+    for body in (
+        {"contents": None},
+        {"contents": [None, 3, "x", {"parts": None}]},
+        {"systemInstruction": 5},
+        {"tools": "x"},
+        {"cachedContent": 3},
+    ):
         segments_for("gemini", route, body)
-    assert guess_shape({"contents": [], "model": "models/gemini-2.5-flash"}) == ("gemini", "/v1beta/models/gemini-2.5-flash:generateContent")
+    assert guess_shape({"contents": [], "model": "models/gemini-2.5-flash"}) == (
+        "gemini",
+        "/v1beta/models/gemini-2.5-flash:generateContent",
+    )
 
 
 # -- OpenAI GPT-5.6 prompt_cache_breakpoint markers ---------------------------------------
@@ -149,13 +199,31 @@ def _part(text, mark=None, kind="text"):
 def test_several_marked_parts_of_one_message_keep_the_longest_ttl():
     # a 12h marker before a 30m one in the same message is a 12h breakpoint (Chat reports one
     # write count for both TTLs, so losing the 12h one would price its writes at the 30m rate)
-    body = {"messages": [{"role": "user", "content": [_part("a", {"mode": "explicit", "ttl": "12h"}), _part("b", MARK)]}]}
+    body = {
+        "messages": [
+            {"role": "user", "content": [_part("a", {"mode": "explicit", "ttl": "12h"}), _part("b", MARK)]}
+        ]
+    }
     assert openai_chat_segments(body)[0].cache_control == "12h"
-    body = {"messages": [{"role": "user", "content": [_part("a", MARK), _part("b", {"mode": "explicit", "ttl": "12h"})]}]}
+    body = {
+        "messages": [
+            {"role": "user", "content": [_part("a", MARK), _part("b", {"mode": "explicit", "ttl": "12h"})]}
+        ]
+    }
     assert openai_chat_segments(body)[0].cache_control == "12h"
     # a marker naming no ttl takes the request's (Responses may ask 12h), then the longest wins
-    resp = {"prompt_cache_options": {"ttl": "12h"},
-            "input": [{"role": "user", "content": [_part("a", MARK, "input_text"), _part("b", {"mode": "explicit", "ttl": "30m"}, "input_text")]}]}
+    resp = {
+        "prompt_cache_options": {"ttl": "12h"},
+        "input": [
+            {
+                "role": "user",
+                "content": [
+                    _part("a", MARK, "input_text"),
+                    _part("b", {"mode": "explicit", "ttl": "30m"}, "input_text"),
+                ],
+            }
+        ],
+    }
     assert openai_responses_segments(resp)[0].cache_control == "12h"
     both = {"messages": [{"role": "user", "content": [_part("a", MARK), _part("b", MARK)]}]}
     assert openai_chat_segments(both)[0].cache_control == "30m"
@@ -163,8 +231,16 @@ def test_several_marked_parts_of_one_message_keep_the_longest_ttl():
 
 def test_function_call_output_parts_carry_markers_and_markers_do_not_change_bytes():
     def item(mark):
-        return {"type": "function_call_output", "call_id": "c1", "output": [_part("result", mark, "input_text")]}
-    plain, marked = openai_responses_segments({"input": [item(None)]})[0], openai_responses_segments({"input": [item(MARK)]})[0]
+        return {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": [_part("result", mark, "input_text")],
+        }
+
+    plain, marked = (
+        openai_responses_segments({"input": [item(None)]})[0],
+        openai_responses_segments({"input": [item(MARK)]})[0],
+    )
     assert plain.data == marked.data
     assert (plain.cache_control, marked.cache_control) == (None, "30m")
 
@@ -173,13 +249,37 @@ def test_markers_in_unexpected_places_never_raise():
     odd_marks = [None, True, "explicit", 3, [], {"mode": "explicit", "ttl": ["12h"]}, {"ttl": {"x": 1}}]
     for mark in odd_marks:
         for body in (
-            {"messages": [{"role": "user", "content": [{"type": "text", "text": "x", "prompt_cache_breakpoint": mark}]}]},
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "x", "prompt_cache_breakpoint": mark}],
+                    }
+                ]
+            },
             {"messages": [{"role": "user", "content": "x", "prompt_cache_breakpoint": mark}]},
-            {"messages": [{"role": "user", "content": {"type": "text", "text": "x", "prompt_cache_breakpoint": mark}}]},
-            {"input": [{"type": "function_call_output", "output": [{"prompt_cache_breakpoint": mark}, 5, None]}]},
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": {"type": "text", "text": "x", "prompt_cache_breakpoint": mark},
+                    }
+                ]
+            },
+            {
+                "input": [
+                    {"type": "function_call_output", "output": [{"prompt_cache_breakpoint": mark}, 5, None]}
+                ]
+            },
             {"input": [{"type": "function_call_output", "output": {"prompt_cache_breakpoint": mark}}]},
-            {"input": [{"role": "user", "content": [[{"prompt_cache_breakpoint": mark}]]}], "prompt_cache_options": mark},
-            {"tools": [{"type": "function", "prompt_cache_breakpoint": mark}], "prompt_cache_options": {"ttl": mark}},
+            {
+                "input": [{"role": "user", "content": [[{"prompt_cache_breakpoint": mark}]]}],
+                "prompt_cache_options": mark,
+            },
+            {
+                "tools": [{"type": "function", "prompt_cache_breakpoint": mark}],
+                "prompt_cache_options": {"ttl": mark},
+            },
         ):
             for route in ("/v1/chat/completions", "/v1/responses", "/v1/responses/compact"):
                 for seg in segments_for("openai", route, body):

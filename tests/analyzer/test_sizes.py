@@ -9,9 +9,21 @@ from analyzer.sizes import GIB, KIB, MIB, parse_bytes
 
 @pytest.mark.parametrize(
     "text, size",
-    [("1024", 1024), ("80GB", 80e9), ("80 GiB", 80 * GIB), ("512KiB", 512 * KIB), ("512 ki", 512 * KIB), ("20k", 20_000),
-     ("1.5MiB", 1.5 * MIB), (".5MB", 500_000), ("1,024", 1024), ("1_000b", 1000), ("2TB", 2e12), ("1tib", 1024**4),
-     ("1e9", 1e9)],
+    [
+        ("1024", 1024),
+        ("80GB", 80e9),
+        ("80 GiB", 80 * GIB),
+        ("512KiB", 512 * KIB),
+        ("512 ki", 512 * KIB),
+        ("20k", 20_000),
+        ("1.5MiB", 1.5 * MIB),
+        (".5MB", 500_000),
+        ("1,024", 1024),
+        ("1_000b", 1000),
+        ("2TB", 2e12),
+        ("1tib", 1024**4),
+        ("1e9", 1e9),
+    ],
 )
 def test_spellings(text, size):
     assert parse_bytes(text) == size

@@ -19,11 +19,19 @@ def test_the_proxy_order_puts_code_before_param():
 
 def test_openai_error_type_by_status():
     assert [wire.openai_error_type(s) for s in (400, 404, 499, 500, 503)] == [
-        "invalid_request_error", "invalid_request_error", "invalid_request_error", "server_error", "server_error"]
+        "invalid_request_error",
+        "invalid_request_error",
+        "invalid_request_error",
+        "server_error",
+        "server_error",
+    ]
 
 
 def test_anthropic_error_carries_a_request_id_only_when_given():
-    assert wire.anthropic_error("api_error", "m") == {"type": "error", "error": {"type": "api_error", "message": "m"}}
+    assert wire.anthropic_error("api_error", "m") == {
+        "type": "error",
+        "error": {"type": "api_error", "message": "m"},
+    }
     assert wire.anthropic_error("api_error", "m", request_id="req_1")["request_id"] == "req_1"
 
 

@@ -41,8 +41,12 @@ def _settled(bases: list[str], sent: int) -> list[dict]:
 
 
 def _fleet_requests(text: str) -> float:
-    return sum(s.value for fam in text_string_to_metric_families(text) for s in fam.samples
-               if s.name == "prefixgate_fleet_requests_total")
+    return sum(
+        s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+        if s.name == "prefixgate_fleet_requests_total"
+    )
 
 
 def _read_fleet(store: str) -> dict:
@@ -60,7 +64,9 @@ def _send(bases: list[str], per_replica: tuple[int, ...]) -> None:
     for base, n in zip(bases, per_replica):
         client = oai(base)
         for i in range(n):
-            client.chat.completions.create(model="gpt-4o", messages=[*CHAT, {"role": "user", "content": f"q{i}"}], max_tokens=4)
+            client.chat.completions.create(
+                model="gpt-4o", messages=[*CHAT, {"role": "user", "content": f"q{i}"}], max_tokens=4
+            )
 
 
 def _check_two_replicas(tmp_path, store: str) -> None:
@@ -71,7 +77,9 @@ def _check_two_replicas(tmp_path, store: str) -> None:
         assert a["fleet"]["available"] is True and a["fleet"]["flush"]["pending_requests"] == 0
         assert a["fleet"]["output_tokens"] == a["output_tokens"] + b["output_tokens"]
         assert a["fleet"]["cost_usd"] == pytest.approx(a["cost_usd"] + b["cost_usd"], abs=2e-9)
-        assert [m["model"] for m in a["fleet"]["models"]] == ["gpt-4o"] and set(a["fleet"]["providers"]) == {"openai"}
+        assert [m["model"] for m in a["fleet"]["models"]] == ["gpt-4o"] and set(a["fleet"]["providers"]) == {
+            "openai"
+        }
         for base in bases:
             assert _fleet_requests(httpx.get(f"{base}/prefixgate/metrics").text) == 8
         hourly = httpx.get(f"{bases[1]}/prefixgate/api/fleet?since=1h").json()
@@ -103,7 +111,10 @@ def test_redis_down_says_so_and_never_fails_a_request(tmp_path, redis_url):
     from tests.support.servers import free_port
 
     _, prefix = redis_url
-    with replicas(tmp_path, n=1, store=f"redis://127.0.0.1:{free_port()}/0?key_prefix={prefix}") as ((base,), _):
+    with replicas(tmp_path, n=1, store=f"redis://127.0.0.1:{free_port()}/0?key_prefix={prefix}") as (
+        (base,),
+        _,
+    ):
         _send([base], (2,))
         stats = _stats(base)
         assert stats["requests"] == 2

@@ -34,7 +34,13 @@ ANTHROPIC_KEY = "sk-ant-LEAKCHECK-" + uuid.uuid4().hex
 GEMINI_KEY = "AIza-LEAKCHECK-" + uuid.uuid4().hex
 GEMINI_QUERY_KEY = "AIza-LEAKCHECK-query-" + uuid.uuid4().hex
 ADMIN = "admin-LEAKCHECK-" + uuid.uuid4().hex
-SDK_LOGGERS = ("openai", "anthropic", "httpx2", "google_genai", "httpx")  # the test's own clients, not the proxy
+SDK_LOGGERS = (
+    "openai",
+    "anthropic",
+    "httpx2",
+    "google_genai",
+    "httpx",
+)  # the test's own clients, not the proxy
 MESSAGES = [{"role": "system", "content": "Stay on topic. " * 400}, {"role": "user", "content": "hi"}]
 
 
@@ -46,21 +52,33 @@ def drive(proxy: str, upstream: str, dead: str, state_dir) -> None:
     o.responses.create(model="gpt-4o", input="hi")
     o.embeddings.create(model="text-embedding-3-small", input="hi")
     o.models.list()
-    a.messages.create(model="claude-opus-5", max_tokens=4, messages=MESSAGES[1:], system=MESSAGES[0]["content"])
+    a.messages.create(
+        model="claude-opus-5", max_tokens=4, messages=MESSAGES[1:], system=MESSAGES[0]["content"]
+    )
     with a.messages.stream(model="claude-opus-5", max_tokens=4, messages=MESSAGES[1:]) as s:
         list(s)
     with pytest.raises(openai.RateLimitError):
-        o.chat.completions.create(model="gpt-4o", messages=MESSAGES, extra_headers={"x-emulator-status": "429"})
+        o.chat.completions.create(
+            model="gpt-4o", messages=MESSAGES, extra_headers={"x-emulator-status": "429"}
+        )
     with pytest.raises(anthropic.APIStatusError):
-        a.messages.create(model="c", max_tokens=4, messages=MESSAGES[1:], extra_headers={"x-emulator-delay-ms": "1500"})  # 504
+        a.messages.create(
+            model="c", max_tokens=4, messages=MESSAGES[1:], extra_headers={"x-emulator-delay-ms": "1500"}
+        )  # 504
     auth = {"authorization": f"Bearer {OPENAI_KEY}"}
     assert httpx.post(f"{proxy}/v1/chat/completions", content=b"{oops", headers=auth).status_code == 400
     assert httpx.post(f"{proxy}/v1/chat/completions", content=b"x" * 70_000, headers=auth).status_code == 413
     assert httpx.get(f"{proxy}/v1/%2e%2e/x", headers=auth).status_code == 400
     token = uuid.uuid4().hex
-    with httpx.Client() as c, c.stream(
-        "POST", f"{proxy}/v1/chat/completions", json={"model": "m", "messages": MESSAGES, "stream": True}, headers={**auth, "x-emulator-hold": token}
-    ) as r:
+    with (
+        httpx.Client() as c,
+        c.stream(
+            "POST",
+            f"{proxy}/v1/chat/completions",
+            json={"model": "m", "messages": MESSAGES, "stream": True},
+            headers={**auth, "x-emulator-hold": token},
+        ) as r,
+    ):
         next(r.iter_raw())  # then hang up
     httpx.post(f"{upstream}/_emulator/release/{token}")
     drive_gemini(proxy, upstream)
@@ -77,19 +95,57 @@ def drive_gemini(proxy: str, upstream: str) -> None:
         g.models.generate_content(model="gemini-2.5-flash", contents="hi", config=config)
         list(g.models.generate_content_stream(model="gemini-2.5-flash", contents="hi", config=config))
         with pytest.raises(genai_errors.APIError):
-            g.models.generate_content(model="gemini-2.5-flash", contents="hi", config=types.GenerateContentConfig(http_options=types.HttpOptions(headers={"x-emulator-status": "429"})))
+            g.models.generate_content(
+                model="gemini-2.5-flash",
+                contents="hi",
+                config=types.GenerateContentConfig(
+                    http_options=types.HttpOptions(headers={"x-emulator-status": "429"})
+                ),
+            )
     q = f"key={GEMINI_QUERY_KEY}"
     body = {"contents": [{"parts": [{"text": "hi"}]}]}
-    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", json=body).status_code == 200
-    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&{q}", json=body).status_code == 200
-    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", content=b"{oops").status_code == 400  # unanalysed
-    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", content=b"x" * 70_000).status_code == 413
+    assert (
+        httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", json=body).status_code
+        == 200
+    )
+    assert (
+        httpx.post(
+            f"{proxy}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&{q}", json=body
+        ).status_code
+        == 200
+    )
+    assert (
+        httpx.post(
+            f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", content=b"{oops"
+        ).status_code
+        == 400
+    )  # unanalysed
+    assert (
+        httpx.post(
+            f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", content=b"x" * 70_000
+        ).status_code
+        == 413
+    )
     assert httpx.get(f"{proxy}/v1beta/%2e%2e/models?{q}").status_code == 400
     assert httpx.get(f"{proxy}/nowhere/v1beta/models?{q}").status_code == 404
-    assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}", json=body, headers={"x-emulator-delay-ms": "1500"}).status_code == 504
+    assert (
+        httpx.post(
+            f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent?{q}",
+            json=body,
+            headers={"x-emulator-delay-ms": "1500"},
+        ).status_code
+        == 504
+    )
     token = uuid.uuid4().hex
-    with httpx.Client() as c, c.stream("POST", f"{proxy}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&{q}", json=body,
-                                       headers={"x-emulator-hold": token}) as r:
+    with (
+        httpx.Client() as c,
+        c.stream(
+            "POST",
+            f"{proxy}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&{q}",
+            json=body,
+            headers={"x-emulator-hold": token},
+        ) as r,
+    ):
         next(r.iter_raw())  # then hang up
     httpx.post(f"{upstream}/_emulator/release/{token}")
     drive_gemini_auto_cache(proxy, upstream)
@@ -103,11 +159,27 @@ def drive_gemini_auto_cache(proxy: str, upstream: str) -> None:
         created = httpx.get(f"{upstream}/_emulator/requests").json()["cached_contents"]["created"]
         for i in range(2):
             body = {**long, "contents": [{"parts": [{"text": f"q{i}"}]}]}
-            assert httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent", params=params, headers=headers, json=body).status_code == 200
+            assert (
+                httpx.post(
+                    f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent",
+                    params=params,
+                    headers=headers,
+                    json=body,
+                ).status_code
+                == 200
+            )
         deadline = time.monotonic() + 10
-        while httpx.get(f"{upstream}/_emulator/requests").json()["cached_contents"]["created"] == created and time.monotonic() < deadline:
+        while (
+            httpx.get(f"{upstream}/_emulator/requests").json()["cached_contents"]["created"] == created
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
-        hit = httpx.post(f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent", params=params, headers=headers, json={**long, "contents": [{"parts": [{"text": "q9"}]}]})
+        hit = httpx.post(
+            f"{proxy}/v1beta/models/gemini-2.5-flash:generateContent",
+            params=params,
+            headers=headers,
+            json={**long, "contents": [{"parts": [{"text": "q9"}]}]},
+        )
         assert hit.headers["x-prefixgate-gemini-cache"] == "hit", hit.text
 
 
@@ -115,16 +187,25 @@ def test_keys_never_written_to_stats_files_or_logs(state_dir, caplog, capfd):
     caplog.set_level(logging.DEBUG)
     dead = f"http://127.0.0.1:{free_port()}"
     with serve(create_emulator()) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, gemini_base=upstream, state_dir=state_dir, max_body=65536,
-                          read_timeout=0.5, admin_token=ADMIN, upstreams=(UpstreamSpec("vertex", "gemini", upstream),),
-                          gemini_auto_cache=True, gemini_auto_cache_after=2)
+        cfg = ProxyConfig(
+            openai_base=f"{upstream}/v1",
+            anthropic_base=upstream,
+            gemini_base=upstream,
+            state_dir=state_dir,
+            max_body=65536,
+            read_timeout=0.5,
+            admin_token=ADMIN,
+            upstreams=(UpstreamSpec("vertex", "gemini", upstream),),
+            gemini_auto_cache=True,
+            gemini_auto_cache_after=2,
+        )
         app = create_app(cfg)
         with serve(app) as proxy:
             drive(proxy, upstream, dead, state_dir)
             stats = httpx.get(f"{proxy}/prefixgate/stats", headers={"authorization": f"Bearer {ADMIN}"}).text
             health = httpx.get(f"{proxy}/prefixgate/health").text
     # the bad bodies, the 413s, the bad paths (an unknown prefix is answered, not recorded)
-    assert "\"requests\":" in stats and "\"unanalysed\":6," in stats, stats
+    assert '"requests":' in stats and '"unanalysed":6,' in stats, stats
     secrets = (OPENAI_KEY, ANTHROPIC_KEY, GEMINI_KEY, GEMINI_QUERY_KEY, "LEAKCHECK")
     assert not any(s in stats + health for s in secrets)
     files = [p for p in state_dir.rglob("*") if p.is_file()]
@@ -133,7 +214,9 @@ def test_keys_never_written_to_stats_files_or_logs(state_dir, caplog, capfd):
         data = path.read_bytes()
         assert not any(s.encode() in data for s in secrets), f"key found in {path}"
     records = [r for r in caplog.records if not r.name.startswith(SDK_LOGGERS)]
-    assert any(r.name.startswith("prefixgate") for r in records), "the proxy logged nothing: the search would prove nothing"
+    assert any(r.name.startswith("prefixgate") for r in records), (
+        "the proxy logged nothing: the search would prove nothing"
+    )
     text = "\n".join(f"{r.name} {r.getMessage()} {r.exc_text or ''}" for r in records)
     out, err = capfd.readouterr()
     assert not any(s in text for s in secrets)

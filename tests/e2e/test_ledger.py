@@ -40,7 +40,9 @@ def upstream() -> Starlette:
 def test_an_absurd_usage_number_never_stops_the_ledger_or_stats(tmp_path):
     ledger = tmp_path / "ledger.sqlite"
     with serve(upstream()) as up:
-        cfg = ProxyConfig(openai_base=f"{up}/v1", anthropic_base=up, state_dir=tmp_path / "state", ledger=str(ledger))
+        cfg = ProxyConfig(
+            openai_base=f"{up}/v1", anthropic_base=up, state_dir=tmp_path / "state", ledger=str(ledger)
+        )
         with serve(create_app(cfg)) as proxy:
             with httpx.Client(base_url=proxy, timeout=30) as client:
                 first = client.post("/v1/chat/completions", json=CHAT)
@@ -55,7 +57,16 @@ def test_an_absurd_usage_number_never_stops_the_ledger_or_stats(tmp_path):
     assert summary.status_code == 200 and summary.json()["requests"] == 2
     assert health.status_code == 200 and health.json()["status"] == "ok"
     led = health.json()["ledger"]
-    assert led["writer_alive"] and (led["written"], led["failures"], led["dropped"], led["flagged"]) == (2, 0, 0, 1)
-    rows = sqlite3.connect(ledger).execute("SELECT output_tokens, flags, cost_usd FROM requests ORDER BY id").fetchall()
+    assert led["writer_alive"] and (led["written"], led["failures"], led["dropped"], led["flagged"]) == (
+        2,
+        0,
+        0,
+        1,
+    )
+    rows = (
+        sqlite3.connect(ledger)
+        .execute("SELECT output_tokens, flags, cost_usd FROM requests ORDER BY id")
+        .fetchall()
+    )
     assert rows[0] == (MAX_TOKENS, "usage.completion_tokens:too_large", None)  # clamped, flagged, priced null
     assert rows[1][:2] == (3, None) and rows[1][2] is not None  # the next request's row is there

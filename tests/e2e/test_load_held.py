@@ -66,17 +66,25 @@ def test_thousands_of_held_streams_through_one_proxy(tmp_path):
         log = proxy.output()
     elapsed = time.monotonic() - began
     got = summary(results)
-    print(f"\n{n} held streams through one proxy in {elapsed:.1f} s: {got}; upstream saw {upstream_saw}; "
-          f"pool {health['pool']}; proxy RSS {rss_mib:.0f} MiB")
+    print(
+        f"\n{n} held streams through one proxy in {elapsed:.1f} s: {got}; upstream saw {upstream_saw}; "
+        f"pool {health['pool']}; proxy RSS {rss_mib:.0f} MiB"
+    )
     assert before["sized_by"] == "fd_limit" and before["max_connections"] >= n
     assert got["failed"] == {} and got["ok"] == n
-    assert upstream_saw["max_open"] == n, "the streams were not all in flight at once"  # the barrier released them
+    assert upstream_saw["max_open"] == n, (
+        "the streams were not all in flight at once"
+    )  # the barrier released them
     assert upstream_saw["served"] == n
     assert health["pool"]["exhausted_total"] == 0 and health["pool"]["waited_total"] == 0
     assert stats["errors"] == 0
     assert log_problems(log) == []
     rows = ledger_rows(proxy.ledger)
-    assert len(rows) == n and {row["status"] for row in rows} == {200} and {row["error"] for row in rows} == {None}
+    assert (
+        len(rows) == n
+        and {row["status"] for row in rows} == {200}
+        and {row["error"] for row in rows} == {None}
+    )
 
 
 def test_a_full_pool_answers_503_pool_exhausted_and_counts_it(tmp_path):
@@ -90,9 +98,14 @@ def test_a_full_pool_answers_503_pool_exhausted_and_counts_it(tmp_path):
                 await asyncio.sleep(0.3)  # 20 streams hold the pool, 10 wait for it
                 async with httpx.AsyncClient(timeout=10) as client:
                     during = (await client.get(f"{proxy.base}/prefixgate/health")).json()["pool"]
-                    body = b'{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}'
-                    refused = await client.post(f"{proxy.base}/v1/chat/completions", content=body,
-                                                headers={"authorization": "Bearer sk-x", "content-type": "application/json"})
+                    body = (
+                        b'{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}'
+                    )
+                    refused = await client.post(
+                        f"{proxy.base}/v1/chat/completions",
+                        content=body,
+                        headers={"authorization": "Bearer sk-x", "content-type": "application/json"},
+                    )
                 return await streams, during, refused
 
             results, during, refused = run_client(load())
@@ -101,12 +114,26 @@ def test_a_full_pool_answers_503_pool_exhausted_and_counts_it(tmp_path):
             metrics = httpx.get(f"{proxy.base}/prefixgate/metrics", timeout=10).text
     got = summary(results)
     assert got["ok"] == 20 and got["failed"] == {"pool_exhausted": 10}, got
-    assert during["max_connections"] == 20 and during["in_use"] == 20 and during["waiting"] >= 1 and during["sized_by"] == "--max-connections"
-    assert refused.status_code == 503 and refused.headers["retry-after"] == "1" and refused.headers["x-prefixgate-error"] == "pool_exhausted"
-    assert refused.json()["error"]["code"] == "pool_exhausted"  # OpenAI's error shape: the SDK retries it after Retry-After
+    assert (
+        during["max_connections"] == 20
+        and during["in_use"] == 20
+        and during["waiting"] >= 1
+        and during["sized_by"] == "--max-connections"
+    )
+    assert (
+        refused.status_code == 503
+        and refused.headers["retry-after"] == "1"
+        and refused.headers["x-prefixgate-error"] == "pool_exhausted"
+    )
+    assert (
+        refused.json()["error"]["code"] == "pool_exhausted"
+    )  # OpenAI's error shape: the SDK retries it after Retry-After
     assert health["pool"]["exhausted_total"] == 11 and health["pool"]["in_use"] == 0
     assert stats["errors"] == 11
     assert 'prefixgate_proxy_errors_total{kind="pool_exhausted",provider="openai"} 11.0' in metrics
-    assert "prefixgate_pool_exhausted_total 11.0" in metrics and "prefixgate_pool_max_connections 20.0" in metrics
+    assert (
+        "prefixgate_pool_exhausted_total 11.0" in metrics
+        and "prefixgate_pool_max_connections 20.0" in metrics
+    )
     rows = ledger_rows(proxy.ledger)
     assert sorted((row["status"], row["error"]) for row in rows).count((503, "pool_exhausted")) == 11

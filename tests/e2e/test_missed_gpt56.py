@@ -27,28 +27,55 @@ from tests.support.servers import serve
 pytestmark = pytest.mark.e2e
 
 MODEL = "gpt-5.6-terra"
-DEV = "You are a coding agent working in the user's repository; follow the repository's conventions. " * 383  # ≈9k tokens
-TOOLS = [{"type": "function", "function": {"name": "shell", "description": "Run a command in the repository.",
-                                          "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}}]
-TASKS = ("Fix the failing test in tests/test_app.py.", "Now add a test for the empty input case.", "Rename the helper to parse_args.")
+DEV = (
+    "You are a coding agent working in the user's repository; follow the repository's conventions. " * 383
+)  # ≈9k tokens
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "shell",
+            "description": "Run a command in the repository.",
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+        },
+    }
+]
+TASKS = (
+    "Fix the failing test in tests/test_app.py.",
+    "Now add a test for the empty input case.",
+    "Rename the helper to parse_args.",
+)
 
 
 @contextlib.contextmanager
 def gateway(tmp_path):
     with serve(create_emulator()) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", state_dir=tmp_path / "state", ledger=str(tmp_path / "ledger.sqlite"), rewrite="off")
+        cfg = ProxyConfig(
+            openai_base=f"{upstream}/v1",
+            state_dir=tmp_path / "state",
+            ledger=str(tmp_path / "ledger.sqlite"),
+            rewrite="off",
+        )
         with serve(create_app(cfg)) as proxy:
             yield openai.OpenAI(base_url=f"{proxy}/v1", api_key="sk-gpt56-missed-e2e", max_retries=0)
 
 
 def messages(task: str, marked: bool) -> list[dict]:
-    part = {"type": "text", "text": DEV, **({"prompt_cache_breakpoint": {"mode": "explicit"}} if marked else {})}
+    part = {
+        "type": "text",
+        "text": DEV,
+        **({"prompt_cache_breakpoint": {"mode": "explicit"}} if marked else {}),
+    }
     return [{"role": "developer", "content": [part]}, {"role": "user", "content": task}]
 
 
 def run(client: openai.OpenAI, marked: bool):
-    return [client.chat.completions.with_raw_response.create(model=MODEL, tools=TOOLS, messages=messages(task, marked))
-            for task in TASKS]
+    return [
+        client.chat.completions.with_raw_response.create(
+            model=MODEL, tools=TOOLS, messages=messages(task, marked)
+        )
+        for task in TASKS
+    ]
 
 
 def ledger(tmp_path) -> list[tuple]:
@@ -66,13 +93,17 @@ def test_the_codex_pattern_misses_its_head_and_prefixgate_says_why_and_how_much(
         replies = run(client, marked=False)
     usages = [r.parse().usage for r in replies]
     assert all(u.prompt_tokens_details.cached_tokens == 0 for u in usages)  # 0% read: the off run
-    assert all(u.prompt_tokens_details.cache_write_tokens >= head_tokens() for u in usages)  # the head written every time
+    assert all(
+        u.prompt_tokens_details.cache_write_tokens >= head_tokens() for u in usages
+    )  # the head written every time
     assert "x-prefixgate-miss-reason" not in replies[0].headers  # nothing earlier to compare with
     for reply in replies[1:]:
         assert reply.headers["x-prefixgate-miss-reason"] == "no-breakpoint-at-head; path=messages[0]"
     rows = ledger(tmp_path)
     price = PriceTable.load().lookup(MODEL)
-    per_request = head_tokens() * (price.cache_write_30m - price.cache_read) / 1e6  # the write premium, every rewrite
+    per_request = (
+        head_tokens() * (price.cache_write_30m - price.cache_read) / 1e6
+    )  # the write premium, every rewrite
     assert rows[0][0] == 0.0
     for missed, reason in rows[1:]:
         assert reason == "no-breakpoint-at-head; path=messages[0]"

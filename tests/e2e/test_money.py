@@ -44,8 +44,14 @@ def system(ts: str) -> str:
 @contextlib.contextmanager
 def gateway(tmp_path, **config):
     with serve(create_emulator()) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=tmp_path / "state",
-                          ledger=str(tmp_path / "ledger.sqlite"), admin_token=ADMIN, **config)
+        cfg = ProxyConfig(
+            openai_base=f"{upstream}/v1",
+            anthropic_base=upstream,
+            state_dir=tmp_path / "state",
+            ledger=str(tmp_path / "ledger.sqlite"),
+            admin_token=ADMIN,
+            **config,
+        )
         app = create_app(cfg)
         with serve(app) as proxy:
             yield proxy, app
@@ -56,7 +62,11 @@ def admin_get(proxy: str, path: str) -> httpx.Response:
 
 
 def openai_cost(usage, price) -> tuple[float, float]:
-    prompt, cached, out = usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens, usage.completion_tokens
+    prompt, cached, out = (
+        usage.prompt_tokens,
+        usage.prompt_tokens_details.cached_tokens,
+        usage.completion_tokens,
+    )
     cost = ((prompt - cached) * price.input + cached * price.cache_read + out * price.output) / 1e6
     return cost, (prompt * price.input + out * price.output) / 1e6 - cost
 
@@ -68,7 +78,9 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
 
         def ask(ts: str, question: str):
             raw = client.chat.completions.with_raw_response.create(
-                model="gpt-4o-mini", messages=[{"role": "system", "content": system(ts)}, {"role": "user", "content": question}])
+                model="gpt-4o-mini",
+                messages=[{"role": "system", "content": system(ts)}, {"role": "user", "content": question}],
+            )
             return raw.headers, raw.parse()
 
         h1, r1 = ask("2026-11-30T10:00:01Z", "What is my balance?")
@@ -79,7 +91,9 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
         assert "x-prefixgate-miss-reason" not in h1 and "x-prefixgate-miss-reason" not in h2
         reason = h3["x-prefixgate-miss-reason"]
         assert reason.startswith("volatile-time; path=messages[0]; offset=")
-        assert int(reason.rsplit("=", 1)[1]) == len('{"role":"system","content":[{"type":"text","text":"Current time: 2026-11-30T10:0')
+        assert int(reason.rsplit("=", 1)[1]) == len(
+            '{"role":"system","content":[{"type":"text","text":"Current time: 2026-11-30T10:0'
+        )
         assert r3.usage.prompt_tokens_details.cached_tokens == 0
 
         want = [openai_cost(r.usage, price) for r in (r1, r2, r3)]
@@ -91,9 +105,18 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
 
         assert httpx.get(f"{proxy}/prefixgate/stats").status_code == 401
         assert httpx.get(f"{proxy}/prefixgate/metrics").status_code == 401
-        metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                   for f in text_string_to_metric_families(admin_get(proxy, "/prefixgate/metrics").text) for s in f.samples}
-        assert abs(metrics[("prefixgate_cost_usd_total", (("model", "gpt-4o-mini"), ("provider", "openai")))] - stats["cost_usd"]) < 1e-9
+        metrics = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(admin_get(proxy, "/prefixgate/metrics").text)
+            for s in f.samples
+        }
+        assert (
+            abs(
+                metrics[("prefixgate_cost_usd_total", (("model", "gpt-4o-mini"), ("provider", "openai")))]
+                - stats["cost_usd"]
+            )
+            < 1e-9
+        )
         assert metrics[("prefixgate_miss_reasons_total", (("reason", "volatile-time"),))] == 1
         assert metrics[("prefixgate_prefix_hits_total", (("provider", "openai"),))] == 1
 
@@ -101,28 +124,46 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
         # whole prompt would have been read from the cache.
         missed = stats["missed_usd"]
         assert missed > 0 and abs(missed - expected_missed(r3.usage.prompt_tokens)) < 1e-9
-        assert abs(metrics[("prefixgate_missed_usd_total", (("model", "gpt-4o-mini"), ("provider", "openai")))] - missed) < 1e-9
+        assert (
+            abs(
+                metrics[("prefixgate_missed_usd_total", (("model", "gpt-4o-mini"), ("provider", "openai")))]
+                - missed
+            )
+            < 1e-9
+        )
         summary = admin_get(proxy, "/prefixgate/api/summary?since=all").json()
         assert abs(summary["missed_usd"] - missed) < 1e-9
-        assert summary["miss_reasons"] == [{"reason": "volatile-time", "count": 1, "missed_usd": pytest.approx(missed, abs=1e-9)}]
+        assert summary["miss_reasons"] == [
+            {"reason": "volatile-time", "count": 1, "missed_usd": pytest.approx(missed, abs=1e-9)}
+        ]
 
         page = f"{proxy}/prefixgate/dashboard?token={ADMIN}&since=1h"
         dom = Elements(dump_dom(chromium_path, page))
         screenshot(chromium_path, page, str(tmp_path / "dashboard.png"))
-        stats_after = admin_get(proxy, "/prefixgate/stats").json()  # the page's API calls are not proxied requests
+        stats_after = admin_get(
+            proxy, "/prefixgate/stats"
+        ).json()  # the page's API calls are not proxied requests
     assert dom.find("body")[0]["data-state"] == "ready"
     assert float(dom.by_id["card-spent"]["data-value"]) == pytest.approx(stats_after["cost_usd"], abs=1e-9)
     assert float(dom.by_id["card-saved"]["data-value"]) == pytest.approx(stats_after["saved_usd"], abs=1e-9)
     assert float(dom.by_id["card-missed"]["data-value"]) == pytest.approx(stats_after["missed_usd"], abs=1e-9)
-    assert float(dom.by_id["card-hit"]["data-value"]) == pytest.approx(stats_after["cached_tokens"] / stats_after["input_tokens"])
+    assert float(dom.by_id["card-hit"]["data-value"]) == pytest.approx(
+        stats_after["cached_tokens"] / stats_after["input_tokens"]
+    )
     assert [r["data-reason"] for r in dom.find("div", **{"class": "reason"})] == ["volatile-time"]
     assert len(dom.find("rect", **{"class": "bar"})) > 0
     assert stats_after["rewrites"] == {} and stats_after["rewritten"] == 0  # --rewrite is off
-    assert not [r for r in dom.find("tr") if "data-rewrite" in r] and dom.text["rewrites-none"] == "none in this range"
+    assert (
+        not [r for r in dom.find("tr") if "data-rewrite" in r]
+        and dom.text["rewrites-none"] == "none in this range"
+    )
 
     # after shutdown the ledger holds every request, and no key anywhere
-    rows = sqlite3.connect(str(tmp_path / "ledger.sqlite")).execute(
-        "SELECT miss_reason, cost_usd, cached_tokens, chain, body FROM requests ORDER BY id").fetchall()
+    rows = (
+        sqlite3.connect(str(tmp_path / "ledger.sqlite"))
+        .execute("SELECT miss_reason, cost_usd, cached_tokens, chain, body FROM requests ORDER BY id")
+        .fetchall()
+    )
     assert [r[0] is None for r in rows] == [True, True, False]
     assert rows[2][0].startswith("volatile-time")
     assert abs(sum(r[1] for r in rows) - stats_after["cost_usd"]) < 1e-9
@@ -132,7 +173,9 @@ def test_openai_cost_savings_and_timestamp_miss(tmp_path, chromium_path):
             assert OPENAI_KEY.encode() not in f.read_bytes(), f
 
     # report and analyze over the same ledger: the same missed dollars, formatted alike
-    report = json.loads(CliRunner().invoke(cli, ["report", "--ledger", str(tmp_path / "ledger.sqlite"), "--json"]).output)
+    report = json.loads(
+        CliRunner().invoke(cli, ["report", "--ledger", str(tmp_path / "ledger.sqlite"), "--json"]).output
+    )
     assert abs(report["missed_usd"] - stats_after["missed_usd"]) < 1e-9
     analysed, errors = run_analysis([str(tmp_path / "ledger.sqlite")], AnalyzeConfig(prices=PRICES))
     assert errors == [] and abs(analysed["money"]["missed_usd"] - stats_after["missed_usd"]) < 1e-9
@@ -158,8 +201,9 @@ def test_anthropic_write_premium_and_unpriced_model(tmp_path):
 
         def ask(ts: str, model: str = "claude-sonnet-4-6"):
             blocks = [{"type": "text", "text": system(ts), "cache_control": {"type": "ephemeral"}}]
-            raw = client.messages.with_raw_response.create(model=model, max_tokens=20, system=blocks,
-                                                           messages=[{"role": "user", "content": "hi"}])
+            raw = client.messages.with_raw_response.create(
+                model=model, max_tokens=20, system=blocks, messages=[{"role": "user", "content": "hi"}]
+            )
             return raw.headers, raw.parse()
 
         _, first = ask("2026-11-30T10:00:01Z")
@@ -167,18 +211,29 @@ def test_anthropic_write_premium_and_unpriced_model(tmp_path):
         headers, third = ask("2026-11-30T10:07:30Z")
         ask("2026-11-30T10:07:30Z", model="claude-private-tune")
         u1, u2 = first.usage, second.usage
-        assert u1.cache_creation_input_tokens > 0 and u2.cache_read_input_tokens == u1.cache_creation_input_tokens
+        assert (
+            u1.cache_creation_input_tokens > 0
+            and u2.cache_read_input_tokens == u1.cache_creation_input_tokens
+        )
         assert headers["x-prefixgate-miss-reason"].startswith("volatile-time; path=system[0]; offset=")
         stats = admin_get(proxy, "/prefixgate/stats").json()
         summary = admin_get(proxy, "/prefixgate/api/summary?since=all").json()
 
     def cost(u) -> float:
-        return (u.input_tokens * price.input + (u.cache_creation_input_tokens or 0) * price.cache_write_5m
-                + (u.cache_read_input_tokens or 0) * price.cache_read + u.output_tokens * price.output) / 1e6
+        return (
+            u.input_tokens * price.input
+            + (u.cache_creation_input_tokens or 0) * price.cache_write_5m
+            + (u.cache_read_input_tokens or 0) * price.cache_read
+            + u.output_tokens * price.output
+        ) / 1e6
 
     model_row = next(m for m in stats["models"] if m["model"] == "claude-sonnet-4-6")
     assert abs(model_row["cost_usd"] - (cost(u1) + cost(u2) + cost(third.usage))) < 1e-9
-    rows = sqlite3.connect(str(tmp_path / "ledger.sqlite")).execute("SELECT saved_usd, model, cost_usd, body FROM requests ORDER BY id").fetchall()
+    rows = (
+        sqlite3.connect(str(tmp_path / "ledger.sqlite"))
+        .execute("SELECT saved_usd, model, cost_usd, body FROM requests ORDER BY id")
+        .fetchall()
+    )
     assert rows[0][0] < 0  # a cache write costs 1.25x input: caching lost money on the first request
     assert rows[1][0] > 0
     assert rows[3][1] == "claude-private-tune" and rows[3][2] is None  # unpriced, not $0
@@ -189,17 +244,33 @@ def test_anthropic_write_premium_and_unpriced_model(tmp_path):
     u3 = third.usage
     total = u3.input_tokens + u3.cache_creation_input_tokens + (u3.cache_read_input_tokens or 0)
     assert u3.cache_creation_input_tokens > 1024 and not u3.cache_read_input_tokens
-    reusable_tokens = min(-(-(7169 + 42) // 4), total)  # system block (7,169 canonical bytes) + the "hi" turn (42)
+    reusable_tokens = min(
+        -(-(7169 + 42) // 4), total
+    )  # system block (7,169 canonical bytes) + the "hi" turn (42)
     written = min(reusable_tokens, u3.cache_creation_input_tokens)
     want_missed = (written * (3.75 - 0.30) + (reusable_tokens - written) * (3.00 - 0.30)) / 1e6
-    missed_rows = sqlite3.connect(str(tmp_path / "ledger.sqlite")).execute("SELECT missed_usd FROM requests ORDER BY id").fetchall()
-    assert abs(missed_rows[2][0] - want_missed) < 1e-9 and missed_rows[3][0] is None  # the unpriced model: null, never $0
+    missed_rows = (
+        sqlite3.connect(str(tmp_path / "ledger.sqlite"))
+        .execute("SELECT missed_usd FROM requests ORDER BY id")
+        .fetchall()
+    )
+    assert (
+        abs(missed_rows[2][0] - want_missed) < 1e-9 and missed_rows[3][0] is None
+    )  # the unpriced model: null, never $0
     assert b"Current time" in rows[0][3]  # --log-bodies keeps the prompt …
     for f in tmp_path.rglob("*"):
         if f.is_file():
             assert ANTHROPIC_KEY.encode() not in f.read_bytes(), f  # … never the key
     assert "Current time" in summary["top_prefixes"][0]["preview"]
-    for key in ("requests", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "errors", "unpriced"):
+    for key in (
+        "requests",
+        "input_tokens",
+        "cached_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "errors",
+        "unpriced",
+    ):
         assert summary[key] == stats[key], key
     for key in ("cost_usd", "saved_usd", "missed_usd"):
         assert abs(summary[key] - stats[key]) < 1e-9, key
@@ -208,17 +279,31 @@ def test_anthropic_write_premium_and_unpriced_model(tmp_path):
 def test_rewrites_counted_alike_in_stats_summary_metrics_and_report(tmp_path):
     with gateway(tmp_path, rewrite="safe") as (proxy, _app):
         client = anthropic.Anthropic(base_url=proxy, api_key=ANTHROPIC_KEY, max_retries=0)
-        for question in ("first", "second"):  # a long system prompt and no cache_control: the proxy adds breakpoints
-            raw = client.messages.with_raw_response.create(model="claude-sonnet-4-6", max_tokens=8, system=BODY,
-                                                           messages=[{"role": "user", "content": question}])
+        for question in (
+            "first",
+            "second",
+        ):  # a long system prompt and no cache_control: the proxy adds breakpoints
+            raw = client.messages.with_raw_response.create(
+                model="claude-sonnet-4-6",
+                max_tokens=8,
+                system=BODY,
+                messages=[{"role": "user", "content": question}],
+            )
             assert "add-breakpoints" in raw.headers["x-prefixgate-rewrites"].split(",")
         stats = admin_get(proxy, "/prefixgate/stats").json()
         summary = admin_get(proxy, "/prefixgate/api/summary?since=all").json()
-        metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                   for f in text_string_to_metric_families(admin_get(proxy, "/prefixgate/metrics").text) for s in f.samples}
+        metrics = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(admin_get(proxy, "/prefixgate/metrics").text)
+            for s in f.samples
+        }
     assert stats["rewrites"]["add-breakpoints"] == 2 and stats["rewritten"] == 2
     assert summary["rewrites"] == stats["rewrites"] and summary["rewritten"] == 2
-    assert stats["providers"]["anthropic"]["rewrites"] == summary["providers"]["anthropic"]["rewrites"] == stats["rewrites"]
+    assert (
+        stats["providers"]["anthropic"]["rewrites"]
+        == summary["providers"]["anthropic"]["rewrites"]
+        == stats["rewrites"]
+    )
     for rewrite, n in stats["rewrites"].items():
         assert metrics[("prefixgate_rewrites_total", (("provider", "anthropic"), ("rewrite", rewrite)))] == n
     out = CliRunner().invoke(cli, ["report", "--ledger", str(tmp_path / "ledger.sqlite")]).output
@@ -227,8 +312,12 @@ def test_rewrites_counted_alike_in_stats_summary_metrics_and_report(tmp_path):
 
 def test_serve_refuses_bad_price_file_and_corrupt_ledger(tmp_path):
     prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"models": [{"provider": "openai", "model": "gpt-x", "input": "cheap", "output": 1}]}))
-    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--prices", str(prices), "--ledger", str(tmp_path / "l.sqlite")])
+    prices.write_text(
+        json.dumps({"models": [{"provider": "openai", "model": "gpt-x", "input": "cheap", "output": 1}]})
+    )
+    result = CliRunner().invoke(
+        cli, ["serve", "--port", "0", "--prices", str(prices), "--ledger", str(tmp_path / "l.sqlite")]
+    )
     assert result.exit_code == 2
     assert "models[0] (gpt-x): field 'input'" in result.output
     ledger = tmp_path / "corrupt.sqlite"

@@ -37,7 +37,10 @@ def own_cluster(tmp_path_factory):
 
 
 def test_cluster_url_is_checked():
-    assert isinstance(open_store(ProxyConfig(store="redis-cluster://127.0.0.1:7000,127.0.0.1:7001?key_prefix=x:")), RedisStore)
+    assert isinstance(
+        open_store(ProxyConfig(store="redis-cluster://127.0.0.1:7000,127.0.0.1:7001?key_prefix=x:")),
+        RedisStore,
+    )
     for bad in ("redis-cluster://", "redis-cluster://host", "redis-cluster://h:notaport"):
         with pytest.raises(ValueError, match="redis-cluster"):
             ProxyConfig(store=bad)
@@ -59,14 +62,21 @@ def test_cluster_store_answers_like_one_redis_in_one_round_trip(cluster):
         try:
             assert await store.ping()
             tenants = ("alice", "bob", "carol", "dave", "erin", "frank")  # tenants land on several nodes
-            for tenant in tenants:  # a node's first look-up finds no script (NOSCRIPT, then EVAL caches it there)
+            for (
+                tenant
+            ) in tenants:  # a node's first look-up finds no script (NOSCRIPT, then EVAL caches it there)
                 await store.seen(tenant, "openai", [b"\xee" * 16])
             before = [_evalsha_calls(p) for p in ports]
             out = []
             for tenant in tenants:
                 chain = [bytes([i]) * 16 for i in range(1, 40)]  # a long chain: one script, no CROSSSLOT
-                out.append((await store.seen(tenant, "openai", chain), await store.seen(tenant, "openai", chain),
-                            await store.seen(tenant, "openai", [*chain[:5], D * 2])))
+                out.append(
+                    (
+                        await store.seen(tenant, "openai", chain),
+                        await store.seen(tenant, "openai", chain),
+                        await store.seen(tenant, "openai", [*chain[:5], D * 2]),
+                    )
+                )
             return out, [_evalsha_calls(p) - b for p, b in zip(ports, before)]
         finally:
             await store.aclose()
@@ -77,7 +87,9 @@ def test_cluster_store_answers_like_one_redis_in_one_round_trip(cluster):
 
 
 def _evalsha_calls(port: int) -> int:
-    out = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["redis-cli", "-p", str(port), "info", "commandstats"], capture_output=True, text=True
+    ).stdout
     total = 0
     for line in out.splitlines():
         if line.startswith(("cmdstat_evalsha:", "cmdstat_eval:")):
@@ -113,7 +125,9 @@ def test_a_lost_node_never_fails_a_look_up(own_cluster):
     url, ports, procs = own_cluster
 
     async def scenario():
-        store = GuardedStore(RedisStore(f"{url}?key_prefix=pg-cluster-loss:", {"openai": 30.0}), deadline_s=0.2)
+        store = GuardedStore(
+            RedisStore(f"{url}?key_prefix=pg-cluster-loss:", {"openai": 30.0}), deadline_s=0.2
+        )
         try:
             tenants = [f"tenant-{i}" for i in range(12)]
             before = [await store.seen(t, "openai", [A, B]) for t in tenants]
@@ -124,7 +138,12 @@ def test_a_lost_node_never_fails_a_look_up(own_cluster):
                 started = time.monotonic()
                 answers.append(await store.seen(t, "openai", [A, B]))
                 slowest = max(slowest, time.monotonic() - started)
-            return before, answers, slowest, {str(s): b.openings for s, b in store.breakers.items() if b.openings}
+            return (
+                before,
+                answers,
+                slowest,
+                {str(s): b.openings for s, b in store.breakers.items() if b.openings},
+            )
         finally:
             await store.aclose()
 

@@ -38,8 +38,21 @@ def own_redis(tmp_path):
         missing("redis-server")
     port = free_port()
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"redis://127.0.0.1:{port}/0"
     try:
@@ -94,7 +107,9 @@ def test_a_stopped_redis_costs_one_deadline_then_nothing_then_comes_back(state_d
 
         def ask(messages=CHAT) -> tuple[str, str, float]:
             started = time.perf_counter()
-            r = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=messages, max_tokens=4)
+            r = client.chat.completions.with_raw_response.create(
+                model="gpt-4o", messages=messages, max_tokens=4
+            )
             took = time.perf_counter() - started
             return r.headers["x-prefixgate-prefix-segments"], r.headers["x-prefixgate-prefix-bytes"], took
 

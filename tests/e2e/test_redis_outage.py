@@ -40,7 +40,11 @@ def redis_process(tmp_path):
 
 def ask(client) -> tuple[int, str, str]:
     r = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
-    return r.http_response.status_code, r.headers["x-prefixgate-prefix-segments"], r.headers["x-prefixgate-prefix-bytes"]
+    return (
+        r.http_response.status_code,
+        r.headers["x-prefixgate-prefix-segments"],
+        r.headers["x-prefixgate-prefix-bytes"],
+    )
 
 
 def until_known(client) -> list[tuple[int, str, str]]:
@@ -57,14 +61,21 @@ def until_known(client) -> list[tuple[int, str, str]]:
 def ledger_rows(path: Path) -> list[tuple]:
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT status, store, prefix_segments, tenant FROM requests ORDER BY id").fetchall()
+        return conn.execute(
+            "SELECT status, store, prefix_segments, tenant FROM requests ORDER BY id"
+        ).fetchall()
     finally:
         conn.close()
 
 
 @contextlib.contextmanager
 def proxy_on(state_dir, ledger: Path, url: str):
-    with gateway(state_dir, store=f"{url}?key_prefix=outage:", ledger=str(ledger), store_timeout=1.0) as (proxy, _up, _spy, app):
+    with gateway(state_dir, store=f"{url}?key_prefix=outage:", ledger=str(ledger), store_timeout=1.0) as (
+        proxy,
+        _up,
+        _spy,
+        app,
+    ):
         yield proxy, app  # a 1 s deadline: a busy 2-core machine must not make a live Redis look down
 
 
@@ -88,16 +99,23 @@ def test_redis_killed_mid_run_then_back_on_the_same_port(state_dir, tmp_path, re
     body = health.json()
     assert body["status"] == "degraded" and body["store_error"] and body["breaker"]["state"] == "open"
     assert body["breaker"]["backoff_s"] is not None and body["breaker"]["backoff_s"] <= 5.0
-    assert all(status == 200 for status, *_ in back) and back[-1][1] == "0", back  # counts resume (from an empty Redis)
+    assert all(status == 200 for status, *_ in back) and back[-1][1] == "0", (
+        back
+    )  # counts resume (from an empty Redis)
     assert after[:2] == (200, "2")
     assert healthy.status_code == 200 and healthy.json()["breaker"]["state"] == "closed"
     assert store.noscript >= 1  # the restarted Redis had lost the script: EVAL once, then EVALSHA again
     rows = ledger_rows(ledger)
     states = [store for _, store, _, _ in rows]
     n_back = len(back)
-    assert len(rows) == 2 + 6 + n_back + 1 and all(status == 200 for status, *_ in rows)  # one row per request
+    assert len(rows) == 2 + 6 + n_back + 1 and all(
+        status == 200 for status, *_ in rows
+    )  # one row per request
     assert states[:2] == ["ok", "ok"] and states[-2:] == ["ok", "ok"]
-    assert states[2] in ("unavailable", "skipped") and set(states[2:8] + states[8:-2]) <= {"unavailable", "skipped"}
+    assert states[2] in ("unavailable", "skipped") and set(states[2:8] + states[8:-2]) <= {
+        "unavailable",
+        "skipped",
+    }
     assert "skipped" in states[2:8]  # the breaker opened: later requests did not wait on Redis
     assert all(prefix is None for _, store, prefix, _ in rows if store != "ok")  # unknown, never 0
 
@@ -113,7 +131,9 @@ def test_redis_down_at_start_serves_degraded_then_recovers(state_dir, tmp_path, 
         after = ask(client)
         healthy = httpx.get(f"{proxy}/prefixgate/health", timeout=10)
         local_tenant = app.state.gate.tenants.tenant_of_key(OPENAI_KEY.encode())
-    shared = TenantHasher.for_config(ProxyConfig(state_dir=tmp_path / "other", store=f"{redis_process.url}?key_prefix=outage:"))
+    shared = TenantHasher.for_config(
+        ProxyConfig(state_dir=tmp_path / "other", store=f"{redis_process.url}?key_prefix=outage:")
+    )
     assert all(a == (200, "unknown", "unknown") for a in down)
     assert health.status_code == 503 and health.json()["status"] == "degraded"
     assert "tenant secret" in health.json()["store_error"]
@@ -121,6 +141,10 @@ def test_redis_down_at_start_serves_degraded_then_recovers(state_dir, tmp_path, 
     assert healthy.status_code == 200 and healthy.json()["status"] == "ok"
     assert local_tenant == shared.tenant_of_key(OPENAI_KEY.encode())  # the replicas' shared secret, adopted
     rows = ledger_rows(ledger)
-    assert [store for _, store, _, _ in rows[:3]] == ["skipped"] * 3 and all(status == 200 for status, *_ in rows)
+    assert [store for _, store, _, _ in rows[:3]] == ["skipped"] * 3 and all(
+        status == 200 for status, *_ in rows
+    )
     assert [store for _, store, _, _ in rows[-2:]] == ["ok", "ok"]
-    assert {tenant for _, store, _, tenant in rows if store == "ok"} == {local_tenant}  # the store saw only the shared tenant
+    assert {tenant for _, store, _, tenant in rows if store == "ok"} == {
+        local_tenant
+    }  # the store saw only the shared tenant

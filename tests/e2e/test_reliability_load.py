@@ -58,7 +58,14 @@ SYSTEM = "You answer questions about the reliability suite of a caching proxy. "
 # closes a stream after its first chunk; "gone_early": the client sends the whole request
 # on a raw socket and closes at once; "cancel": the client cancels at a random moment
 # (the request may never have reached the proxy).
-MIX = (("fail", 0.01), ("gone_mid", 0.01), ("gone_early", 0.01), ("cancel", 0.01), ("sdk", 0.05), ("stream", 0.16))
+MIX = (
+    ("fail", 0.01),
+    ("gone_mid", 0.01),
+    ("gone_early", 0.01),
+    ("cancel", 0.01),
+    ("sdk", 0.05),
+    ("stream", 0.16),
+)
 SENT_WHOLE = {"plain", "stream", "sdk", "fail", "gone_mid", "gone_early", "held"}
 
 
@@ -73,9 +80,17 @@ class Call:
     notes: list[str] = field(default_factory=list)
 
     def body(self, stream: bool = False) -> bytes:
-        return orjson.dumps({"model": MODEL, "max_tokens": 4, "stream": stream,
-                             "messages": [{"role": "system", "content": SYSTEM},
-                                          {"role": "user", "content": f"request {self.i} of the load test"}]})
+        return orjson.dumps(
+            {
+                "model": MODEL,
+                "max_tokens": 4,
+                "stream": stream,
+                "messages": [
+                    {"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": f"request {self.i} of the load test"},
+                ],
+            }
+        )
 
     def headers(self, **extra: str) -> dict[str, str]:
         return {"authorization": f"Bearer {self.key}", "content-type": "application/json", **extra}
@@ -95,23 +110,43 @@ def plan(n: int, replicas: int, run: str) -> list[Call]:
     return calls
 
 
-async def _send(call: Call, conn: Connection, client: httpx.AsyncClient, sdk: openai.AsyncOpenAI, base: str,
-                rng: random.Random) -> None:
+async def _send(
+    call: Call,
+    conn: Connection,
+    client: httpx.AsyncClient,
+    sdk: openai.AsyncOpenAI,
+    base: str,
+    rng: random.Random,
+) -> None:
     url = f"{base}/v1/chat/completions"
     host, port = base.removeprefix("http://").split(":")
     if call.kind in ("plain", "fail", "stream"):  # the bulk: the tiny keep-alive client
         extra = {"x-emulator-status": "503" if call.i % 2 else "500"} if call.kind == "fail" else {}
-        request = build_request(host, int(port), "/v1/chat/completions", call.body(stream=call.kind == "stream"),
-                                {"authorization": f"Bearer {call.key}", **extra})
+        request = build_request(
+            host,
+            int(port),
+            "/v1/chat/completions",
+            call.body(stream=call.kind == "stream"),
+            {"authorization": f"Bearer {call.key}", **extra},
+        )
         call.status, headers, body = await conn.exchange(request)
         call.request_id = headers.get("x-prefixgate-request-id")
         if call.kind == "stream" and b"data: [DONE]" not in body:
             call.notes.append("stream ended without [DONE]")
     elif call.kind == "sdk":
         raw = await sdk.chat.completions.with_raw_response.create(
-            model=MODEL, max_tokens=4, extra_headers={"Authorization": f"Bearer {call.key}"},
-            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"request {call.i} of the load test"}])
-        call.status, call.request_id = raw.http_response.status_code, raw.headers.get("x-prefixgate-request-id")
+            model=MODEL,
+            max_tokens=4,
+            extra_headers={"Authorization": f"Bearer {call.key}"},
+            messages=[
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": f"request {call.i} of the load test"},
+            ],
+        )
+        call.status, call.request_id = (
+            raw.http_response.status_code,
+            raw.headers.get("x-prefixgate-request-id"),
+        )
         if not raw.parse().choices:
             call.notes.append("sdk answer without choices")
     elif call.kind == "gone_mid":  # the upstream holds the stream after its first event; the client leaves
@@ -123,8 +158,10 @@ async def _send(call: Call, conn: Connection, client: httpx.AsyncClient, sdk: op
     elif call.kind == "gone_early":  # the whole request on the wire, then the socket closes (FIN)
         host, port = base.removeprefix("http://").split(":")
         body = call.body()
-        head = (f"POST /v1/chat/completions HTTP/1.1\r\nhost: {host}:{port}\r\nauthorization: Bearer {call.key}\r\n"
-                f"content-type: application/json\r\nx-emulator-delay-ms: 300\r\ncontent-length: {len(body)}\r\n\r\n")
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nhost: {host}:{port}\r\nauthorization: Bearer {call.key}\r\n"
+            f"content-type: application/json\r\nx-emulator-delay-ms: 300\r\ncontent-length: {len(body)}\r\n\r\n"
+        )
         _, writer = await asyncio.open_connection(host, int(port))
         writer.write(head.encode() + body)
         await writer.drain()
@@ -133,7 +170,9 @@ async def _send(call: Call, conn: Connection, client: httpx.AsyncClient, sdk: op
     elif call.kind == "cancel":  # a random moment: before, during or after the request went out
         with_delay = call.headers(**{"x-emulator-delay-ms": "300"})
         try:
-            await asyncio.wait_for(client.post(url, content=call.body(), headers=with_delay), rng.uniform(0.0, 0.05))
+            await asyncio.wait_for(
+                client.post(url, content=call.body(), headers=with_delay), rng.uniform(0.0, 0.05)
+            )
             call.notes.append("answered before the cancel")
         except TimeoutError:
             pass
@@ -143,7 +182,10 @@ async def _load(calls: list[Call], bases: list[str]) -> None:
     limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
     timeout = httpx.Timeout(60.0)
     clients = [httpx.AsyncClient(limits=limits, timeout=timeout) for _ in bases]
-    sdks = [openai.AsyncOpenAI(base_url=f"{b}/v1", api_key="sk-unused", max_retries=0, http_client=c) for b, c in zip(bases, clients)]
+    sdks = [
+        openai.AsyncOpenAI(base_url=f"{b}/v1", api_key="sk-unused", max_retries=0, http_client=c)
+        for b, c in zip(bases, clients)
+    ]
     queue: asyncio.Queue[Call] = asyncio.Queue()
     for call in calls:
         queue.put_nowait(call)
@@ -154,7 +196,14 @@ async def _load(calls: list[Call], bases: list[str]) -> None:
         while not queue.empty():
             call = queue.get_nowait()
             try:
-                await _send(call, conns[call.replica], clients[call.replica], sdks[call.replica], bases[call.replica], rng)
+                await _send(
+                    call,
+                    conns[call.replica],
+                    clients[call.replica],
+                    sdks[call.replica],
+                    bases[call.replica],
+                    rng,
+                )
             except Exception as exc:  # noqa: BLE001  # noted, and the assertions below name it
                 call.notes.append(f"client error {type(exc).__name__}: {exc}")
         for conn in conns:
@@ -174,8 +223,12 @@ async def _held_through_sigterm(calls: list[Call], bases: list[str], upstream: s
         streams = []
         for call in calls:
             token = f"held-{call.key}"
-            ctx = client.stream("POST", f"{bases[call.replica]}/v1/chat/completions", content=call.body(stream=True),
-                                headers=call.headers(**{"x-emulator-hold": token}))
+            ctx = client.stream(
+                "POST",
+                f"{bases[call.replica]}/v1/chat/completions",
+                content=call.body(stream=True),
+                headers=call.headers(**{"x-emulator-hold": token}),
+            )
             resp = await ctx.__aenter__()
             chunks = resp.aiter_raw()
             first = await chunks.__anext__()
@@ -221,10 +274,15 @@ def test_5000_requests_over_two_replicas_each_in_exactly_one_ledger(tmp_path, st
     started = time.monotonic()
     with emulator(tmp_path / "emulator") as (upstream, emulator_log):
         # a generous store deadline: this test is about accounting, not the 100 ms budget on a loaded 2-core box
-        with replicas(tmp_path, upstream, 2, "--store", store, "--store-timeout", "2", "--log-level", "warning") as procs:
+        with replicas(
+            tmp_path, upstream, 2, "--store", store, "--store-timeout", "2", "--log-level", "warning"
+        ) as procs:
             bases = [p.base for p in procs]
             asyncio.run(_load(calls, bases))
-            held = [Call(REQUESTS + j, j % 2, "held", f"sk-reliability-{run}-held-{j}") for j in range(2 * HELD_PER_REPLICA)]
+            held = [
+                Call(REQUESTS + j, j % 2, "held", f"sk-reliability-{run}-held-{j}")
+                for j in range(2 * HELD_PER_REPLICA)
+            ]
             exits = asyncio.run(_held_through_sigterm(held, bases, upstream, procs))
             logs = [p.output() for p in procs]
         emulator_text = emulator_log.read_text(errors="replace")
@@ -262,28 +320,55 @@ def test_5000_requests_over_two_replicas_each_in_exactly_one_ledger(tmp_path, st
         r, row = rows[0]
         expected = {"gone_mid": {499}, "gone_early": {499}}.get(call.kind, {call.status})
         if r != call.replica or row["status"] not in expected:
-            problems.append((call.i, call.kind, "replica", r, "status", row["status"], row["error"], "client saw", call.status))
+            problems.append(
+                (
+                    call.i,
+                    call.kind,
+                    "replica",
+                    r,
+                    "status",
+                    row["status"],
+                    row["error"],
+                    "client saw",
+                    call.status,
+                )
+            )
         if call.request_id is not None and row["request_id"] != call.request_id:
             problems.append((call.i, call.kind, "request id", row["request_id"], call.request_id))
         if call.kind in ("plain", "stream", "sdk", "held") and call.status != 200:
             problems.append((call.i, call.kind, "client saw", call.status))
     assert problems == []
-    assert [c.status for c in calls if c.kind == "fail"] == [503 if c.i % 2 else 500 for c in calls if c.kind == "fail"]
+    assert [c.status for c in calls if c.kind == "fail"] == [
+        503 if c.i % 2 else 500 for c in calls if c.kind == "fail"
+    ]
     for r, text in enumerate(logs):
         assert log_problems(text) == [], f"replica {r}"
     # The emulator answers a request the proxy abandoned mid-body quietly: no traceback there either.
     assert log_problems(emulator_text) == [], "emulator"
     sent = sum(totals)
-    assert sent == sum(1 for c in calls if c.kind != "cancel") + sum(1 for c in calls if c.kind == "cancel" and found.get(c.i))
+    assert sent == sum(1 for c in calls if c.kind != "cancel") + sum(
+        1 for c in calls if c.kind == "cancel" and found.get(c.i)
+    )
     rows = [row for hits in found.values() for _, row in hits]
-    if "store" in rows[0]:  # the ledger's store column: every look-up answered (a 2 s deadline), or its client left first
+    if (
+        "store" in rows[0]
+    ):  # the ledger's store column: every look-up answered (a 2 s deadline), or its client left first
         assert {row["store"] for row in rows} <= {"ok", "none", "cancelled"}
-        assert {row["store"] for c in calls if c.kind in ("plain", "stream", "sdk", "held") for _, row in found[c.i]} == {"ok"}
+        assert {
+            row["store"]
+            for c in calls
+            if c.kind in ("plain", "stream", "sdk", "held")
+            for _, row in found[c.i]
+        } == {"ok"}
 
     # The fleet totals, flushed by each replica on its graceful stop, read by a fresh replica.
-    with replicas(tmp_path / "reader", "http://127.0.0.1:9", 1, "--store", store, "--store-timeout", "2") as (reader,):
+    with replicas(tmp_path / "reader", "http://127.0.0.1:9", 1, "--store", store, "--store-timeout", "2") as (
+        reader,
+    ):
         stats = httpx.get(f"{reader.base}/prefixgate/stats", timeout=10).json()
     assert "fleet" in stats, "no fleet totals in /prefixgate/stats (the fleet counters are not built yet)"
     assert stats["fleet"]["requests"] == sent
-    assert stats["fleet"]["errors"] == sum(1 for row in rows if row["status"] >= 400 or row["error"] is not None)
+    assert stats["fleet"]["errors"] == sum(
+        1 for row in rows if row["status"] >= 400 or row["error"] is not None
+    )
     assert stats["fleet"]["output_tokens"] == sum(row["output_tokens"] or 0 for row in rows)

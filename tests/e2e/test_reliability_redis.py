@@ -42,8 +42,17 @@ def emulator():
     """The upstream emulator under a real uvicorn in this process (the replicas are the processes under test)."""
     return serve(create_emulator())
 
+
 SEGMENTS, BYTES = "x-prefixgate-prefix-segments", "x-prefixgate-prefix-bytes"
-COUNTED = ("requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "errors")
+COUNTED = (
+    "requests",
+    "prefix_hits",
+    "input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "errors",
+)
 CLEAN_EXIT = {0, -signal.SIGTERM}  # uvicorn re-raises the SIGTERM it handled once its shutdown is done
 
 
@@ -56,7 +65,11 @@ def chat(base: str, key: str, text: str = "name three colours", sent: list | Non
     """One chat request through the official SDK; the raw HTTP response (status, headers),
     also appended to ``sent`` when given."""
     messages = [CHAT[0], {"role": "user", "content": text}]
-    response = oai(base, key).chat.completions.with_raw_response.create(model="gpt-4o", messages=messages, max_tokens=4).http_response
+    response = (
+        oai(base, key)
+        .chat.completions.with_raw_response.create(model="gpt-4o", messages=messages, max_tokens=4)
+        .http_response
+    )
     if sent is not None:
         sent.append(response)
     return response
@@ -94,17 +107,28 @@ def poll(what: str, check, timeout_s: float = 20.0, every_s: float = 0.1):
 def test_two_replicas_on_one_redis_share_prefixes_and_fleet_totals(tmp_path, redis_url):
     url, prefix = redis_url
     store = f"{url}?key_prefix={prefix}"
-    with emulator() as upstream, \
-            replicas(tmp_path, upstream, 2, "--store", store, "--store-timeout", "2", "--log-level", "warning") as (a, b):
+    with (
+        emulator() as upstream,
+        replicas(
+            tmp_path, upstream, 2, "--store", store, "--store-timeout", "2", "--log-level", "warning"
+        ) as (a, b),
+    ):
         first, second = chat(a.base, "sk-rel-shared"), chat(b.base, "sk-rel-shared")
         assert first.status_code == second.status_code == 200
-        assert first.headers[SEGMENTS] == "0" and int(second.headers[SEGMENTS]) > 0  # seen on A, recognised on B
+        assert (
+            first.headers[SEGMENTS] == "0" and int(second.headers[SEGMENTS]) > 0
+        )  # seen on A, recognised on B
         assert chat(b.base, "sk-rel-other").headers[SEGMENTS] == "0"  # another key: another tenant
         client = anthropic.Anthropic(base_url=b.base, api_key="sk-ant-rel", max_retries=0)
         msgs = [{"role": "user", "content": "hello"}]
-        client.messages.with_raw_response.create(model="claude-opus-5", max_tokens=4, system=ANTHROPIC_SYSTEM, messages=msgs)
-        again = anthropic.Anthropic(base_url=a.base, api_key="sk-ant-rel", max_retries=0).messages.with_raw_response.create(
-            model="claude-opus-5", max_tokens=4, system=ANTHROPIC_SYSTEM, messages=msgs)
+        client.messages.with_raw_response.create(
+            model="claude-opus-5", max_tokens=4, system=ANTHROPIC_SYSTEM, messages=msgs
+        )
+        again = anthropic.Anthropic(
+            base_url=a.base, api_key="sk-ant-rel", max_retries=0
+        ).messages.with_raw_response.create(
+            model="claude-opus-5", max_tokens=4, system=ANTHROPIC_SYSTEM, messages=msgs
+        )
         assert int(again.headers[SEGMENTS]) > 0
         for i in range(16):
             assert chat((a, b)[i % 2].base, f"sk-rel-{i % 3}", f"question {i}").status_code == 200
@@ -128,30 +152,57 @@ def test_two_replicas_on_one_redis_share_prefixes_and_fleet_totals(tmp_path, red
 
 
 def test_redis_killed_mid_run_then_restarted(tmp_path):
-    with redis_server(tmp_path / "redis") as node, emulator() as upstream, \
-            replicas(tmp_path, upstream, 2, "--store", f"{node.url}?key_prefix=rel-kill:", "--store-timeout", "2",
-                     "--log-level", "warning") as (a, b):
+    with (
+        redis_server(tmp_path / "redis") as node,
+        emulator() as upstream,
+        replicas(
+            tmp_path,
+            upstream,
+            2,
+            "--store",
+            f"{node.url}?key_prefix=rel-kill:",
+            "--store-timeout",
+            "2",
+            "--log-level",
+            "warning",
+        ) as (a, b),
+    ):
         sent: list[httpx.Response] = []
         before = [chat(a.base, "sk-rel-kill", sent=sent), chat(b.base, "sk-rel-kill", sent=sent)]
         assert before[0].headers[SEGMENTS] == "0" and int(before[1].headers[SEGMENTS]) > 0
 
         node.kill()
-        during = [chat(p.base, "sk-rel-kill", f"while Redis is down {i}", sent) for i in range(6) for p in (a, b)]
+        during = [
+            chat(p.base, "sk-rel-kill", f"while Redis is down {i}", sent) for i in range(6) for p in (a, b)
+        ]
         assert [r.status_code for r in during] == [200] * 12  # every request still forwarded and answered
-        assert {(r.headers[SEGMENTS], r.headers[BYTES]) for r in during} == {("unknown", "unknown")}  # never "0"
+        assert {(r.headers[SEGMENTS], r.headers[BYTES]) for r in during} == {
+            ("unknown", "unknown")
+        }  # never "0"
         for p in (a, b):
             health = httpx.get(f"{p.base}/prefixgate/health", timeout=10)
             assert health.status_code == 503 and health.json()["status"] == "degraded", health.text
-            assert httpx.get(f"{p.base}/prefixgate/stats", timeout=10).status_code == 200  # the stats still answer
+            assert (
+                httpx.get(f"{p.base}/prefixgate/stats", timeout=10).status_code == 200
+            )  # the stats still answer
 
         node.start()  # the same port, empty: no keys, no secret, no fleet totals
         after = []
         for p in (a, b):  # the breaker probes with capped backoff: wait until the store is used again
-            after.append(poll("the store is used again after Redis came back",
-                              lambda p=p: (r := chat(p.base, "sk-rel-back", sent=sent)).headers[SEGMENTS] != "unknown" and r,
-                              every_s=0.2))
+            after.append(
+                poll(
+                    "the store is used again after Redis came back",
+                    lambda p=p: (
+                        (r := chat(p.base, "sk-rel-back", sent=sent)).headers[SEGMENTS] != "unknown" and r
+                    ),
+                    every_s=0.2,
+                )
+            )
             assert httpx.get(f"{p.base}/prefixgate/health", timeout=10).status_code == 200
-        resumed = chat(a.base, "sk-rel-kill", "counted again", sent), chat(b.base, "sk-rel-kill", "counted again", sent)
+        resumed = (
+            chat(a.base, "sk-rel-kill", "counted again", sent),
+            chat(b.base, "sk-rel-kill", "counted again", sent),
+        )
         assert resumed[0].headers[SEGMENTS] == "0" and int(resumed[1].headers[SEGMENTS]) > 0  # counts resume
         rows = stop_all((a, b))
     by_id = one_row_each(rows, sent)
@@ -159,7 +210,9 @@ def test_redis_killed_mid_run_then_restarted(tmp_path):
     down = [by_id[r.headers["x-prefixgate-request-id"]] for r in during]
     assert all(r["prefix_segments"] is None and r["prefix_bytes"] is None for r in down)
     if "store" in rows[0]:  # the ledger's store column (outage semantics)
-        assert {r["store"] for r in down} <= {"unavailable", "skipped"} and any(r["store"] == "unavailable" for r in down)
+        assert {r["store"] for r in down} <= {"unavailable", "skipped"} and any(
+            r["store"] == "unavailable" for r in down
+        )
         assert {by_id[r.headers["x-prefixgate-request-id"]]["store"] for r in (*before, *resumed)} == {"ok"}
 
 
@@ -173,8 +226,11 @@ def test_a_replica_started_after_redis_lost_its_data_shares_tenants(tmp_path):
             assert chat(old.base, "sk-rel-secret").status_code == 200
             node.kill()
             node.start()
-            poll("the old replica uses the store again",
-                 lambda: chat(old.base, "sk-rel-probe", "probe").headers[SEGMENTS] != "unknown", every_s=0.2)
+            poll(
+                "the old replica uses the store again",
+                lambda: chat(old.base, "sk-rel-probe", "probe").headers[SEGMENTS] != "unknown",
+                every_s=0.2,
+            )
             with replicas(tmp_path / "new", upstream, 1, *args) as (new,):
                 assert chat(old.base, "sk-rel-secret", "after the restart").headers[SEGMENTS] == "0"
                 assert int(chat(new.base, "sk-rel-secret", "after the restart").headers[SEGMENTS]) > 0
@@ -195,14 +251,22 @@ def test_a_cluster_node_lost_mid_run(tmp_path, lossy_cluster):
     hasher = TenantHasher(shared_secret(store))
     # 0.5 s: a fresh cluster client maps the slots and loads the script on its first call, slower
     # than the 100 ms default on a loaded 2-core box; a look-up on the lost node costs at most this
-    with emulator() as upstream, \
-            replicas(tmp_path, upstream, 2, "--store", store, "--store-timeout", "0.5", "--log-level", "warning") as (a, b):
+    with (
+        emulator() as upstream,
+        replicas(
+            tmp_path, upstream, 2, "--store", store, "--store-timeout", "0.5", "--log-level", "warning"
+        ) as (a, b),
+    ):
         sent: list[httpx.Response] = []
         warm = [chat(p.base, k, sent=sent) for k in keys for p in (a, b)]
         assert [r.status_code for r in warm] == [200] * 24
         assert all(int(r.headers[SEGMENTS]) > 0 for r in warm[1::2])  # B saw what A recorded, on every node
-        owner = {k: lossy_cluster.owner_of_slot(key_slot(chain_key("rel-cluster:", hasher.tenant_of_key(k.encode()), b"x").encode()))
-                 for k in keys}
+        owner = {
+            k: lossy_cluster.owner_of_slot(
+                key_slot(chain_key("rel-cluster:", hasher.tenant_of_key(k.encode()), b"x").encode())
+            )
+            for k in keys
+        }
         lost_port = owner[keys[0]]
         lost = [k for k in keys if owner[k] == lost_port]
         kept = [k for k in keys if owner[k] != lost_port]
@@ -224,9 +288,15 @@ def test_a_cluster_node_lost_mid_run(tmp_path, lossy_cluster):
             scopes = health.json()["breaker"]["scopes"]
             assert health.status_code == 503 and scopes["open"] >= 1 and scopes["total"] >= 3, health.text
             assert scopes["states"][f"127.0.0.1:{lost_port}"] == "open", scopes
-        back = [poll(f"replica {i} counts a surviving node's tenant again",
-                     lambda p=p: (r := chat(p.base, kept[0], "again", sent)).headers[SEGMENTS] != "unknown" and r, timeout_s=15, every_s=0.2)
-                for i, p in enumerate((a, b))]
+        back = [
+            poll(
+                f"replica {i} counts a surviving node's tenant again",
+                lambda p=p: (r := chat(p.base, kept[0], "again", sent)).headers[SEGMENTS] != "unknown" and r,
+                timeout_s=15,
+                every_s=0.2,
+            )
+            for i, p in enumerate((a, b))
+        ]
         assert all(int(r.headers[SEGMENTS]) > 0 for r in back)
         rows = stop_all((a, b))
     one_row_each(rows, sent)

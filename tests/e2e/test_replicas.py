@@ -26,7 +26,10 @@ def test_two_replicas_on_one_redis_share_tenants_and_prefixes(tmp_path, redis_ur
     import redis
 
     url, prefix = redis_url
-    with replicas(tmp_path, store=f"{url}?key_prefix={prefix}", store_timeout=2.0) as ((a, b), (app_a, app_b)):  # first-call latency is not what this tests
+    with replicas(tmp_path, store=f"{url}?key_prefix={prefix}", store_timeout=2.0) as (
+        (a, b),
+        (app_a, app_b),
+    ):  # first-call latency is not what this tests
         ta, tb = (app.state.gate.tenants for app in (app_a, app_b))
         assert ta.tenant_of_key(b"sk-one") == tb.tenant_of_key(b"sk-one")
         assert ta.tenant_of_key(b"sk-one") != ta.tenant_of_key(b"sk-two")
@@ -35,7 +38,9 @@ def test_two_replicas_on_one_redis_share_tenants_and_prefixes(tmp_path, redis_ur
         assert first.headers["x-prefixgate-prefix-segments"] == "0"
         assert int(second.headers["x-prefixgate-prefix-segments"]) > 0  # seen on A, recognised on B
         # another key is another tenant on B too: nothing repeated
-        other = openai.OpenAI(base_url=f"{b}/v1", api_key="sk-someone-else", max_retries=0).chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
+        other = openai.OpenAI(
+            base_url=f"{b}/v1", api_key="sk-someone-else", max_retries=0
+        ).chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
         assert other.headers["x-prefixgate-prefix-segments"] == "0"
         secret = redis.Redis.from_url(url).get(prefix + "tenant-secret").decode()
         for base in (a, b):  # the secret is in no endpoint's answer
@@ -47,7 +52,12 @@ def test_two_replicas_on_one_redis_share_tenants_and_prefixes(tmp_path, redis_ur
 
 def test_a_secret_file_or_variable_wins_over_the_store_and_install(tmp_path):
     (tmp_path / "secret").write_text("ab" * 32 + "\n")
-    by_file = [TenantHasher.for_config(ProxyConfig(state_dir=tmp_path / f"s{i}", tenant_secret_file=str(tmp_path / "secret"))) for i in range(2)]
+    by_file = [
+        TenantHasher.for_config(
+            ProxyConfig(state_dir=tmp_path / f"s{i}", tenant_secret_file=str(tmp_path / "secret"))
+        )
+        for i in range(2)
+    ]
     by_env = TenantHasher.for_config(ProxyConfig(state_dir=tmp_path / "s3", tenant_secret="ab" * 32))
     install = TenantHasher.for_config(ProxyConfig(state_dir=tmp_path / "s4"))
     tenants = {h.tenant_of_key(b"k") for h in (*by_file, by_env)}
@@ -68,13 +78,17 @@ def test_redis_down_at_start_uses_the_install_secret_then_adopts_the_shared_one(
     import asyncio
 
     url, prefix = redis_url
-    dead = ProxyConfig(state_dir=tmp_path / "r", store=f"redis://127.0.0.1:{free_port()}/0?key_prefix={prefix}")
+    dead = ProxyConfig(
+        state_dir=tmp_path / "r", store=f"redis://127.0.0.1:{free_port()}/0?key_prefix={prefix}"
+    )
     hasher = TenantHasher.for_config(dead)
     local = hasher.tenant_of_key(b"k")
     assert hasher.pending_store and (tmp_path / "r" / "tenant.key").exists()
     hasher.pending_store = f"{url}?key_prefix={prefix}"  # Redis "comes back"
     asyncio.run(hasher.fetch_shared(first_delay_s=0.01))
-    shared = TenantHasher.for_config(ProxyConfig(state_dir=tmp_path / "x", store=f"{url}?key_prefix={prefix}"))
+    shared = TenantHasher.for_config(
+        ProxyConfig(state_dir=tmp_path / "x", store=f"{url}?key_prefix={prefix}")
+    )
     assert hasher.pending_store is None and hasher.tenant_of_key(b"k") == shared.tenant_of_key(b"k") != local
 
 
@@ -90,4 +104,6 @@ def test_serve_reads_the_secret_variable(tmp_path, monkeypatch):
     (tmp_path / "s").write_text(json.dumps("x"))
     result = CliRunner().invoke(cli, ["serve", "--tenant-secret-file", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
-    assert seen["config"].tenant_secret == "cd" * 32 and seen["config"].tenant_secret_file == str(tmp_path / "s")
+    assert seen["config"].tenant_secret == "cd" * 32 and seen["config"].tenant_secret_file == str(
+        tmp_path / "s"
+    )

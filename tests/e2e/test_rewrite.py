@@ -28,8 +28,13 @@ KEY = "sk-ant-rewrite-e2e"
 @contextlib.contextmanager
 def gateway(tmp_path, rewrite: bool | str):
     with serve(create_emulator()) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=tmp_path / "state",
-                          ledger=str(tmp_path / "ledger.sqlite"), rewrite=rewrite)
+        cfg = ProxyConfig(
+            openai_base=f"{upstream}/v1",
+            anthropic_base=upstream,
+            state_dir=tmp_path / "state",
+            ledger=str(tmp_path / "ledger.sqlite"),
+            rewrite=rewrite,
+        )
         app = create_app(cfg)
         with serve(app) as proxy:
             yield proxy, app
@@ -37,7 +42,10 @@ def gateway(tmp_path, rewrite: bool | str):
 
 def ask(client: anthropic.Anthropic, question: str):
     return client.messages.with_raw_response.create(
-        model="claude-sonnet-4-6", max_tokens=16, system=SYSTEM, messages=[{"role": "user", "content": question}]
+        model="claude-sonnet-4-6",
+        max_tokens=16,
+        system=SYSTEM,
+        messages=[{"role": "user", "content": question}],
     )
 
 
@@ -50,7 +58,9 @@ def test_rewrite_adds_breakpoints_and_the_provider_caches(tmp_path):
     with gateway(tmp_path, rewrite=True) as (proxy, _app):
         client = anthropic.Anthropic(base_url=proxy, api_key=KEY)
         first, second = ask(client, "first question"), ask(client, "second question")
-        assert first.headers["x-prefixgate-rewrites"].split(",")[0] == "add-breakpoints"  # (provider-diagnostics may follow)
+        assert (
+            first.headers["x-prefixgate-rewrites"].split(",")[0] == "add-breakpoints"
+        )  # (provider-diagnostics may follow)
         u1, u2 = first.parse().usage, second.parse().usage
         assert u1.cache_creation_input_tokens > 1024 and u1.cache_read_input_tokens == 0
         assert u2.cache_read_input_tokens == u1.cache_creation_input_tokens
@@ -103,15 +113,21 @@ def test_aggressive_turns_a_volatile_agent_loop_into_cache_hits(tmp_path, provid
     assert off_applied == [None] * 8 and sum(off) == 0  # the clock at the top forks every request
     assert sum(safe) == 0  # sorting tools cannot help while the clock leads the system prompt
     assert all("move-volatile-values" in a for a in applied)
-    assert all(c > 2000 for c in aggressive[1:])  # from the second turn on, the head and the conversation so far hit
+    assert all(
+        c > 2000 for c in aggressive[1:]
+    )  # from the second turn on, the head and the conversation so far hit
 
 
 def test_a_bad_rewrite_header_is_a_400_in_the_provider_shape(tmp_path):
     with gateway(tmp_path, rewrite="off") as (proxy, _app):
         client = anthropic.Anthropic(base_url=proxy, api_key=KEY, max_retries=0)
         with pytest.raises(anthropic.BadRequestError) as caught:
-            client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": "hi"}],
-                                   extra_headers={"x-prefixgate-rewrite": "sometimes"})
+            client.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=8,
+                messages=[{"role": "user", "content": "hi"}],
+                extra_headers={"x-prefixgate-rewrite": "sometimes"},
+            )
     assert "x-prefixgate-rewrite must be one of off, safe, aggressive" in str(caught.value)
 
 
@@ -119,7 +135,11 @@ def test_a_body_that_is_not_json_is_forwarded_untouched_and_counted(tmp_path):
     import httpx
 
     with gateway(tmp_path, rewrite="aggressive") as (proxy, _app):
-        r = httpx.post(f"{proxy}/v1/chat/completions", content=b"not json at all", headers={"authorization": "Bearer sk-x"})
+        r = httpx.post(
+            f"{proxy}/v1/chat/completions",
+            content=b"not json at all",
+            headers={"authorization": "Bearer sk-x"},
+        )
         models = httpx.get(f"{proxy}/v1/models", headers={"authorization": "Bearer sk-x"})
     assert r.headers["x-prefixgate-rewrites"] == "skipped-unknown-shape"
     assert "x-prefixgate-rewrites" not in models.headers  # nothing to rewrite on a GET

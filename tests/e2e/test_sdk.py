@@ -61,8 +61,12 @@ def test_openai_sync_plain_and_stream_same_as_direct(gw, direct):
     results = []
     for base in (proxy, direct):
         client = oai(base)
-        plain = [client.chat.completions.create(model="gpt-4o-mini", messages=CHAT, max_tokens=8) for _ in range(2)]
-        chunks = list(client.chat.completions.create(model="gpt-4o-mini", messages=CHAT, max_tokens=8, stream=True))
+        plain = [
+            client.chat.completions.create(model="gpt-4o-mini", messages=CHAT, max_tokens=8) for _ in range(2)
+        ]
+        chunks = list(
+            client.chat.completions.create(model="gpt-4o-mini", messages=CHAT, max_tokens=8, stream=True)
+        )
         completion = client.completions.create(model="gpt-3.5-turbo-instruct", prompt=SYSTEM, max_tokens=4)
         results.append(([same(p) for p in plain], [same(c) for c in chunks], same(completion)))
     assert results[0] == results[1]
@@ -77,11 +81,22 @@ def test_openai_async_plain_and_stream_same_as_direct(gw, direct):
         async with client:
             plain = await client.chat.completions.create(model="gpt-4o", messages=CHAT, max_tokens=6)
             stream = await client.chat.completions.create(
-                model="gpt-4o", messages=CHAT, max_tokens=6, stream=True, stream_options={"include_usage": True}
+                model="gpt-4o",
+                messages=CHAT,
+                max_tokens=6,
+                stream=True,
+                stream_options={"include_usage": True},
             )
             chunks = [same(c) async for c in stream]
-            response = await client.responses.create(model="gpt-4o", instructions=SYSTEM, input="hello", max_output_tokens=5)
-            events = [same(e) async for e in await client.responses.create(model="gpt-4o", instructions=SYSTEM, input="hello", max_output_tokens=5, stream=True)]
+            response = await client.responses.create(
+                model="gpt-4o", instructions=SYSTEM, input="hello", max_output_tokens=5
+            )
+            events = [
+                same(e)
+                async for e in await client.responses.create(
+                    model="gpt-4o", instructions=SYSTEM, input="hello", max_output_tokens=5, stream=True
+                )
+            ]
             return same(plain), chunks, same(response), events
 
     proxied, plain = asyncio.run(run(gw[0])), asyncio.run(run(direct))
@@ -95,17 +110,40 @@ def test_openai_async_plain_and_stream_same_as_direct(gw, direct):
 def test_anthropic_sync_and_async_plain_and_stream_same_as_direct(gw, direct):
     def run_sync(base):
         client = ant(base)
-        msg = client.messages.create(model="claude-opus-5", max_tokens=8, system=ANTHROPIC_SYSTEM, messages=[{"role": "user", "content": "hi"}])
-        with client.messages.stream(model="claude-opus-5", max_tokens=8, system=ANTHROPIC_SYSTEM, messages=[{"role": "user", "content": "hi"}]) as stream:
+        msg = client.messages.create(
+            model="claude-opus-5",
+            max_tokens=8,
+            system=ANTHROPIC_SYSTEM,
+            messages=[{"role": "user", "content": "hi"}],
+        )
+        with client.messages.stream(
+            model="claude-opus-5",
+            max_tokens=8,
+            system=ANTHROPIC_SYSTEM,
+            messages=[{"role": "user", "content": "hi"}],
+        ) as stream:
             events = [same(e) for e in stream]
             final = same(stream.get_final_message())
-        count = client.messages.count_tokens(model="claude-opus-5", system=ANTHROPIC_SYSTEM, messages=[{"role": "user", "content": "hi"}])
+        count = client.messages.count_tokens(
+            model="claude-opus-5", system=ANTHROPIC_SYSTEM, messages=[{"role": "user", "content": "hi"}]
+        )
         return same(msg), events, final, same(count)
 
     async def run_async(base):
         async with anthropic.AsyncAnthropic(base_url=base, api_key=ANTHROPIC_KEY, max_retries=0) as client:
-            msg = await client.messages.create(model="claude-opus-5", max_tokens=8, system=ANTHROPIC_SYSTEM, messages=[{"role": "user", "content": "yo"}])
-            stream = await client.messages.create(model="claude-opus-5", max_tokens=8, system=ANTHROPIC_SYSTEM, messages=[{"role": "user", "content": "yo"}], stream=True)
+            msg = await client.messages.create(
+                model="claude-opus-5",
+                max_tokens=8,
+                system=ANTHROPIC_SYSTEM,
+                messages=[{"role": "user", "content": "yo"}],
+            )
+            stream = await client.messages.create(
+                model="claude-opus-5",
+                max_tokens=8,
+                system=ANTHROPIC_SYSTEM,
+                messages=[{"role": "user", "content": "yo"}],
+                stream=True,
+            )
             events = [same(e) async for e in stream]
             return same(msg), events
 
@@ -115,7 +153,9 @@ def test_anthropic_sync_and_async_plain_and_stream_same_as_direct(gw, direct):
     s = stats(gw[0])["providers"]["anthropic"]
     assert s["requests"] == 5
     assert s["cache_write_tokens"] == proxied[0][0]["usage"]["cache_creation_input_tokens"] > 0
-    reads = proxied[0][2]["usage"]["cache_read_input_tokens"] + proxied[1][0]["usage"]["cache_read_input_tokens"]
+    reads = (
+        proxied[0][2]["usage"]["cache_read_input_tokens"] + proxied[1][0]["usage"]["cache_read_input_tokens"]
+    )
     stream_start = [e for e in proxied[1][1] if e["type"] == "message_start"][0]
     assert s["cached_tokens"] == reads + stream_start["message"]["usage"]["cache_read_input_tokens"] > 0
 
@@ -182,7 +222,9 @@ def test_client_disconnect_mid_stream_closes_the_upstream_stream(gw):
     token = uuid.uuid4().hex
     body = {"model": "gpt-4o", "messages": CHAT, "stream": True, "max_tokens": 8}
     with httpx.Client(timeout=10) as client:
-        with client.stream("POST", f"{proxy}/v1/chat/completions", json=body, headers={"x-emulator-hold": token}) as r:
+        with client.stream(
+            "POST", f"{proxy}/v1/chat/completions", json=body, headers={"x-emulator-hold": token}
+        ) as r:
             first = next(r.iter_raw())
             assert first.startswith(b"data: ")
     # The client is gone while the emulator holds its stream: the proxy must hang up on it.
@@ -204,7 +246,12 @@ def test_upstream_4xx_is_relayed_verbatim_and_counted(gw, direct):
     plain = httpx.post(f"{direct}/v1/chat/completions", json={"model": "m", "messages": CHAT}, headers=h)
     assert (via.status_code, via.content) == (plain.status_code, plain.content) == (429, plain.content)
     with pytest.raises(anthropic.RateLimitError) as info:
-        ant(proxy).messages.create(model="c", max_tokens=4, messages=[{"role": "user", "content": "x"}], extra_headers={"x-emulator-status": "429"})
+        ant(proxy).messages.create(
+            model="c",
+            max_tokens=4,
+            messages=[{"role": "user", "content": "x"}],
+            extra_headers={"x-emulator-status": "429"},
+        )
     assert info.value.status_code == 429 and "x-prefixgate-error" not in info.value.response.headers
     assert stats(proxy)["errors"] == 2
 
@@ -215,7 +262,9 @@ def test_body_over_max_body_is_413(state_dir):
             oai(proxy).chat.completions.create(model="gpt-4o", messages=CHAT)
         assert info.value.status_code == 413 and info.value.body["code"] == "body_too_large"
         with pytest.raises(anthropic.APIStatusError) as ainfo:
-            ant(proxy).messages.create(model="c", max_tokens=4, system=SYSTEM, messages=[{"role": "user", "content": "x"}])
+            ant(proxy).messages.create(
+                model="c", max_tokens=4, system=SYSTEM, messages=[{"role": "user", "content": "x"}]
+            )
         assert ainfo.value.status_code == 413 and ainfo.value.body["error"]["type"] == "request_too_large"
         assert stats(proxy)["errors"] == 2
 
@@ -236,16 +285,25 @@ def test_refused_connection_is_502_in_each_providers_shape(state_dir):
 def test_upstream_timeout_is_504(state_dir):
     with gateway(state_dir, read_timeout=0.2) as (proxy, *_):
         with pytest.raises(openai.APIStatusError) as info:
-            oai(proxy).chat.completions.create(model="gpt-4o", messages=CHAT, extra_headers={"x-emulator-delay-ms": "700"})
+            oai(proxy).chat.completions.create(
+                model="gpt-4o", messages=CHAT, extra_headers={"x-emulator-delay-ms": "700"}
+            )
         assert info.value.status_code == 504 and info.value.body["code"] == "upstream_timeout"
         with pytest.raises(anthropic.APIStatusError) as ainfo:
-            ant(proxy).messages.create(model="c", max_tokens=4, messages=[{"role": "user", "content": "x"}], extra_headers={"x-emulator-delay-ms": "700"})
+            ant(proxy).messages.create(
+                model="c",
+                max_tokens=4,
+                messages=[{"role": "user", "content": "x"}],
+                extra_headers={"x-emulator-delay-ms": "700"},
+            )
         assert ainfo.value.status_code == 504 and ainfo.value.body["error"]["type"] == "timeout_error"
 
 
 def test_unparseable_body_is_forwarded_and_counted_unanalysed(gw):
     proxy = gw[0]
-    r = httpx.post(f"{proxy}/v1/chat/completions", content=b"{not json", headers={"content-type": "application/json"})
+    r = httpx.post(
+        f"{proxy}/v1/chat/completions", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400 and "not valid JSON" in r.json()["error"]["message"]  # the emulator's answer
     s = stats(proxy)
     assert (s["requests"], s["unanalysed"]) == (1, 1)
@@ -264,12 +322,22 @@ def test_redis_store_end_to_end(state_dir, redis_url):
     import redis
 
     url, prefix = redis_url
-    with gateway(state_dir, store=f"{url}?key_prefix={prefix}", store_timeout=2.0) as (proxy, *_):  # the deadline is test_guard's
+    with gateway(state_dir, store=f"{url}?key_prefix={prefix}", store_timeout=2.0) as (
+        proxy,
+        *_,
+    ):  # the deadline is test_guard's
         client = oai(proxy)
         first = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
         second = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=CHAT, max_tokens=4)
-        assert (first.headers["x-prefixgate-prefix-segments"], second.headers["x-prefixgate-prefix-segments"]) == ("0", "2")
+        assert (
+            first.headers["x-prefixgate-prefix-segments"],
+            second.headers["x-prefixgate-prefix-segments"],
+        ) == ("0", "2")
         assert httpx.get(f"{proxy}/prefixgate/health").json()["store"] == "redis"
-    keys = [k for k in redis.Redis.from_url(url).scan_iter(match=prefix + "{*") if not k.startswith(f"{prefix}{{fleet}}".encode())]
+    keys = [
+        k
+        for k in redis.Redis.from_url(url).scan_iter(match=prefix + "{*")
+        if not k.startswith(f"{prefix}{{fleet}}".encode())
+    ]
     assert len(keys) == 2  # chain keys: prefix{tenant}:hash (beside them the fleet totals' {fleet} keys)
     assert redis.Redis.from_url(url).exists(prefix + "tenant-secret")  # the replicas' shared tenant secret

@@ -111,7 +111,11 @@ class Load:
         self.gemini = gemini
 
     def start(self) -> None:
-        calls = [(self._quick, ())] + [(self._stream, ())] * STREAMS + [(self._waiting, (i == 0,)) for i in range(WAITING)]
+        calls = (
+            [(self._quick, ())]
+            + [(self._stream, ())] * STREAMS
+            + [(self._waiting, (i == 0,)) for i in range(WAITING)]
+        )
         for target, args in calls:
             thread = threading.Thread(target=target, args=args, daemon=True)
             thread.start()
@@ -123,7 +127,9 @@ class Load:
         """Until every stream had its first event and the upstreams have every waiting call."""
         deadline = time.monotonic() + timeout_s
         for _ in range(STREAMS):
-            assert self._streaming.acquire(timeout=max(0.0, deadline - time.monotonic())), "streams did not start"
+            assert self._streaming.acquire(timeout=max(0.0, deadline - time.monotonic())), (
+                "streams did not start"
+            )
         while self.hung.accepted < WAITING or (self.gemini and self.upstream.count("cachedContents") < 1):
             assert time.monotonic() < deadline, "the waiting requests never reached their upstream"
             time.sleep(0.01)
@@ -144,10 +150,21 @@ class Load:
     def _stream(self) -> None:
         outcome = Outcome("stream")
         self.outcomes.append(outcome)
-        body = {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "count forever"}]}
+        body = {
+            "model": "gpt-4o-mini",
+            "stream": True,
+            "messages": [{"role": "user", "content": "count forever"}],
+        }
         try:
-            with httpx.Client(timeout=15) as client, client.stream("POST", f"{self.base}/v1/chat/completions", json=body,
-                                                                   headers={"authorization": "Bearer sk-stop-stream"}) as r:
+            with (
+                httpx.Client(timeout=15) as client,
+                client.stream(
+                    "POST",
+                    f"{self.base}/v1/chat/completions",
+                    json=body,
+                    headers={"authorization": "Bearer sk-stop-stream"},
+                ) as r,
+            ):
                 self._seen(outcome, r)
                 for n, _ in enumerate(r.iter_raw()):
                     if n == 0:
@@ -158,10 +175,15 @@ class Load:
     def _waiting(self, big: bool) -> None:
         outcome = Outcome("waiting")
         self.outcomes.append(outcome)
-        body = {"model": "claude-sonnet-4-6", "max_tokens": 8,
-                "messages": [{"role": "user", "content": "x" * (4 << 20) if big else "wait"}]}  # 4 MiB: the upstream never reads it
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 8,
+            "messages": [{"role": "user", "content": "x" * (4 << 20) if big else "wait"}],
+        }  # 4 MiB: the upstream never reads it
         try:
-            r = httpx.post(f"{self.base}/v1/messages", json=body, headers={"x-api-key": "sk-ant-stop"}, timeout=15)
+            r = httpx.post(
+                f"{self.base}/v1/messages", json=body, headers={"x-api-key": "sk-ant-stop"}, timeout=15
+            )
             self._seen(outcome, r)
         except httpx.HTTPError:
             pass
@@ -171,8 +193,11 @@ class Load:
             while not self._stop.is_set():
                 outcome = Outcome("quick")
                 try:
-                    r = client.post(f"{self.base}/v1/chat/completions", headers={"authorization": "Bearer sk-stop-quick"},
-                                    json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
+                    r = client.post(
+                        f"{self.base}/v1/chat/completions",
+                        headers={"authorization": "Bearer sk-stop-quick"},
+                        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]},
+                    )
                     self._seen(outcome, r)
                     self.outcomes.append(outcome)
                 except httpx.HTTPError:  # the proxy stopped listening: this one never reached it
@@ -182,9 +207,16 @@ class Load:
     def _gemini(self) -> None:
         """One request the auto-cache answers with a background ``cachedContents`` call (it hangs)."""
         outcome = Outcome("gemini")
-        body = {"systemInstruction": {"parts": [{"text": SYSTEM}]}, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
-        r = httpx.post(f"{self.base}/v1beta/models/gemini-2.5-flash:generateContent", json=body,
-                       headers={"x-goog-api-key": "AIza-stop"}, timeout=15)
+        body = {
+            "systemInstruction": {"parts": [{"text": SYSTEM}]},
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        }
+        r = httpx.post(
+            f"{self.base}/v1beta/models/gemini-2.5-flash:generateContent",
+            json=body,
+            headers={"x-goog-api-key": "AIza-stop"},
+            timeout=15,
+        )
         self._seen(outcome, r)
         self.outcomes.append(outcome)
         assert r.headers.get("x-prefixgate-gemini-cache") == "creating", r.headers
@@ -195,7 +227,9 @@ def healthy(base: str, proc: subprocess.Popen, timeout_s: float = 20.0) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         with contextlib.suppress(httpx.TransportError):
-            httpx.get(f"{base}/prefixgate/health", timeout=2)  # 200, or 503 while the store is degraded: up either way
+            httpx.get(
+                f"{base}/prefixgate/health", timeout=2
+            )  # 200, or 503 while the store is degraded: up either way
             return
         assert proc.poll() is None and time.monotonic() < deadline, "prefixgate serve did not come up"
         time.sleep(0.02)
@@ -221,9 +255,28 @@ def run_trial(trial: Trial, workdir: Path, rng: random.Random) -> Result:
             store = f"redis://127.0.0.1:{free_port()}/0"
         if trial.store != "memory" and trial.store != "hung-no-secret":
             env["PREFIXGATE_TENANT_SECRET"] = SECRET  # else the start blocks on reading the shared one
-        cmd = [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port), "--openai-base", f"{upstream.url}/v1",
-               "--anthropic-base", hung.url, "--gemini-base", upstream.url, "--store", store, "--ledger", str(ledger),
-               "--shutdown-timeout", f"{SHUTDOWN_TIMEOUT_S:g}", "--log-level", "warning"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "proxy.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--openai-base",
+            f"{upstream.url}/v1",
+            "--anthropic-base",
+            hung.url,
+            "--gemini-base",
+            upstream.url,
+            "--store",
+            store,
+            "--ledger",
+            str(ledger),
+            "--shutdown-timeout",
+            f"{SHUTDOWN_TIMEOUT_S:g}",
+            "--log-level",
+            "warning",
+        ]
         if trial.gemini:
             cmd += ["--gemini-auto-cache", "--gemini-auto-cache-after", "1"]
         base = f"http://127.0.0.1:{port}"
@@ -234,7 +287,9 @@ def run_trial(trial: Trial, workdir: Path, rng: random.Random) -> Result:
             if trial.moment == "at-start":
                 time.sleep(rng.uniform(0, 0.05))
             elif trial.moment == "startup":
-                time.sleep(rng.uniform(0.3, 3.0) if trial.store == "hung-no-secret" else rng.uniform(0.05, 0.6))
+                time.sleep(
+                    rng.uniform(0.3, 3.0) if trial.store == "hung-no-secret" else rng.uniform(0.05, 0.6)
+                )
             else:
                 healthy(base, proc)
                 if trial.moment == "idle":
@@ -303,12 +358,18 @@ def check(result: Result) -> list[str]:
             continue
         row = by_id.get(outcome.request_id)
         if row is None:
-            wrong.append(f"{outcome.kind} {outcome.request_id} (status {outcome.status}) is not in the ledger")
+            wrong.append(
+                f"{outcome.kind} {outcome.request_id} (status {outcome.status}) is not in the ledger"
+            )
         elif outcome.kind in ("stream", "waiting"):
             if (row["status"], row["error"]) != (503, "shutdown_cut"):
-                wrong.append(f"{outcome.kind} {outcome.request_id}: row {row['status']} {row['error']}, not 503 shutdown_cut")
+                wrong.append(
+                    f"{outcome.kind} {outcome.request_id}: row {row['status']} {row['error']}, not 503 shutdown_cut"
+                )
         elif row["status"] != outcome.status:
-            wrong.append(f"{outcome.kind} {outcome.request_id}: row {row['status']}, the client saw {outcome.status}")
+            wrong.append(
+                f"{outcome.kind} {outcome.request_id}: row {row['status']}, the client saw {outcome.status}"
+            )
     if any(o.kind == "waiting" for o in result.outcomes):
         waiting = [o for o in result.outcomes if o.kind == "waiting"]
         if [(o.status, o.error) for o in waiting] != [(503, "shutdown_cut")] * len(waiting):
@@ -325,11 +386,17 @@ def test_sigterm_at_random_moments_ends_every_stop_on_time_with_complete_books(t
     rng = random.Random(seed)
     rngs = [random.Random(rng.random()) for _ in TRIALS]
     with ThreadPoolExecutor(len(TRIALS)) as pool:
-        results = list(pool.map(lambda i: run_trial(TRIALS[i], tmp_path / f"trial-{i}", rngs[i]), range(len(TRIALS))))
-    report = "\n".join(f"  {r.trial.name}: {'-' if r.took is None else f'{r.took:.2f} s'}, exit {r.rc}, "
-                       f"{len(r.rows)} rows, {sum(o.request_id is not None for o in r.outcomes)} answered" for r in results)
+        results = list(
+            pool.map(lambda i: run_trial(TRIALS[i], tmp_path / f"trial-{i}", rngs[i]), range(len(TRIALS)))
+        )
+    report = "\n".join(
+        f"  {r.trial.name}: {'-' if r.took is None else f'{r.took:.2f} s'}, exit {r.rc}, "
+        f"{len(r.rows)} rows, {sum(o.request_id is not None for o in r.outcomes)} answered"
+        for r in results
+    )
     print(f"\nseed {seed}:\n{report}")
     failures = {r.trial.name: (wrong, r.log[-2500:]) for r in results if (wrong := check(r))}
     assert not failures, f"seed {seed} (PREFIXGATE_STOP_SEED={seed} replays it)\n{report}\n" + "\n".join(
-        f"--- {name}: {wrong}\n{log}" for name, (wrong, log) in failures.items())
+        f"--- {name}: {wrong}\n{log}" for name, (wrong, log) in failures.items()
+    )
     assert sum(len(r.rows) for r in results) > 0

@@ -28,7 +28,12 @@ BODY = b'{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
 def _client_sees(client: httpx.Client, tag: str) -> tuple[str, str | None]:
     """(``status:body`` | ``status:truncated``, the proxy's request id)."""
     try:
-        with client.stream("POST", f"/v1/chat/completions?tag={tag}", content=BODY, headers={"content-type": "application/json"}) as r:
+        with client.stream(
+            "POST",
+            f"/v1/chat/completions?tag={tag}",
+            content=BODY,
+            headers={"content-type": "application/json"},
+        ) as r:
             rid = r.headers.get("x-prefixgate-request-id")
             try:
                 body = r.read()
@@ -51,7 +56,12 @@ def fault_matrix(tmp_path) -> list[tuple[str, str, str, tuple, bool]]:
     ledger = tmp_path / "ledger.sqlite"
     rows = []
     with RawServer(script) as upstream:
-        config = ProxyConfig(openai_base=upstream.url + "/v1", ledger=str(ledger), state_dir=tmp_path / "state", read_timeout=0.5)
+        config = ProxyConfig(
+            openai_base=upstream.url + "/v1",
+            ledger=str(ledger),
+            state_dir=tmp_path / "state",
+            read_timeout=0.5,
+        )
         with serve(create_app(config)) as url, httpx.Client(base_url=url, timeout=10) as client:
             for i, case in enumerate(CASES):
                 current["case"] = case
@@ -98,11 +108,18 @@ def test_after_lf_only_framing_the_next_request_goes_on_a_new_connection(tmp_pat
         return Reply([(lf_only, 0)], hold=True) if request.tag == "first" else echo(request.tag)
 
     with RawServer(script) as upstream:
-        config = ProxyConfig(openai_base=upstream.url + "/v1", ledger=str(tmp_path / "ledger.sqlite"), state_dir=tmp_path / "state",
-                             read_timeout=30.0)
+        config = ProxyConfig(
+            openai_base=upstream.url + "/v1",
+            ledger=str(tmp_path / "ledger.sqlite"),
+            state_dir=tmp_path / "state",
+            read_timeout=30.0,
+        )
         with serve(create_app(config)) as url, httpx.Client(base_url=url, timeout=60) as client:
             assert _client_sees(client, "first")[0] == '200:{"tag":"first"}'
-            assert [_client_sees(client, f"next{n}")[0] for n in (1, 2)] == ['200:{"tag":"next1"}', '200:{"tag":"next2"}']
+            assert [_client_sees(client, f"next{n}")[0] for n in (1, 2)] == [
+                '200:{"tag":"next1"}',
+                '200:{"tag":"next2"}',
+            ]
         assert upstream.connections == 2  # the held one, then one new connection kept alive for both others
         assert upstream.held_requests == 0  # nothing was ever sent on the held connection
 
@@ -112,5 +129,8 @@ if __name__ == "__main__":  # prints the matrix for the closing note
     from pathlib import Path
 
     with tempfile.TemporaryDirectory() as tmp:
-        for name, expected, seen, row, own in fault_matrix(Path(tmp)):
-            print(f"| {name} | {seen} | {row[0] if row else '-'} {row[1] if row and row[1] else ''} | {'yes' if own else 'NO'} |", file=sys.stdout)
+        for name, _expected, seen, row, own in fault_matrix(Path(tmp)):
+            print(
+                f"| {name} | {seen} | {row[0] if row else '-'} {row[1] if row and row[1] else ''} | {'yes' if own else 'NO'} |",
+                file=sys.stdout,
+            )

@@ -40,7 +40,9 @@ def test_transformers_5_layout_reads_rope_parameters():
 
 
 def test_transformers_4_layout_reads_top_level_rope_theta_and_scaling():
-    config = ModelConfig.from_dict({**BASE, "rope_theta": 1e6, "rope_scaling": {"type": "linear", "factor": 4.0}})
+    config = ModelConfig.from_dict(
+        {**BASE, "rope_theta": 1e6, "rope_scaling": {"type": "linear", "factor": 4.0}}
+    )
     assert (config.rope.theta, config.rope.rope_type, config.rope.factor) == (1e6, "linear", 4.0)
     plain = ModelConfig.from_dict({**BASE, "rope_theta": 1e6, "rope_scaling": None})
     assert (plain.rope.theta, plain.rope.rope_type) == (1e6, "default")
@@ -84,7 +86,14 @@ def test_eos_list_and_explicit_head_dim():
         ({"num_attention_heads": 0}, "num_attention_heads must be positive, got 0"),
         ({"num_hidden_layers": 0}, "num_hidden_layers must be positive, got 0"),
         (
-            {"rope_parameters": {"rope_type": "llama3", "rope_theta": 1e4, "factor": 8, "low_freq_factor": 0}},
+            {
+                "rope_parameters": {
+                    "rope_type": "llama3",
+                    "rope_theta": 1e4,
+                    "factor": 8,
+                    "low_freq_factor": 0,
+                }
+            },
             "0 < low_freq_factor < high_freq_factor",
         ),
     ],

@@ -31,7 +31,9 @@ def test_seeded_sampling_is_reproducible_and_differs_from_greedy(model):
     hot = SamplingParams(temperature=1.5, seed=7)
     first, _ = sample(model, GenerationParams(max_new_tokens=16, sampling=hot))
     again, _ = sample(model, GenerationParams(max_new_tokens=16, sampling=hot))
-    other, _ = sample(model, GenerationParams(max_new_tokens=16, sampling=SamplingParams(temperature=1.5, seed=8)))
+    other, _ = sample(
+        model, GenerationParams(max_new_tokens=16, sampling=SamplingParams(temperature=1.5, seed=8))
+    )
     greedy, _ = sample(model, GenerationParams(max_new_tokens=16))
     assert first == again
     assert first != other and first != greedy

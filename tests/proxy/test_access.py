@@ -14,7 +14,13 @@ async def ok(request):
 
 
 def client(token: str | None) -> TestClient:
-    paths = ["/prefixgate/stats", "/prefixgate/health", "/prefixgate/static/dashboard.js", "/prefixgate/dashboard", "/v1/models"]
+    paths = [
+        "/prefixgate/stats",
+        "/prefixgate/health",
+        "/prefixgate/static/dashboard.js",
+        "/prefixgate/dashboard",
+        "/v1/models",
+    ]
     app = Starlette(routes=[Route(p, ok) for p in paths])
     return TestClient(AdminAccess(app, token))
 

@@ -13,8 +13,16 @@ from proxy.app import create_app
 from proxy.config import ProxyConfig
 
 USAGE = {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1536}}
-CHAT = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse. " * 50}, {"role": "user", "content": "hi"}]}
-MESSAGES = {"model": "claude-x", "max_tokens": 5, "system": "Be brief. " * 50, "messages": [{"role": "user", "content": "hi"}]}
+CHAT = {
+    "model": "gpt-4o",
+    "messages": [{"role": "system", "content": "You are terse. " * 50}, {"role": "user", "content": "hi"}],
+}
+MESSAGES = {
+    "model": "claude-x",
+    "max_tokens": 5,
+    "system": "Be brief. " * 50,
+    "messages": [{"role": "user", "content": "hi"}],
+}
 
 
 class Upstream:
@@ -33,7 +41,12 @@ class Upstream:
 def make(state_dir):
     def build(answer=None, **config):
         upstream = Upstream(answer)
-        cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir, **config)
+        cfg = ProxyConfig(
+            openai_base="http://openai.test/v1",
+            anthropic_base="http://anthropic.test",
+            state_dir=state_dir,
+            **config,
+        )
         client = TestClient(create_app(cfg, transport=httpx.MockTransport(upstream)))
         return client, upstream
 
@@ -62,7 +75,11 @@ def kept_records(client) -> list:
 def test_plain_body_is_byte_identical_and_usage_is_read_from_a_decoded_copy(make):
     payload = b'{"id":"x",  "usage": ' + json.dumps(USAGE).encode() + b',"z":1.50}'
     packed = gzip.compress(payload)
-    client, up = make(lambda req: httpx.Response(200, content=packed, headers={"content-encoding": "gzip", "content-type": "application/json"}))
+    client, up = make(
+        lambda req: httpx.Response(
+            200, content=packed, headers={"content-encoding": "gzip", "content-type": "application/json"}
+        )
+    )
     with client:
         with client.stream("POST", "/v1/chat/completions", json=CHAT) as r:
             raw = b"".join(r.iter_raw())
@@ -78,7 +95,13 @@ def test_auth_and_other_headers_pass_host_is_rewritten_hop_by_hop_dropped(make):
         client.post(
             "/v1/chat/completions?api-version=1&x=%2F",
             json=CHAT,
-            headers={"authorization": "Bearer sk-pass", "openai-organization": "org-1", "connection": "keep-alive, x-hop", "x-hop": "1", "host": "evil.example"},
+            headers={
+                "authorization": "Bearer sk-pass",
+                "openai-organization": "org-1",
+                "connection": "keep-alive, x-hop",
+                "x-hop": "1",
+                "host": "evil.example",
+            },
         )
     req = up.requests[0]
     assert str(req.url) == "http://openai.test/v1/chat/completions?api-version=1&x=%2F"
@@ -89,11 +112,17 @@ def test_auth_and_other_headers_pass_host_is_rewritten_hop_by_hop_dropped(make):
 
 
 def test_anthropic_routing_and_prefix_headers_on_the_second_request(make):
-    client, up = make(lambda req: httpx.Response(200, json={"usage": {"input_tokens": 3, "cache_read_input_tokens": 1000, "output_tokens": 2}}))
+    client, up = make(
+        lambda req: httpx.Response(
+            200, json={"usage": {"input_tokens": 3, "cache_read_input_tokens": 1000, "output_tokens": 2}}
+        )
+    )
     with client:
         h = {"x-api-key": "ant-one", "anthropic-version": "2023-06-01"}
         first = client.post("/v1/messages", json=MESSAGES, headers=h)
-        second = client.post("/v1/messages", json={**MESSAGES, "messages": [{"role": "user", "content": "other"}]}, headers=h)
+        second = client.post(
+            "/v1/messages", json={**MESSAGES, "messages": [{"role": "user", "content": "other"}]}, headers=h
+        )
         other_tenant = client.post("/v1/messages", json=MESSAGES, headers={**h, "x-api-key": "ant-two"})
         s = stats(client)
     assert str(up.requests[0].url) == "http://anthropic.test/v1/messages"
@@ -108,7 +137,11 @@ def test_anthropic_routing_and_prefix_headers_on_the_second_request(make):
 
 def test_upstream_errors_pass_through_verbatim_and_are_counted(make):
     body = b'{"error": {"message": "slow down", "type": "rate_limit"}}  '
-    client, _ = make(lambda req: httpx.Response(429, content=body, headers={"retry-after": "7", "content-type": "application/json"}))
+    client, _ = make(
+        lambda req: httpx.Response(
+            429, content=body, headers={"retry-after": "7", "content-type": "application/json"}
+        )
+    )
     with client:
         r = client.post("/v1/chat/completions", json=CHAT)
         s = stats(client)
@@ -160,8 +193,15 @@ def test_transport_failures_become_provider_shaped_errors(make, exc, status, ope
         o = client.post("/v1/chat/completions", json=CHAT)
         a = client.post("/v1/messages", json=MESSAGES, headers={"anthropic-version": "2023-06-01"})
         s = stats(client)
-    assert o.status_code == status and o.json()["error"]["type"] == openai_type and o.json()["error"]["message"].startswith("prefixgate:")
-    assert a.status_code == status and a.json() == {"type": "error", "error": {"type": anthropic_type, "message": a.json()["error"]["message"]}}
+    assert (
+        o.status_code == status
+        and o.json()["error"]["type"] == openai_type
+        and o.json()["error"]["message"].startswith("prefixgate:")
+    )
+    assert a.status_code == status and a.json() == {
+        "type": "error",
+        "error": {"type": anthropic_type, "message": a.json()["error"]["message"]},
+    }
     assert o.headers["x-prefixgate-error"] == a.headers["x-prefixgate-error"]
     assert o.headers["x-prefixgate-prefix-segments"] == "0" and "x-prefixgate-request-id" in a.headers
     assert s["errors"] == 2
@@ -173,7 +213,11 @@ def _sse_answer(req: httpx.Request) -> httpx.Response:
     extra = {"usage": None} if with_usage else {}
     events = [
         {"id": "c1", "choices": [{"index": 0, "delta": {"content": "he"}}], **extra},
-        {"id": "c1", "choices": [{"index": 0, "delta": {"content": "llo"}, "finish_reason": "stop"}], **extra},
+        {
+            "id": "c1",
+            "choices": [{"index": 0, "delta": {"content": "llo"}, "finish_reason": "stop"}],
+            **extra,
+        },
     ]
     if with_usage:
         events.append({"id": "c1", "choices": [], "usage": USAGE})
@@ -209,14 +253,22 @@ def test_stats_guarded_by_admin_token_health_open(make):
     with client:
         assert client.get("/prefixgate/stats").status_code == 401
         assert client.get("/prefixgate/stats", headers={"authorization": "Bearer nope"}).status_code == 401
-        assert client.get("/prefixgate/stats", headers={"authorization": "Bearer s3cret"}).json()["requests"] == 0
+        assert (
+            client.get("/prefixgate/stats", headers={"authorization": "Bearer s3cret"}).json()["requests"]
+            == 0
+        )
         health = client.get("/prefixgate/health")
     assert health.status_code == 200 and health.json()["status"] == "ok"
 
 
 def test_admin_pages_have_no_way_around_the_token(make):
     client, _ = make(admin_token="s3cret")
-    data_paths = ["/prefixgate/stats", "/prefixgate/metrics", "/prefixgate/api/summary", "/prefixgate/dashboard"]
+    data_paths = [
+        "/prefixgate/stats",
+        "/prefixgate/metrics",
+        "/prefixgate/api/summary",
+        "/prefixgate/dashboard",
+    ]
     tricks = [
         *data_paths,
         "/prefixgate/%73tats",  # an escaped letter: Starlette routes the decoded path
@@ -228,8 +280,14 @@ def test_admin_pages_have_no_way_around_the_token(make):
         "/PREFIXGATE/stats",
     ]
     with client:
-        codes = {(m, p): client.request(m, p, follow_redirects=False).status_code for p in tricks for m in ("GET", "HEAD")}
-        granted = {p: client.get(p, headers={"authorization": "Bearer s3cret"}).status_code for p in data_paths}
+        codes = {
+            (m, p): client.request(m, p, follow_redirects=False).status_code
+            for p in tricks
+            for m in ("GET", "HEAD")
+        }
+        granted = {
+            p: client.get(p, headers={"authorization": "Bearer s3cret"}).status_code for p in data_paths
+        }
     assert {k: c for k, c in codes.items() if c not in (401, 404)} == {}
     assert {p for (_, p), c in codes.items() if c == 401} >= set(data_paths) | {"/prefixgate/%73tats"}
     assert granted == dict.fromkeys(data_paths, 200)
@@ -312,7 +370,12 @@ def test_a_store_failing_to_close_still_lets_the_ledger_flush(state_dir, tmp_pat
             raise ConnectionError("store gone")
 
     ledger = tmp_path / "ledger.sqlite"
-    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir, ledger=str(ledger))
+    cfg = ProxyConfig(
+        openai_base="http://openai.test/v1",
+        anthropic_base="http://anthropic.test",
+        state_dir=state_dir,
+        ledger=str(ledger),
+    )
     app = create_app(cfg, transport=httpx.MockTransport(Upstream()), store=StuckStore())
     with pytest.raises(ConnectionError):
         with TestClient(app) as client:
@@ -350,14 +413,25 @@ class _BreaksMidway(httpx.AsyncByteStream):
         self.closed = True
 
 
-@pytest.mark.parametrize("exc, kind", [(httpx.ReadTimeout("slow"), "upstream_timeout"), (httpx.RemoteProtocolError("cut"), "upstream_read_error")])
+@pytest.mark.parametrize(
+    "exc, kind",
+    [
+        (httpx.ReadTimeout("slow"), "upstream_timeout"),
+        (httpx.RemoteProtocolError("cut"), "upstream_read_error"),
+    ],
+)
 def test_upstream_failing_mid_stream_is_recorded_and_the_client_sees_a_cut(make, exc, kind):
     stream = _BreaksMidway(exc)
-    client, _ = make(lambda req: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=stream))
+    client, _ = make(
+        lambda req: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=stream)
+    )
     seen = kept_records(client)
     with client:
         with pytest.raises(RuntimeError, match="upstream failed mid-response"):
-            client.post("/v1/chat/completions", json={**CHAT, "stream": True, "stream_options": {"include_usage": True}})
+            client.post(
+                "/v1/chat/completions",
+                json={**CHAT, "stream": True, "stream_options": {"include_usage": True}},
+            )
     assert stream.closed
     assert [(r.status, r.error) for r in seen] == [(200, kind)]
 
@@ -373,10 +447,15 @@ def test_a_dead_redis_store_never_fails_a_request(make, caplog):
         s = stats(client)
     assert first.status_code == second.status_code == 200
     for r in (first, second):  # unknown, never "0": a dead store is not a cache miss
-        assert r.headers["x-prefixgate-prefix-segments"] == r.headers["x-prefixgate-prefix-bytes"] == "unknown"
+        assert (
+            r.headers["x-prefixgate-prefix-segments"] == r.headers["x-prefixgate-prefix-bytes"] == "unknown"
+        )
     assert health.status_code == 503 and health.json()["status"] == "degraded"
     body = health.json()  # the cause: no shared tenant secret until Redis answers, and the last error seen
-    assert body["breaker"]["state"] == "open" and body["breaker"]["last_error"] in ("ConnectionError", "ConnectionRefusedError")
+    assert body["breaker"]["state"] == "open" and body["breaker"]["last_error"] in (
+        "ConnectionError",
+        "ConnectionRefusedError",
+    )
     assert "Redis did not answer at start" in body["store_error"]
     assert s["requests"] == 2 and s["errors"] == 0
     assert s["prefix_hits"] == 0 and s["prefix_unknown"] == 2
@@ -384,7 +463,11 @@ def test_a_dead_redis_store_never_fails_a_request(make, caplog):
 
 
 def test_usage_counted_once_when_generated_not_when_retrieved(make):
-    client, _ = make(lambda req: httpx.Response(200, json={"id": "resp_1", "usage": {"input_tokens": 50, "output_tokens": 5}}))
+    client, _ = make(
+        lambda req: httpx.Response(
+            200, json={"id": "resp_1", "usage": {"input_tokens": 50, "output_tokens": 5}}
+        )
+    )
     with client:
         client.post("/v1/responses", json={"model": "gpt-4o", "input": "hi"})
         client.get("/v1/responses/resp_1")
@@ -394,7 +477,10 @@ def test_usage_counted_once_when_generated_not_when_retrieved(make):
 
 def test_big_bodies_are_analysed_too(make):
     client, up = make()
-    big = {**CHAT, "messages": [{"role": "system", "content": "long " * 300_000}, {"role": "user", "content": "q"}]}
+    big = {
+        **CHAT,
+        "messages": [{"role": "system", "content": "long " * 300_000}, {"role": "user", "content": "q"}],
+    }
     with client:
         first = client.post("/v1/chat/completions", json=big)
         second = client.post("/v1/chat/completions", json=big)
@@ -426,10 +512,20 @@ def test_an_absurd_usage_number_stops_no_accounting(make, state_dir):
     assert s.status_code == 200 and s.json()["requests"] == 2
     assert s.json()["output_tokens"] == MAX_TOKENS + 5 and s.json()["unpriced"] == 1  # clamped: priced null
     assert summary.status_code == 200 and summary.json()["output_tokens"] == MAX_TOKENS + 5
-    assert "prefixgate_ledger_flagged_total 1.0" in metrics and "prefixgate_ledger_failures_total 0.0" in metrics
+    assert (
+        "prefixgate_ledger_flagged_total 1.0" in metrics and "prefixgate_ledger_failures_total 0.0" in metrics
+    )
     assert health.status_code == 200 and health.json()["status"] == "ok"
-    assert health.json()["ledger"] == {"ok": True, "writer_alive": True, "written": 2, "failures": 0, "dropped": 0,
-                                       "unwritable": 0, "flagged": 1, "queued": 0}
+    assert health.json()["ledger"] == {
+        "ok": True,
+        "writer_alive": True,
+        "written": 2,
+        "failures": 0,
+        "dropped": 0,
+        "unwritable": 0,
+        "flagged": 1,
+        "queued": 0,
+    }
     conn = sqlite3.connect(state_dir / "ledger.sqlite")
     got = conn.execute("SELECT output_tokens, cost_usd, flags FROM requests ORDER BY id").fetchall()
     assert got[0] == (MAX_TOKENS, None, "usage.completion_tokens:too_large")
@@ -459,8 +555,17 @@ def test_gemini_errors_in_googles_shape_and_unknown_prefixes_unrecorded(make):
     def answer(request):
         if b"boom" in request.content:
             raise httpx.ConnectError("refused")
-        return httpx.Response(200, json={"candidates": [], "usageMetadata": {"promptTokenCount": 3000, "cachedContentTokenCount": 2048,
-                                                                            "candidatesTokenCount": 4}})
+        return httpx.Response(
+            200,
+            json={
+                "candidates": [],
+                "usageMetadata": {
+                    "promptTokenCount": 3000,
+                    "cachedContentTokenCount": 2048,
+                    "candidatesTokenCount": 4,
+                },
+            },
+        )
 
     client, up = make(answer, max_body=4096)
     seen = kept_records(client)
@@ -471,24 +576,55 @@ def test_gemini_errors_in_googles_shape_and_unknown_prefixes_unrecorded(make):
         down = client.post(route, json={"contents": [{"parts": [{"text": "boom"}]}]})
         favicon = client.get("/favicon.ico")
         own = client.get("/prefixgate/nothing-here")
-        not_json = client.post(route, content=b'{"contents": [oops \x00', headers={"x-goog-api-key": "AIza-x"})
-    assert ok.status_code == 200 and str(up.requests[0].url) == f"https://generativelanguage.googleapis.com{route}?key=AIza-x"
-    assert (big.status_code, big.json()["error"]["status"], big.headers["x-prefixgate-error"]) == (413, "INVALID_ARGUMENT", "body_too_large")
-    assert (down.status_code, down.json()["error"]["status"], down.json()["error"]["code"]) == (502, "UNAVAILABLE", 502)
-    assert favicon.status_code == 404 and "unknown path prefix '/favicon.ico'" in favicon.json()["error"]["message"]
+        not_json = client.post(
+            route, content=b'{"contents": [oops \x00', headers={"x-goog-api-key": "AIza-x"}
+        )
+    assert (
+        ok.status_code == 200
+        and str(up.requests[0].url) == f"https://generativelanguage.googleapis.com{route}?key=AIza-x"
+    )
+    assert (big.status_code, big.json()["error"]["status"], big.headers["x-prefixgate-error"]) == (
+        413,
+        "INVALID_ARGUMENT",
+        "body_too_large",
+    )
+    assert (down.status_code, down.json()["error"]["status"], down.json()["error"]["code"]) == (
+        502,
+        "UNAVAILABLE",
+        502,
+    )
+    assert (
+        favicon.status_code == 404
+        and "unknown path prefix '/favicon.ico'" in favicon.json()["error"]["message"]
+    )
     assert favicon.json()["error"]["type"] == "invalid_request_error" and own.status_code == 404
-    assert not_json.status_code == 200 and up.requests[-1].content == b'{"contents": [oops \x00'  # forwarded untouched
-    assert [(r.provider, r.upstream, r.status, r.analysed) for r in seen] == [("gemini", "gemini", 200, True), ("gemini", "gemini", 413, False),
-                                                                           ("gemini", "gemini", 502, True), ("gemini", "gemini", 200, False)]
+    assert (
+        not_json.status_code == 200 and up.requests[-1].content == b'{"contents": [oops \x00'
+    )  # forwarded untouched
+    assert [(r.provider, r.upstream, r.status, r.analysed) for r in seen] == [
+        ("gemini", "gemini", 200, True),
+        ("gemini", "gemini", 413, False),
+        ("gemini", "gemini", 502, True),
+        ("gemini", "gemini", 200, False),
+    ]
     assert client.app.state.gate.stats.to_json()["unanalysed"] == 2  # the 413 and the body that is not JSON
-    assert seen[0].usage.cached_tokens == 2048 and seen[0].model == "gemini-2.5-flash" and seen[0].tenant == seen[1].tenant != "anonymous"
+    assert (
+        seen[0].usage.cached_tokens == 2048
+        and seen[0].model == "gemini-2.5-flash"
+        and seen[0].tenant == seen[1].tenant != "anonymous"
+    )
 
 
 def test_named_upstreams_route_record_and_rewrite_only_where_their_rules_are_the_protocols(make):
     from proxy.config import UpstreamSpec
 
-    client, up = make(rewrite="safe", upstreams=(UpstreamSpec("deepseek", "openai", "http://ds.test/v1", rules="deepseek"),
-                                                 UpstreamSpec("groq", "openai", "http://groq.test/openai/v1")))
+    client, up = make(
+        rewrite="safe",
+        upstreams=(
+            UpstreamSpec("deepseek", "openai", "http://ds.test/v1", rules="deepseek"),
+            UpstreamSpec("groq", "openai", "http://groq.test/openai/v1"),
+        ),
+    )
     seen = kept_records(client)
     raw = json.dumps(CHAT).encode()
     with client:
@@ -496,9 +632,17 @@ def test_named_upstreams_route_record_and_rewrite_only_where_their_rules_are_the
         groq = client.post("/groq/v1/chat/completions", content=raw, headers={"authorization": "Bearer k"})
         wrong = client.post("/deepseek/chat/completions", content=raw)
     assert ds.status_code == groq.status_code == 200 and wrong.status_code == 404
-    assert [str(r.url) for r in up.requests] == ["http://ds.test/v1/chat/completions", "http://groq.test/openai/v1/chat/completions"]
-    assert up.requests[0].content == raw and "x-prefixgate-rewrites" not in ds.headers  # DeepSeek's body as sent
+    assert [str(r.url) for r in up.requests] == [
+        "http://ds.test/v1/chat/completions",
+        "http://groq.test/openai/v1/chat/completions",
+    ]
+    assert (
+        up.requests[0].content == raw and "x-prefixgate-rewrites" not in ds.headers
+    )  # DeepSeek's body as sent
     assert b"prompt_cache_key" in up.requests[1].content  # OpenAI's rules: the safe rewrite applies
-    assert [(r.upstream, r.route, r.status) for r in seen] == [("deepseek", "/deepseek/v1/chat/completions", 200), ("groq", "/groq/v1/chat/completions", 200),
-                                                                ("deepseek", "/deepseek/chat/completions", 404)]
+    assert [(r.upstream, r.route, r.status) for r in seen] == [
+        ("deepseek", "/deepseek/v1/chat/completions", 200),
+        ("groq", "/groq/v1/chat/completions", 200),
+        ("deepseek", "/deepseek/chat/completions", 404),
+    ]
     assert "/deepseek/v1/..." in wrong.json()["error"]["message"]

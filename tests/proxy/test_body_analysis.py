@@ -7,7 +7,15 @@ import json
 import httpx
 import orjson
 
-from proxy.body_analysis import analyse as _analyse, needs_stream_usage as _needs_stream_usage, with_stream_usage
+from proxy.body_analysis import (
+    analyse as _analyse,
+)
+from proxy.body_analysis import (
+    needs_stream_usage as _needs_stream_usage,
+)
+from proxy.body_analysis import (
+    with_stream_usage,
+)
 from proxy.routing import Target, endpoint_for
 
 
@@ -25,12 +33,17 @@ def needs_stream_usage(provider: str, route: str, analysis) -> bool:
 
 
 def test_chat_body_is_segmented_and_chained_per_model():
-    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "S" * 400}, {"role": "user", "content": "q"}]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": "S" * 400}, {"role": "user", "content": "q"}],
+    }
     a = analyse("openai", "/v1/chat/completions", json.dumps(body).encode())
     assert a.analysed and a.caches and a.model == "gpt-4o" and not a.stream
     assert len(a.segments) == 2 and len(a.chain) == 2
     assert a.total_bytes == sum(len(s.data) for s in a.segments)
-    other_model = analyse("openai", "/v1/chat/completions", json.dumps({**body, "model": "gpt-4o-mini"}).encode())
+    other_model = analyse(
+        "openai", "/v1/chat/completions", json.dumps({**body, "model": "gpt-4o-mini"}).encode()
+    )
     assert other_model.chain.hashes[0] != a.chain.hashes[0]
 
 
@@ -44,7 +57,9 @@ def test_empty_body_and_routes_without_caching():
     assert analyse("openai", "/v1/models", b"").analysed
     emb = analyse("openai", "/v1/embeddings", b'{"model":"e","input":"x"}')
     assert emb.analysed and not emb.caches and emb.chain is None
-    count = analyse("anthropic", "/v1/messages/count_tokens", b'{"model":"c","messages":[{"role":"user","content":"x"}]}')
+    count = analyse(
+        "anthropic", "/v1/messages/count_tokens", b'{"model":"c","messages":[{"role":"user","content":"x"}]}'
+    )
     assert count.segments and not count.caches  # measured, but never recorded as "sent"
 
 
@@ -53,7 +68,9 @@ def test_stream_usage_splice_keeps_other_bytes():
     a = analyse("openai", "/v1/chat/completions", raw)
     assert needs_stream_usage("openai", "/v1/chat/completions", a)
     out = with_stream_usage(raw, a)
-    assert out == b'{"stream_options":{"include_usage":true}, "model" : "m",\n "stream": true, "messages": [] }'
+    assert (
+        out == b'{"stream_options":{"include_usage":true}, "model" : "m",\n "stream": true, "messages": [] }'
+    )
     assert orjson.loads(out)["stream_options"] == {"include_usage": True}
 
 
@@ -65,7 +82,9 @@ def test_stream_usage_merges_existing_options():
 
 
 def test_no_splice_when_not_needed():
-    asked = analyse("openai", "/v1/chat/completions", b'{"stream":true,"stream_options":{"include_usage":true}}')
+    asked = analyse(
+        "openai", "/v1/chat/completions", b'{"stream":true,"stream_options":{"include_usage":true}}'
+    )
     assert not needs_stream_usage("openai", "/v1/chat/completions", asked)
     plain = analyse("openai", "/v1/chat/completions", b'{"stream":false}')
     assert not needs_stream_usage("openai", "/v1/chat/completions", plain)

@@ -21,13 +21,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def compose() -> dict:
-    yaml = pytest.importorskip("yaml")  # PyYAML is in this environment; without it the text check below still runs
+    yaml = pytest.importorskip(
+        "yaml"
+    )  # PyYAML is in this environment; without it the text check below still runs
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
 def test_compose_structure_without_a_yaml_parser():
     text = (ROOT / "docker-compose.yml").read_text()
-    services = re.findall(r"^  ([a-z][a-z0-9-]*):\s*$", text.split("\nservices:\n", 1)[1].split("\nvolumes:\n", 1)[0], re.M)
+    services = re.findall(
+        r"^  ([a-z][a-z0-9-]*):\s*$", text.split("\nservices:\n", 1)[1].split("\nvolumes:\n", 1)[0], re.M
+    )
     assert services == ["redis", "engine", "proxy-a", "proxy-b"]
     assert text.count("healthcheck:") == 3  # redis, engine, and the proxies' shared anchor
     assert '"8080:8080"' in text and '"8081:8080"' in text
@@ -61,13 +65,19 @@ def _healthcheck_ok(check: dict) -> None:
 def test_services_ports_and_health_checks(compose):
     services = compose["services"]
     assert set(services) == {"redis", "engine", "proxy-a", "proxy-b"}
-    for name, service in services.items():
+    for service in services.values():
         _healthcheck_ok(service["healthcheck"])
-    assert sorted(p for name in ("proxy-a", "proxy-b") for p in services[name]["ports"]) == ["8080:8080", "8081:8080"]
+    assert sorted(p for name in ("proxy-a", "proxy-b") for p in services[name]["ports"]) == [
+        "8080:8080",
+        "8081:8080",
+    ]
     assert "ports" not in services["redis"] and "ports" not in services["engine"]  # internal only
     for name in ("proxy-a", "proxy-b"):
         service = services[name]
-        assert service["depends_on"] == {"redis": {"condition": "service_healthy"}, "engine": {"condition": "service_healthy"}}
+        assert service["depends_on"] == {
+            "redis": {"condition": "service_healthy"},
+            "engine": {"condition": "service_healthy"},
+        }
         assert "8080/prefixgate/health" in " ".join(service["healthcheck"]["test"])
     assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
 

@@ -68,13 +68,27 @@ def test_three_default_upstreams_named_after_their_protocol():
 
 
 def test_a_named_upstream_called_like_a_default_replaces_it():
-    c = ProxyConfig(upstreams=(UpstreamSpec("openai", "openai", "http://mine/v1"), UpstreamSpec("ds", "openai", "http://ds/v1", rules="deepseek")))
-    assert [(u.name, u.base_url) for u in c.all_upstreams] == [("anthropic", "https://api.anthropic.com"), ("gemini", GEMINI_DEFAULT_BASE),
-                                                               ("openai", "http://mine/v1"), ("ds", "http://ds/v1")]
+    c = ProxyConfig(
+        upstreams=(
+            UpstreamSpec("openai", "openai", "http://mine/v1"),
+            UpstreamSpec("ds", "openai", "http://ds/v1", rules="deepseek"),
+        )
+    )
+    assert [(u.name, u.base_url) for u in c.all_upstreams] == [
+        ("anthropic", "https://api.anthropic.com"),
+        ("gemini", GEMINI_DEFAULT_BASE),
+        ("openai", "http://mine/v1"),
+        ("ds", "http://ds/v1"),
+    ]
     with pytest.raises(ValueError, match="must keep protocol"):
         ProxyConfig(upstreams=(UpstreamSpec("openai", "anthropic", "http://mine"),))
     with pytest.raises(ValueError, match="duplicate upstream prefix '/DS'"):
-        ProxyConfig(upstreams=(UpstreamSpec("ds", "openai", "http://a/v1"), UpstreamSpec("DS", "openai", "http://b/v1")))
+        ProxyConfig(
+            upstreams=(
+                UpstreamSpec("ds", "openai", "http://a/v1"),
+                UpstreamSpec("DS", "openai", "http://b/v1"),
+            )
+        )
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,9 @@ def test_a_config_file_lists_upstreams_with_their_lines():
 
 
 def test_pyproject_is_read_at_tool_prefixgate(tmp_path):
-    text = '[project]\nname = "app"\n\n[tool.prefixgate.lint]\nselect = ["PG001"]\n\n' + GOOD.replace("[[upstream]]", "[[tool.prefixgate.upstream]]")
+    text = '[project]\nname = "app"\n\n[tool.prefixgate.lint]\nselect = ["PG001"]\n\n' + GOOD.replace(
+        "[[upstream]]", "[[tool.prefixgate.upstream]]"
+    )
     (tmp_path / "pyproject.toml").write_text(text)
     specs = load(tmp_path / "pyproject.toml")
     assert [s.name for s in specs] == ["deepseek", "azure", "vertex"] and specs[0].line == 8
@@ -55,16 +57,36 @@ def test_discover_ignores_a_pyproject_without_upstreams(tmp_path):
 @pytest.mark.parametrize(
     "text, line, words",
     [
-        ('[[upstream]]\nname = "x"\nprotocol = "grpc"\nbase_url = "https://a/v1"\n', 3, "unknown protocol 'grpc'"),
+        (
+            '[[upstream]]\nname = "x"\nprotocol = "grpc"\nbase_url = "https://a/v1"\n',
+            3,
+            "unknown protocol 'grpc'",
+        ),
         ('[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "ftp://a/v1"\n', 4, "http(s) URL"),
         ('[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://k:s@a/v1"\n', 4, "credentials"),
-        ('[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://a/v1"\n\n[[upstream]]\nname = "y"\nprotocol = "openai"\nbase_url = "https://b/v1"\n'
-         '\n[[upstream]]\nname = "x"\nprotocol = "anthropic"\nbase_url = "https://c"\n', 12, "duplicate upstream prefix '/x' (first at line 2)"),
-        ('[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://a/v1"\nrule = "deepseek"\n', 5, "unknown key 'rule'"),
+        (
+            '[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://a/v1"\n\n[[upstream]]\nname = "y"\nprotocol = "openai"\nbase_url = "https://b/v1"\n'
+            '\n[[upstream]]\nname = "x"\nprotocol = "anthropic"\nbase_url = "https://c"\n',
+            12,
+            "duplicate upstream prefix '/x' (first at line 2)",
+        ),
+        (
+            '[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://a/v1"\nrule = "deepseek"\n',
+            5,
+            "unknown key 'rule'",
+        ),
         ('[[upstream]]\nname = "x"\nprotocol = "openai"\n', 1, "missing 'base_url'"),
-        ('[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://a/v1"\nrules = "nope"\n', 5, "unknown rules"),
+        (
+            '[[upstream]]\nname = "x"\nprotocol = "openai"\nbase_url = "https://a/v1"\nrules = "nope"\n',
+            5,
+            "unknown rules",
+        ),
         ('[[upstream]]\nname = "v1beta"\nprotocol = "gemini"\nbase_url = "https://a"\n', 2, "reserved"),
-        ('[[upstream]]\nname = "openai"\nprotocol = "gemini"\nbase_url = "https://a"\n', 3, "must keep protocol"),
+        (
+            '[[upstream]]\nname = "openai"\nprotocol = "gemini"\nbase_url = "https://a"\n',
+            3,
+            "must keep protocol",
+        ),
         ('[[upstream]]\nname = "x"\nprotocol = 3\nbase_url = "https://a"\n', 3, "protocol must be a string"),
         ('\n[[upstream]]\nname = "x\n', 3, "not valid TOML"),
         ('[[upstreams]]\nname = "x"\n', 1, "unknown key 'upstreams'"),
@@ -83,6 +105,8 @@ def test_serve_stops_at_start_with_one_line(tmp_path):
     path.write_text('[[upstream]]\nname = "deepseek"\nprotocol = "openai"\nbase_url = "mailto:x"\n')
     result = CliRunner().invoke(serve_command, ["--config", str(path)])
     assert result.exit_code == 2
-    assert result.output.strip().splitlines() == [f"Error: {path}:4: base_url of upstream 'deepseek' must be an http(s) URL, got 'mailto:x'"]
+    assert result.output.strip().splitlines() == [
+        f"Error: {path}:4: base_url of upstream 'deepseek' must be an http(s) URL, got 'mailto:x'"
+    ]
     missing = CliRunner().invoke(serve_command, ["--config", str(tmp_path / "none.toml")])
     assert missing.exit_code == 2 and "none.toml: cannot read the config file" in missing.output

@@ -30,7 +30,9 @@ def test_unpriced_local_models_are_priced_as_gpt_4o_mini_and_say_so():
     table = PriceTable.load()
     doc, rate = demo.demo_prices([LOCAL_MODEL, "gpt-4o"], "gpt-4o-mini", table)
     mini = table.lookup("gpt-4o-mini")
-    assert rate == mini and [row["model"] for row in doc["models"]] == [LOCAL_MODEL]  # a priced model keeps its own price
+    assert rate == mini and [row["model"] for row in doc["models"]] == [
+        LOCAL_MODEL
+    ]  # a priced model keeps its own price
     row = doc["models"][0]
     assert row["label"] == "priced as gpt-4o-mini" and "gpt-4o-mini" in row["source"]
     assert (row["input"], row["cache_read"], row["output"]) == (mini.input, mini.cache_read, mini.output)
@@ -40,10 +42,21 @@ def test_unpriced_local_models_are_priced_as_gpt_4o_mini_and_say_so():
 
 def test_the_banner_names_the_local_routes_the_price_and_the_token():
     rate = PriceTable.load().lookup("gpt-4o-mini")
-    text = demo.banner("0.0.0.0", 8080, "local", "http://127.0.0.1:8081", "http://127.0.0.1:8082", [LOCAL_MODEL], rate, "s3cret")
+    text = demo.banner(
+        "0.0.0.0",
+        8080,
+        "local",
+        "http://127.0.0.1:8081",
+        "http://127.0.0.1:8082",
+        [LOCAL_MODEL],
+        rate,
+        "s3cret",
+    )
     assert "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, GET /v1/models" in text
     assert "/v1/embeddings) answer 404" in text
-    assert f"{LOCAL_MODEL} priced as gpt-4o-mini ($0.15 input, $0.075 cached, $0.6 output per 1M tokens" in text
+    assert (
+        f"{LOCAL_MODEL} priced as gpt-4o-mini ($0.15 input, $0.075 cached, $0.6 output per 1M tokens" in text
+    )
     assert "dashboard?token=…" in text and "s3cret" not in text  # the token is never printed
     assert "/prefixgate/kv" in text
 
@@ -74,27 +87,58 @@ def test_admin_token_from_the_flag_or_the_environment(no_children):
     assert refused.exit_code == 2 and "--admin-token" in refused.output and "children" not in no_children
     ok = CliRunner().invoke(cli, ["demo", "--host", "0.0.0.0"], env={"PREFIXGATE_ADMIN_TOKEN": "from-env"})
     assert ok.exit_code == 0, ok.output
-    assert no_children["config"].admin_token == "from-env" and no_children["children"] == ["local", "emulator"]
+    assert no_children["config"].admin_token == "from-env" and no_children["children"] == [
+        "local",
+        "emulator",
+    ]
     assert no_children["prices"]["models"][0]["label"] == "priced as gpt-4o-mini"
     assert "priced as gpt-4o-mini" in ok.output and "from-env" not in ok.output
-    flag = CliRunner().invoke(cli, ["demo", "--admin-token", "from-flag", "--priced-as", "none"], env={"PREFIXGATE_ADMIN_TOKEN": "env"})
-    assert flag.exit_code == 0 and no_children["config"].admin_token == "from-flag" and no_children["prices"] is None
+    flag = CliRunner().invoke(
+        cli,
+        ["demo", "--admin-token", "from-flag", "--priced-as", "none"],
+        env={"PREFIXGATE_ADMIN_TOKEN": "env"},
+    )
+    assert (
+        flag.exit_code == 0
+        and no_children["config"].admin_token == "from-flag"
+        and no_children["prices"] is None
+    )
     bad = CliRunner().invoke(cli, ["demo", "--priced-as", "gpt-0"])
     assert bad.exit_code == 2 and "--priced-as" in bad.output
 
 
 def fake_local_engine() -> Starlette:
     """What `prefixgate local` answers, enough for the money: its model list and a chat completion with usage."""
+
     async def models(request: Request):
         return JSONResponse({"object": "list", "data": [{"id": LOCAL_MODEL, "object": "model"}]})
 
     async def chat(request: Request):
-        return JSONResponse({"id": "c1", "object": "chat.completion", "created": 0, "model": LOCAL_MODEL,
-                             "choices": [{"index": 0, "message": {"role": "assistant", "content": "gibberish"}, "finish_reason": "stop"}],
-                             "usage": {"prompt_tokens": 3000, "completion_tokens": 40, "total_tokens": 3040,
-                                       "prompt_tokens_details": {"cached_tokens": 2048}}})
+        return JSONResponse(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": LOCAL_MODEL,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "gibberish"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": 3000,
+                    "completion_tokens": 40,
+                    "total_tokens": 3040,
+                    "prompt_tokens_details": {"cached_tokens": 2048},
+                },
+            }
+        )
 
-    return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])])
+    return Starlette(
+        routes=[Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])]
+    )
 
 
 def test_every_card_is_filled_on_the_first_run(tmp_path):
@@ -104,8 +148,13 @@ def test_every_card_is_filled_on_the_first_run(tmp_path):
         doc, _ = demo.demo_prices(demo.listed_models(engine), "gpt-4o-mini", PriceTable.load())
         prices = tmp_path / "demo-prices.json"
         prices.write_text(json.dumps(doc))
-        config = ProxyConfig(openai_base=f"{engine}/v1", anthropic_base=engine, state_dir=tmp_path / "state",
-                             ledger=str(tmp_path / "ledger.sqlite"), prices=str(prices))
+        config = ProxyConfig(
+            openai_base=f"{engine}/v1",
+            anthropic_base=engine,
+            state_dir=tmp_path / "state",
+            ledger=str(tmp_path / "ledger.sqlite"),
+            prices=str(prices),
+        )
         with serve(create_app(config)) as proxy:
             client = openai.OpenAI(base_url=f"{proxy}/v1", api_key="demo", max_retries=0)
             client.chat.completions.create(model=LOCAL_MODEL, messages=[{"role": "user", "content": "hi"}])
@@ -113,8 +162,15 @@ def test_every_card_is_filled_on_the_first_run(tmp_path):
             summary = httpx.get(f"{proxy}/prefixgate/api/summary?since=all").json()
     # gpt-4o-mini: 952 × 0.15 + 2,048 × 0.075 + 40 × 0.60 = 142.8 + 153.6 + 24 = 320.4 → $0.0003204;
     # saved 2,048 × (0.15 − 0.075) = 153.6 → $0.0001536
-    assert stats["unpriced"] == 0 and abs(stats["cost_usd"] - 0.0003204) < 1e-9 and abs(stats["saved_usd"] - 0.0001536) < 1e-9
-    assert summary["models"][0]["model"] == LOCAL_MODEL and summary["models"][0]["priced_as"] == "priced as gpt-4o-mini"
+    assert (
+        stats["unpriced"] == 0
+        and abs(stats["cost_usd"] - 0.0003204) < 1e-9
+        and abs(stats["saved_usd"] - 0.0001536) < 1e-9
+    )
+    assert (
+        summary["models"][0]["model"] == LOCAL_MODEL
+        and summary["models"][0]["priced_as"] == "priced as gpt-4o-mini"
+    )
 
 
 def test_the_banner_lists_the_routes_the_engine_defines():
@@ -123,7 +179,10 @@ def test_the_banner_lists_the_routes_the_engine_defines():
     import re
 
     source = (Path(demo.__file__).parents[1] / "kvcache" / "server" / "app.py").read_text()
-    routes = {f"{method} {path}" for path, method in re.findall(r'Route\("(/v1/[^"]+)", \w+, methods=\["(\w+)"\]\)', source)}
+    routes = {
+        f"{method} {path}"
+        for path, method in re.findall(r'Route\("(/v1/[^"]+)", \w+, methods=\["(\w+)"\]\)', source)
+    }
     assert routes == set(demo.LOCAL_ROUTES)
 
 
@@ -144,11 +203,10 @@ def test_a_sigterm_stops_the_demos_children_too(tmp_path):
     """An orchestrator stops the demo with SIGTERM: its upstream and emulator children stop with it."""
     import os
     import signal
+    import socket
     import subprocess
     import sys
     import time
-
-    import socket
 
     from tests.support.servers import free_port
 
@@ -166,15 +224,32 @@ def test_a_sigterm_stops_the_demos_children_too(tmp_path):
     while port > 65000 or not three_free(port):
         port = free_port()
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    proc = subprocess.Popen([sys.executable, "-m", "proxy.cli", "demo", "--upstream", "emulator", "--port", str(port),
-                             "--ledger", str(tmp_path / "ledger.sqlite")], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "proxy.cli",
+            "demo",
+            "--upstream",
+            "emulator",
+            "--port",
+            str(port),
+            "--ledger",
+            str(tmp_path / "ledger.sqlite"),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             assert proc.poll() is None, "the demo exited before it served"
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/prefixgate/health", timeout=1).status_code in (200, 503):
+                if httpx.get(f"http://127.0.0.1:{port}/prefixgate/health", timeout=1).status_code in (
+                    200,
+                    503,
+                ):
                     break
             time.sleep(0.2)
         children = _children(proc.pid)
@@ -182,7 +257,12 @@ def test_a_sigterm_stops_the_demos_children_too(tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
         time.sleep(0.5)
-        alive = {c for c in children if Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0]}
+        alive = {
+            c
+            for c in children
+            if Path(f"/proc/{c}").exists()
+            and "Z" not in Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        }
         assert alive == set()
     finally:
         for c in _children(proc.pid):

@@ -13,7 +13,10 @@ from proxy.config import ProxyConfig
 from proxy.exchange import Exchange
 
 USAGE = {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1536}}
-CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are terse. " * 400}, {"role": "user", "content": "hi"}]}
+CHAT = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "system", "content": "You are terse. " * 400}, {"role": "user", "content": "hi"}],
+}
 
 
 def _live_exchanges() -> set[int]:
@@ -34,14 +37,25 @@ def test_every_outcome_leaves_no_exchange_behind(state_dir):
             return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json={"usage": USAGE})
 
-    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir, max_body=64 * 1024)
+    cfg = ProxyConfig(
+        openai_base="http://openai.test/v1",
+        anthropic_base="http://anthropic.test",
+        state_dir=state_dir,
+        max_body=64 * 1024,
+    )
     with TestClient(create_app(cfg, transport=httpx.MockTransport(upstream))) as client:
-        before = _live_exchanges()  # other tests' may linger (an exception kept as a parameter holds its frames)
+        before = (
+            _live_exchanges()
+        )  # other tests' may linger (an exception kept as a parameter holds its frames)
         seen = [
             client.post("/v1/chat/completions", json=CHAT).status_code,
             client.post("/v1/chat/completions", json={**CHAT, "stream": True}).status_code,  # edited stream
-            client.post("/v1/embeddings", json={"model": "e", "input": "x"}).status_code,  # upstream unreachable
-            client.post("/v1/chat/completions", content=b"x" * (65 * 1024)).status_code,  # body over the limit
+            client.post(
+                "/v1/embeddings", json={"model": "e", "input": "x"}
+            ).status_code,  # upstream unreachable
+            client.post(
+                "/v1/chat/completions", content=b"x" * (65 * 1024)
+            ).status_code,  # body over the limit
             client.get("/v1/a%2Fb").status_code,  # refused by the router: no target
         ]
         for _ in range(20):

@@ -43,8 +43,14 @@ def make(store, tmp_path) -> tuple[Gate, Sink]:
     config = ProxyConfig(state_dir=tmp_path)
     sink = Sink()
     stats = Stats()
-    gate = Gate(config=config, router=Router.for_config(config), tenants=TenantHasher.for_config(config), store=store,
-                recorder=Recorder([stats, sink]), stats=stats)
+    gate = Gate(
+        config=config,
+        router=Router.for_config(config),
+        tenants=TenantHasher.for_config(config),
+        store=store,
+        recorder=Recorder([stats, sink]),
+        stats=stats,
+    )
     return gate, sink
 
 
@@ -54,7 +60,9 @@ def test_a_part_that_hangs_at_shutdown_is_left_behind_and_the_books_close(tmp_pa
     with caplog.at_level(logging.WARNING, "prefixgate.shutdown"):
         asyncio.run(asyncio.wait_for(gate.aclose(), 5))
     assert sink.closed
-    assert "closing the prefix store took over" in caplog.text and "aclose" in caplog.text  # where it was stuck
+    assert (
+        "closing the prefix store took over" in caplog.text and "aclose" in caplog.text
+    )  # where it was stuck
 
 
 def test_a_part_that_fails_to_close_is_raised_after_the_books_close(tmp_path):

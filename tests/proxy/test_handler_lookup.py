@@ -28,12 +28,20 @@ from tests.support.sinks import Keep
 from tests.support.stores import UpstreamFirst
 
 USAGE = {"prompt_tokens": 2000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1536}}
-CHAT = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse. " * 50}, {"role": "user", "content": "hi"}]}
+CHAT = {
+    "model": "gpt-4o",
+    "messages": [{"role": "system", "content": "You are terse. " * 50}, {"role": "user", "content": "hi"}],
+}
 DEADLINE_S = 5.0  # generous: reached only if the look-up waited for an upstream never asked
 
 
 def app_with(state_dir, upstream, **config) -> tuple[TestClient, Keep]:
-    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir, **config)
+    cfg = ProxyConfig(
+        openai_base="http://openai.test/v1",
+        anthropic_base="http://anthropic.test",
+        state_dir=state_dir,
+        **config,
+    )
     client = TestClient(create_app(cfg, transport=httpx.MockTransport(upstream)))
     return client, Keep()
 
@@ -64,9 +72,14 @@ def test_the_lookup_overlaps_the_upstream_call(state_dir):
         r = client.post("/v1/chat/completions", json=CHAT)
         records = wait_records(keep, 1)
     assert r.status_code == 200
-    assert (r.headers["x-prefixgate-prefix-segments"], r.headers["x-prefixgate-prefix-bytes"]) == ("1", str(records[0].prefix_bytes))
+    assert (r.headers["x-prefixgate-prefix-segments"], r.headers["x-prefixgate-prefix-bytes"]) == (
+        "1",
+        str(records[0].prefix_bytes),
+    )
     assert sorted(store.steps) == ["look-up answered", "look-up asked", "upstream asked"]
-    assert store.steps.index("upstream asked") < store.steps.index("look-up answered")  # sent upstream before the answer
+    assert store.steps.index("upstream asked") < store.steps.index(
+        "look-up answered"
+    )  # sent upstream before the answer
     assert (records[0].store, records[0].prefix_segments) == ("ok", 1) and records[0].prefix_bytes > 0
 
 
@@ -138,7 +151,10 @@ def test_a_burst_of_failing_requests_leaves_no_lookup_task_and_no_unretrieved_ex
         left = client.portal.call(leftovers)
     assert statuses == [502] * 30
     assert left == []
-    assert sorted({(r.status, r.store, r.prefix_segments) for r in records}) == [(502, "ok", 2), (502, "unavailable", None)]
+    assert sorted({(r.status, r.store, r.prefix_segments) for r in records}) == [
+        (502, "ok", 2),
+        (502, "unavailable", None),
+    ]
     assert [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()] == []
 
 
@@ -163,7 +179,9 @@ def test_a_client_leaving_cancels_the_lookup_and_the_record_says_unknown(state_d
         return httpx.Response(200, json={"usage": USAGE})
 
     keep = Keep()
-    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir)
+    cfg = ProxyConfig(
+        openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir
+    )
     app = create_app(cfg, transport=httpx.MockTransport(upstream))
     with serve(app) as url:
         start(app, keep, GuardedStore(Noting(), deadline_s=DEADLINE_S))
@@ -172,4 +190,9 @@ def test_a_client_leaving_cancels_the_lookup_and_the_record_says_unknown(state_d
         assert store_done.wait(DEADLINE_S - 1), "the look-up outlived its client"
         records = wait_records(keep, 1)
     assert "look-up cancelled" in store.steps
-    assert (records[0].status, records[0].store, records[0].prefix_segments, records[0].prefix_bytes) == (499, "cancelled", None, None)
+    assert (records[0].status, records[0].store, records[0].prefix_segments, records[0].prefix_bytes) == (
+        499,
+        "cancelled",
+        None,
+        None,
+    )

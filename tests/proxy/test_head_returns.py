@@ -42,7 +42,9 @@ def test_gpt56_heads_follow_the_30m_and_12h_windows_apart_from_anthropic():
     assert tracker.observe("h", OPENAI_56_WINDOWS) == HeadReturns(1, 1)
     now[0] += 13 * 3600  # over 12 hours: a new write
     assert tracker.observe("h", OPENAI_56_WINDOWS) == HeadReturns(2, 1)
-    assert tracker.observe("h") == HeadReturns(1, 0)  # the same key under Anthropic's windows is its own entry
+    assert tracker.observe("h") == HeadReturns(
+        1, 0
+    )  # the same key under Anthropic's windows is its own entry
     assert len(tracker) == 2
     with pytest.raises(ValueError):
         tracker.observe("h", (3600.0, 1800.0))

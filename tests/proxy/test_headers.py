@@ -35,21 +35,46 @@ def test_force_identity_replaces_accept_encoding():
 
 
 def test_response_headers_keep_encoding_and_length_unless_edited():
-    upstream = [(b"Content-Type", b"text/event-stream"), (b"Content-Length", b"99"), (b"Content-Encoding", b"gzip"), (b"Transfer-Encoding", b"chunked"), (b"Connection", b"close")]
-    assert response_headers(upstream) == [(b"content-type", b"text/event-stream"), (b"content-length", b"99"), (b"content-encoding", b"gzip")]
-    assert response_headers(upstream, keep_length=False) == [(b"content-type", b"text/event-stream"), (b"content-encoding", b"gzip")]
+    upstream = [
+        (b"Content-Type", b"text/event-stream"),
+        (b"Content-Length", b"99"),
+        (b"Content-Encoding", b"gzip"),
+        (b"Transfer-Encoding", b"chunked"),
+        (b"Connection", b"close"),
+    ]
+    assert response_headers(upstream) == [
+        (b"content-type", b"text/event-stream"),
+        (b"content-length", b"99"),
+        (b"content-encoding", b"gzip"),
+    ]
+    assert response_headers(upstream, keep_length=False) == [
+        (b"content-type", b"text/event-stream"),
+        (b"content-encoding", b"gzip"),
+    ]
 
 
 def test_own_headers_never_cross_either_way():
     sent = request_headers([(b"x-prefixgate-admin-token", b"adm"), (b"authorization", b"Bearer k")])
     assert sent == [(b"authorization", b"Bearer k")]
-    back = response_headers([(b"X-Prefixgate-Prefix-Segments", b"99"), (b"content-type", b"application/json")])
+    back = response_headers(
+        [(b"X-Prefixgate-Prefix-Segments", b"99"), (b"content-type", b"application/json")]
+    )
     assert back == [(b"content-type", b"application/json")]
 
 
 def test_statuses_without_a_body_lose_content_length():
     upstream = [(b"content-length", b"5"), (b"etag", b'"v1"')]
-    assert [has_no_body(s) for s in (100, 103, 200, 204, 206, 304, 404)] == [True, True, False, True, False, True, False]
+    assert [has_no_body(s) for s in (100, 103, 200, 204, 206, 304, 404)] == [
+        True,
+        True,
+        False,
+        True,
+        False,
+        True,
+        False,
+    ]
     for status in (103, 204, 304):
         assert response_headers(upstream, status=status) == [(b"etag", b'"v1"')]
-    assert response_headers(upstream, status=200) == upstream  # HEAD answers keep it too: the relay sends no body
+    assert (
+        response_headers(upstream, status=200) == upstream
+    )  # HEAD answers keep it too: the relay sends no body

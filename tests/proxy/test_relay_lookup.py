@@ -43,9 +43,19 @@ def test_a_shutdown_cut_cancels_the_lookup_and_the_record_keeps_it_unknown():
     async def scenario():
         store = UpstreamFirst()  # never released: would wait for its deadline
         record = RequestRecord("r1", 0.0, "t", "openai", "/v1/chat/completions")
-        headers = {"x-prefixgate-request-id": "r1", "x-prefixgate-prefix-segments": "0", "x-prefixgate-prefix-bytes": "0"}
-        exchange = Exchange(record, 0.0, headers, SimpleNamespace(url=httpx.URL("http://up.test/v1/chat/completions")),
-                            upstream_headers=[], upstream_body=b"{}")
+        headers = {
+            "x-prefixgate-request-id": "r1",
+            "x-prefixgate-prefix-segments": "0",
+            "x-prefixgate-prefix-bytes": "0",
+        }
+        exchange = Exchange(
+            record,
+            0.0,
+            headers,
+            SimpleNamespace(url=httpx.URL("http://up.test/v1/chat/completions")),
+            upstream_headers=[],
+            upstream_body=b"{}",
+        )
         exchange.lookup = Lookup(record, headers, chain([Segment("system", "system", b"x" * 100)]))
         exchange.lookup.start(GuardedStore(store, deadline_s=30))
         lookup_task = exchange.lookup.task
@@ -121,9 +131,24 @@ class Answers:
 
 def _rewritten_exchange(store):
     record = RequestRecord("r1", 0.0, "t", "gemini", "/v1beta/models/m:generateContent", method="POST")
-    headers = {"x-prefixgate-request-id": "r1", "x-prefixgate-prefix-segments": "0", "x-prefixgate-prefix-bytes": "0"}
-    target = SimpleNamespace(url=httpx.URL("http://up.test/v1beta/models/m:generateContent"), endpoint=SimpleNamespace(usage="gemini", billable=True))
-    exchange = Exchange(record, 0.0, headers, target, upstream_headers=[], upstream_body=b"rewritten", fallback_body=b"original")
+    headers = {
+        "x-prefixgate-request-id": "r1",
+        "x-prefixgate-prefix-segments": "0",
+        "x-prefixgate-prefix-bytes": "0",
+    }
+    target = SimpleNamespace(
+        url=httpx.URL("http://up.test/v1beta/models/m:generateContent"),
+        endpoint=SimpleNamespace(usage="gemini", billable=True),
+    )
+    exchange = Exchange(
+        record,
+        0.0,
+        headers,
+        target,
+        upstream_headers=[],
+        upstream_body=b"rewritten",
+        fallback_body=b"original",
+    )
     exchange.lookup = Lookup(record, headers, chain([Segment("system", "system", b"x" * 100)]))
     exchange.lookup.start(GuardedStore(store, deadline_s=30))
     return exchange, record
@@ -131,7 +156,7 @@ def _rewritten_exchange(store):
 
 def _refusal(size: int) -> tuple[httpx.Response, Body]:
     error = b'{"error":{"code":403,"message":"CachedContent not found"' + b" " * size + b"}}"
-    body = Body([error[i:i + 30_000] for i in range(0, len(error), 30_000)])
+    body = Body([error[i : i + 30_000] for i in range(0, len(error), 30_000)])
     return httpx.Response(403, headers={"content-type": "application/json"}, stream=body), body
 
 
@@ -142,10 +167,19 @@ def test_a_refusal_longer_than_the_read_ahead_is_closed_before_the_resend_and_co
         exchange, record = _rewritten_exchange(store)
         refusal, first = _refusal(100_000)  # over MAX_ERROR_BODY: read in part, then closed (never reused)
         second = Body([b'{"ok":1}'])
-        upstream = Answers(refusal, httpx.Response(200, headers={"content-type": "application/json", "content-length": "8"}, stream=second))
+        upstream = Answers(
+            refusal,
+            httpx.Response(
+                200, headers={"content-type": "application/json", "content-length": "8"}, stream=second
+            ),
+        )
         upstream.first_body = first
         finished, sent, refused = [], [], []
-        gate = SimpleNamespace(pool=upstream, finish=finished.append, gemini_auto_cache=AutoCacheHook(SimpleNamespace(refused=refused.append)))
+        gate = SimpleNamespace(
+            pool=upstream,
+            finish=finished.append,
+            gemini_auto_cache=AutoCacheHook(SimpleNamespace(refused=refused.append)),
+        )
 
         async def receive():
             await asyncio.Event().wait()
@@ -157,11 +191,21 @@ def test_a_refusal_longer_than_the_read_ahead_is_closed_before_the_resend_and_co
         return record, finished, sent, refused, upstream, first, second
 
     record, finished, sent, refused, upstream, first, second = asyncio.run(scenario())
-    assert upstream.bodies == [b"rewritten", b"original"] and upstream.first_closed_at_resend == 1 and refused == ["r1"]
+    assert (
+        upstream.bodies == [b"rewritten", b"original"]
+        and upstream.first_closed_at_resend == 1
+        and refused == ["r1"]
+    )
     assert (first.closed, second.closed, len(finished)) == (1, 1, 1)
     head = dict(sent[0]["headers"])
-    assert sent[0]["status"] == 200 and head[b"content-length"] == b"8" and head[b"x-prefixgate-gemini-cache"] == b"resent"
-    assert head[b"x-prefixgate-prefix-segments"] == b"1" and b"".join(m["body"] for m in sent[1:]) == b'{"ok":1}'
+    assert (
+        sent[0]["status"] == 200
+        and head[b"content-length"] == b"8"
+        and head[b"x-prefixgate-gemini-cache"] == b"resent"
+    )
+    assert (
+        head[b"x-prefixgate-prefix-segments"] == b"1" and b"".join(m["body"] for m in sent[1:]) == b'{"ok":1}'
+    )
     assert (record.status, record.store, record.rewrites) == (200, "ok", ["gemini-cached-content-resent"])
 
 
@@ -174,7 +218,11 @@ def test_a_client_leaving_during_the_resend_is_one_499_record_and_its_lookup_can
         upstream = Answers(refusal, None)  # the resend hangs
         upstream.first_body = first
         finished, sent = [], []
-        gate = SimpleNamespace(pool=upstream, finish=finished.append, gemini_auto_cache=AutoCacheHook(SimpleNamespace(refused=lambda request_id: None)))
+        gate = SimpleNamespace(
+            pool=upstream,
+            finish=finished.append,
+            gemini_auto_cache=AutoCacheHook(SimpleNamespace(refused=lambda request_id: None)),
+        )
 
         async def receive():
             await upstream.sent.wait()
@@ -189,4 +237,9 @@ def test_a_client_leaving_during_the_resend_is_one_499_record_and_its_lookup_can
 
     record, finished, sent, first, lookup_task = asyncio.run(scenario())
     assert sent == [] and first.closed == 1 and len(finished) == 1 and lookup_task.cancelled()
-    assert (record.status, record.error, record.store, record.prefix_segments) == (499, "client_disconnected", "cancelled", None)
+    assert (record.status, record.error, record.store, record.prefix_segments) == (
+        499,
+        "client_disconnected",
+        "cancelled",
+        None,
+    )

@@ -30,21 +30,46 @@ def proxy(state_dir):
 
 def test_a_compressed_refusal_is_resent_and_the_client_gets_the_answer(proxy):
     client, gemini, keep = proxy
-    gemini.refusal = httpx.Response(403, headers={"content-encoding": "gzip", "content-type": "application/json"}, content=gzip.compress(REFUSED))
+    gemini.refusal = httpx.Response(
+        403,
+        headers={"content-encoding": "gzip", "content-type": "application/json"},
+        content=gzip.compress(REFUSED),
+    )
     answer = client.post(GEN, json=body("q"), headers=KEY)
-    assert answer.status_code == 200 and answer.json() == ANSWER and answer.headers["x-prefixgate-gemini-cache"] == "resent"
+    assert (
+        answer.status_code == 200
+        and answer.json() == ANSWER
+        and answer.headers["x-prefixgate-gemini-cache"] == "resent"
+    )
     rewritten, resent = gemini.generate[-2:]
-    assert rewritten.headers["accept-encoding"] == "identity"  # a rewritten request asks for an error it can read
+    assert (
+        rewritten.headers["accept-encoding"] == "identity"
+    )  # a rewritten request asks for an error it can read
     assert b"cachedContent" in rewritten.content and orjson.loads(resent.content) == body("q")
     record = keep.records[-1]
-    assert (record.status, record.rewrites, len(keep.records)) == (200, ["gemini-cached-content", "gemini-cached-content-resent"], 3)
+    assert (record.status, record.rewrites, len(keep.records)) == (
+        200,
+        ["gemini-cached-content", "gemini-cached-content-resent"],
+        3,
+    )
     assert record.usage is not None and record.usage.input_tokens == 2610
-    assert client.post(GEN, json=body("next"), headers=KEY).headers["x-prefixgate-gemini-cache"] != "hit"  # the entry is gone
+    assert (
+        client.post(GEN, json=body("next"), headers=KEY).headers["x-prefixgate-gemini-cache"] != "hit"
+    )  # the entry is gone
 
 
 def test_a_refused_stream_is_resent_before_any_byte_went_out(proxy):
     client, gemini, keep = proxy
-    gemini.refusal = httpx.Response(404, json={"error": {"code": 404, "message": "CachedContent not found: cachedContents/c1", "status": "NOT_FOUND"}})
+    gemini.refusal = httpx.Response(
+        404,
+        json={
+            "error": {
+                "code": 404,
+                "message": "CachedContent not found: cachedContents/c1",
+                "status": "NOT_FOUND",
+            }
+        },
+    )
     answer = client.post(STREAM, json=body("q"), headers=KEY)
     assert answer.status_code == 200 and answer.headers["x-prefixgate-gemini-cache"] == "resent"
     assert answer.content == b"data: " + orjson.dumps(ANSWER) + b"\r\n\r\n"
@@ -53,11 +78,20 @@ def test_a_refused_stream_is_resent_before_any_byte_went_out(proxy):
 
 def test_other_errors_pass_byte_for_byte_and_keep_the_cache(proxy):
     client, gemini, keep = proxy
-    message = orjson.dumps({"error": {"code": 400, "message": "contents: " + "x" * 100_000, "status": "INVALID_ARGUMENT"}})
-    gemini.refusal = httpx.Response(400, headers={"content-type": "application/json"},
-                                    stream=Chunks([message[i:i + 7000] for i in range(0, len(message), 7000)]))
+    message = orjson.dumps(
+        {"error": {"code": 400, "message": "contents: " + "x" * 100_000, "status": "INVALID_ARGUMENT"}}
+    )
+    gemini.refusal = httpx.Response(
+        400,
+        headers={"content-type": "application/json"},
+        stream=Chunks([message[i : i + 7000] for i in range(0, len(message), 7000)]),
+    )
     answer = client.post(GEN, json=body("q"), headers=KEY)
-    assert answer.status_code == 400 and answer.content == message and answer.headers["x-prefixgate-gemini-cache"] == "hit"
+    assert (
+        answer.status_code == 400
+        and answer.content == message
+        and answer.headers["x-prefixgate-gemini-cache"] == "hit"
+    )
     assert keep.records[-1].rewrites == ["gemini-cached-content"] and len(gemini.generate) == 3  # not resent
     gemini.refusal = None
     assert client.post(GEN, json=body("next"), headers=KEY).headers["x-prefixgate-gemini-cache"] == "hit"
@@ -78,7 +112,12 @@ def test_a_resend_that_cannot_reach_the_upstream_is_one_record(proxy):
     answer = client.post(GEN, json=body("q"), headers=KEY)
     assert answer.status_code == 502 and answer.json()["error"]["status"]  # Google's error shape
     record = keep.records[-1]
-    assert (record.status, record.error, record.rewrites[-1], len(keep.records)) == (502, "upstream_unreachable", "gemini-cached-content-resent", 3)
+    assert (record.status, record.error, record.rewrites[-1], len(keep.records)) == (
+        502,
+        "upstream_unreachable",
+        "gemini-cached-content-resent",
+        3,
+    )
 
 
 class Breaks(httpx.AsyncByteStream):
@@ -91,6 +130,8 @@ def test_an_error_body_that_breaks_while_read_is_a_clear_502_and_one_record(prox
     client, gemini, keep = proxy
     gemini.refusal = httpx.Response(403, stream=Breaks())
     answer = client.post(GEN, json=body("q"), headers=KEY)
-    assert answer.status_code == 502 and answer.json()["error"]["status"]  # Google's error shape, before any byte went out
+    assert (
+        answer.status_code == 502 and answer.json()["error"]["status"]
+    )  # Google's error shape, before any byte went out
     record = keep.records[-1]
     assert (record.status, record.error, len(keep.records)) == (502, "upstream_read_error", 3)

@@ -101,24 +101,52 @@ def test_escaped_unreserved_characters_route_as_the_path_they_spell(path, provid
     "path, headers, kind, billable, caches, usage, ask",
     [
         (b"/v1/chat/completions", {}, Kind.CHAT, True, True, "chat", True),
-        (b"/v1/chat/completions/", {}, Kind.CHAT, True, True, "chat", True),  # a trailing "/" is the same endpoint
+        (
+            b"/v1/chat/completions/",
+            {},
+            Kind.CHAT,
+            True,
+            True,
+            "chat",
+            True,
+        ),  # a trailing "/" is the same endpoint
         (b"/v1/completions", {}, Kind.COMPLETIONS, True, True, "chat", True),
         (b"/v1/responses", {}, Kind.RESPONSES, True, True, "responses", False),
         (b"/v1/embeddings", {}, Kind.EMBEDDINGS, True, False, "chat", False),
         (b"/v1/models", {}, Kind.OTHER, False, False, "chat", False),
         (b"/v1/messages", {}, Kind.MESSAGES, True, True, "anthropic", False),
         (b"/v1/messages/count_tokens", {}, Kind.OTHER, False, False, "anthropic", False),
-        (b"/v1/chat/completions", {"x-api-key": "k"}, Kind.CHAT, True, True, "anthropic", False),  # the provider decides the usage shape
+        (
+            b"/v1/chat/completions",
+            {"x-api-key": "k"},
+            Kind.CHAT,
+            True,
+            True,
+            "anthropic",
+            False,
+        ),  # the provider decides the usage shape
     ],
 )
 def test_the_router_resolves_the_endpoint_once(path, headers, kind, billable, caches, usage, ask):
     endpoint = ROUTER.resolve(path, b"", headers).endpoint
-    assert (endpoint.kind, endpoint.billable, endpoint.caches, endpoint.usage, endpoint.ask_stream_usage) == (kind, billable, caches, usage, ask)
+    assert (endpoint.kind, endpoint.billable, endpoint.caches, endpoint.usage, endpoint.ask_stream_usage) == (
+        kind,
+        billable,
+        caches,
+        usage,
+        ask,
+    )
 
 
 def test_endpoints_are_shared_not_built_per_request():
-    assert ROUTER.resolve(b"/v1/chat/completions", b"a=1", {}).endpoint is ROUTER.resolve(b"/v1/%63hat/completions", b"", {}).endpoint
-    assert endpoint_for(OPENAI, "/v1/chat/completions") is ROUTER.resolve(b"/v1/chat/completions", b"", {}).endpoint
+    assert (
+        ROUTER.resolve(b"/v1/chat/completions", b"a=1", {}).endpoint
+        is ROUTER.resolve(b"/v1/%63hat/completions", b"", {}).endpoint
+    )
+    assert (
+        endpoint_for(OPENAI, "/v1/chat/completions")
+        is ROUTER.resolve(b"/v1/chat/completions", b"", {}).endpoint
+    )
 
 
 # -- named upstreams, Gemini, and the no-open-proxy rule across names ----------------------------
@@ -143,41 +171,123 @@ NAMED = Router(
 @pytest.mark.parametrize(
     "path, query, headers, upstream, provider, url",
     [
-        (b"/deepseek/v1/chat/completions", b"", {}, "deepseek", OPENAI, "http://10.0.1.1/v1/chat/completions"),
+        (
+            b"/deepseek/v1/chat/completions",
+            b"",
+            {},
+            "deepseek",
+            OPENAI,
+            "http://10.0.1.1/v1/chat/completions",
+        ),
         (b"/groq/v1/chat/completions", b"", {}, "groq", OPENAI, "http://10.0.1.2/openai/v1/chat/completions"),
         # Azure's SDK: azure_endpoint=http://proxy/azure → /azure/openai/deployments/...?api-version=
-        (b"/azure/openai/deployments/gpt-4o/chat/completions", b"api-version=2024-10-21", {"api-key": "k"}, "azure", OPENAI,
-         "http://10.0.1.3/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"),
-        (b"/azure/openai/v1/chat/completions", b"", {}, "azure", OPENAI, "http://10.0.1.3/openai/v1/chat/completions"),
+        (
+            b"/azure/openai/deployments/gpt-4o/chat/completions",
+            b"api-version=2024-10-21",
+            {"api-key": "k"},
+            "azure",
+            OPENAI,
+            "http://10.0.1.3/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+        ),
+        (
+            b"/azure/openai/v1/chat/completions",
+            b"",
+            {},
+            "azure",
+            OPENAI,
+            "http://10.0.1.3/openai/v1/chat/completions",
+        ),
         (b"/orouter/v1/messages", b"", {}, "orouter", ANTHROPIC, "http://10.0.1.4/api/v1/messages"),
-        (b"/vertex/v1beta/models/gemini-2.5-flash:generateContent", b"", {}, "vertex", GEMINI,
-         "http://10.0.1.5/gem/v1beta/models/gemini-2.5-flash:generateContent"),
+        (
+            b"/vertex/v1beta/models/gemini-2.5-flash:generateContent",
+            b"",
+            {},
+            "vertex",
+            GEMINI,
+            "http://10.0.1.5/gem/v1beta/models/gemini-2.5-flash:generateContent",
+        ),
         # the defaults, under their own names too
         (b"/openai/v1/models", b"", {}, "openai", OPENAI, "http://10.0.0.1:9000/gw/v1/models"),
         (b"/anthropic/v1/messages", b"", {}, "anthropic", ANTHROPIC, "http://10.0.0.2:9001/v1/messages"),
-        (b"/gemini/v1/models/gemini-2.5-pro:countTokens", b"", {}, "gemini", GEMINI, "http://10.0.0.3:9002/v1/models/gemini-2.5-pro:countTokens"),
+        (
+            b"/gemini/v1/models/gemini-2.5-pro:countTokens",
+            b"",
+            {},
+            "gemini",
+            GEMINI,
+            "http://10.0.0.3:9002/v1/models/gemini-2.5-pro:countTokens",
+        ),
         # Gemini at the root: /v1beta, and /v1 told apart from OpenAI by :method or x-goog-api-key
-        (b"/v1beta/models/gemini-2.5-flash:streamGenerateContent", b"alt=sse", {}, "gemini", GEMINI,
-         "http://10.0.0.3:9002/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
-        (b"/v1/models/gemini-2.5-flash:generateContent", b"", {}, "gemini", GEMINI, "http://10.0.0.3:9002/v1/models/gemini-2.5-flash:generateContent"),
+        (
+            b"/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            b"alt=sse",
+            {},
+            "gemini",
+            GEMINI,
+            "http://10.0.0.3:9002/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+        ),
+        (
+            b"/v1/models/gemini-2.5-flash:generateContent",
+            b"",
+            {},
+            "gemini",
+            GEMINI,
+            "http://10.0.0.3:9002/v1/models/gemini-2.5-flash:generateContent",
+        ),
         (b"/v1/models", b"", {"x-goog-api-key": "k"}, "gemini", GEMINI, "http://10.0.0.3:9002/v1/models"),
-        (b"/v1/models/ft:gpt-4o-mini:org::abc", b"", {}, "openai", OPENAI, "http://10.0.0.1:9000/gw/v1/models/ft:gpt-4o-mini:org::abc"),
-        (b"/upload/v1beta/files", b"uploadType=resumable", {}, "gemini", GEMINI, "http://10.0.0.3:9002/upload/v1beta/files?uploadType=resumable"),
-        (b"/vertex/upload/v1beta/files", b"", {}, "vertex", GEMINI, "http://10.0.1.5/gem/upload/v1beta/files"),
+        (
+            b"/v1/models/ft:gpt-4o-mini:org::abc",
+            b"",
+            {},
+            "openai",
+            OPENAI,
+            "http://10.0.0.1:9000/gw/v1/models/ft:gpt-4o-mini:org::abc",
+        ),
+        (
+            b"/upload/v1beta/files",
+            b"uploadType=resumable",
+            {},
+            "gemini",
+            GEMINI,
+            "http://10.0.0.3:9002/upload/v1beta/files?uploadType=resumable",
+        ),
+        (
+            b"/vertex/upload/v1beta/files",
+            b"",
+            {},
+            "vertex",
+            GEMINI,
+            "http://10.0.1.5/gem/upload/v1beta/files",
+        ),
     ],
 )
 def test_named_upstreams_route_under_their_prefix(path, query, headers, upstream, provider, url):
     target = NAMED.resolve(path, query, headers)
-    assert (target.upstream, target.provider, str(target.url), target.route) == (upstream, provider, url, path.decode())
+    assert (target.upstream, target.provider, str(target.url), target.route) == (
+        upstream,
+        provider,
+        url,
+        path.decode(),
+    )
 
 
 def test_rules_and_the_model_gemini_names_in_its_path():
     assert NAMED.resolve(b"/deepseek/v1/chat/completions", b"", {}).rules == "deepseek"
     assert NAMED.resolve(b"/groq/v1/chat/completions", b"", {}).rules == "openai"  # default: the protocol's
     target = NAMED.resolve(b"/v1beta/models/gemini-2.5-flash:streamGenerateContent", b"alt=sse", {})
-    assert (target.model, target.endpoint.kind, target.endpoint.stream, target.endpoint.usage) == ("gemini-2.5-flash", Kind.STREAM_GENERATE, True, "gemini")
+    assert (target.model, target.endpoint.kind, target.endpoint.stream, target.endpoint.usage) == (
+        "gemini-2.5-flash",
+        Kind.STREAM_GENERATE,
+        True,
+        "gemini",
+    )
     plain = NAMED.resolve(b"/vertex/v1/models/gemini-3.5-flash:generateContent", b"", {})
-    assert (plain.model, plain.endpoint.kind, plain.endpoint.caches, plain.endpoint.stream) == ("gemini-3.5-flash", Kind.GENERATE, True, False)
+    assert (plain.model, plain.endpoint.kind, plain.endpoint.caches, plain.endpoint.stream) == (
+        "gemini-3.5-flash",
+        Kind.GENERATE,
+        True,
+        False,
+    )
     assert NAMED.resolve(b"/v1beta/models/gemini-2.5-flash:countTokens", b"", {}).endpoint.billable is False
     assert NAMED.resolve(b"/v1beta/models", b"", {}).endpoint.kind is Kind.OTHER
 
@@ -233,17 +343,39 @@ def test_the_404_names_the_configured_prefixes():
         NAMED.resolve(b"/nope/v1/chat/completions", b"", {})
     message = str(info.value)
     assert info.value.provider == OPENAI and "/nope" in message
-    assert all(f"/{name}/" in message for name in ("openai", "anthropic", "gemini", "deepseek", "groq", "azure", "orouter", "vertex"))
+    assert all(
+        f"/{name}/" in message
+        for name in ("openai", "anthropic", "gemini", "deepseek", "groq", "azure", "orouter", "vertex")
+    )
     with pytest.raises(BadPath) as info:
         NAMED.resolve(b"/deepseek/v2/models", b"", {})
     assert "/deepseek/v1/..." in str(info.value) and info.value.upstream == "deepseek"
 
 
 def test_every_host_reached_is_a_configured_base_whatever_the_name_or_headers():
-    bases = {("http", "10.0.0.1", 9000), ("http", "10.0.0.2", 9001), ("http", "10.0.0.3", 9002)} | {("http", f"10.0.1.{i}", None) for i in range(1, 6)}
+    bases = {("http", "10.0.0.1", 9000), ("http", "10.0.0.2", 9001), ("http", "10.0.0.3", 9002)} | {
+        ("http", f"10.0.1.{i}", None) for i in range(1, 6)
+    }
     reached = set()
-    prefixes = [b"/v1", b"/v1beta", b"/deepseek/v1", b"/groq/v1", b"/azure/openai", b"/orouter/v1", b"/vertex/v1beta", b"/openai/v1", b"/gemini/v1"]
-    rests = [b"/chat/completions", b"/messages", b"/models/m:generateContent", b"/x@evil.example/y", b"/http:/evil.example/", b"/models"]
+    prefixes = [
+        b"/v1",
+        b"/v1beta",
+        b"/deepseek/v1",
+        b"/groq/v1",
+        b"/azure/openai",
+        b"/orouter/v1",
+        b"/vertex/v1beta",
+        b"/openai/v1",
+        b"/gemini/v1",
+    ]
+    rests = [
+        b"/chat/completions",
+        b"/messages",
+        b"/models/m:generateContent",
+        b"/x@evil.example/y",
+        b"/http:/evil.example/",
+        b"/models",
+    ]
     headers_list = ({}, {"host": "evil.example"}, {"x-api-key": "k"}, {"x-goog-api-key": "k"})
     for prefix in prefixes:
         for rest in rests:
@@ -259,4 +391,9 @@ def test_every_host_reached_is_a_configured_base_whatever_the_name_or_headers():
 
 def test_two_upstreams_cannot_share_a_prefix():
     with pytest.raises(ValueError, match="duplicate"):
-        Router("http://a/v1", "http://b", None, [UpstreamSpec("x", "openai", "http://c/v1"), UpstreamSpec("x", "openai", "http://d/v1")])
+        Router(
+            "http://a/v1",
+            "http://b",
+            None,
+            [UpstreamSpec("x", "openai", "http://c/v1"), UpstreamSpec("x", "openai", "http://d/v1")],
+        )

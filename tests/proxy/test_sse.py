@@ -7,7 +7,7 @@ import pytest
 from proxy.sse import SSEParser, parse_event
 
 STREAM = (
-    b"event: message_start\ndata: {\"a\":1}\n\n"
+    b'event: message_start\ndata: {"a":1}\n\n'
     b": ping\r\n\r\n"
     b"data: line1\r\ndata: line2\r\n\r\n"
     b"event: x\rdata: y\r\r"

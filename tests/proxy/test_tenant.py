@@ -132,6 +132,9 @@ def test_gemini_keys_in_the_header_or_the_query_are_one_tenant(tmp_path):
     hasher = TenantHasher(b"s" * 32)
     one = hasher.tenant_of([(b"x-goog-api-key", b"AIza-one")])
     assert one == hasher.tenant_of([], b"alt=sse&key=AIza-one") == hasher.tenant_of([], b"key=AIza%2Done")
-    assert one != hasher.tenant_of([], b"key=AIza-two") and hasher.tenant_of([], b"monkey=AIza-one") == "anonymous"
+    assert (
+        one != hasher.tenant_of([], b"key=AIza-two")
+        and hasher.tenant_of([], b"monkey=AIza-one") == "anonymous"
+    )
     assert hasher.tenant_of([(b"x-goog-api-key", b"AIza-one")], b"key=other") == one  # the header wins
     assert query_key_of(b"key=&key=k2") == b"k2" and query_key_of(b"alt=sse") is None

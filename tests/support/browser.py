@@ -6,14 +6,26 @@ import subprocess
 import tempfile
 from html.parser import HTMLParser
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--virtual-time-budget=10000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--virtual-time-budget=10000",
+]
 
 
 def chromium(path: str, url: str, *extra: str) -> str:
     with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run([path, *FLAGS, f"--user-data-dir={profile}", *extra, url],
-                              capture_output=True, text=True, timeout=90)
+        done = subprocess.run(
+            [path, *FLAGS, f"--user-data-dir={profile}", *extra, url],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
     if done.returncode != 0:
         raise RuntimeError(f"chromium exited {done.returncode}: {done.stderr[-2000:]}")
     return done.stdout
@@ -59,4 +71,8 @@ class Elements(HTMLParser):
 
     def find(self, tag: str | None = None, **attrs: str) -> list[dict[str, str]]:
         want = {k.replace("_", "-"): v for k, v in attrs.items()}
-        return [a for t, a in self.items if (tag is None or t == tag) and all(a.get(k) == v for k, v in want.items())]
+        return [
+            a
+            for t, a in self.items
+            if (tag is None or t == tag) and all(a.get(k) == v for k, v in want.items())
+        ]

@@ -39,10 +39,21 @@ class Browser:
         os.close(to_child_r)
         os.close(from_child_w)
         flags = [f for f in FLAGS if not f.startswith("--virtual-time-budget")]
-        argv = [path, *flags, f"--user-data-dir={self._profile.name}", "--remote-debugging-pipe", "about:blank"]
+        argv = [
+            path,
+            *flags,
+            f"--user-data-dir={self._profile.name}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
         trampoline = f"import os, sys; os.dup2({r}, 3); os.dup2({w}, 4); os.close({r}); os.close({w}); os.execv(sys.argv[1], sys.argv[1:])"
-        self.proc = subprocess.Popen([sys.executable, "-c", trampoline, *argv], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(r, w))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", trampoline, *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(r, w),
+        )
         os.close(r)
         os.close(w)
         self._buf = b""
@@ -72,7 +83,9 @@ class Browser:
                 pass
         self._profile.cleanup()
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *, session: bool = True) -> dict[str, Any]:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, *, session: bool = True
+    ) -> dict[str, Any]:
         self._id += 1
         msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
         if session and self.session:
@@ -97,13 +110,20 @@ class Browser:
     def open(self, url: str, width: int, height: int = 900) -> None:
         """A new page, ``width`` × ``height`` CSS pixels, at ``url``."""
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
-        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
-        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        self.session = self.send(
+            "Target.attachToTarget", {"targetId": target, "flatten": True}, session=False
+        )["sessionId"]
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         self.send("Page.enable")
         self.send("Page.navigate", {"url": url})
 
     def evaluate(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        result = self.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
+        )
         if "exceptionDetails" in result:
             raise CDPError(f"evaluate: {result['exceptionDetails'].get('text')}: {expression[:80]}")
         return result["result"].get("value")
@@ -127,7 +147,10 @@ class Browser:
         if full_page:  # the whole page, at the viewport's width
             size = self.send("Page.getLayoutMetrics")["cssContentSize"]
             width = self.evaluate("window.innerWidth")
-            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": width, "height": size["height"], "scale": 1})
+            params.update(
+                captureBeyondViewport=True,
+                clip={"x": 0, "y": 0, "width": width, "height": size["height"], "scale": 1},
+            )
         data = self.send("Page.captureScreenshot", params)["data"]
         with open(out, "wb") as f:
             f.write(base64.b64decode(data))

@@ -57,7 +57,9 @@ def gateway(state_dir, emulator_config: EmulatorConfig | None = None, **config):
     """A proxy on a spied emulator: (proxy base URL, emulator base URL, spy, proxy app)."""
     spy = Spy(create_emulator(emulator_config))
     with serve(spy) as upstream:
-        cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=state_dir, **config)
+        cfg = ProxyConfig(
+            openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=state_dir, **config
+        )
         app = create_app(cfg)
         with serve(app) as proxy:
             yield proxy, upstream, spy, app
@@ -69,8 +71,13 @@ def replicas(tmp_path, n: int = 2, **config):
     with serve(create_emulator()) as upstream, contextlib.ExitStack() as stack:
         bases, apps = [], []
         for i in range(n):
-            cfg = ProxyConfig(openai_base=f"{upstream}/v1", anthropic_base=upstream, state_dir=tmp_path / f"replica-{i}",
-                              ledger=":memory:", **config)
+            cfg = ProxyConfig(
+                openai_base=f"{upstream}/v1",
+                anthropic_base=upstream,
+                state_dir=tmp_path / f"replica-{i}",
+                ledger=":memory:",
+                **config,
+            )
             app = create_app(cfg)
             apps.append(app)
             bases.append(stack.enter_context(serve(app)))

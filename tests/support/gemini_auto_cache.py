@@ -26,8 +26,19 @@ SYSTEM = {"parts": [{"text": "policy " * 1500}]}  # ≈ 2600 tokens: over 2.5 Fl
 KEY = {"x-goog-api-key": "AIza-relay-resend"}
 GEN = "/v1beta/models/gemini-2.5-flash:generateContent"
 STREAM = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-REFUSED = orjson.dumps({"error": {"code": 403, "message": "CachedContent not found (or permission denied)", "status": "PERMISSION_DENIED"}})
-ANSWER = {"candidates": [{"content": {"parts": [{"text": "ok"}]}}], "usageMetadata": {"promptTokenCount": 2610, "totalTokenCount": 2620}}
+REFUSED = orjson.dumps(
+    {
+        "error": {
+            "code": 403,
+            "message": "CachedContent not found (or permission denied)",
+            "status": "PERMISSION_DENIED",
+        }
+    }
+)
+ANSWER = {
+    "candidates": [{"content": {"parts": [{"text": "ok"}]}}],
+    "usageMetadata": {"promptTokenCount": 2610, "totalTokenCount": 2620},
+}
 
 
 def body(question: str) -> dict:
@@ -44,24 +55,43 @@ class Gemini:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/cachedContents"):
-            return httpx.Response(200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}})
+            return httpx.Response(
+                200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}}
+            )
         self.generate.append(request)
         if b"cachedContent" in request.content and self.refusal is not None:
             return self.refusal
-        if self.unreachable_after_refusal and len(self.generate) > 1 and b"cachedContent" in self.generate[-2].content:
+        if (
+            self.unreachable_after_refusal
+            and len(self.generate) > 1
+            and b"cachedContent" in self.generate[-2].content
+        ):
             raise httpx.ConnectError("refused")
         if "streamGenerateContent" in request.url.path:
-            return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=b"data: " + orjson.dumps(ANSWER) + b"\r\n\r\n")
+            return httpx.Response(
+                200,
+                headers={"content-type": "text/event-stream"},
+                content=b"data: " + orjson.dumps(ANSWER) + b"\r\n\r\n",
+            )
         return httpx.Response(200, json=ANSWER)
 
 
 @contextlib.contextmanager
 def auto_cached_proxy(state_dir) -> Iterator[tuple[TestClient, Gemini, ClientRecords]]:
     gemini, keep = Gemini(), ClientRecords()
-    cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", gemini_auto_cache=True, gemini_auto_cache_after=1)
+    cfg = ProxyConfig(
+        gemini_base="http://gemini.test",
+        state_dir=state_dir,
+        ledger=":memory:",
+        gemini_auto_cache=True,
+        gemini_auto_cache_after=1,
+    )
     with TestClient(create_app(cfg, transport=httpx.MockTransport(gemini))) as client:
         client.app.state.gate.recorder.add_sink(keep)
-        assert client.post(GEN, json=body("warm"), headers=KEY).headers["x-prefixgate-gemini-cache"] == "creating"
+        assert (
+            client.post(GEN, json=body("warm"), headers=KEY).headers["x-prefixgate-gemini-cache"]
+            == "creating"
+        )
         manager = client.app.state.gate.gemini_auto_cache.manager
         deadline = time.monotonic() + 5  # a bound on the background create, not a speed check
         while manager.tasks and time.monotonic() < deadline:

@@ -19,13 +19,24 @@ import time
 
 TRICKLE_S = 0.05
 
-_CHAT = json.dumps({"id": "chatcmpl-stop", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}}).encode()
+_CHAT = json.dumps(
+    {
+        "id": "chatcmpl-stop",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13},
+    }
+).encode()
 _EVENT = b'data: {"id":"chatcmpl-stop","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"x"}}]}\n\n'
-_GEMINI = json.dumps({"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}, "finishReason": "STOP"}],
-                      "usageMetadata": {"promptTokenCount": 5000, "candidatesTokenCount": 1, "totalTokenCount": 5001},
-                      "modelVersion": "gemini-2.5-flash"}).encode()
+_GEMINI = json.dumps(
+    {
+        "candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 5000, "candidatesTokenCount": 1, "totalTokenCount": 5001},
+        "modelVersion": "gemini-2.5-flash",
+    }
+).encode()
 
 
 class _Listener:
@@ -94,7 +105,14 @@ class ScriptedUpstream(_Listener):
                     buf += data
                 head, buf = buf.split(b"\r\n\r\n", 1)
                 lines = head.decode("latin-1").split("\r\n")
-                length = next((int(v) for k, _, v in (line.partition(":") for line in lines[1:]) if k.strip().lower() == "content-length"), 0)
+                length = next(
+                    (
+                        int(v)
+                        for k, _, v in (line.partition(":") for line in lines[1:])
+                        if k.strip().lower() == "content-length"
+                    ),
+                    0,
+                )
                 while len(buf) < length:
                     data = conn.recv(65536)
                     if not data:
@@ -107,7 +125,9 @@ class ScriptedUpstream(_Listener):
                 elif "generateContent" in lines[0]:
                     conn.sendall(_head("application/json", len(_GEMINI)) + _GEMINI)
                 elif b'"stream":true' in body.replace(b" ", b""):
-                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                    )
                     while True:
                         conn.sendall(b"%x\r\n%s\r\n" % (len(_EVENT), _EVENT))
                         time.sleep(TRICKLE_S)

@@ -84,7 +84,9 @@ def checkpoint(name: str) -> Path:
     model.save_pretrained(folder)
     for file in tokenizer_files().iterdir():
         shutil.copy(file, folder / file.name)
-    if name == "llama_v4_layout":  # rewrite to the transformers 4.x layout: top-level rope_theta, no rope_parameters
+    if (
+        name == "llama_v4_layout"
+    ):  # rewrite to the transformers 4.x layout: top-level rope_theta, no rope_parameters
         raw = json.loads((folder / "config.json").read_text())
         raw["rope_theta"] = raw.pop("rope_parameters")["rope_theta"]
         raw["rope_scaling"] = {"type": "linear", "factor": 2.0}

@@ -69,7 +69,7 @@ def strip_marks(raw: str) -> tuple[str, list[tuple[int, int]]]:
         assert j > i, f"unclosed {OPEN} at {i}"
         out.append(raw[at:i])
         size += i - at
-        value = raw[i + 1:j]
+        value = raw[i + 1 : j]
         assert OPEN not in value, f"nested {OPEN} at {i}"
         out.append(value)
         spans.append((size, size + len(value)))
@@ -131,7 +131,9 @@ def score(workdir: Path, docs: list[Labelled] | None = None) -> Score:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         s = score(Path(tmp))
-    print(f"labelled spans {s.labelled}, true findings {s.true}, false findings {len(s.false)}, missed spans {len(s.missed)}")
+    print(
+        f"labelled spans {s.labelled}, true findings {s.true}, false findings {len(s.false)}, missed spans {len(s.missed)}"
+    )
     print(f"precision {s.precision:.3f}  recall {s.recall:.3f}")
     for line in s.missed:
         print("  miss ", line)

@@ -56,7 +56,13 @@ class Connection:
             else:  # no framing: the body runs to the end of the connection
                 body = await reader.read()
                 self.close()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError, IndexError) as exc:
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ConnectionError,
+            ValueError,
+            IndexError,
+        ) as exc:
             self.close()
             raise BrokenResponse(f"{type(exc).__name__}: {exc}") from exc
         if headers.get("connection", "").lower() == "close":

@@ -42,8 +42,15 @@ def emulator(workdir: Path) -> Iterator[tuple[str, Path]]:
 
 
 @contextlib.contextmanager
-def replicas(workdir: Path, upstream: str, n: int, *args: str, env: dict[str, str] | None = None,
-             ready_status: int = 200, timeout_s: float = 30.0) -> Iterator[list[ProxyProcess]]:
+def replicas(
+    workdir: Path,
+    upstream: str,
+    n: int,
+    *args: str,
+    env: dict[str, str] | None = None,
+    ready_status: int = 200,
+    timeout_s: float = 30.0,
+) -> Iterator[list[ProxyProcess]]:
     """``n`` ``prefixgate serve`` processes in front of ``upstream`` with ``args``, started
     together; replica i lives in ``workdir/replica-i`` (state, ``ledger.sqlite``, ``serve.log``)."""
     procs: list[ProxyProcess] = []
@@ -52,11 +59,33 @@ def replicas(workdir: Path, upstream: str, n: int, *args: str, env: dict[str, st
             home = workdir / f"replica-{i}"
             home.mkdir(parents=True, exist_ok=True)
             port, ledger, log = free_port(), home / "ledger.sqlite", home / "serve.log"
-            cmd = [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port), "--openai-base", f"{upstream}/v1",
-                   "--anthropic-base", upstream, "--ledger", str(ledger), *args]
+            cmd = [
+                sys.executable,
+                "-m",
+                "proxy.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--openai-base",
+                f"{upstream}/v1",
+                "--anthropic-base",
+                upstream,
+                "--ledger",
+                str(ledger),
+                *args,
+            ]
             with open(log, "wb") as out:
-                proc = subprocess.Popen(cmd, env={**os.environ, "PREFIXGATE_HOME": str(home), "PYTHONFAULTHANDLER": "1", **(env or {})},
-                                        stdout=out, stderr=subprocess.STDOUT)
+                proc = subprocess.Popen(
+                    cmd,
+                    env={
+                        **os.environ,
+                        "PREFIXGATE_HOME": str(home),
+                        "PYTHONFAULTHANDLER": "1",
+                        **(env or {}),
+                    },
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
             procs.append(ProxyProcess(proc, f"http://127.0.0.1:{port}", ledger, log))
         deadline = time.monotonic() + timeout_s
         for replica in procs:
@@ -90,7 +119,9 @@ def sigterm(replica: ProxyProcess, timeout_s: float = 30.0) -> int:
         except subprocess.TimeoutExpired:
             replica.proc.kill()
             replica.proc.wait(timeout=10)
-        raise StopTimeout(f"{replica.base} still running {timeout_s:g} s after SIGTERM:\n{replica.output()[-4000:]}") from None
+        raise StopTimeout(
+            f"{replica.base} still running {timeout_s:g} s after SIGTERM:\n{replica.output()[-4000:]}"
+        ) from None
 
 
 def refuses_connections(base: str) -> bool:
@@ -114,8 +145,10 @@ def ledger_rows(path: Path) -> list[dict]:
         conn.close()
 
 
-_PROBLEM = re.compile(r"Traceback \(most recent call last\)|Exception in ASGI application|Task exception was never retrieved"
-                      r"|\bERROR\b|\bCRITICAL\b")
+_PROBLEM = re.compile(
+    r"Traceback \(most recent call last\)|Exception in ASGI application|Task exception was never retrieved"
+    r"|\bERROR\b|\bCRITICAL\b"
+)
 
 
 def log_problems(text: str) -> list[str]:

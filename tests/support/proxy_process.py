@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 
@@ -35,15 +35,30 @@ class ProxyProcess:
 
 
 @contextlib.contextmanager
-def proxy_process(tmp_path: Path, upstream: str, *args: str, env: dict[str, str] | None = None, anthropic: str | None = None) -> Iterator[ProxyProcess]:
+def proxy_process(
+    tmp_path: Path, upstream: str, *args: str, env: dict[str, str] | None = None, anthropic: str | None = None
+) -> Iterator[ProxyProcess]:
     """``prefixgate serve`` in front of ``upstream`` (both providers, or Anthropic at
     ``anthropic``), plus ``args``; stopped (SIGTERM, then SIGKILL) when the block exits if
     it is still running."""
     port = free_port()
     ledger = tmp_path / "ledger.sqlite"
     log = tmp_path / "serve.log"
-    cmd = [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port), "--openai-base", f"{upstream}/v1",
-           "--anthropic-base", anthropic or upstream, "--ledger", str(ledger), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "proxy.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--openai-base",
+        f"{upstream}/v1",
+        "--anthropic-base",
+        anthropic or upstream,
+        "--ledger",
+        str(ledger),
+        *args,
+    ]
     full_env = {**os.environ, "PREFIXGATE_HOME": str(tmp_path), **(env or {})}
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=subprocess.STDOUT)

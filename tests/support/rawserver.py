@@ -15,8 +15,8 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 _TAG = re.compile(rb"tag[=/]([A-Za-z0-9_-]+)")
 
@@ -39,7 +39,12 @@ class Reply:
 
 def echo_bytes(tag: str) -> bytes:
     body = b'{"tag":"' + tag.encode() + b'"}'
-    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
 
 
 def echo(tag: str) -> Reply:
@@ -67,7 +72,7 @@ class RawServer:
         self._stop = False
         self._threads: list[threading.Thread] = []
 
-    def __enter__(self) -> "RawServer":
+    def __enter__(self) -> RawServer:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
@@ -112,7 +117,9 @@ class RawServer:
                 method, target = (line.split(b" ") + [b"", b""])[:2]
                 with self._lock:
                     self.count += 1
-                    request = RawRequest(self.count, method, target, match.group(1).decode() if match else "?")
+                    request = RawRequest(
+                        self.count, method, target, match.group(1).decode() if match else "?"
+                    )
                     self.requests.append(request)
                 reply = self.script(request)
                 for data, delay in reply.pieces:

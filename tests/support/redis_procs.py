@@ -41,7 +41,9 @@ def _binaries(*names: str) -> list[str]:
 
 
 def _pings(cli: str, port: int) -> bool:
-    done = subprocess.run([cli, "-p", str(port), "ping"], check=False, capture_output=True, text=True, timeout=5)
+    done = subprocess.run(
+        [cli, "-p", str(port), "ping"], check=False, capture_output=True, text=True, timeout=5
+    )
     return done.stdout.strip() == "PONG"
 
 
@@ -76,9 +78,21 @@ class RedisProcess:
         self.starts += 1
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [self.server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.workdir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                self.server,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + timeout_s
         while not _pings(self.cli, self.port):
@@ -120,7 +134,13 @@ def node_port() -> int:
 
 
 def cluster_ok(port: int) -> bool:
-    out = subprocess.run(["redis-cli", "-p", str(port), "cluster", "info"], check=False, capture_output=True, text=True, timeout=5).stdout
+    out = subprocess.run(
+        ["redis-cli", "-p", str(port), "cluster", "info"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=5,
+    ).stdout
     return "cluster_state:ok" in out
 
 
@@ -157,20 +177,53 @@ def redis_cluster(tmp_path_factory, *extra: str) -> Iterator[Cluster]:
     try:
         for port in ports:
             workdir = tmp_path_factory.mktemp(f"cluster-{port}")
-            procs.append(subprocess.Popen(
-                [server, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-                 "--cluster-config-file", str(workdir / "nodes.conf"), "--cluster-node-timeout", "2000",
-                 "--save", "", "--appendonly", "no", "--dir", str(workdir), *extra],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        server,
+                        "--port",
+                        str(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        str(workdir / "nodes.conf"),
+                        "--cluster-node-timeout",
+                        "2000",
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--dir",
+                        str(workdir),
+                        *extra,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         deadline = time.monotonic() + 10
         for port in ports:
             while not _pings(cli, port):
                 if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                     missing("Redis Cluster (a node did not start)")
                 time.sleep(0.05)
-        created = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in ports), "--cluster-replicas", "0", "--cluster-yes"],
-                                 check=False, capture_output=True, text=True, timeout=30)
+        created = subprocess.run(
+            [
+                cli,
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert created.returncode == 0, created.stdout + created.stderr
         deadline = time.monotonic() + 15
         while not all(cluster_ok(p) for p in ports):

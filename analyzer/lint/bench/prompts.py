@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import random
 
-_WORDS = ("account billing invoice refund order shipment warehouse policy customer agent support escalation priority "
-          "subscription plan renewal upgrade downgrade discount coupon tax region currency payment method card bank "
-          "transfer dispute chargeback fraud review document contract signature approval workflow ticket queue "
-          "response answer question summary detail context reason example note warning error retry limit quota").split()
+_WORDS = (
+    "account billing invoice refund order shipment warehouse policy customer agent support escalation priority "
+    "subscription plan renewal upgrade downgrade discount coupon tax region currency payment method card bank "
+    "transfer dispute chargeback fraud review document contract signature approval workflow ticket queue "
+    "response answer question summary detail context reason example note warning error retry limit quota"
+).split()
 _STATIC = [
     "The Starter plan costs ${p}.50 per month and Pro costs ${q} per seat, billed annually at a {d}% discount.",
     "Version {a}.{b}.{c} of the mobile app fixed the login loop; ask users on {a}.{b}.0 or older to update.",
@@ -44,8 +46,14 @@ def _sentence(rng: random.Random) -> str:
 
 
 def _fill(template: str, rng: random.Random) -> str:
-    return template.format(p=rng.randint(10, 99), q=rng.randint(10, 99), a=rng.randint(1, 9), b=rng.randint(0, 9),
-                           c=rng.randint(0, 9), d=rng.randint(5, 40))
+    return template.format(
+        p=rng.randint(10, 99),
+        q=rng.randint(10, 99),
+        a=rng.randint(1, 9),
+        b=rng.randint(0, 9),
+        c=rng.randint(0, 9),
+        d=rng.randint(5, 40),
+    )
 
 
 def prompt(rng: random.Random, size: int = 20_480) -> str:
@@ -54,7 +62,7 @@ def prompt(rng: random.Random, size: int = 20_480) -> str:
         f"You are Nova, the support assistant of Acme Cloud.\nCurrent time: {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} UTC\n"
         f"Session: sess_{rng.getrandbits(64):016x}\nRequest id: {rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a{rng.getrandbits(12):03x}-{rng.getrandbits(48):012x}\n",
         "\n## Tools\n" + "\n".join(_fill(t, rng) for t in _TOOLS) + "\n",
-        "\n## Example request\n```json\n{\"order_id\": \"ORD-2024-000123\", \"created_at\": \"2024-01-05T10:00:00Z\"}\n```\n",
+        '\n## Example request\n```json\n{"order_id": "ORD-2024-000123", "created_at": "2024-01-05T10:00:00Z"}\n```\n',
         "\nGreet {customer_name} by name and mention their {plan_name} plan when relevant.\n",
     ]
     size_now = sum(map(len, parts))

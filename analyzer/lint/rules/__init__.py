@@ -38,9 +38,18 @@ class RuleEntry(Protocol):
 
 
 MODULES: list[RuleEntry] = [
-    *VOLATILE_VALUE_RULES, pg101_volatile_before_static_block, pg102_too_many_breakpoints,
-    pg103_breakpoint_after_volatile, pg104_prefix_below_minimum, pg105_no_breakpoint_at_stable_head, pg201_byte_order_mark, pg202_mixed_line_endings,
-    pg203_unsorted_json_keys, pg204_unsorted_tools, pg301_tool_order_differs, pg302_json_key_order_differs,
+    *VOLATILE_VALUE_RULES,
+    pg101_volatile_before_static_block,
+    pg102_too_many_breakpoints,
+    pg103_breakpoint_after_volatile,
+    pg104_prefix_below_minimum,
+    pg105_no_breakpoint_at_stable_head,
+    pg201_byte_order_mark,
+    pg202_mixed_line_endings,
+    pg203_unsorted_json_keys,
+    pg204_unsorted_tools,
+    pg301_tool_order_differs,
+    pg302_json_key_order_differs,
     pg303_prefix_diverges_early,
 ]
 BY_CODE: dict[str, RuleEntry] = {m.RULE.code: m for m in MODULES}

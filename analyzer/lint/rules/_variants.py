@@ -7,7 +7,8 @@ rules decide what a group and a value are and word the finding; this module only
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterator
+from collections.abc import Hashable, Iterator
+from typing import Any
 
 from analyzer.lint.documents import Request
 from analyzer.lint.model import Finding, Rule

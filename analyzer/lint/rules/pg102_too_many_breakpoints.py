@@ -9,9 +9,9 @@ Not for OpenAI's GPT-5.6 ``prompt_cache_breakpoint`` markers: there more than 4 
 
 from __future__ import annotations
 
+from analyzer.cache_rules import ANTHROPIC_MAX_BREAKPOINTS
 from analyzer.lint.doc import Doc
 from analyzer.lint.model import Finding, Rule
-from analyzer.cache_rules import ANTHROPIC_MAX_BREAKPOINTS
 
 RULE = Rule(
     code="PG102",
@@ -19,10 +19,10 @@ RULE = Rule(
     summary="More than 4 cache_control breakpoints in one request",
     message="{count} cache_control breakpoints; Anthropic allows {limit} per request and rejects this one (the extra one is at {field})",
     why="The Messages API accepts at most 4 cache_control markers across tools, system and messages; a fifth is a 400 error, "
-        "so the request fails instead of caching.",
+    "so the request fails instead of caching.",
     example="cache_control on every one of 6 system blocks",
     fix="Keep breakpoints only at the ends of stable regions: after the tools, after the system prompt, and on the last "
-        "1–2 messages of a conversation. Earlier prefixes are matched automatically from a later breakpoint.",
+    "1–2 messages of a conversation. Earlier prefixes are matched automatically from a later breakpoint.",
     severity="high",
     scope="request",
 )

@@ -17,8 +17,8 @@ RULE = Rule(
     summary="A cache_control breakpoint placed after volatile content",
     message="cache_control at {field} caches a prefix containing {label} `{value}` at {vfield}: each request writes a new entry (at the cache-write price) that is never read",
     why="A breakpoint asks the provider to write the prefix up to it into the cache, which costs more than plain input "
-        "(1.25× for 5 minutes, 2× for 1 hour on Anthropic). If that prefix contains a value that changes, the entry is never "
-        "hit again: you pay the write premium on every request and save nothing.",
+    "(1.25× for 5 minutes, 2× for 1 hour on Anthropic). If that prefix contains a value that changes, the entry is never "
+    "hit again: you pay the write premium on every request and save nothing.",
     example="system: [{text: 'Now: 2026-11-30T14:05Z …', cache_control: {type: ephemeral}}]",
     fix="Move the volatile value after the last breakpoint (into the final user message), or move the breakpoint before it.",
     severity="high",
@@ -46,12 +46,24 @@ def check(doc: Doc):
     for b, seg in enumerate(req.segments):
         if not seg.cache_control:
             continue
-        hit = next(((u, v) for u, vols in zip(doc.units, doc.vols) if u.segment is not None and u.segment <= b
-                    for v in vols if v.severity != "low"), None)
+        hit = next(
+            (
+                (u, v)
+                for u, vols in zip(doc.units, doc.vols)
+                if u.segment is not None and u.segment <= b
+                for v in vols
+                if v.severity != "low"
+            ),
+            None,
+        )
         if hit is None:
             continue
         unit, v = hit
-        field = f"{seg.path}.cache_control" if req.provider == "anthropic" else _marker_field(req.body, seg.path)
+        field = (
+            f"{seg.path}.cache_control" if req.provider == "anthropic" else _marker_field(req.body, seg.path)
+        )
         line, col = req.position(field)
         msg = RULE.message.format(field=field, label=LABELS[v.kind], value=short(v.value), vfield=unit.field)
-        yield Finding(RULE, msg, doc.file.path, line, col, field=field, key=f"{v.kind}:{unit.field}", group=v.kind)
+        yield Finding(
+            RULE, msg, doc.file.path, line, col, field=field, key=f"{v.kind}:{unit.field}", group=v.kind
+        )

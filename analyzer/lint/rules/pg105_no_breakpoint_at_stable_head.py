@@ -1,18 +1,12 @@
 """PG105 no-breakpoint-at-stable-head: a GPT-5.6+ request whose long stable head carries no breakpoint.
 
-GPT-5.6 and later cache only at breakpoints (:mod:`analyzer.cache_rules.openai`): the implicit
-one at the end of the newest message, and content parts marked ``prompt_cache_breakpoint``. An
-app that sends a long stable head (tools, the leading system/developer messages, Responses
-``instructions``) and one new user message per request marks nothing there, so its only
-breakpoint sits on the message that changes: every request writes the head again at 1.25×
-input and reads none of it (the codex pattern). Flagged from the provider's 1,024-token minimum,
-for 5.6+ models only (older ones cache any repeated prefix automatically and reject the
-marker). The head ends at its last system/developer message or ``instructions`` (tools and
-schemas before it are covered by a marker there; a head of tools alone has no part to mark and
-is not flagged, as the diagnosis and the missed savings do not count it). Not flagged: a head
-with a marker in it, or a request in
-``prompt_cache_options.mode: "explicit"`` whose markers after the head cover it (the app
-places its breakpoints itself). JSONL logs are read request by request, repeats collapsed.
+Its only breakpoint then sits on the changing newest message, so every request writes the head
+again at 1.25× and reads none of it (the codex pattern). Flagged from 1,024 tokens, for 5.6+
+models only; the head ends at its last system/developer message or ``instructions``. JSONL logs
+are read request by request, repeats collapsed.
+
+It does NOT flag a head of tools alone (no part to mark), a head with a marker in it, or an
+explicit-mode request whose markers after the head cover it. See docs/lint.md.
 """
 
 from __future__ import annotations
@@ -29,16 +23,16 @@ RULE = Rule(
     name="no-breakpoint-at-stable-head",
     summary="GPT-5.6+ request whose long stable head carries no prompt_cache_breakpoint",
     message="the stable head ({what}) is ≈{tokens:,} tokens and ends at {field} with no "
-            "prompt_cache_breakpoint: {model} caches only at breakpoints, and the implicit one sits on the newest message, "
-            "so every request writes the head again at 1.25× input and reads none of it",
+    "prompt_cache_breakpoint: {model} caches only at breakpoints, and the implicit one sits on the newest message, "
+    "so every request writes the head again at 1.25× input and reads none of it",
     why="From GPT-5.6 on, OpenAI writes cache entries only at breakpoints: one implicit breakpoint at the end of the newest "
-        "message and the content parts marked prompt_cache_breakpoint, and a later request reads an entry only on an exact "
-        "match at a breakpoint (no fallback to a shorter prefix). A long developer prompt followed by a new user message "
-        "per request therefore never hits: the only breakpoint is on the part that changes, and each write bills 1.25× input.",
+    "message and the content parts marked prompt_cache_breakpoint, and a later request reads an entry only on an exact "
+    "match at a breakpoint (no fallback to a shorter prefix). A long developer prompt followed by a new user message "
+    "per request therefore never hits: the only breakpoint is on the part that changes, and each write bills 1.25× input.",
     example="a 9,000-token developer message and one new user message per request, sent to gpt-5.6-terra with no marker",
     fix='Mark the last content part of the stable head: {"type": "text", "text": "…", "prompt_cache_breakpoint": '
-        '{"mode": "explicit"}} (Responses: move `instructions` into a developer input item and mark that). '
-        "`prefixgate serve --rewrite safe` can add it on the way.",
+    '{"mode": "explicit"}} (Responses: move `instructions` into a developer input item and mark that). '
+    "`prefixgate serve --rewrite safe` can add it on the way.",
     severity="high",
     scope="request",
 )
@@ -67,11 +61,13 @@ def check(doc: Doc):
     if head == 0 or tokens < OPENAI_56_RULES.min_tokens:
         return
     if any(s.cache_control is not None for s in segs[:head]):
-        return  # marked in the head
+        return
     if _explicit(req.body) and any(s.cache_control is not None for s in segs[head:]):
         return  # the app places its breakpoints itself, past the head
     last = segs[head - 1].path
     line, col = req.position(last)
     what = ", ".join(dict.fromkeys(_PARTS.get(s.kind, "system/developer messages") for s in segs[:head]))
     msg = RULE.message.format(what=what, tokens=tokens, field=last, model=req.model)
-    yield Finding(RULE, msg, doc.file.path, line, col, field=last, key=f"{last}:{BREAKPOINT_KEY}", group="head")
+    yield Finding(
+        RULE, msg, doc.file.path, line, col, field=last, key=f"{last}:{BREAKPOINT_KEY}", group="head"
+    )

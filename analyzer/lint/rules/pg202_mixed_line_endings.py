@@ -13,7 +13,7 @@ RULE = Rule(
     summary="Mixed CRLF and LF line endings in a prompt",
     message="mixed line endings{where}: {crlf} CRLF and {lf} LF; the first {odd} is here, and an editor or git setting can flip them",
     why="A prompt assembled from files with different line endings (or checked out with core.autocrlf) changes bytes "
-        "when the file moves between machines, and \\r\\n and \\n are different tokens: the cached prefix no longer matches.",
+    "when the file moves between machines, and \\r\\n and \\n are different tokens: the cached prefix no longer matches.",
     example="a template edited on Windows and on Linux, half CRLF and half LF",
     fix="Normalise to LF (`prefixgate lint --fix` converts CRLF to LF) and add `*.md text eol=lf` to .gitattributes.",
     severity="medium",
@@ -34,5 +34,10 @@ def check(doc: Doc):
         odd_is_lf = len(lone) <= crlf
         at = lone[0] if odd_is_lf else text.index("\r\n")
         line, col = unit.position(at)
-        msg = RULE.message.format(where=f" at {unit.field}" if unit.field else "", crlf=crlf, lf=len(lone), odd="LF" if odd_is_lf else "CRLF")
+        msg = RULE.message.format(
+            where=f" at {unit.field}" if unit.field else "",
+            crlf=crlf,
+            lf=len(lone),
+            odd="LF" if odd_is_lf else "CRLF",
+        )
         yield Finding(RULE, msg, doc.file.path, line, col, field=unit.field, key="mixed", group="eol")

@@ -14,7 +14,7 @@ RULE = Rule(
     summary="Tool or schema JSON with unsorted object keys",
     message="keys of {field} are not sorted ({keys}); key order reaches the prompt, so code that builds this object another way forks the cache",
     why="Tool definitions and structured-output schemas are rendered into the prompt with their key order. Two code paths "
-        "(or a dict built in a different order) produce the same schema with different bytes; sorted keys are one canonical form.",
+    "(or a dict built in a different order) produce the same schema with different bytes; sorted keys are one canonical form.",
     example='{"type": "object", "required": ["q"], "properties": {...}} in one service and properties-first in another',
     fix="Serialise schemas with sorted keys (json.dumps(..., sort_keys=True)); `prefixgate lint --fix` sorts them in request files.",
     severity="low",
@@ -53,4 +53,13 @@ def check(doc: Doc):
             field, keys = found
             line, col = req.position(field)
             shown = ", ".join(keys[:4]) + (", …" if len(keys) > 4 else "")
-            yield Finding(RULE, RULE.message.format(field=field, keys=shown), doc.file.path, line, col, field=field, key=field, group="keys")
+            yield Finding(
+                RULE,
+                RULE.message.format(field=field, keys=shown),
+                doc.file.path,
+                line,
+                col,
+                field=field,
+                key=field,
+                group="keys",
+            )

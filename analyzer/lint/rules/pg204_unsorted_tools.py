@@ -13,7 +13,7 @@ RULE = Rule(
     summary="Tools not sorted by name",
     message="tools are not sorted by name ({names}); tools come first in the prompt, so a different order forks the cache at token 0",
     why="Tools are rendered before the system prompt. Lists built from sets, dict iteration or plugin discovery change "
-        "order between processes, and a reordered tool list shares no cached prefix at all.",
+    "order between processes, and a reordered tool list shares no cached prefix at all.",
     example="tools: [search, calculator, browse] from one worker and [calculator, search, browse] from another",
     fix="Sort tools by name when building the request; `prefixgate lint --fix` sorts them in request files.",
     severity="low",
@@ -43,4 +43,13 @@ def check(doc: Doc):
     if all(names) and names != sorted(names):
         line, col = req.position("tools")
         shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
-        yield Finding(RULE, RULE.message.format(names=shown), doc.file.path, line, col, field="tools", key=",".join(names), group="tools")
+        yield Finding(
+            RULE,
+            RULE.message.format(names=shown),
+            doc.file.path,
+            line,
+            col,
+            field="tools",
+            key=",".join(names),
+            group="tools",
+        )

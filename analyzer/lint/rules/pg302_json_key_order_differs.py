@@ -16,7 +16,7 @@ RULE = Rule(
     summary="The same tool or schema JSON with a different key order across requests",
     message="{what} has the same content as at line {first_line} but a different key order ({count} request(s)): its bytes, and every cached prefix after it, differ",
     why="Key order reaches the prompt. Two services (or two code paths) that build the same schema in a different order "
-        "send different bytes, and the provider caches them separately.",
+    "send different bytes, and the provider caches them separately.",
     example='line 1: {"name": "search", "parameters": …}; line 2: {"parameters": …, "name": "search"}',
     fix="Serialise tools and schemas with sorted keys everywhere (json.dumps(..., sort_keys=True)).",
     severity="high",
@@ -40,6 +40,8 @@ def check(requests: list[Request]):
                 continue
             what = f"tool `{name}` ({seg.path})" if seg.kind == "tool" else f"the schema at {seg.path}"
             line, col = req.position(seg.path)
-            finding = Finding(RULE, "", req.file.path, line, col, field=seg.path, key=f"{name}:{raw[:200]}", group="keys")
+            finding = Finding(
+                RULE, "", req.file.path, line, col, field=seg.path, key=f"{name}:{raw[:200]}", group="keys"
+            )
             variants.report(group, raw, finding, what=what, first_line=base[1].line)
     yield from variants.findings(RULE)

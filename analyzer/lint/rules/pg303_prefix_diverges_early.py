@@ -13,8 +13,8 @@ RULE = Rule(
     summary="Consecutive requests of a session diverge early",
     message="{cause} at {field} offset {offset:,} forks {count} of {pairs} consecutive request pair(s){session}; everything after it is re-billed",
     why="In a conversation each request should extend the previous one, so the whole history is a cache hit. When an early "
-        "part changes between turns (a timestamp in the system prompt, a rewritten summary, reordered tools), every turn "
-        "pays full price for the whole prompt.",
+    "part changes between turns (a timestamp in the system prompt, a rewritten summary, reordered tools), every turn "
+    "pays full price for the whole prompt.",
     example="turn 1 system: 'Now: 14:05'; turn 2 system: 'Now: 14:06'",
     fix="Keep everything before the newest turn byte-identical between turns; move changing values into the newest message.",
     severity="high",
@@ -46,17 +46,27 @@ def check(requests: list[Request]):
         fork = text_fork(prev.body, prev.segments, req.body, req.segments, shared)
         if fork is None:
             continue
-        if session is None and fork.similarity < MIN_SIMILARITY:  # without a session id: forks inside one template only
+        if (
+            session is None and fork.similarity < MIN_SIMILARITY
+        ):  # without a session id: forks inside one template only
             continue
-        cause = f"the {CAUSES[fork.kind]} `{short(fork.volatile.value, 32)}`" if fork.volatile else CAUSES["content"]
+        cause = (
+            f"the {CAUSES[fork.kind]} `{short(fork.volatile.value, 32)}`"
+            if fork.volatile
+            else CAUSES["content"]
+        )
         gkey = (fork.field, fork.kind)
         if gkey in groups:
             groups[gkey][1] += 1
             continue
         line, col = req.position(fork.field, fork.at if fork.text else None)
-        finding = Finding(RULE, "", req.file.path, line, col, field=fork.field, key=f"{gkey[0]}:{gkey[1]}", group=gkey[1])
+        finding = Finding(
+            RULE, "", req.file.path, line, col, field=fork.field, key=f"{gkey[0]}:{gkey[1]}", group=gkey[1]
+        )
         groups[gkey] = [finding, 1, cause, fork.at, session]
     for finding, count, cause, offset, session in groups.values():
         sess = " of one session" if session is not None else ""
-        finding.message = RULE.message.format(cause=cause, field=finding.field, offset=offset, count=count, pairs=pairs, session=sess)
+        finding.message = RULE.message.format(
+            cause=cause, field=finding.field, offset=offset, count=count, pairs=pairs, session=sess
+        )
         yield finding

@@ -1,18 +1,11 @@
-"""Prompts where they live in code: prompt-like string literals and templates in Python and
-JavaScript/TypeScript files, turned into text units the PG0xx rules read.
+"""Prompts where they live in code: prompt-like literals and templates in Python and JS/TS files.
 
-- :mod:`.pieces` — one template as literal pieces and interpolations; its text unit,
-  positions in the file and volatile values (the literal parts through
-  :func:`analyzer.detect.find_volatile`, each interpolation by what it names or calls).
-- :mod:`.promptlike` — which literals are prompts (their name, their call, prose).
-- :mod:`.python` — Python: strings, f-strings, ``.format`` and ``%`` templates, ``+``
-  concatenation, parsed with ``ast`` (positions from ``tokenize``); :mod:`.pystrings`
-  decodes one string token.
-- :mod:`.javascript` — JS/TS: strings, template literals and ``+`` concatenation, parsed
-  with tree-sitter.
+:mod:`.pieces` (one template: literal pieces, interpolations, positions, volatile values),
+:mod:`.promptlike` (which literals are prompts), :mod:`.python` (``ast`` + ``tokenize``;
+:mod:`.pystrings` decodes a token) and :mod:`.javascript` (tree-sitter) turn them into the text
+units the PG0xx rules read. Static strings with no interpolation are linted like a prompt file.
 
-Static strings with no interpolation are linted as prompts, like a prompt file. Nothing
-here reads files or reports findings.
+It does NOT read files or report findings.
 """
 
 from __future__ import annotations

@@ -1,23 +1,18 @@
 """JavaScript and TypeScript source → prompt templates, parsed with tree-sitter.
 
-Templates found: string literals, template literals (`` `…${expr}…` ``) and ``+`` chains
-joining literals with expressions (``"Today is " + new Date().toDateString()``, also after
-``+=``). Each ``${…}`` substitution and each non-literal operand is judged by what it calls
-and names (:func:`analyzer.detection.names.judge`), following ``const``/``let``/``var``
-declarations in the file (``const now = new Date().toISOString()`` makes ``${now}``
-volatile). Tagged templates (``sql`…```, ``css`…```), imports and literals that are no
-prompt (:mod:`.promptlike`) are skipped.
+Finds string literals, template literals and ``+`` / ``+=`` chains; each ``${…}`` and
+non-literal operand is judged by what it calls and names, following ``const``/``let``/``var``
+declarations. Byte positions become characters of the file text. Grammars: the
+``tree-sitter-javascript`` and ``tree-sitter-typescript`` wheels (TypeScript for ``.ts``, TSX
+for ``.tsx``, JavaScript with JSX otherwise).
 
-tree-sitter works in UTF-8 bytes; positions are converted to characters of the file text.
-The grammars come from the ``tree-sitter-javascript`` and ``tree-sitter-typescript`` wheels
-(TypeScript for ``.ts``, TSX for ``.tsx``, JavaScript with JSX otherwise). This module reads
-no file.
+It does NOT read files, or take tagged templates (``sql`…```), imports or non-prompt literals.
 """
 
 from __future__ import annotations
 
 import bisect
-from functools import lru_cache
+from functools import cache
 
 from analyzer.detection.names import Verdict, judge
 from analyzer.lint.sources.pieces import Piece, Template
@@ -26,21 +21,25 @@ from analyzer.lint.sources.promptlike import is_prompt, skipped_call
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(dialect: str):
     from tree_sitter import Language, Parser
 
     if dialect == "javascript":
         import tree_sitter_javascript as grammar
+
         lang = grammar.language()
     else:
         import tree_sitter_typescript as grammar
+
         lang = grammar.language_tsx() if dialect == "tsx" else grammar.language_typescript()
     return Parser(Language(lang))
 
 
 def dialect_of(suffix: str) -> str:
-    return {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx"}.get(suffix.lower(), "javascript")
+    return {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx"}.get(
+        suffix.lower(), "javascript"
+    )
 
 
 def _unescape(seq: str) -> str:
@@ -68,8 +67,12 @@ class _File:
         for node in self.walk(self.tree.root_node):
             if node.type == "variable_declarator":
                 name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-                if name is not None and value is not None and name.type == "identifier" \
-                        and value.type not in ("string", "template_string", "binary_expression"):
+                if (
+                    name is not None
+                    and value is not None
+                    and name.type == "identifier"
+                    and value.type not in ("string", "template_string", "binary_expression")
+                ):
                     v = self.verdict(value, calls_only=True)
                     if v:
                         self.declared[self.src(name)] = v
@@ -95,7 +98,7 @@ class _File:
         return bisect.bisect_left(self._byte_starts, byte)
 
     def src(self, node) -> str:
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def verdict(self, node, calls_only: bool = False) -> Verdict | None:
         """Why an expression is volatile; ``calls_only`` for what a declaration passes on (its calls)."""
@@ -104,7 +107,12 @@ class _File:
         for n in self.walk(node):
             if n.type == "call_expression":
                 fn, args = n.child_by_field_name("function"), n.child_by_field_name("arguments")
-                calls.append(("".join(self.src(fn).split()).replace("?.", "."), len(args.named_children) if args is not None else None))
+                calls.append(
+                    (
+                        "".join(self.src(fn).split()).replace("?.", "."),
+                        len(args.named_children) if args is not None else None,
+                    )
+                )
             elif n.type == "new_expression":
                 ctor, args = n.child_by_field_name("constructor"), n.child_by_field_name("arguments")
                 calls.append(("new " + self.src(ctor), len(args.named_children) if args is not None else 0))
@@ -115,7 +123,9 @@ class _File:
             return v
         for name in names:
             if name in self.declared:
-                return Verdict(f"`{name}` holds a value that {self.declared[name].reason}", self.declared[name].severity)
+                return Verdict(
+                    f"`{name}` holds a value that {self.declared[name].reason}", self.declared[name].severity
+                )
         return None
 
     def literal(self, node) -> list[Piece]:
@@ -139,7 +149,9 @@ class _File:
                     pieces.append(Piece("".join(chars), offs + [self.char(child.start_byte)]))
                     chars, offs = [], []
                 expr = child.named_children[0] if child.named_children else child
-                pieces.append(Piece(self.src(child), start=self.char(child.start_byte), verdict=self.verdict(expr)))
+                pieces.append(
+                    Piece(self.src(child), start=self.char(child.start_byte), verdict=self.verdict(expr))
+                )
         if chars:
             pieces.append(Piece("".join(chars), offs + [self.char(node.end_byte) - 1]))
         return pieces
@@ -170,7 +182,7 @@ class _Finder:
             if t == "arguments":
                 call = p.parent
                 fn = call.child_by_field_name("function") or call.child_by_field_name("constructor")
-                name = ("".join(f.src(fn).split()) if fn is not None else "")
+                name = "".join(f.src(fn).split()) if fn is not None else ""
                 return name, skipped_call(name) or call.type == "new_expression" and name.endswith("Error")
             if t == "call_expression":
                 return "", True  # a tagged template: sql`…`, css`…`, gql`…`
@@ -178,8 +190,13 @@ class _Finder:
                 return "", True
             if t == "return_statement" or t in ("arrow_function",) and cur.type != "statement_block":
                 fn = p
-                while fn is not None and fn.type not in ("function_declaration", "method_definition", "function_expression",
-                                                        "arrow_function", "generator_function_declaration"):
+                while fn is not None and fn.type not in (
+                    "function_declaration",
+                    "method_definition",
+                    "function_expression",
+                    "arrow_function",
+                    "generator_function_declaration",
+                ):
                     fn = fn.parent
                 if fn is None:
                     return "", False
@@ -190,7 +207,13 @@ class _Finder:
                 continue
             if t == "binary_expression" and f.src(p.child_by_field_name("operator")) != "+":
                 return "", True  # compared, not sent: x === "…"
-            if t in ("throw_statement", "jsx_attribute", "import_statement", "switch_case", "subscript_expression"):
+            if t in (
+                "throw_statement",
+                "jsx_attribute",
+                "import_statement",
+                "switch_case",
+                "subscript_expression",
+            ):
                 return "", True
             cur = p
         return "", False
@@ -198,7 +221,9 @@ class _Finder:
     def plus_chain(self, node) -> list:
         """Leaves of a ``+`` chain rooted at ``node``."""
         if node.type == "binary_expression" and self.f.src(node.child_by_field_name("operator")) == "+":
-            return self.plus_chain(node.child_by_field_name("left")) + self.plus_chain(node.child_by_field_name("right"))
+            return self.plus_chain(node.child_by_field_name("left")) + self.plus_chain(
+                node.child_by_field_name("right")
+            )
         if node.type == "parenthesized_expression" and len(node.named_children) == 1:
             inner = node.named_children[0]
             if inner.type == "binary_expression":
@@ -221,7 +246,9 @@ class _Finder:
                     if leaf.type in ("string", "template_string"):
                         pieces += f.literal(leaf)
                     else:
-                        pieces.append(Piece(f.src(leaf), start=f.char(leaf.start_byte), verdict=f.verdict(leaf)))
+                        pieces.append(
+                            Piece(f.src(leaf), start=f.char(leaf.start_byte), verdict=f.verdict(leaf))
+                        )
                 for sub in f.walk(node):
                     seen.add(sub.id)
             elif node.type in ("string", "template_string"):

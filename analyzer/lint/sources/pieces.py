@@ -1,17 +1,12 @@
 """One prompt template found in code: literal pieces and interpolations, in order.
 
-A :class:`Template` is what a language module (:mod:`.python`, :mod:`.javascript`) builds
-from a string literal, an f-string, a template literal or a ``+`` concatenation. Each
-:class:`Piece` is either literal text (decoded, with the file offset of every character,
-escapes included) or an interpolation (its source text as written, where it starts, and
-the :class:`~analyzer.detection.names.Verdict` its language module gave it).
+A :class:`Template` is built by a language module from a literal, f-string, template literal
+or ``+`` chain; each :class:`Piece` is decoded literal text (with every character's file
+offset) or an interpolation (source text, start, :class:`~analyzer.detection.names.Verdict`).
+:func:`volatile_values` runs :func:`analyzer.detect.find_volatile` over the literal parts with
+each interpolation as a neutral slot, and reports an interpolation volatile by name, call or label.
 
-:func:`volatile_values` finds the volatile values of a template: the literal parts go through
-:func:`analyzer.detect.find_volatile` with every interpolation standing in as a neutral slot
-(so "Current date: ${EXPR}" is judged by its label, and "Today is {x}" is still a
-today-phrase), and each interpolation is reported at its own place when its name or call
-makes it volatile, or when the slot standing in for it was judged volatile by its label.
-This module parses no code.
+It does NOT parse code.
 """
 
 from __future__ import annotations
@@ -25,9 +20,12 @@ from analyzer.detection.names import Verdict
 @dataclass
 class Piece:
     text: str
-    offsets: list[int] | None = None  # literal: file offset of each character, then one past the last
-    start: int = 0  # interpolation: file offset of its first character
-    verdict: Verdict | None = None  # interpolation: why it is volatile, if it is
+    #: literal: file offset of each character, then one past the last
+    offsets: list[int] | None = None
+    #: interpolation: file offset of its first character
+    start: int = 0
+    #: interpolation: why it is volatile, if it is
+    verdict: Verdict | None = None
 
     @property
     def literal(self) -> bool:
@@ -42,7 +40,8 @@ class Piece:
 @dataclass
 class Template:
     pieces: list[Piece] = field(default_factory=list)
-    name: str = ""  # what the code calls it: a variable, key, keyword or function name
+    #: what the code calls it: a variable, key, keyword or function name
+    name: str = ""
 
     @property
     def text(self) -> str:
@@ -98,5 +97,5 @@ def volatile_values(t: Template) -> list[Volatile]:
             out.append(Volatile("placeholder", a, b, p.text, "high", v.reason))
     for v in found:
         if not any(a < v.end and v.start < b for a, b, _ in slots):
-            out.append(Volatile(v.kind, v.start, v.end, text[v.start:v.end], v.severity, v.reason))
+            out.append(Volatile(v.kind, v.start, v.end, text[v.start : v.end], v.severity, v.reason))
     return sorted(out, key=lambda v: v.start)

@@ -1,44 +1,46 @@
 """Which string literals in code are prompts?
 
-Code is full of strings that are no prompt: log lines, SQL, regexes, date formats, test
-fixtures, error messages. A literal (or template) is linted as a prompt when
+A literal or template is a prompt when the code names it like one (assigned to, passed as,
+keyed by or returned from ``*prompt*``, ``system``, ``instructions``, ``template`` …:
+:data:`PROMPT_NAME`, not ``message``; or built by a ``*Prompt*``/``SystemMessage`` call), or
+it reads like prose (three different common English words; interpolated: five words, two).
 
-- the code names it like one: assigned to, passed as, keyed by or returned from something
-  called ``*prompt*``, ``system``, ``instructions``, ``template``, ``persona``, ``content``
-  … (:data:`PROMPT_NAME`; not ``message``, which in code is mostly a log or error text), or
-  built by a ``*Prompt*``/``*Template``/``SystemMessage`` call; or
-- it reads like prose: at least three different common English words in lower or sentence
-  case (SQL keywords, constants and formats do not count), or an interpolated text of at
-  least five words with two;
-
-and never when its name says it is an example (``example=…``, ``TEST_PROMPT``) or it is an
-argument of logging, printing, an exception, a regex, a date parser/formatter, a path or
-environment look-up, or a string method such as ``replace`` (:func:`skipped_call`). Language modules find the names; this module only decides.
+It does NOT take examples (``example=…``, ``TEST_PROMPT``) or arguments of logging, printing,
+exceptions, regexes, date parsing, paths, env look-ups or string methods (:func:`skipped_call`),
+nor find names itself (the language modules do).
 """
 
 from __future__ import annotations
 
 import re
 
-PROMPT_NAME = re.compile(r"(?i)(?:prompt|system|instruction|template|persona|preamble|content|context|guideline|rules|"
-                         r"directive|description|greeting|policy|few_?shot|backstory|goal|intro|tmpl|tpl)")
+PROMPT_NAME = re.compile(
+    r"(?i)(?:prompt|system|instruction|template|persona|preamble|content|context|guideline|rules|"
+    r"directive|description|greeting|policy|few_?shot|backstory|goal|intro|tmpl|tpl)"
+)
 _SAMPLE_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:examples?|samples?|test|fixture|mock|fake|dummy)(?:[^a-z]|$)")
 _SKIP_CALL = re.compile(
     r"(?:^|\.)(?:print|debug|info|warning|warn|error|exception|critical|fatal|trace|log|compile|match|search|sub|subn|fullmatch"
     r"|findall|finditer|split|strptime|strftime|parse|execute|executemany|executescript|open|getenv|get|join|exists|startswith"
     r"|endswith|replace|replaceAll|encode|decode|loads|dumps|stringify|require|RegExp|querySelector|querySelectorAll"
     r"|getElementById|addEventListener|fetch|setHeader|set|format_exc|assert\w*|fail|skip|xfail|raises|warns|Error|Exception"
-    r"|\w+Error|\w+Exception)$")
-_WORD = re.compile(r"\b[A-Z]?[a-z]+\b")  # words in lower or sentence case: SQL and constants are upper case
+    r"|\w+Error|\w+Exception)$"
+)
+#: words in lower or sentence case: SQL and constants are upper case
+_WORD = re.compile(r"\b[A-Z]?[a-z]+\b")
 _ANY_WORD = re.compile(r"[A-Za-z]{2,}")
-_COMMON = frozenset("the a an you your to of and is are be in for with on this that it as if or not do use will can must should "
-                    "when what which who how they them their we our from by at have has was were never always only all any "
-                    "into about please user assistant answer respond reply help question task".split())  # and prompts' own words
+_COMMON = frozenset(
+    "the a an you your to of and is are be in for with on this that it as if or not do use will can must should "
+    "when what which who how they them their we our from by at have has was were never always only all any "
+    "into about please user assistant answer respond reply help question task".split()
+)  # and prompts' own words
 
 
 def skipped_call(dotted: str) -> bool:
     """Arguments of this call are not prompts (``log.info``, ``console.error``, ``re.compile`` …)."""
-    return bool(_SKIP_CALL.search(dotted)) or dotted.startswith(("console.", "logger.", "logging.", "log.", "os.path.", "path."))
+    return bool(_SKIP_CALL.search(dotted)) or dotted.startswith(
+        ("console.", "logger.", "logging.", "log.", "os.path.", "path.")
+    )
 
 
 def prompt_named(name: str) -> bool:

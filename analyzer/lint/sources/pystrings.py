@@ -16,7 +16,9 @@ import warnings
 from analyzer.lint.sources.pieces import Piece
 
 _PREFIX = re.compile(r"([rRbBuUfF]*)('''|\"\"\"|'|\")")
-_ESCAPE = re.compile(r"\\(?:N\{[^}]*\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\r\n|.)", re.S)
+_ESCAPE = re.compile(
+    r"\\(?:N\{[^}]*\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\r\n|.)", re.S
+)
 _OPEN, _CLOSE = "{[(", "}])"
 
 
@@ -69,14 +71,14 @@ def lex(token: str, start: int) -> list[Piece] | None:
 
     while i < end:
         c = token[i]
-        if fmt and c in "{}" and token[i + 1:i + 2] == c:
+        if fmt and c in "{}" and token[i + 1 : i + 2] == c:
             chars.append(c)
             offs.append(start + i)
             i += 2
         elif fmt and c == "{":
             j = _close_brace(token, i, end)
             flush()
-            pieces.append(Piece(token[i:j + 1], start=start + i))
+            pieces.append(Piece(token[i : j + 1], start=start + i))
             i = j + 1
         elif c == "\\" and not raw:
             e = _ESCAPE.match(token, i)

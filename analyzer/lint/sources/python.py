@@ -1,18 +1,13 @@
 """Python source → prompt templates: ``ast`` for the structure, ``tokenize`` for exact places.
 
-Templates found: string literals and f-strings (implicit concatenation included),
-``"…".format(…)`` and ``"…" % (…)`` templates, and ``+`` chains that join literals with
-expressions (``"Today is " + date.today().isoformat()``). An interpolation — an f-string
-field, a ``.format`` field or ``%`` conversion filled with an argument, a non-literal
-operand of ``+`` — is judged by what it calls and names (:func:`analyzer.detection.names.judge`),
-following simple assignments in the file (``stamp = datetime.now().isoformat()`` makes
-``{stamp}`` volatile). Docstrings, bytes, and literals that are no prompt
-(:mod:`.promptlike`) are skipped.
+Finds string literals, f-strings, ``.format`` and ``%`` templates and ``+`` chains; each
+interpolation is judged by what it calls and names (:func:`analyzer.detection.names.judge`),
+following simple assignments in the file. ``ast`` columns are UTF-8 byte offsets; string tokens
+are decoded by :mod:`.pystrings`, each character keeping its source offset (an escape maps to
+its backslash).
 
-Positions: ``ast`` columns are UTF-8 byte offsets; string tokens come from ``tokenize`` in
-characters and are decoded by :mod:`.pystrings`, each character keeping the offset of the
-source text it came from (an escape such as ``\\n`` maps to its backslash). A file that is not valid
-Python raises :class:`SyntaxError`; this module reads no file.
+It does NOT read files, or take docstrings, bytes and non-prompt literals (:mod:`.promptlike`);
+invalid Python raises :class:`SyntaxError`.
 """
 
 from __future__ import annotations
@@ -55,18 +50,31 @@ class _File:
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
-        self.tokens: list[tuple[int, int, str]] = []  # (start, end, text) of every STRING token
+        #: (start, end, text) of every STRING token
+        self.tokens: list[tuple[int, int, str]] = []
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.STRING:
                 self.tokens.append((self.offset(*tok.start), self.offset(*tok.end), tok.string))
         self.token_starts = [t[0] for t in self.tokens]
-        self.docstrings = {id(b[0].value) for n in ast.walk(self.tree)
-                           if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                           for b in [n.body] if b and isinstance(b[0], ast.Expr) and isinstance(b[0].value, (ast.Constant, ast.JoinedStr))}
+        self.docstrings = {
+            id(b[0].value)
+            for n in ast.walk(self.tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            for b in [n.body]
+            if b and isinstance(b[0], ast.Expr) and isinstance(b[0].value, (ast.Constant, ast.JoinedStr))
+        }
         self.assigned: dict[str, Verdict] = {}
-        for node in sorted((n for n in ast.walk(self.tree) if isinstance(n, (ast.Assign, ast.AnnAssign))), key=lambda n: n.lineno):
+        for node in sorted(
+            (n for n in ast.walk(self.tree) if isinstance(n, (ast.Assign, ast.AnnAssign))),
+            key=lambda n: n.lineno,
+        ):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if node.value is not None and len(targets) == 1 and isinstance(targets[0], ast.Name) and not _is_text(node.value):
+            if (
+                node.value is not None
+                and len(targets) == 1
+                and isinstance(targets[0], ast.Name)
+                and not _is_text(node.value)
+            ):
                 v = self.verdict(node.value, calls_only=True)
                 if v:
                     self.assigned[targets[0].id] = v
@@ -78,8 +86,11 @@ class _File:
         def char_col(line: int, col: int) -> int:
             s = self.lines[line - 1]
             return col if s.isascii() else len(s.encode("utf-8")[:col].decode("utf-8", "replace"))
-        return (self.offset(node.lineno, char_col(node.lineno, node.col_offset)),
-                self.offset(node.end_lineno, char_col(node.end_lineno, node.end_col_offset)))
+
+        return (
+            self.offset(node.lineno, char_col(node.lineno, node.col_offset)),
+            self.offset(node.end_lineno, char_col(node.end_lineno, node.end_col_offset)),
+        )
 
     def verdict(self, node: ast.AST, calls_only: bool = False) -> Verdict | None:
         """Why an expression is volatile. ``calls_only``: only by what it calls (what an assignment
@@ -98,7 +109,9 @@ class _File:
             return v
         for name in names:
             if name in self.assigned:
-                return Verdict(f"`{name}` holds a value that {self.assigned[name].reason}", self.assigned[name].severity)
+                return Verdict(
+                    f"`{name}` holds a value that {self.assigned[name].reason}", self.assigned[name].severity
+                )
         return None
 
     def literal_pieces(self, node: ast.AST) -> list[Piece] | None:
@@ -149,7 +162,7 @@ def _split(pieces: list[Piece], pattern: re.Pattern, fill) -> list[Piece]:
             if v is None:
                 continue
             if m.start() > at:
-                out.append(Piece(p.text[at:m.start()], p.offsets[at:m.start()] + [p.offsets[m.start()]]))
+                out.append(Piece(p.text[at : m.start()], p.offsets[at : m.start()] + [p.offsets[m.start()]]))
             out.append(Piece(m.group(0), start=p.offsets[m.start()], verdict=v))
             at = m.end()
         out.append(Piece(p.text[at:], p.offsets[at:]) if at else p)
@@ -179,11 +192,20 @@ class _Finder:
                 return p.arg or "", isinstance(call, ast.Call) and skipped_call(_dotted(call.func))
             if isinstance(p, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = p.targets if isinstance(p, ast.Assign) else [p.target]
-                return " ".join(_dotted(t) if not isinstance(t, ast.Subscript) else ast.unparse(t) for t in targets), False
+                return " ".join(
+                    _dotted(t) if not isinstance(t, ast.Subscript) else ast.unparse(t) for t in targets
+                ), False
             if isinstance(p, ast.Dict) and cur in p.values:
                 key = p.keys[p.values.index(cur)]
-                return (key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""), False
-            if isinstance(p, ast.Tuple) and p.elts and p.elts[0] is not cur and isinstance(p.elts[0], ast.Constant):
+                return (
+                    key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
+                ), False
+            if (
+                isinstance(p, ast.Tuple)
+                and p.elts
+                and p.elts[0] is not cur
+                and isinstance(p.elts[0], ast.Constant)
+            ):
                 return str(p.elts[0].value), False
             if isinstance(p, ast.Return):
                 fn = p
@@ -211,20 +233,38 @@ class _Finder:
                 return None
             pieces: list[Piece] = []
             for leaf in leaves:
-                got = self.template(leaf) if _is_str(leaf) or isinstance(leaf, (ast.Call, ast.BinOp)) and self.is_template(leaf) else None
+                got = (
+                    self.template(leaf)
+                    if _is_str(leaf) or isinstance(leaf, (ast.Call, ast.BinOp)) and self.is_template(leaf)
+                    else None
+                )
                 pieces += got if got is not None else [f.interpolation(leaf)]
             return pieces
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_str(node.left):
             pieces = f.literal_pieces(node.left)
             right = node.right
             elts = right.elts if isinstance(right, ast.Tuple) else [right]
-            named = {k.value: v for k, v in zip(right.keys, right.values) if isinstance(k, ast.Constant)} if isinstance(right, ast.Dict) else {}
+            named = (
+                {k.value: v for k, v in zip(right.keys, right.values) if isinstance(k, ast.Constant)}
+                if isinstance(right, ast.Dict)
+                else {}
+            )
 
             def fill(m: re.Match, n: int) -> Verdict | None:
-                target = named.get(m.group(1)) if m.group(1) else (elts[n] if n < len(elts) and not named else None)
+                target = (
+                    named.get(m.group(1))
+                    if m.group(1)
+                    else (elts[n] if n < len(elts) and not named else None)
+                )
                 return f.verdict(target) if target is not None else None
+
             return _split(pieces, _PERCENT, fill) if pieces is not None else None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" and _is_str(node.func.value):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and _is_str(node.func.value)
+        ):
             pieces = f.literal_pieces(node.func.value)
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             auto = iter(range(len(node.args)))
@@ -239,22 +279,31 @@ class _Finder:
                 else:
                     target = kw.get(field)
                 return f.verdict(target) if target is not None else None
+
             return _split(pieces, _FORMAT_FIELD, fill) if pieces is not None else None
         if _is_str(node) and id(node) not in f.docstrings:
             return f.literal_pieces(node)
         return None
 
     def is_template(self, node: ast.AST) -> bool:
-        return ((isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_str(node.left))
-                or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
-                    and _is_str(node.func.value)))
+        return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_str(node.left)) or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and _is_str(node.func.value)
+        )
 
     def templates(self) -> list[Template]:
         out: list[Template] = []
         for node in ast.walk(self.f.tree):
             if id(node) in self.handled:
                 continue
-            if not (_is_str(node) or isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) or self.is_template(node)):
+            if not (
+                _is_str(node)
+                or isinstance(node, ast.BinOp)
+                and isinstance(node.op, (ast.Add, ast.Mod))
+                or self.is_template(node)
+            ):
                 continue
             pieces = self.template(node)
             if pieces is None:

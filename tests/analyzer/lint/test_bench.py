@@ -29,4 +29,6 @@ def test_generated_prompts_are_deterministic_and_find_only_the_header_values():
     assert a == b and all(len(p) == 20_480 for p in a)
     for p in a:
         assert [v.kind for v in find_volatile(p)] == ["today-phrase", "time", "request-id", "uuid"]
-        assert len(legacy_detect.find_volatile(p)) > 4  # the old detector also flags examples, cut-offs and versions
+        assert (
+            len(legacy_detect.find_volatile(p)) > 4
+        )  # the old detector also flags examples, cut-offs and versions

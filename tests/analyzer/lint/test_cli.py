@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from tests.support import FIXTURES as ALL_FIXTURES
 from analyzer.lint.cli import lint_command
+from tests.support import FIXTURES as ALL_FIXTURES
 
 SCHEMA = json.loads((ALL_FIXTURES / "sarif-schema-2.1.0.json").read_text())
 FIXTURES = ALL_FIXTURES / "lint"
@@ -45,12 +45,26 @@ def test_exit_codes_clean_findings_and_exit_zero(work):
 def test_bad_input_is_named_the_rest_is_checked_and_exit_is_2(work):
     write(work / "bad.md", "Current time: 14:05 UTC\n")
     write(work / "broken.json", '{"messages": [}')
-    write(work / "log.jsonl", json.dumps({"model": "m", "messages": [{"role": "system", "content": "at 10:00:01"}, {"role": "user", "content": "x"}]}) + "\n{nope\n")
+    write(
+        work / "log.jsonl",
+        json.dumps(
+            {
+                "model": "m",
+                "messages": [{"role": "system", "content": "at 10:00:01"}, {"role": "user", "content": "x"}],
+            }
+        )
+        + "\n{nope\n",
+    )
     (work / "latin1.txt").write_bytes(b"caf\xe9\n")
     result = lint("bad.md", "broken.json", "log.jsonl", "latin1.txt", "missing.md")
     assert result.exit_code == 2
     assert "PG001" in result.stdout and "log.jsonl:1:" in result.stdout  # the rest was still checked
-    for needle in ("broken.json:1:15: invalid JSON", "log.jsonl:2:2: line is not JSON", "latin1.txt:1: not UTF-8", "missing.md: no such file"):
+    for needle in (
+        "broken.json:1:15: invalid JSON",
+        "log.jsonl:2:2: line is not JSON",
+        "latin1.txt:1: not UTF-8",
+        "missing.md: no such file",
+    ):
         assert needle in result.stderr
     assert "Traceback" not in result.output
 
@@ -62,14 +76,17 @@ def test_unknown_codes_and_config_keys_exit_2(work):
     write(work / "pyproject.toml", '[tool.prefixgate.lint]\nselect = ["PG001"]\nfrobnicate = 1\n')
     result = lint("a.md")
     assert result.exit_code == 2 and "frobnicate" in result.output
-    write(work / "pyproject.toml", '[tool]\nprefixgate = 1\n')
+    write(work / "pyproject.toml", "[tool]\nprefixgate = 1\n")
     result = lint("a.md")
     assert result.exit_code == 2 and "must be a table" in result.output and "Traceback" not in result.output
 
 
 def test_pyproject_select_ignore_and_cli_override(work):
     write(work / "p.md", "Date: 2026-11-30 at 14:05\n")
-    write(work / "pyproject.toml", '[tool.prefixgate.lint]\nignore = ["date-in-prefix"]\noutput-format = "json"\n')
+    write(
+        work / "pyproject.toml",
+        '[tool.prefixgate.lint]\nignore = ["date-in-prefix"]\noutput-format = "json"\n',
+    )
     codes = {f["code"] for f in json.loads(lint("p.md").stdout)}
     assert codes == {"PG001"}
     codes = {f["code"] for f in json.loads(lint("p.md", "--select", "PG0", "--ignore", "PG001").stdout)}
@@ -77,7 +94,13 @@ def test_pyproject_select_ignore_and_cli_override(work):
 
 
 def test_concise_full_json_github_formats(work):
-    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "Now 12:30. Be brief."}, {"role": "user", "content": "hi"}]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "Now 12:30. Be brief."},
+            {"role": "user", "content": "hi"},
+        ],
+    }
     write(work / "b.json", json.dumps(body, indent=2))
     concise = lint("b.json").stdout
     assert concise.startswith("b.json:6:23: PG001 [messages[0].content]")
@@ -97,12 +120,16 @@ def test_sarif_validates_against_the_official_schema(work):
     assert result.exit_code == 2
     sarif = json.loads(result.stdout)
     jsonschema.Draft7Validator.check_schema(SCHEMA)
-    assert SCHEMA["$id"].endswith("/sarif-schema-2.1.0.json") and len(SCHEMA["definitions"]) == 52  # the OASIS file, vendored
+    assert (
+        SCHEMA["$id"].endswith("/sarif-schema-2.1.0.json") and len(SCHEMA["definitions"]) == 52
+    )  # the OASIS file, vendored
     validator = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
     validator.validate(sarif)
     run = sarif["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
+    assert all(
+        r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules
+    )
     results = run["results"]
     assert {r["ruleId"] for r in results} >= {"PG001", "PG103", "PG301"}
     for r in results:
@@ -110,7 +137,9 @@ def test_sarif_validates_against_the_official_schema(work):
         assert r["partialFingerprints"]["prefixgate/v1"]
         assert r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
     assert run["invocations"][0]["executionSuccessful"] is False
-    assert run["columnKind"] == "unicodeCodePoints"  # our columns count characters, as lint's text output does
+    assert (
+        run["columnKind"] == "unicodeCodePoints"
+    )  # our columns count characters, as lint's text output does
     broken = json.loads(json.dumps(sarif))
     broken["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
@@ -122,10 +151,16 @@ def test_baseline_suppresses_known_findings_only(work):
     result = lint("p.md", "--write-baseline", "base.json")
     assert result.exit_code == 0 and (work / "base.json").exists()
     assert lint("p.md", "--baseline", "base.json").exit_code == 0
-    write(p, "Intro line.\nCurrent time: 14:05 UTC\nYou are helpful. request_id: abc123def4\n")  # moved + one new
+    write(
+        p, "Intro line.\nCurrent time: 14:05 UTC\nYou are helpful. request_id: abc123def4\n"
+    )  # moved + one new
     result = lint("p.md", "--baseline", "base.json")
     assert result.exit_code == 1
-    assert "PG006" in result.stdout and "PG001" not in result.stdout and "suppressed by the baseline" in result.stdout
+    assert (
+        "PG006" in result.stdout
+        and "PG001" not in result.stdout
+        and "suppressed by the baseline" in result.stdout
+    )
     write(work / "bad-base.json", "[1, 2]")
     assert lint("p.md", "--baseline", "bad-base.json").exit_code == 2
 
@@ -139,13 +174,20 @@ def test_fix_crlf_and_bom_in_prompt_files(work):
 
 
 def test_diff_shows_without_writing_and_fix_sorts_json(work):
-    body = {"model": "gpt-4o", "tools": [{"type": "function", "function": {"name": "search", "parameters": {}}},
-                                         {"type": "function", "function": {"name": "browse", "parameters": {}}}],
-            "messages": [{"role": "user", "content": "hi"}]}
+    body = {
+        "model": "gpt-4o",
+        "tools": [
+            {"type": "function", "function": {"name": "search", "parameters": {}}},
+            {"type": "function", "function": {"name": "browse", "parameters": {}}},
+        ],
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     p = write(work / "b.json", json.dumps(body, indent=2) + "\n")
     before = p.read_bytes()
     result = lint("b.json", "--select", "ALL", "--diff")
-    assert result.exit_code == 1 and "--- a/b.json" in result.stdout and '+      "function": {' in result.stdout
+    assert (
+        result.exit_code == 1 and "--- a/b.json" in result.stdout and '+      "function": {' in result.stdout
+    )
     assert p.read_bytes() == before
     result = lint("b.json", "--select", "ALL", "--fix")
     assert result.exit_code == 0, result.output
@@ -169,8 +211,13 @@ def test_directories_and_globs(work):
     write(work / "prompts" / "a.md", "Now 12:30\n")
     write(work / "prompts" / "sub" / "b.txt", "Today is Monday\n")
     write(work / "prompts" / "package.json", '{"name": "x"}')  # not a request: skipped in a scan
-    assert {f["file"] for f in json.loads(lint("prompts", "--output-format", "json").stdout)} == {"prompts/a.md", "prompts/sub/b.txt"}
-    assert {f["file"] for f in json.loads(lint("prompts/**/*.txt", "--output-format", "json").stdout)} == {"prompts/sub/b.txt"}
+    assert {f["file"] for f in json.loads(lint("prompts", "--output-format", "json").stdout)} == {
+        "prompts/a.md",
+        "prompts/sub/b.txt",
+    }
+    assert {f["file"] for f in json.loads(lint("prompts/**/*.txt", "--output-format", "json").stdout)} == {
+        "prompts/sub/b.txt"
+    }
     assert lint("nothing/*.md").exit_code == 2
 
 
@@ -181,11 +228,28 @@ def test_explain_and_list_rules():
 
 
 def test_wrapped_log_records_and_odd_bodies_never_crash(work):
-    rec = {"ts": 1, "request": {"model": "gpt-4o", "messages": [{"role": "system", "content": "Now 12:30"}, {"role": "user", "content": "x"}]},
-           "response": "not an object"}
-    odd = [{"messages": "hello"}, {"messages": [1, None, {"role": 5, "content": 7}]},
-           {"model": 5, "system": 12, "messages": [{"role": "user", "content": [{"type": "text", "text": 3}, 4]}], "tools": {"a": 1}},
-           {"input": ["x", {"role": "user", "content": [{"type": "input_text", "text": "at 12:30"}]}], "tools": [None, 1]}]
+    rec = {
+        "ts": 1,
+        "request": {
+            "model": "gpt-4o",
+            "messages": [{"role": "system", "content": "Now 12:30"}, {"role": "user", "content": "x"}],
+        },
+        "response": "not an object",
+    }
+    odd = [
+        {"messages": "hello"},
+        {"messages": [1, None, {"role": 5, "content": 7}]},
+        {
+            "model": 5,
+            "system": 12,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": 3}, 4]}],
+            "tools": {"a": 1},
+        },
+        {
+            "input": ["x", {"role": "user", "content": [{"type": "input_text", "text": "at 12:30"}]}],
+            "tools": [None, 1],
+        },
+    ]
     write(work / "log.jsonl", "".join(json.dumps(r) + "\n" for r in [rec, *odd]))
     write(work / "deep.json", "[" * 5000 + "]" * 5000)
     result = lint("--select", "ALL", "--output-format", "json", ".")
@@ -200,13 +264,24 @@ def test_wrapped_log_records_and_odd_bodies_never_crash(work):
 def test_closing_line_never_claims_success_on_input_errors_or_no_files(work):
     (work / "empty").mkdir()
     result = lint("empty")
-    assert result.exit_code == 0 and "nothing was checked" in result.stdout and "All checks passed" not in result.stdout
+    assert (
+        result.exit_code == 0
+        and "nothing was checked" in result.stdout
+        and "All checks passed" not in result.stdout
+    )
     (work / "bin.txt").write_bytes(b"\xff\xfe\x00binary")
     write(work / "ok.md", "hello\n")
     result = lint("ok.md", "bin.txt")
-    assert result.exit_code == 2 and "1 input error" in result.stdout and "All checks passed" not in result.stdout
+    assert (
+        result.exit_code == 2
+        and "1 input error" in result.stdout
+        and "All checks passed" not in result.stdout
+    )
     write(work / "empty.jsonl", "")
-    write(work / "blank.jsonl", "\n" + json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}) + "\n\n   \n")
+    write(
+        work / "blank.jsonl",
+        "\n" + json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}) + "\n\n   \n",
+    )
     assert lint("empty.jsonl", "blank.jsonl").stdout.strip() == "All checks passed!"
 
 
@@ -215,53 +290,110 @@ def test_sarif_uris_stay_inside_the_root_or_are_absolute(work, tmp_path_factory)
     write(outside, "Now 12:30\n")
     (work / "sub dir").mkdir()
     write(work / "sub dir" / "near.md", "Now 12:30\n")
-    sarif = json.loads(lint("--output-format", "sarif", str(outside), str(work / "sub dir" / "near.md")).stdout)
-    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]["physicalLocation"]["artifactLocation"]
-                 for r in sarif["runs"][0]["results"]}
+    sarif = json.loads(
+        lint("--output-format", "sarif", str(outside), str(work / "sub dir" / "near.md")).stdout
+    )
+    locations = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0][
+            "physicalLocation"
+        ]["artifactLocation"]
+        for r in sarif["runs"][0]["results"]
+    }
     assert locations["sub%20dir/near.md"]["uriBaseId"] == "%SRCROOT%"
     far = outside.resolve().as_uri()
-    assert far in locations and "uriBaseId" not in locations[far] and not any(u.startswith("..") for u in locations)
+    assert (
+        far in locations
+        and "uriBaseId" not in locations[far]
+        and not any(u.startswith("..") for u in locations)
+    )
     jsonschema.Draft7Validator(SCHEMA).validate(sarif)
 
 
 def test_stdin_reads_one_prompt_or_body(work):
-    result = CliRunner().invoke(lint_command, ["--stdin"], input="You are helpful.\nCurrent time: 14:05:09 UTC\n")
-    assert result.exit_code == 1 and "\n-:2:15: PG001" in result.stdout and "there — follows `Current time`" in result.stdout
-    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "Now 12:30. Be brief."}, {"role": "user", "content": "hi"}]}
-    result = CliRunner().invoke(lint_command, ["--stdin", "--stdin-filename", "req.json", "--output-format", "json"], input=json.dumps(body))
+    result = CliRunner().invoke(
+        lint_command, ["--stdin"], input="You are helpful.\nCurrent time: 14:05:09 UTC\n"
+    )
+    assert (
+        result.exit_code == 1
+        and "\n-:2:15: PG001" in result.stdout
+        and "there — follows `Current time`" in result.stdout
+    )
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "Now 12:30. Be brief."},
+            {"role": "user", "content": "hi"},
+        ],
+    }
+    result = CliRunner().invoke(
+        lint_command,
+        ["--stdin", "--stdin-filename", "req.json", "--output-format", "json"],
+        input=json.dumps(body),
+    )
     (finding,) = json.loads(result.stdout)
-    assert result.exit_code == 1 and (finding["file"], finding["field"]) == ("req.json", "messages[0].content")
-    result = CliRunner().invoke(lint_command, ["--stdin", "--stdin-filename", "agent.py"],
-                                input='PROMPT = f"You are the agent for the team. Now: {datetime.now()}."\n')
+    assert result.exit_code == 1 and (finding["file"], finding["field"]) == (
+        "req.json",
+        "messages[0].content",
+    )
+    result = CliRunner().invoke(
+        lint_command,
+        ["--stdin", "--stdin-filename", "agent.py"],
+        input='PROMPT = f"You are the agent for the team. Now: {datetime.now()}."\n',
+    )
     assert result.exit_code == 1 and "agent.py:1:" in result.stdout and "PG004" in result.stdout
-    assert CliRunner().invoke(lint_command, ["--stdin"], input="You are the support assistant.\n").exit_code == 0
+    assert (
+        CliRunner().invoke(lint_command, ["--stdin"], input="You are the support assistant.\n").exit_code == 0
+    )
     result = CliRunner().invoke(lint_command, ["--stdin", "a.md"], input="x")
     assert result.exit_code == 2 and "--stdin" in result.output
 
 
 def test_schema_examples_are_never_findings_and_descriptions_need_a_now_label(work):
-    tool = {"type": "function", "function": {"name": "book", "description": "Book a slot in HH:MM, for the 09:15 opening.",
-            "parameters": {"type": "object", "properties": {
-                "start": {"type": "string", "examples": ["09:15", "2026-12-03T10:00:00Z"], "default": "10:30:00"},
-                "when": {"type": "string", "description": "Today is 2026-11-30; book after it."}}}}}
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "description": "Book a slot in HH:MM, for the 09:15 opening.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "start": {
+                        "type": "string",
+                        "examples": ["09:15", "2026-12-03T10:00:00Z"],
+                        "default": "10:30:00",
+                    },
+                    "when": {"type": "string", "description": "Today is 2026-11-30; book after it."},
+                },
+            },
+        },
+    }
     body = {"model": "gpt-4o", "tools": [tool], "messages": [{"role": "user", "content": "hi"}]}
     write(work / "b.json", json.dumps(body, indent=2))
     findings = json.loads(lint("b.json", "--output-format", "json", "--select", "PG0").stdout)
     assert [(f["code"], f["field"]) for f in findings] == [
         ("PG003", "tools[0].function.parameters.properties.when.description"),
-        ("PG002", "tools[0].function.parameters.properties.when.description")]
+        ("PG002", "tools[0].function.parameters.properties.when.description"),
+    ]
 
 
 def test_a_source_tree_is_linted_where_its_prompts_live(work):
     (work / "src").mkdir()
-    write(work / "src" / "prompt.ts", "export const system = `You are the travel assistant for our users.\n"
-                                       "The current date is ${new Date().toLocaleDateString()}.`;\n")
-    write(work / "src" / "util.py", 'import logging\nlogging.info(f"started at {datetime.now()} for the user and the team")\n')
+    write(
+        work / "src" / "prompt.ts",
+        "export const system = `You are the travel assistant for our users.\n"
+        "The current date is ${new Date().toLocaleDateString()}.`;\n",
+    )
+    write(
+        work / "src" / "util.py",
+        'import logging\nlogging.info(f"started at {datetime.now()} for the user and the team")\n',
+    )
     result = lint("src")
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("src/prompt.ts:2:1: PG003 today/current-date phrase `The current date is`")
-    assert lines[1].startswith("src/prompt.ts:2:21: PG004 template placeholder `${new Date().toLocaleDateString()}`")
+    assert lines[1].startswith(
+        "src/prompt.ts:2:21: PG004 template placeholder `${new Date().toLocaleDateString()}`"
+    )
     assert lines[1].endswith("(a clock, date or id) — calls `new Date()`")
     assert "util.py" not in result.stdout
 

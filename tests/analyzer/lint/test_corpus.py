@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.support.lint_corpus import CORPUS, CODES, corpus, score, strip_marks
+from tests.support.lint_corpus import CODES, CORPUS, corpus, score, strip_marks
 
 PRECISION, RECALL = 0.95, 0.90
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
@@ -24,8 +24,12 @@ def test_every_corpus_file_is_cited_and_labelled_spans_are_well_formed():
     for doc in docs:
         assert f"| {doc.name} |" in sources, f"{doc.name} has no row in SOURCES.md"
         assert all(0 <= a < b <= len(doc.text) for a, b in doc.spans)
-        assert all(doc.text[a:b].strip() == doc.text[a:b] for a, b in doc.spans), f"{doc.name}: a label with spaces at its ends"
-    assert {d.name[d.name.rfind("."):] for d in docs} >= KINDS  # prompts, templates, bodies and code in every language
+        assert all(doc.text[a:b].strip() == doc.text[a:b] for a, b in doc.spans), (
+            f"{doc.name}: a label with spaces at its ends"
+        )
+    assert {
+        d.name[d.name.rfind(".") :] for d in docs
+    } >= KINDS  # prompts, templates, bodies and code in every language
 
 
 def test_strip_marks_maps_spans_onto_the_clean_text():
@@ -36,7 +40,9 @@ def test_strip_marks_maps_spans_onto_the_clean_text():
 def test_scoring_counts_a_today_phrase_before_a_label_as_neither(tmp_path):
     from tests.support.lint_corpus import Labelled
 
-    text, spans = strip_marks("You are helpful.\nCurrent time: ⟦14:05:09⟧\nAs of today, 3 agents are online.\n")
+    text, spans = strip_marks(
+        "You are helpful.\nCurrent time: ⟦14:05:09⟧\nAs of today, 3 agents are online.\n"
+    )
     s = score(tmp_path, [Labelled("t.md", text, spans)])
     assert (s.true, s.neutral, s.recall) == (1, 1, 1.0)
     assert CODES == {f"PG00{i}" for i in range(1, 9)}

@@ -10,7 +10,7 @@ from analyzer.lint.jsonpos import line_col, locate, string_offset
 def test_spans_cover_every_value_with_paths():
     raw = '{\n  "a": [1, {"b-c": "x"}],\n  "d": {"e": null, "f": true}, "g": -1.5e3\n}'
     spans = locate(raw)
-    for path, expected in {"a[0]": 1, 'a[1].b-c': "x", "d.e": None, "d.f": True, "g": -1500.0}.items():
+    for path, expected in {"a[0]": 1, "a[1].b-c": "x", "d.e": None, "d.f": True, "g": -1500.0}.items():
         start, end = spans[path]
         assert json.loads(raw[start:end]) == expected
     assert spans[""] == (0, len(raw))
@@ -36,7 +36,13 @@ def _slow_offset(raw: str, start: int, index: int) -> int:
     i, n = start + 1, 0
     while n < index and raw[i] != '"':
         if raw[i] == "\\":
-            i += 12 if raw[i + 1] == "u" and 0xD800 <= int(raw[i + 2 : i + 6], 16) < 0xDC00 else 6 if raw[i + 1] == "u" else 2
+            i += (
+                12
+                if raw[i + 1] == "u" and 0xD800 <= int(raw[i + 2 : i + 6], 16) < 0xDC00
+                else 6
+                if raw[i + 1] == "u"
+                else 2
+            )
         else:
             i += 1
         n += 1

@@ -9,14 +9,26 @@ import pytest
 from analyzer.lint.engine import run
 from analyzer.lint.inputs import load
 
-DEV = "You are a coding agent working in the user's repository; follow its conventions and run its tests. " * 60  # ≈1,500 tokens
+DEV = (
+    "You are a coding agent working in the user's repository; follow its conventions and run its tests. " * 60
+)  # ≈1,500 tokens
 MARK = {"prompt_cache_breakpoint": {"mode": "explicit"}}
 
 
-def chat(model: str = "gpt-5.6-terra", *, head_mark: bool = False, user_mark: bool = False, dev: str = DEV, **extra) -> dict:
-    return {"model": model, **extra, "messages": [
-        {"role": "developer", "content": [{"type": "text", "text": dev, **(MARK if head_mark else {})}]},
-        {"role": "user", "content": [{"type": "text", "text": "Fix the failing test.", **(MARK if user_mark else {})}]}]}
+def chat(
+    model: str = "gpt-5.6-terra", *, head_mark: bool = False, user_mark: bool = False, dev: str = DEV, **extra
+) -> dict:
+    return {
+        "model": model,
+        **extra,
+        "messages": [
+            {"role": "developer", "content": [{"type": "text", "text": dev, **(MARK if head_mark else {})}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Fix the failing test.", **(MARK if user_mark else {})}],
+            },
+        ],
+    }
 
 
 def findings(tmp_path, *bodies, name: str = "body.json"):
@@ -61,9 +73,13 @@ def test_responses_instructions_are_a_head(tmp_path):
     body = {"model": "gpt-5.6-terra", "instructions": DEV, "input": "Fix the failing test."}
     (f,) = findings(tmp_path, body)
     assert f.field == "instructions" and "(instructions)" in f.message
-    marked = {"model": "gpt-5.6-terra", "input": [
-        {"role": "developer", "content": [{"type": "input_text", "text": DEV, **MARK}]},
-        {"role": "user", "content": "Fix the failing test."}]}
+    marked = {
+        "model": "gpt-5.6-terra",
+        "input": [
+            {"role": "developer", "content": [{"type": "input_text", "text": DEV, **MARK}]},
+            {"role": "user", "content": "Fix the failing test."},
+        ],
+    }
     assert findings(tmp_path, marked) == []
 
 
@@ -74,25 +90,42 @@ def test_a_log_of_such_requests_is_one_finding_with_a_count(tmp_path):
     (f,) = findings(tmp_path, *bodies, name="log.jsonl")
     assert f.line == 1 and "+2 more requests" in f.message
     # the proxy's logged records name the model beside the body
-    records = [{"model": "gpt-5.6-terra", "request": {k: v for k, v in b.items() if k != "model"}} for b in bodies]
+    records = [
+        {"model": "gpt-5.6-terra", "request": {k: v for k, v in b.items() if k != "model"}} for b in bodies
+    ]
     assert len(findings(tmp_path, *records, name="records.jsonl")) == 1
 
 
-TOOLS = [{"type": "function", "function": {"name": "shell", "description": DEV, "parameters": {"type": "object"}}}]
+TOOLS = [
+    {"type": "function", "function": {"name": "shell", "description": DEV, "parameters": {"type": "object"}}}
+]
 
 
 def test_a_head_of_tools_alone_has_no_part_to_mark_and_is_not_flagged(tmp_path):
     # no content part before the changing user message can carry a marker (tools take none):
     # the diagnosis and the missed savings do not count such a head either
-    body = {"model": "gpt-5.6-terra", "tools": TOOLS, "messages": [{"role": "user", "content": "Fix the failing test."}]}
+    body = {
+        "model": "gpt-5.6-terra",
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": "Fix the failing test."}],
+    }
     assert findings(tmp_path, body) == []
-    schema = {"model": "gpt-5.6-terra", "input": "Fix it.",
-              "text": {"format": {"type": "json_schema", "name": "out", "schema": {"description": DEV}}}}
+    schema = {
+        "model": "gpt-5.6-terra",
+        "input": "Fix it.",
+        "text": {"format": {"type": "json_schema", "name": "out", "schema": {"description": DEV}}},
+    }
     assert findings(tmp_path, schema) == []
 
 
 def test_tools_before_a_short_system_message_are_flagged_at_that_message(tmp_path):
-    body = {"model": "gpt-5.6-terra", "tools": TOOLS, "messages": [
-        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Fix the failing test."}]}
+    body = {
+        "model": "gpt-5.6-terra",
+        "tools": TOOLS,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Fix the failing test."},
+        ],
+    }
     (f,) = findings(tmp_path, body)
     assert f.field == "messages[0]" and "(tools, system/developer messages)" in f.message

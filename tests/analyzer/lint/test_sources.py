@@ -68,7 +68,7 @@ def run(task):
 
 
 def test_js_template_literals_concatenation_and_declared_values():
-    src = '''
+    src = """
 const getCurrentTime = () => new Date().toLocaleString();
 export const systemPrompt = () => {
   const now = new Date().toISOString();
@@ -82,7 +82,7 @@ let systemText = "You are a friendly shop assistant. ";
 systemText += "Session " + crypto.randomUUID() + ". Recommend at most three lamps.";
 console.log(`[${Date.now()}] step at ${new Date().toISOString()}`);
 const q = sql`SELECT * FROM t WHERE created > ${new Date()}`;
-'''
+"""
     got = found(javascript.templates(src, ".ts"))
     assert got == [
         ("${now}", "named `now`: a clock reading"),
@@ -94,34 +94,43 @@ const q = sql`SELECT * FROM t WHERE created > ${new Date()}`;
 
 @pytest.mark.parametrize("suffix", [".js", ".jsx", ".ts", ".tsx", ".mjs"])
 def test_every_js_dialect_parses(suffix):
-    src = 'const system = `You are a travel assistant for our users. The current date is ${new Date().toDateString()}.`;\n'
-    assert found(javascript.templates(src, suffix)) == [("${new Date().toDateString()}", "calls `new Date()`")]
+    src = "const system = `You are a travel assistant for our users. The current date is ${new Date().toDateString()}.`;\n"
+    assert found(javascript.templates(src, suffix)) == [
+        ("${new Date().toDateString()}", "calls `new Date()`")
+    ]
 
 
 def test_findings_point_at_the_interpolation_in_the_file(tmp_path):
-    text = ('# -*- coding: utf-8 -*-\nNAME = "Zoë"\nPROMPT = (\n    "Ünïcode prompt for the assistant. "\n'
-            '    f"Now: {datetime.now():%H:%M} and you help the user with the task."\n)\n')
+    text = (
+        '# -*- coding: utf-8 -*-\nNAME = "Zoë"\nPROMPT = (\n    "Ünïcode prompt for the assistant. "\n'
+        '    f"Now: {datetime.now():%H:%M} and you help the user with the task."\n)\n'
+    )
     findings, errors = lint_file(tmp_path, "p.py", text)
     assert errors == []
     (f,) = [f for f in findings if f.code == "PG004"]
     line = text.splitlines()[f.line - 1]
-    assert (f.line, line[f.col - 1:f.end_col - 1]) == (5, "{datetime.now():%H:%M}")
+    assert (f.line, line[f.col - 1 : f.end_col - 1]) == (5, "{datetime.now():%H:%M}")
     assert f.message.endswith(" — calls `datetime.now()`")
 
-    ts = 'const greeting = (user) =>\n  `Welcome back, ${user.name}! Héllo — your cart has ${user.cartCount} items.`;\n'
+    ts = "const greeting = (user) =>\n  `Welcome back, ${user.name}! Héllo — your cart has ${user.cartCount} items.`;\n"
     findings, _ = lint_file(tmp_path, "w.ts", ts)
     (f,) = findings
-    assert (f.line, ts.splitlines()[1][f.col - 1:f.end_col - 1]) == (2, "${user.cartCount}")
+    assert (f.line, ts.splitlines()[1][f.col - 1 : f.end_col - 1]) == (2, "${user.cartCount}")
 
     js = 'let s = "You are a shop assistant for lamps. Today is " + new Date().toDateString() + ". Be kind.";\n'
     findings, _ = lint_file(tmp_path, "c.js", js)
     f = next(f for f in findings if f.code == "PG004")
-    assert js[f.col - 1:f.end_col - 1] == "new Date().toDateString()"
+    assert js[f.col - 1 : f.end_col - 1] == "new Date().toDateString()"
 
 
 def test_a_python_file_that_does_not_parse_is_an_input_error(tmp_path):
     findings, errors = lint_file(tmp_path, "broken.py", "PROMPT = f'You are {helpful'\n")
-    assert findings == [] and len(errors) == 1 and "broken.py:1" in str(errors[0]) and "not valid Python" in str(errors[0])
+    assert (
+        findings == []
+        and len(errors) == 1
+        and "broken.py:1" in str(errors[0])
+        and "not valid Python" in str(errors[0])
+    )
 
 
 def test_a_directory_scan_reads_source_files_but_never_fixes_them(tmp_path):
@@ -130,5 +139,6 @@ def test_a_directory_scan_reads_source_files_but_never_fixes_them(tmp_path):
     loaded = load([str(tmp_path)])
     assert sorted(s.kind for s in loaded.files) == ["source", "text"]
     from analyzer.lint.fix import fixed_text
+
     src = next(s for s in loaded.files if s.kind == "source")
     assert fixed_text(src, {"PG201", "PG202"}) is None

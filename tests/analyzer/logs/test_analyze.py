@@ -18,11 +18,17 @@ from analyzer.pricing import PriceTable
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
 
-STATIC = " ".join(f"Rule {i}: answer politely, cite the policy section and never promise refunds beyond 30 days." for i in range(80))
+STATIC = " ".join(
+    f"Rule {i}: answer politely, cite the policy section and never promise refunds beyond 30 days."
+    for i in range(80)
+)
 
 
 def body(system: str, user: str, model: str = "gpt-4o") -> dict:
-    return {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    return {
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -50,24 +56,44 @@ def test_timestamp_fork_is_located_counted_and_advised(tmp_path):
     assert fork["field"] == "messages[0].content" and fork["kind"] == "time" and fork["where"] == "head"
     assert fork["offset"] == len(head) and fork["count"] == 19
     assert summary["hit_rate"]["allowed"] == 0  # nothing repeats before the timestamp's segment ends
-    assert any(f"messages[0].content offset {len(head):,} forks 95% of requests" in a for a in summary["advice"])
+    assert any(
+        f"messages[0].content offset {len(head):,} forks 95% of requests" in a for a in summary["advice"]
+    )
 
 
 def test_allowed_vs_realised_hit_rate_and_money(tmp_path):
-    records = [{"request": body(STATIC, f"question {i}"),
-                "response": {"usage": {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}}}
-               for i in range(10)]
+    records = [
+        {
+            "request": body(STATIC, f"question {i}"),
+            "response": {
+                "usage": {
+                    "prompt_tokens": 2000,
+                    "completion_tokens": 10,
+                    "prompt_tokens_details": {"cached_tokens": 0},
+                }
+            },
+        }
+        for i in range(10)
+    ]
     table = PriceTable.load()
-    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=table))
+    summary, _ = run_analysis(
+        [str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=table)
+    )
     allowed_each = openai_allowed(prefix_bytes(records[0]["request"], 1))
     assert allowed_each > 0
     assert summary["hit_rate"]["realized"] == 0
     assert summary["hit_rate"]["allowed"] == pytest.approx(9 * allowed_each / (10 * 2000))
     price = table.lookup("gpt-4o")
-    assert summary["money"]["missed_usd"] == pytest.approx(9 * allowed_each * (price.input - price.read_rate) / 1e6)
+    assert summary["money"]["missed_usd"] == pytest.approx(
+        9 * allowed_each * (price.input - price.read_rate) / 1e6
+    )
     assert summary["money"]["spent_usd"] == pytest.approx(10 * (2000 * price.input + 10 * price.output) / 1e6)
     top = summary["top_prefixes"][0]
-    assert top["count"] == 10 and top["ends_at"] == "messages[0]" and top["tokens"] == estimate_tokens(prefix_bytes(records[0]["request"], 1))
+    assert (
+        top["count"] == 10
+        and top["ends_at"] == "messages[0]"
+        and top["tokens"] == estimate_tokens(prefix_bytes(records[0]["request"], 1))
+    )
     assert any("allow" in a and "could be saved" in a for a in summary["advice"])
 
 
@@ -87,7 +113,15 @@ def test_prefix_below_minimum_is_not_allowed(tmp_path):
 
 
 def test_anthropic_repeats_without_breakpoint_are_advised(tmp_path):
-    records = [{"model": "claude-sonnet-4-5", "max_tokens": 100, "system": STATIC, "messages": [{"role": "user", "content": f"q{i}"}]} for i in range(3)]
+    records = [
+        {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 100,
+            "system": STATIC,
+            "messages": [{"role": "user", "content": f"q{i}"}],
+        }
+        for i in range(3)
+    ]
     summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
     assert any("no cache_control breakpoint" in a for a in summary["advice"])
     assert summary["hit_rate"]["by_provider"]["anthropic"]["allowed"] > 0
@@ -112,7 +146,9 @@ def make_ledger(path: Path, rows: list[dict]) -> None:
         saved_usd REAL, missed_usd REAL, prefix_segments INTEGER, prefix_bytes INTEGER, total_segments INTEGER, total_bytes INTEGER,
         miss_reason TEXT, rewrites TEXT, error TEXT, chain TEXT, body BLOB)""")
     for r in rows:
-        conn.execute(f"INSERT INTO requests ({', '.join(r)}) VALUES ({', '.join('?' for _ in r)})", list(r.values()))
+        conn.execute(
+            f"INSERT INTO requests ({', '.join(r)}) VALUES ({', '.join('?' for _ in r)})", list(r.values())
+        )
     conn.commit()
     conn.close()
 
@@ -123,10 +159,22 @@ def test_ledger_with_bodies_and_chains(tmp_path):
         b = body(STATIC, f"q{i}")
         segs = segments_for("openai", "/v1/chat/completions", b)
         ch = chain(segs, root_hash("openai", "gpt-4o"))
-        row = {"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
-               "input_tokens": 1500, "cached_tokens": 1024 if i else 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0,
-               "output_tokens": 5, "total_bytes": ch.ends[-1], "chain": ",".join(h[:8].hex() for h in ch.hashes),
-               "prefix_segments": 1 if i else 0, "prefix_bytes": ch.ends[0] if i else 0}
+        row = {
+            "ts": 1_700_000_000 + i,
+            "provider": "openai",
+            "model": "gpt-4o",
+            "route": "/v1/chat/completions",
+            "analysed": 1,
+            "input_tokens": 1500,
+            "cached_tokens": 1024 if i else 0,
+            "cache_write_tokens": 0,
+            "cache_write_1h_tokens": 0,
+            "output_tokens": 5,
+            "total_bytes": ch.ends[-1],
+            "chain": ",".join(h[:8].hex() for h in ch.hashes),
+            "prefix_segments": 1 if i else 0,
+            "prefix_bytes": ch.ends[0] if i else 0,
+        }
         if i % 2 == 0:
             row["body"] = json.dumps(b).encode()
         rows.append(row)
@@ -147,7 +195,14 @@ def test_not_a_ledger_is_an_input_error(tmp_path):
 
 def test_cli_bad_lines_named_rest_analysed_exit_2_and_json(tmp_path):
     path = tmp_path / "log.jsonl"
-    path.write_text(json.dumps(body(STATIC, "a")) + "\n{broken\n" + json.dumps({"foo": 1}) + "\n" + json.dumps(body(STATIC, "b")) + "\n")
+    path.write_text(
+        json.dumps(body(STATIC, "a"))
+        + "\n{broken\n"
+        + json.dumps({"foo": 1})
+        + "\n"
+        + json.dumps(body(STATIC, "b"))
+        + "\n"
+    )
     result = CliRunner().invoke(analyze_command, [str(path), "--json", "--no-prices"])
     assert result.exit_code == 2
     summary = json.loads(result.stdout)
@@ -187,9 +242,11 @@ def test_ledger_written_with_the_proxy_schema_is_read(tmp_path):
     conn = open_ledger(str(path))
     for i in range(3):
         b = body(STATIC, f"q{i}")
-        conn.execute("INSERT INTO requests (ts, provider, model, route, analysed, input_tokens, cached_tokens, cache_write_tokens,"
-                     " cache_write_1h_tokens, output_tokens, body) VALUES (?, 'openai', 'gpt-4o', '/v1/chat/completions', 1, 1500, ?, 0, 0, 3, ?)",
-                     (1_700_000_000 + i, 1024 if i else 0, json.dumps(b).encode()))
+        conn.execute(
+            "INSERT INTO requests (ts, provider, model, route, analysed, input_tokens, cached_tokens, cache_write_tokens,"
+            " cache_write_1h_tokens, output_tokens, body) VALUES (?, 'openai', 'gpt-4o', '/v1/chat/completions', 1, 1500, ?, 0, 0, 3, ?)",
+            (1_700_000_000 + i, 1024 if i else 0, json.dumps(b).encode()),
+        )
     conn.commit()
     conn.close()
     summary, errors = run_analysis([str(path)], AnalyzeConfig())
@@ -199,10 +256,22 @@ def test_ledger_written_with_the_proxy_schema_is_read(tmp_path):
 def test_anthropic_one_hour_breakpoints_outlive_the_default_ttl(tmp_path):
     def rec(i: int, ttl: str | None) -> dict:
         cc = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
-        return {"ts": 1_700_000_000 + 1200 * i, "request": {"model": "claude-sonnet-4-5", "max_tokens": 10,
-                "system": [{"type": "text", "text": STATIC, "cache_control": cc}], "messages": [{"role": "user", "content": f"q{i}"}]}}
-    five = run_analysis([str(write_jsonl(tmp_path / "a.jsonl", [rec(i, None) for i in range(3)]))], AnalyzeConfig())[0]
-    hour = run_analysis([str(write_jsonl(tmp_path / "b.jsonl", [rec(i, "1h") for i in range(3)]))], AnalyzeConfig())[0]
+        return {
+            "ts": 1_700_000_000 + 1200 * i,
+            "request": {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 10,
+                "system": [{"type": "text", "text": STATIC, "cache_control": cc}],
+                "messages": [{"role": "user", "content": f"q{i}"}],
+            },
+        }
+
+    five = run_analysis(
+        [str(write_jsonl(tmp_path / "a.jsonl", [rec(i, None) for i in range(3)]))], AnalyzeConfig()
+    )[0]
+    hour = run_analysis(
+        [str(write_jsonl(tmp_path / "b.jsonl", [rec(i, "1h") for i in range(3)]))], AnalyzeConfig()
+    )[0]
     assert five["hit_rate"]["allowed"] == 0 and hour["hit_rate"]["allowed"] > 0
 
 
@@ -219,25 +288,45 @@ def test_ledger_rows_without_bodies_use_the_stated_prefix_size(tmp_path):
         b = body(STATIC, f"question {i}")
         segs = segments_for("openai", "/v1/chat/completions", b)
         ch = chain(segs, root_hash("openai", "gpt-4o"))
-        rows.append({"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
-                     "input_tokens": estimate_tokens(ch.ends[-1]), "cached_tokens": 0, "cache_write_tokens": 0,
-                     "cache_write_1h_tokens": 0, "output_tokens": 5, "total_bytes": ch.ends[-1], "total_segments": 2,
-                     "prefix_segments": 1 if i else 0, "prefix_bytes": ch.ends[0] if i else 0,
-                     "chain": ",".join(h[:8].hex() for h in ch.hashes)})
+        rows.append(
+            {
+                "ts": 1_700_000_000 + i,
+                "provider": "openai",
+                "model": "gpt-4o",
+                "route": "/v1/chat/completions",
+                "analysed": 1,
+                "input_tokens": estimate_tokens(ch.ends[-1]),
+                "cached_tokens": 0,
+                "cache_write_tokens": 0,
+                "cache_write_1h_tokens": 0,
+                "output_tokens": 5,
+                "total_bytes": ch.ends[-1],
+                "total_segments": 2,
+                "prefix_segments": 1 if i else 0,
+                "prefix_bytes": ch.ends[0] if i else 0,
+                "chain": ",".join(h[:8].hex() for h in ch.hashes),
+            }
+        )
     db = tmp_path / "ledger.sqlite"
     make_ledger(db, rows)
     summary, errors = run_analysis([str(db)], AnalyzeConfig(prices=None))
     system_bytes = rows[1]["prefix_bytes"]
     assert errors == [] and summary["top_prefixes"][0]["tokens"] == estimate_tokens(system_bytes)
     allowed = 3 * openai_allowed(system_bytes)
-    assert allowed > 0 and summary["hit_rate"]["allowed"] == pytest.approx(allowed / sum(r["input_tokens"] for r in rows))
+    assert allowed > 0 and summary["hit_rate"]["allowed"] == pytest.approx(
+        allowed / sum(r["input_tokens"] for r in rows)
+    )
     assert summary["money"]["spent_usd"] is None  # no price table: unknown, never $0
 
 
 def test_money_is_null_when_no_request_carries_usage(tmp_path):
     path = write_jsonl(tmp_path / "log.jsonl", [body(STATIC, f"q{i}") for i in range(3)])
     summary, _ = run_analysis([str(path)], AnalyzeConfig(prices=PriceTable.load()))
-    assert summary["money"]["priced"] and summary["money"]["spent_usd"] is None and summary["money"]["saved_usd"] is None
+    assert (
+        summary["money"]["priced"]
+        and summary["money"]["spent_usd"] is None
+        and summary["money"]["saved_usd"] is None
+    )
     assert summary["money"]["missed_usd"] > 0
     text = CliRunner().invoke(analyze_command, [str(path)]).stdout
     assert "spent and saved n/a" in text and "$0.00, saved" not in text
@@ -249,7 +338,11 @@ def test_a_binary_file_or_directory_is_named_without_flooding_stderr(tmp_path):
     result = CliRunner().invoke(analyze_command, [str(junk), str(tmp_path), "--no-prices"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     lines = result.stderr.splitlines()
-    assert len(lines) == 22 and "80 more unreadable line(s)" in result.stderr and "is a directory" in result.stderr
+    assert (
+        len(lines) == 22
+        and "80 more unreadable line(s)" in result.stderr
+        and "is a directory" in result.stderr
+    )
 
 
 def test_the_reader_takes_the_ledger_columns_from_the_one_list():
@@ -262,31 +355,64 @@ def test_realised_never_exceeds_allowed(tmp_path):
     # The provider kept the prefix longer than analyze's conservative 5-minute TTL and its
     # tokenizer counted more than bytes / 4: it reported more cached tokens than the
     # estimate allows. What was cached was allowed.
-    records = [{"ts": 1_700_000_000 + 400 * i, "request": body(STATIC, f"q{i}"),
-                "response": {"usage": {"prompt_tokens": 2400, "completion_tokens": 5,
-                                       "prompt_tokens_details": {"cached_tokens": 2304 if i else 0}}}} for i in range(4)]
+    records = [
+        {
+            "ts": 1_700_000_000 + 400 * i,
+            "request": body(STATIC, f"q{i}"),
+            "response": {
+                "usage": {
+                    "prompt_tokens": 2400,
+                    "completion_tokens": 5,
+                    "prompt_tokens_details": {"cached_tokens": 2304 if i else 0},
+                }
+            },
+        }
+        for i in range(4)
+    ]
     summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig())
     hr = summary["hit_rate"]
     assert hr["realized"] == pytest.approx(3 * 2304 / (4 * 2400))
-    assert hr["allowed"] >= hr["realized"] and hr["by_provider"]["openai"]["allowed"] >= hr["by_provider"]["openai"]["realized"]
+    assert (
+        hr["allowed"] >= hr["realized"]
+        and hr["by_provider"]["openai"]["allowed"] >= hr["by_provider"]["openai"]["realized"]
+    )
     assert summary["expired_repeats"] == 3  # by the configured TTL; yet the cache served them
 
 
 def test_rows_without_prefix_information_are_counted_apart(tmp_path):
     """After a store outage the proxy wrote rows with prefix_segments NULL: their prefix sizes
     are unknown, so they are neither misses nor "shorter than the minimum"."""
+
     def rows(unknown_as):
         out = []
         for i in range(12):  # the system prompt repeats; five short turns differ per request
-            b = {"model": "gpt-4o", "messages": [{"role": "system", "content": STATIC},
-                                                 *({"role": "user", "content": f"turn {k} of {i}"} for k in range(5))]}
+            b = {
+                "model": "gpt-4o",
+                "messages": [
+                    {"role": "system", "content": STATIC},
+                    *({"role": "user", "content": f"turn {k} of {i}"} for k in range(5)),
+                ],
+            }
             ch = chain(segments_for("openai", "/v1/chat/completions", b), root_hash("openai", "gpt-4o"))
             known = i >= 10  # the store was down for the first ten requests
-            out.append({"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions",
-                        "analysed": 1, "input_tokens": 2000, "cached_tokens": 1920 if known else 0, "cache_write_tokens": 0,
-                        "cache_write_1h_tokens": 0, "output_tokens": 5, "total_bytes": ch.ends[-1],
-                        "prefix_segments": 1 if known else unknown_as, "prefix_bytes": ch.ends[0] if known else unknown_as,
-                        "chain": ",".join(h[:8].hex() for h in ch.hashes)})
+            out.append(
+                {
+                    "ts": 1_700_000_000 + i,
+                    "provider": "openai",
+                    "model": "gpt-4o",
+                    "route": "/v1/chat/completions",
+                    "analysed": 1,
+                    "input_tokens": 2000,
+                    "cached_tokens": 1920 if known else 0,
+                    "cache_write_tokens": 0,
+                    "cache_write_1h_tokens": 0,
+                    "output_tokens": 5,
+                    "total_bytes": ch.ends[-1],
+                    "prefix_segments": 1 if known else unknown_as,
+                    "prefix_bytes": ch.ends[0] if known else unknown_as,
+                    "chain": ",".join(h[:8].hex() for h in ch.hashes),
+                }
+            )
         return out
 
     # Read as if the sizes were known, the rows' six evenly spread segments make the system
@@ -308,22 +434,58 @@ def test_a_timestamp_in_the_system_prompt_is_missed_money_as_the_proxy_counts_it
     """tests/analyzer/test_missed.py's OpenAI worked example, from a JSONL log: $0.0001344."""
     billing = "You are the billing assistant for ACME; answer in one short paragraph. " * 100
     usage = {"prompt_tokens": 1830, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 0}}
-    records = [{"ts": 1_700_000_000 + t, "request": {"model": "gpt-4o-mini", "messages": [
-        {"role": "system", "content": f"Current time: {ts}. {billing}"}, {"role": "user", "content": q}]}, "response": {"usage": usage}}
-        for t, ts, q in ((0, "2026-11-30T10:00:01Z", "What is my balance?"), (298, "2026-11-30T10:04:59Z", "When is my invoice due?"))]
-    summary, _ = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load()))
+    records = [
+        {
+            "ts": 1_700_000_000 + t,
+            "request": {
+                "model": "gpt-4o-mini",
+                "messages": [
+                    {"role": "system", "content": f"Current time: {ts}. {billing}"},
+                    {"role": "user", "content": q},
+                ],
+            },
+            "response": {"usage": usage},
+        }
+        for t, ts, q in (
+            (0, "2026-11-30T10:00:01Z", "What is my balance?"),
+            (298, "2026-11-30T10:04:59Z", "When is my invoice due?"),
+        )
+    ]
+    summary, _ = run_analysis(
+        [str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load())
+    )
     assert abs(summary["money"]["missed_usd"] - 0.0001344) < 1e-9  # 1,792 tokens × (0.15 − 0.075) / 1M
     assert summary["forks"][0]["kind"] == "time"
-    assert summary["money"]["missed_volatile_usd"] == summary["money"]["missed_usd"]  # all of it behind the time
+    assert (
+        summary["money"]["missed_volatile_usd"] == summary["money"]["missed_usd"]
+    )  # all of it behind the time
     text = CliRunner().invoke(analyze_command, [str(tmp_path / "log.jsonl")]).stdout
     assert "missed savings $0.0001344" in text and "but for such values missed $0.0001344" in text
 
 
 def test_a_ledger_the_proxy_priced_brings_its_own_money(tmp_path):
-    rows = [{"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
-             "input_tokens": 1500, "cached_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0, "output_tokens": 5,
-             "total_bytes": 6000, "prefix_segments": 0, "prefix_bytes": 0, "chain": f"{i:016x}",
-             "cost_usd": 0.25, "saved_usd": -0.125, "missed_usd": 0.0625 if i else None} for i in range(3)]
+    rows = [
+        {
+            "ts": 1_700_000_000 + i,
+            "provider": "openai",
+            "model": "gpt-4o",
+            "route": "/v1/chat/completions",
+            "analysed": 1,
+            "input_tokens": 1500,
+            "cached_tokens": 0,
+            "cache_write_tokens": 0,
+            "cache_write_1h_tokens": 0,
+            "output_tokens": 5,
+            "total_bytes": 6000,
+            "prefix_segments": 0,
+            "prefix_bytes": 0,
+            "chain": f"{i:016x}",
+            "cost_usd": 0.25,
+            "saved_usd": -0.125,
+            "missed_usd": 0.0625 if i else None,
+        }
+        for i in range(3)
+    ]
     db = tmp_path / "ledger.sqlite"
     make_ledger(db, rows)
     money = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load()))[0]["money"]
@@ -333,8 +495,20 @@ def test_a_ledger_the_proxy_priced_brings_its_own_money(tmp_path):
 def test_progress_counts_ledger_rows(tmp_path, monkeypatch):
     from analyzer.logs import cli
 
-    rows = [{"ts": 1_700_000_000 + i, "provider": "openai", "model": "gpt-4o", "route": "/v1/chat/completions", "analysed": 1,
-             "total_bytes": 100, "prefix_segments": 0, "prefix_bytes": 0, "chain": f"{i:016x}"} for i in range(600)]
+    rows = [
+        {
+            "ts": 1_700_000_000 + i,
+            "provider": "openai",
+            "model": "gpt-4o",
+            "route": "/v1/chat/completions",
+            "analysed": 1,
+            "total_bytes": 100,
+            "prefix_segments": 0,
+            "prefix_bytes": 0,
+            "chain": f"{i:016x}",
+        }
+        for i in range(600)
+    ]
     db = tmp_path / "ledger.sqlite"
     make_ledger(db, rows)
     seen: list[tuple] = []
@@ -358,7 +532,11 @@ def test_progress_counts_ledger_rows(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli, "_progress", lambda enabled: Recorder() if enabled else None)
     run_analysis([str(db)], AnalyzeConfig(), show_progress=True)
-    assert seen[0] == ("start",) and seen[1] == ("task", "ledger.sqlite", 600, "0/600 rows") and seen[-1] == ("stop",)
+    assert (
+        seen[0] == ("start",)
+        and seen[1] == ("task", "ledger.sqlite", 600, "0/600 rows")
+        and seen[-1] == ("stop",)
+    )
     assert ("update", 512, "512/600 rows") in seen
     seen.clear()
     run_analysis([str(db)], AnalyzeConfig(), show_progress=False)
@@ -368,6 +546,7 @@ def test_progress_counts_ledger_rows(tmp_path, monkeypatch):
 
 
 # --- GPT-5.6 writes, 12-hour writes, rules drift and flags in ledgers and logs -----------------------------
+
 
 def proxy_ledger(path: Path, records) -> None:
     """``records`` written as the proxy writes them (proxy.accounting.ledger_schema.row_for)."""
@@ -386,16 +565,37 @@ def test_the_reader_keeps_12h_writes_flags_and_drift_of_a_ledger_row(tmp_path):
     from proxy.accounting.records import RequestRecord
 
     def rec(i: int, usage: Usage, **kw) -> RequestRecord:
-        return RequestRecord(f"r{i}", 1_800_000_000.0 + i, "t", "openai", "/v1/responses", model="gpt-6.2-sol", status=200,
-                             analysed=True, usage=usage, chain=[f"{i:016x}"], total_bytes=4000, **kw)
+        return RequestRecord(
+            f"r{i}",
+            1_800_000_000.0 + i,
+            "t",
+            "openai",
+            "/v1/responses",
+            model="gpt-6.2-sol",
+            status=200,
+            analysed=True,
+            usage=usage,
+            chain=[f"{i:016x}"],
+            total_bytes=4000,
+            **kw,
+        )
 
     db = tmp_path / "ledger.sqlite"
-    proxy_ledger(db, [rec(0, Usage(10_000, 4000, 5000, 0, 200, cache_write_12h_tokens=4000)),
-                      rec(1, Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
-                      rec(2, Usage(3000, 0, 2000, 0, 5), flags=["cache_write_tokens:ttl_split_unknown"]),
-                      rec(3, Usage(10, 0, 0, 0, 10**9, flags=("usage.output_tokens:too_large",)))])
+    proxy_ledger(
+        db,
+        [
+            rec(0, Usage(10_000, 4000, 5000, 0, 200, cache_write_12h_tokens=4000)),
+            rec(1, Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
+            rec(2, Usage(3000, 0, 2000, 0, 5), flags=["cache_write_tokens:ttl_split_unknown"]),
+            rec(3, Usage(10, 0, 0, 0, 10**9, flags=("usage.output_tokens:too_large",))),
+        ],
+    )
     got = [r.usage for r in read_ledger(str(db), lambda *a: pytest.fail(str(a)))]
-    assert (got[0].cache_write_tokens, got[0].cache_write_12h_tokens, got[0].cache_write_short_tokens) == (5000, 4000, 1000)
+    assert (got[0].cache_write_tokens, got[0].cache_write_12h_tokens, got[0].cache_write_short_tokens) == (
+        5000,
+        4000,
+        1000,
+    )
     assert got[1].drift == () and got[1].flags == ()  # depends on the prices: analyze checks it again (below)
     assert got[2].flags == ("cache_write_tokens:ttl_split_unknown",) and got[2].drift == ()
     assert got[3].flags == ("usage.output_tokens:too_large",)
@@ -407,68 +607,164 @@ def test_analyze_prices_gpt_5_6_writes_and_keeps_drift_and_flags_null(tmp_path):
 
     def rec(i: int, model: str, usage: Usage, route: str = "/v1/chat/completions", **kw) -> RequestRecord:
         # cost_usd NULL: the proxy ran without these price rows; analyze prices them with its own
-        return RequestRecord(f"r{i}", 1_800_000_000.0 + i, "t", "openai", route, model=model, status=200, analysed=True,
-                             usage=usage, chain=[f"{i:016x}"], total_bytes=4000, prefix_segments=0, prefix_bytes=0, **kw)
+        return RequestRecord(
+            f"r{i}",
+            1_800_000_000.0 + i,
+            "t",
+            "openai",
+            route,
+            model=model,
+            status=200,
+            analysed=True,
+            usage=usage,
+            chain=[f"{i:016x}"],
+            total_bytes=4000,
+            prefix_segments=0,
+            prefix_bytes=0,
+            **kw,
+        )
 
     db = tmp_path / "ledger.sqlite"
-    proxy_ledger(db, [
-        rec(0, "gpt-5.6-terra", Usage(6000, 2048, 3000, 0, 400)),  # $0.0146136 (tests/analyzer/test_cost.py)
-        rec(1, "gpt-6.2-sol", Usage(10_000, 4000, 5000, 0, 200, cache_write_12h_tokens=4000), route="/v1/responses"),  # $0.0269
-        rec(2, "gpt-5.6-sol", Usage(3000, 0, 2000, 0, 5, cache_write_12h_tokens=2000), route="/v1/responses"),  # 12h unpublished
-        rec(3, "gpt-5.5", Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]),
-        rec(4, "gpt-5.6-terra", Usage(6000, 0, 3000, 0, 4), flags=["cache_write_tokens:ttl_split_unknown"]),
-    ])
+    proxy_ledger(
+        db,
+        [
+            rec(
+                0, "gpt-5.6-terra", Usage(6000, 2048, 3000, 0, 400)
+            ),  # $0.0146136 (tests/analyzer/test_cost.py)
+            rec(
+                1,
+                "gpt-6.2-sol",
+                Usage(10_000, 4000, 5000, 0, 200, cache_write_12h_tokens=4000),
+                route="/v1/responses",
+            ),  # $0.0269
+            rec(
+                2,
+                "gpt-5.6-sol",
+                Usage(3000, 0, 2000, 0, 5, cache_write_12h_tokens=2000),
+                route="/v1/responses",
+            ),  # 12h unpublished
+            rec(
+                3, "gpt-5.5", Usage(3000, 0, 2000, 0, 5), drift=["cache_write_tokens:not_billed_by_price_row"]
+            ),
+            rec(
+                4, "gpt-5.6-terra", Usage(6000, 0, 3000, 0, 4), flags=["cache_write_tokens:ttl_split_unknown"]
+            ),
+        ],
+    )
     summary, errors = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load()))
     assert errors == []
     money = summary["money"]
     assert abs(money["spent_usd"] - (0.0146136 + 0.0269)) < 1e-9
     # saved: (16800 − 14613.6) + (10000*2 + 2000 − 26900) per 1M = 2186.4 − 4900
     assert abs(money["saved_usd"] - (0.0021864 - 0.0049)) < 1e-9
-    assert summary["rules_drift"] == {"requests": 1, "by_field": [
-        {"model": "gpt-5.5", "note": "cache_write_tokens:not_billed_by_price_row", "requests": 1}]}
+    assert summary["rules_drift"] == {
+        "requests": 1,
+        "by_field": [
+            {"model": "gpt-5.5", "note": "cache_write_tokens:not_billed_by_price_row", "requests": 1}
+        ],
+    }
     assert money["flagged_requests"] == 1 and money["unpriced_requests"] == 0
     from analyzer.logs.report import render
+
     assert "rules drift: 1 request(s)" in render(summary)
     # the rules fixed with a --prices file that bills gpt-5.5's writes: that row is priced now
     fixed = tmp_path / "prices.json"
-    fixed.write_text(json.dumps({"models": [{"provider": "openai", "model": "gpt-5.5", "input": 1.0, "output": 2.0,
-                                             "cache_read": 0.1, "cache_write_30m": 1.25}]}))
+    fixed.write_text(
+        json.dumps(
+            {
+                "models": [
+                    {
+                        "provider": "openai",
+                        "model": "gpt-5.5",
+                        "input": 1.0,
+                        "output": 2.0,
+                        "cache_read": 0.1,
+                        "cache_write_30m": 1.25,
+                    }
+                ]
+            }
+        )
+    )
     again = run_analysis([str(db)], AnalyzeConfig(prices=PriceTable.load(str(fixed))))[0]
     # + 1000*1 + 2000*1.25 + 5*2 = 3510 per 1M
-    assert again["rules_drift"]["requests"] == 0 and abs(again["money"]["spent_usd"] - (0.0146136 + 0.0269 + 0.00351)) < 1e-9
+    assert (
+        again["rules_drift"]["requests"] == 0
+        and abs(again["money"]["spent_usd"] - (0.0146136 + 0.0269 + 0.00351)) < 1e-9
+    )
 
 
 def test_a_jsonl_log_of_gpt_5_6_usage_is_priced_and_drift_is_not(tmp_path):
-    usage_56 = {"prompt_tokens": 6000, "completion_tokens": 400, "prompt_tokens_details": {"cached_tokens": 2048, "cache_write_tokens": 3000}}
-    records = [{"request": body(STATIC, "q0", model="gpt-5.6-terra"), "response": {"usage": usage_56}},
-               {"request": body(STATIC, "q1", model="gpt-5.5"), "response": {"usage": usage_56}},  # writes the rules do not expect
-               {"request": body(STATIC, "q2", model="gpt-5.6-terra"),
-                "response": {"usage": {**usage_56, "prompt_tokens_details": {"cached_tokens": 0, "cache_bonus_tokens": 1}}}}]
-    summary, errors = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load()))
+    usage_56 = {
+        "prompt_tokens": 6000,
+        "completion_tokens": 400,
+        "prompt_tokens_details": {"cached_tokens": 2048, "cache_write_tokens": 3000},
+    }
+    records = [
+        {"request": body(STATIC, "q0", model="gpt-5.6-terra"), "response": {"usage": usage_56}},
+        {
+            "request": body(STATIC, "q1", model="gpt-5.5"),
+            "response": {"usage": usage_56},
+        },  # writes the rules do not expect
+        {
+            "request": body(STATIC, "q2", model="gpt-5.6-terra"),
+            "response": {
+                "usage": {**usage_56, "prompt_tokens_details": {"cached_tokens": 0, "cache_bonus_tokens": 1}}
+            },
+        },
+    ]
+    summary, errors = run_analysis(
+        [str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load())
+    )
     assert errors == []
     assert abs(summary["money"]["spent_usd"] - 0.0146136) < 1e-9
     assert summary["rules_drift"]["requests"] == 2
     assert {d["note"] for d in summary["rules_drift"]["by_field"]} == {
-        "cache_write_tokens:not_billed_by_price_row", "prompt_tokens_details.cache_bonus_tokens:unknown_field"}
+        "cache_write_tokens:not_billed_by_price_row",
+        "prompt_tokens_details.cache_bonus_tokens:unknown_field",
+    }
 
 
 def test_gpt_5_6_repeats_count_within_its_30_minute_ttl(tmp_path):
     # Twenty minutes apart: past OpenAI's 5–10 minutes before 5.6, inside GPT-5.6's 30 minutes.
     def run(model: str):
-        records = [{"request": body(STATIC, f"q{i}", model=model), "ts": 1_800_000_000 + i * 1200} for i in range(3)]
+        records = [
+            {"request": body(STATIC, f"q{i}", model=model), "ts": 1_800_000_000 + i * 1200} for i in range(3)
+        ]
         return run_analysis([str(write_jsonl(tmp_path / f"{model}.jsonl", records))], AnalyzeConfig())[0]
+
     assert run("gpt-4o")["hit_rate"]["allowed"] == 0
     assert run("gpt-5.6-terra")["hit_rate"]["allowed"] > 0
 
 
 def test_a_chat_request_with_a_12h_breakpoint_and_writes_is_priced_null(tmp_path):
-    usage = {"prompt_tokens": 6000, "completion_tokens": 400, "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 3000}}
-    marked = {"model": "gpt-5.6-terra", "messages": [
-        {"role": "system", "content": [{"type": "text", "text": STATIC, "prompt_cache_breakpoint": {"mode": "explicit", "ttl": "12h"}}]},
-        {"role": "user", "content": "q"}]}
-    records = [{"request": marked, "response": {"usage": usage}},
-               {"request": body(STATIC, "q1", model="gpt-5.6-terra"), "response": {"usage": usage}}]
-    summary, errors = run_analysis([str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load()))
+    usage = {
+        "prompt_tokens": 6000,
+        "completion_tokens": 400,
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 3000},
+    }
+    marked = {
+        "model": "gpt-5.6-terra",
+        "messages": [
+            {
+                "role": "system",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": STATIC,
+                        "prompt_cache_breakpoint": {"mode": "explicit", "ttl": "12h"},
+                    }
+                ],
+            },
+            {"role": "user", "content": "q"},
+        ],
+    }
+    records = [
+        {"request": marked, "response": {"usage": usage}},
+        {"request": body(STATIC, "q1", model="gpt-5.6-terra"), "response": {"usage": usage}},
+    ]
+    summary, errors = run_analysis(
+        [str(write_jsonl(tmp_path / "log.jsonl", records))], AnalyzeConfig(prices=PriceTable.load())
+    )
     assert errors == [] and summary["money"]["flagged_requests"] == 1
     # only the unmarked one: 3000*2 + 3000*2.5 + 400*12 = 18300 per 1M
     assert abs(summary["money"]["spent_usd"] - 0.0183) < 1e-9
@@ -484,10 +780,25 @@ def test_missed_savings_agree_with_the_proxy_on_rows_that_billed_nothing(tmp_pat
 
     b = body(STATIC, "q")
     ch = chain(segments_for("openai", "/v1/chat/completions", b), root_hash("openai", "gpt-4o"))
-    refused = [RequestRecord(f"r{i}", 1_800_000_000.0 + i, "t", "openai", "/v1/chat/completions", model="gpt-4o", status=429,
-                             analysed=True, usage=None, chain=[h[:8].hex() for h in ch.hashes], total_segments=len(ch.hashes),
-                             total_bytes=ch.ends[-1], prefix_segments=1 if i else 0, prefix_bytes=ch.ends[0] if i else 0)
-               for i in range(4)]
+    refused = [
+        RequestRecord(
+            f"r{i}",
+            1_800_000_000.0 + i,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="gpt-4o",
+            status=429,
+            analysed=True,
+            usage=None,
+            chain=[h[:8].hex() for h in ch.hashes],
+            total_segments=len(ch.hashes),
+            total_bytes=ch.ends[-1],
+            prefix_segments=1 if i else 0,
+            prefix_bytes=ch.ends[0] if i else 0,
+        )
+        for i in range(4)
+    ]
     db = tmp_path / "ledger.sqlite"
     proxy_ledger(db, refused)
     dashboard = summarize(sqlite3.connect(db))
@@ -500,16 +811,27 @@ def test_missed_savings_are_unknown_when_no_request_could_be_priced(tmp_path):
     """Money is exact or null: a log whose every request is of an unpriced model, or priced
     null for rules drift, missed an unknown amount, not $0.00."""
     usage = {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}
-    unpriced = [{"request": body(STATIC, f"q{i}", model="private-llm"), "response": {"usage": usage}} for i in range(3)]
-    summary, _ = run_analysis([str(write_jsonl(tmp_path / "a.jsonl", unpriced))], AnalyzeConfig(prices=PriceTable.load()))
+    unpriced = [
+        {"request": body(STATIC, f"q{i}", model="private-llm"), "response": {"usage": usage}}
+        for i in range(3)
+    ]
+    summary, _ = run_analysis(
+        [str(write_jsonl(tmp_path / "a.jsonl", unpriced))], AnalyzeConfig(prices=PriceTable.load())
+    )
     assert summary["money"]["missed_usd"] is None
     drifted = {**usage, "prompt_tokens_details": {"cached_tokens": 0, "cache_bonus_tokens": 5}}
-    odd = [{"request": body(STATIC, f"q{i}", model="gpt-4o"), "response": {"usage": drifted}} for i in range(3)]
-    summary, _ = run_analysis([str(write_jsonl(tmp_path / "b.jsonl", odd))], AnalyzeConfig(prices=PriceTable.load()))
+    odd = [
+        {"request": body(STATIC, f"q{i}", model="gpt-4o"), "response": {"usage": drifted}} for i in range(3)
+    ]
+    summary, _ = run_analysis(
+        [str(write_jsonl(tmp_path / "b.jsonl", odd))], AnalyzeConfig(prices=PriceTable.load())
+    )
     assert summary["rules_drift"]["requests"] == 3 and summary["money"]["missed_usd"] is None
     text = CliRunner().invoke(analyze_command, [str(tmp_path / "b.jsonl")]).stdout
     assert "missed savings —" in text and "missed savings $0.00" not in text
     # one priced request among them: a sum again
     mixed = odd + [{"request": body(STATIC, "q9", model="gpt-4o"), "response": {"usage": usage}}]
-    summary, _ = run_analysis([str(write_jsonl(tmp_path / "c.jsonl", mixed))], AnalyzeConfig(prices=PriceTable.load()))
+    summary, _ = run_analysis(
+        [str(write_jsonl(tmp_path / "c.jsonl", mixed))], AnalyzeConfig(prices=PriceTable.load())
+    )
     assert summary["money"]["missed_usd"] is not None and summary["money"]["missed_usd"] > 0

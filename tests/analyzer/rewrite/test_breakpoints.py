@@ -23,7 +23,9 @@ def text(t: str, **extra: object) -> dict:
     return {"type": "text", "text": t, **extra}
 
 
-def rewrite(body: dict, model: str | None = None, provider: str = "anthropic", route: str = ROUTE) -> Placement:
+def rewrite(
+    body: dict, model: str | None = None, provider: str = "anthropic", route: str = ROUTE
+) -> Placement:
     before = copy.deepcopy(body)
     out = rewrite_request(provider, route, body, model=model)
     assert body == before, "the input body must never be mutated"
@@ -61,18 +63,29 @@ def test_add_breakpoints_at_tools_system_and_conversation():
     assert marked(out.body) == ["tools[1]", "system[0]", "messages[1].content[0]"]
     assert out.body["system"] == [text(LONG, cache_control=CC)]  # string system → one block, marked
     assert out.body["messages"][2]["content"] == "the final question"  # the final user turn is untouched
-    assert out.body["messages"][0]["content"] == body["messages"][0]["content"]  # no breakpoint: stays a string
+    assert (
+        out.body["messages"][0]["content"] == body["messages"][0]["content"]
+    )  # no breakpoint: stays a string
     assert_same_prompt(body, out.body)
     breakpoints(anthropic_segments(out.body), out.body, 4)  # the emulator's rule check accepts it
 
 
 def test_short_prompt_gets_no_breakpoint():
-    turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "ok"}]
+    turns = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+        {"role": "user", "content": "ok"},
+    ]
     assert rewrite({"model": MODEL, "system": SHORT, "messages": turns}) == Placement(None, [])
 
 
 def test_threshold_is_the_cumulative_prefix_and_the_models_minimum():
-    body = {"model": MODEL, "tools": [{"name": "t", "input_schema": {}}], "system": LONG, "messages": [{"role": "user", "content": "q"}]}
+    body = {
+        "model": MODEL,
+        "tools": [{"name": "t", "input_schema": {}}],
+        "system": LONG,
+        "messages": [{"role": "user", "content": "q"}],
+    }
     out = rewrite(body)
     assert marked(out.body) == ["system[0]"]  # the tool alone is short; tools + system is long enough
     assert_same_prompt(body, out.body)
@@ -91,14 +104,20 @@ def test_conversation_breakpoint_skips_thinking_and_empty_blocks():
     body = conversation(1)
     body["system"] = ""
     body["messages"][0]["content"] = LONG
-    body["messages"][1]["content"] = [text("answer " * 10), {"type": "thinking", "thinking": "hm", "signature": "s"}, text("")]
+    body["messages"][1]["content"] = [
+        text("answer " * 10),
+        {"type": "thinking", "thinking": "hm", "signature": "s"},
+        text(""),
+    ]
     out = rewrite(body)
     assert marked(out.body) == ["messages[1].content[0]"]
     assert out.body["system"] == ""
     assert_same_prompt(body, out.body)
 
 
-@pytest.mark.parametrize("where", ["system", "message", "tool", "top-level", "nested-tool-result", "null-marker"])
+@pytest.mark.parametrize(
+    "where", ["system", "message", "tool", "top-level", "nested-tool-result", "null-marker"]
+)
 def test_an_existing_breakpoint_blocks_add(where: str):
     body = {**conversation(2), "tools": [{"name": "t", "description": LONG, "input_schema": {}}]}
     if where == "system":
@@ -110,7 +129,9 @@ def test_an_existing_breakpoint_blocks_add(where: str):
     elif where == "top-level":
         body["cache_control"] = CC
     elif where == "nested-tool-result":
-        body["messages"][2]["content"] = [{"type": "tool_result", "tool_use_id": "x", "content": [text("r", cache_control=CC)]}]
+        body["messages"][2]["content"] = [
+            {"type": "tool_result", "tool_use_id": "x", "content": [text("r", cache_control=CC)]}
+        ]
     else:
         body["messages"][1]["content"][0]["cache_control"] = None
     assert rewrite(body) == Placement(None, [])
@@ -120,14 +141,26 @@ def test_cap_keeps_the_first_and_the_latest_breakpoints():
     body = conversation(3)
     body["system"] = [text(LONG, cache_control={"type": "ephemeral", "ttl": "1h"})]
     for msg in body["messages"]:
-        msg["content"] = [text(msg["content"], cache_control=CC)] if isinstance(msg["content"], str) else msg["content"]
+        msg["content"] = (
+            [text(msg["content"], cache_control=CC)] if isinstance(msg["content"], str) else msg["content"]
+        )
         msg["content"][-1]["cache_control"] = CC
     with pytest.raises(CacheRuleError):
         breakpoints(anthropic_segments(body), body, 4)
     out = rewrite(body)
     assert out.applied == [CAP_BREAKPOINTS]
-    assert marked(out.body) == ["system[0]", "messages[4].content[0]", "messages[5].content[0]", "messages[6].content[0]"]
-    assert [s.cache_control for s in anthropic_segments(out.body) if s.cache_control] == ["1h", "5m", "5m", "5m"]
+    assert marked(out.body) == [
+        "system[0]",
+        "messages[4].content[0]",
+        "messages[5].content[0]",
+        "messages[6].content[0]",
+    ]
+    assert [s.cache_control for s in anthropic_segments(out.body) if s.cache_control] == [
+        "1h",
+        "5m",
+        "5m",
+        "5m",
+    ]
     assert_same_prompt(body, out.body)
     breakpoints(anthropic_segments(out.body), out.body, 4)
 
@@ -135,7 +168,9 @@ def test_cap_keeps_the_first_and_the_latest_breakpoints():
 def test_cap_counts_the_top_level_automatic_breakpoint():
     body = conversation(2)
     body["cache_control"] = CC
-    body["messages"] = [{**m, "content": [text(str(m["content"]), cache_control=CC)]} for m in body["messages"][:4]] + body["messages"][4:]
+    body["messages"] = [
+        {**m, "content": [text(str(m["content"]), cache_control=CC)]} for m in body["messages"][:4]
+    ] + body["messages"][4:]
     out = rewrite(body)  # 4 block markers + the automatic one on the last block = 5
     assert out.applied == [CAP_BREAKPOINTS] and out.body["cache_control"] == CC
     assert marked(out.body) == ["messages[0].content[0]", "messages[2].content[0]", "messages[3].content[0]"]
@@ -146,7 +181,12 @@ def test_cap_counts_the_top_level_automatic_breakpoint():
 
 def test_cap_reaches_markers_nested_in_tool_results():
     blocks = [text(f"r{i}", cache_control=CC) for i in range(5)]
-    body = {"model": MODEL, "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": blocks}]}]}
+    body = {
+        "model": MODEL,
+        "messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": blocks}]}
+        ],
+    }
     out = rewrite(body)
     nested = out.body["messages"][0]["content"][0]["content"]
     assert ["cache_control" in b for b in nested] == [True, False, True, True, True]
@@ -154,7 +194,11 @@ def test_cap_reaches_markers_nested_in_tool_results():
 
 
 def test_four_breakpoints_are_left_alone():
-    body = {"model": MODEL, "system": [text(f"s{i}", cache_control=CC) for i in range(4)], "messages": [{"role": "user", "content": "q"}]}
+    body = {
+        "model": MODEL,
+        "system": [text(f"s{i}", cache_control=CC) for i in range(4)],
+        "messages": [{"role": "user", "content": "q"}],
+    }
     assert rewrite(body) == Placement(None, [])
 
 
@@ -168,16 +212,32 @@ def test_openai_and_other_routes_are_never_rewritten():
 @pytest.mark.parametrize(
     "body",
     [
-        [], None, "text", 3,
+        [],
+        None,
+        "text",
+        3,
         {"model": MODEL, "system": LONG},  # no messages
         {"model": MODEL, "system": LONG, "messages": "hi"},
         {"model": MODEL, "system": LONG, "messages": ["hi", {"role": "user", "content": "q"}]},
-        {"model": MODEL, "system": LONG, "messages": [{"role": "assistant", "content": 7}, {"role": "user", "content": "q"}]},
-        {"model": MODEL, "system": LONG, "messages": [{"role": "assistant"}, {"role": "user", "content": "q"}]},
+        {
+            "model": MODEL,
+            "system": LONG,
+            "messages": [{"role": "assistant", "content": 7}, {"role": "user", "content": "q"}],
+        },
+        {
+            "model": MODEL,
+            "system": LONG,
+            "messages": [{"role": "assistant"}, {"role": "user", "content": "q"}],
+        },
         {"model": MODEL, "system": LONG, "messages": [{"role": "user", "content": ["q"]}]},
         {"model": MODEL, "system": 42, "messages": [{"role": "user", "content": "q"}]},
         {"model": MODEL, "system": [LONG], "messages": [{"role": "user", "content": "q"}]},
-        {"model": MODEL, "tools": {"name": "t"}, "system": LONG, "messages": [{"role": "user", "content": "q"}]},
+        {
+            "model": MODEL,
+            "tools": {"name": "t"},
+            "system": LONG,
+            "messages": [{"role": "user", "content": "q"}],
+        },
         {"model": MODEL, "tools": ["t"], "system": LONG, "messages": [{"role": "user", "content": "q"}]},
     ],
 )

@@ -9,37 +9,47 @@ from tests.support import FIXTURES
 
 
 def moved(text: str) -> list[tuple[str, str]]:
-    return [(text[s.label_start:s.start].strip(), text[s.start:s.end]) for s in scan(text)]
+    return [(text[s.label_start : s.start].strip(), text[s.start : s.end]) for s in scan(text)]
 
 
 def test_labelled_values_move_with_their_labels():
-    text = ("Current date and time: 2026-12-01 08:15:03 UTC\nRequest id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b\n"
-            "Today is Tuesday, December 1, 2026.\nSession: sess_8f7a6b5c4d3e2f1a0b9c\nThe current time is 14:32.\n"
-            "ts=1764577200 trace_id=abc123def4567890abcdef\nDate: 2026-12-01\n")
+    text = (
+        "Current date and time: 2026-12-01 08:15:03 UTC\nRequest id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b\n"
+        "Today is Tuesday, December 1, 2026.\nSession: sess_8f7a6b5c4d3e2f1a0b9c\nThe current time is 14:32.\n"
+        "ts=1764577200 trace_id=abc123def4567890abcdef\nDate: 2026-12-01\n"
+    )
     assert moved(text) == [
-        ("Current date and time:", "2026-12-01 08:15:03 UTC"), ("Request id:", "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b"),
-        ("Today is", "Tuesday, December 1, 2026"), ("Session:", "sess_8f7a6b5c4d3e2f1a0b9c"), ("The current time is", "14:32"),
-        ("ts=", "1764577200"), ("trace_id=", "abc123def4567890abcdef"), ("Date:", "2026-12-01"),
+        ("Current date and time:", "2026-12-01 08:15:03 UTC"),
+        ("Request id:", "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b"),
+        ("Today is", "Tuesday, December 1, 2026"),
+        ("Session:", "sess_8f7a6b5c4d3e2f1a0b9c"),
+        ("The current time is", "14:32"),
+        ("ts=", "1764577200"),
+        ("trace_id=", "abc123def4567890abcdef"),
+        ("Date:", "2026-12-01"),
     ]
 
 
-@pytest.mark.parametrize("text", [
-    "We open at 09:00 and close at 17:00.",
-    "Office hours are 09:00-17:00 Monday to Friday.",
-    "Give times like 7:45 PM, e.g. 14:30.",
-    "All times are UTC+05:30.",
-    "Knowledge cutoff: 2024-06-01.",
-    "Last updated: 2025-03-02.",
-    "Founded March 3, 2019.",
-    "anthropic-version: 2023-06-01",
-    "## [1.2.0] - 2024-03-15",
-    "Use version 2.3.1 of the API; it costs $4.99.",
-    "Use an id such as 550e8400-e29b-41d4-a716-446655440000 in tests.",
-    "For example: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
-    "Use the knowledge base kb-Xy12Ab34Cd56Ef78. Our merchant id is mch_K8sL2pQ9xR4vT7wZ.",  # configuration, not per request
-    "CLUSTER=pg-Cl8Xq2LmR4tK",
-    "Call center number 1800123456789",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We open at 09:00 and close at 17:00.",
+        "Office hours are 09:00-17:00 Monday to Friday.",
+        "Give times like 7:45 PM, e.g. 14:30.",
+        "All times are UTC+05:30.",
+        "Knowledge cutoff: 2024-06-01.",
+        "Last updated: 2025-03-02.",
+        "Founded March 3, 2019.",
+        "anthropic-version: 2023-06-01",
+        "## [1.2.0] - 2024-03-15",
+        "Use version 2.3.1 of the API; it costs $4.99.",
+        "Use an id such as 550e8400-e29b-41d4-a716-446655440000 in tests.",
+        "For example: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+        "Use the knowledge base kb-Xy12Ab34Cd56Ef78. Our merchant id is mch_K8sL2pQ9xR4vT7wZ.",  # configuration, not per request
+        "CLUSTER=pg-Cl8Xq2LmR4tK",
+        "Call center number 1800123456789",
+    ],
+)
 def test_precision_cases_never_move(text):
     assert moved(text) == []
 
@@ -71,7 +81,10 @@ def test_a_cached_decision_never_outlives_its_value():
     """The same shape with a value that is no longer volatile gets a fresh answer."""
     cache = DecisionCache()
     for earlier, later in [
-        ("Request id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b", "Request id: 00000000-0000-0000-0000-000000000000"),
+        (
+            "Request id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+            "Request id: 00000000-0000-0000-0000-000000000000",
+        ),
         ("Current time: 12:30", "Current time: 29:59"),
         ("Session: 8f7a6b5c4d3e2f1a0b9c", "Session: 0000000000000000"),
         ("Request id: req_8f7a6b5c4d3e2f1a", "Request id: abcdefghijklmnopqrst"),
@@ -88,8 +101,17 @@ def test_ulids_and_jwts_keep_the_cache_warm():
     assert cache.hits == 1 and spans == scan("Request id: 01HZX4K2MB7Q9ZRT3XWN8PC5GH" + tail)
 
 
-LINES = ["You are Atlas.", "Office hours are 09:00-17:00.", "Call 555-0100.", "Current time: {t}", "Request id: {u}",
-         "Session: {h}", "Today is {d}.", "Version {v} of the API.", "Example: {u}"]
+LINES = [
+    "You are Atlas.",
+    "Office hours are 09:00-17:00.",
+    "Call 555-0100.",
+    "Current time: {t}",
+    "Request id: {u}",
+    "Session: {h}",
+    "Today is {d}.",
+    "Version {v} of the API.",
+    "Example: {u}",
+]
 
 
 def _fill(rng_values, template: str) -> str:
@@ -97,11 +119,18 @@ def _fill(rng_values, template: str) -> str:
     return template.format(t=t, u=u, h=h, d=d, v=v)
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 _values = st.tuples(
     st.sampled_from(["08:15", "29:59", "12:30:45", "9:05", "2026-12-01 08:15:03 UTC"]),
-    st.sampled_from(["3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b", "00000000-0000-0000-0000-000000000000", "01HZX3Q8RN5T2VKPJ4C7W9BDEF"]),
+    st.sampled_from(
+        [
+            "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+            "00000000-0000-0000-0000-000000000000",
+            "01HZX3Q8RN5T2VKPJ4C7W9BDEF",
+        ]
+    ),
     st.sampled_from(["8f7a6b5c4d3e2f1a0b9c", "0000000000000000", "abcdefabcdefabcdef12", "deadbeef"]),
     st.sampled_from(["December 1, 2026", "Tuesday", "2026-12-01"]),
     st.sampled_from(["2.3.1", "10.4", "1"]),
@@ -109,7 +138,11 @@ _values = st.tuples(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.lists(st.sampled_from(LINES), min_size=1, max_size=5), _values), min_size=2, max_size=8))
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from(LINES), min_size=1, max_size=5), _values), min_size=2, max_size=8
+    )
+)
 def test_the_cache_always_answers_what_a_fresh_scan_answers(texts):
     cache = DecisionCache(max_entries=8)
     for lines, values in texts:

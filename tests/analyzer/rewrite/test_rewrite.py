@@ -24,8 +24,14 @@ from analyzer.rewrite.movable import clear_cache
 from analyzer.rewrite.tools import tool_name
 from proxy.bench.agent_workload import conversation
 
-STABLE = ["You are Atlas, the operations agent.", "Answer in the customer's language.", "Office hours are 09:00-17:00.",
-          "The API is at version 2.3.1.", "Knowledge cutoff: 2024-06-01.", "Never promise a delivery date."]
+STABLE = [
+    "You are Atlas, the operations agent.",
+    "Answer in the customer's language.",
+    "Office hours are 09:00-17:00.",
+    "The API is at version 2.3.1.",
+    "Knowledge cutoff: 2024-06-01.",
+    "Never promise a delivery date.",
+]
 
 
 @st.composite
@@ -36,10 +42,14 @@ def volatile_line(draw):
         value = f"2026-12-{draw(st.integers(1, 28)):02d} {h:02d}:{m:02d}:{s:02d} UTC"
         return "Current date and time: ", value
     if kind == "uuid":
-        value = "%08x-%04x-4%03x-a%03x-%012x" % tuple(draw(st.integers(0, 16**n - 1)) for n in (8, 4, 3, 3, 12))
+        value = "%08x-%04x-4%03x-a%03x-%012x" % tuple(
+            draw(st.integers(0, 16**n - 1)) for n in (8, 4, 3, 3, 12)
+        )
         return "Request id: ", value
     if kind == "rid":
-        return "Session: ", "sess_" + "".join(draw(st.lists(st.sampled_from("0123456789abcdef"), min_size=20, max_size=20)))
+        return "Session: ", "sess_" + "".join(
+            draw(st.lists(st.sampled_from("0123456789abcdef"), min_size=20, max_size=20))
+        )
     return "Today is ", f"December {draw(st.integers(1, 28))}, 2026"
 
 
@@ -49,7 +59,9 @@ def requests(draw):
     lines = draw(st.lists(st.one_of(st.sampled_from(STABLE), volatile_line()), min_size=1, max_size=6))
     values = [v[1] for v in lines if isinstance(v, tuple)]
     system = "\n".join(line if isinstance(line, str) else line[0] + line[1] for line in lines)
-    names = draw(st.lists(st.sampled_from(["lookup", "refund", "track", "ticket", "email"]), unique=True, max_size=5))
+    names = draw(
+        st.lists(st.sampled_from(["lookup", "refund", "track", "ticket", "email"]), unique=True, max_size=5)
+    )
     tools = []
     for name in names:
         props = {k: {"type": "string", "description": k} for k in draw(st.permutations(["b", "a", "c"]))}
@@ -57,10 +69,23 @@ def requests(draw):
         if api == "anthropic-messages":
             tools.append({"name": name, "description": f"{name} tool", "input_schema": schema})
         elif api == "openai-chat":
-            tools.append({"type": "function", "function": {"name": name, "description": f"{name} tool", "parameters": schema}})
+            tools.append(
+                {
+                    "type": "function",
+                    "function": {"name": name, "description": f"{name} tool", "parameters": schema},
+                }
+            )
         else:
-            tools.append({"type": "function", "name": name, "description": f"{name} tool", "parameters": schema})
-    turns = draw(st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30), min_size=1, max_size=5))
+            tools.append(
+                {"type": "function", "name": name, "description": f"{name} tool", "parameters": schema}
+            )
+    turns = draw(
+        st.lists(
+            st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
+            min_size=1,
+            max_size=5,
+        )
+    )
     tool_loop = draw(st.booleans())
     body: dict = {"model": "claude-sonnet-4-6" if api == "anthropic-messages" else "gpt-4o", "max_tokens": 16}
     if tools:
@@ -68,12 +93,20 @@ def requests(draw):
     if api == "anthropic-messages":
         body["system"] = draw(st.sampled_from([system, [{"type": "text", "text": system}]]))
         messages = []
-        for i, text in enumerate(turns):
+        for text in turns:
             messages += [{"role": "user", "content": text or "?"}, {"role": "assistant", "content": "ok"}]
         messages.pop()
         if tool_loop:
-            messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "t", "input": {}}]},
-                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "done"}]}]
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "u1", "name": "t", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "done"}],
+                },
+            ]
         body["messages"] = messages
     elif api == "openai-chat":
         messages = [{"role": "system", "content": system}]
@@ -81,8 +114,16 @@ def requests(draw):
             messages += [{"role": "user", "content": text}, {"role": "assistant", "content": "ok"}]
         messages.pop()
         if tool_loop:
-            messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
-                         {"role": "tool", "tool_call_id": "c1", "content": "done"}]
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "done"},
+            ]
         body["messages"] = messages
     else:
         body["instructions"] = system
@@ -124,19 +165,27 @@ def test_properties(req, mode, slow_reuse):
     assert body == original  # never mutated
     clear_cache()  # as in a fresh process: the answer may not depend on what was seen before
     again = rewrite_request(api, copy.deepcopy(body), mode=mode, tenant="t", head_returns=reuse)
-    assert orjson.dumps(again.body) == orjson.dumps(first.body) and again.applied == first.applied  # deterministic
+    assert (
+        orjson.dumps(again.body) == orjson.dumps(first.body) and again.applied == first.applied
+    )  # deterministic
     out = first.body if first.body is not None else body
     assert rewrite_request(api, out, mode=mode, tenant="t", head_returns=reuse).body is None  # idempotent
     dumped = orjson.dumps(out).decode()
-    assert sorted(tool_name(t) for t in out.get("tools", [])) == sorted(tool_name(t) for t in body.get("tools", []))
+    assert sorted(tool_name(t) for t in out.get("tools", [])) == sorted(
+        tool_name(t) for t in body.get("tools", [])
+    )
     for value in values:
         assert value in dumped  # moved, never dropped
     if mode == SAFE:
         assert _texts(out) == _texts(body)
-        assert json.dumps(out.get("system"), sort_keys=True).count("Current") == json.dumps(body.get("system"), sort_keys=True).count("Current")
+        assert json.dumps(out.get("system"), sort_keys=True).count("Current") == json.dumps(
+            body.get("system"), sort_keys=True
+        ).count("Current")
     else:
         for text, new in zip(_texts(body), _texts(out)):
-            assert new.startswith(text) or text == ""  # the model reads every turn as sent, values appended at most
+            assert (
+                new.startswith(text) or text == ""
+            )  # the model reads every turn as sent, values appended at most
     if api == "anthropic-messages":
         assert _breakpoints(out) <= 4
 
@@ -144,15 +193,25 @@ def test_properties(req, mode, slow_reuse):
 def test_off_and_routes_without_a_rewrite():
     body = next(conversation("openai", 1))
     assert rewrite_request("openai-chat", body, mode=OFF).body is None
-    assert api_for("openai", "/v1/embeddings") is None and api_for("anthropic", "/v1/messages/count_tokens") is None
-    assert api_for("anthropic", "/v1/messages") == "anthropic-messages" and api_for("openai", "/v1/responses") == "openai-responses"
+    assert (
+        api_for("openai", "/v1/embeddings") is None
+        and api_for("anthropic", "/v1/messages/count_tokens") is None
+    )
+    assert (
+        api_for("anthropic", "/v1/messages") == "anthropic-messages"
+        and api_for("openai", "/v1/responses") == "openai-responses"
+    )
     with pytest.raises(ValueError):
         rewrite_request("openai-chat", body, mode="wild")
 
 
 def test_a_body_it_does_not_understand_is_left_and_named():
-    assert rewrite_request("openai-chat", {"messages": "not a list"}, mode=SAFE).applied == ["skipped-unknown-shape"]
-    assert rewrite_request("openai-chat", {"tools": None, "messages": [{"role": "user", "content": "hi"}]}, mode=SAFE).applied == ["prompt-cache-key"]
+    assert rewrite_request("openai-chat", {"messages": "not a list"}, mode=SAFE).applied == [
+        "skipped-unknown-shape"
+    ]
+    assert rewrite_request(
+        "openai-chat", {"tools": None, "messages": [{"role": "user", "content": "hi"}]}, mode=SAFE
+    ).applied == ["prompt-cache-key"]
     assert rewrite_request("anthropic-messages", {"messages": []}, mode=AGGRESSIVE).body is None
 
 
@@ -181,7 +240,12 @@ def test_cli_prints_the_body_or_a_diff(tmp_path):
     assert "Request id: [see the end" in out["system"][0]["text"]
     assert "anthropic-messages, --rewrite aggressive: move-volatile-values" in result.stderr
     diff = runner.invoke(rewrite_command, [str(path), "--diff"])
-    assert diff.exit_code == 0 and diff.stdout.startswith("---") and "\n+" in diff.stdout and "sort-tools" in diff.stderr
+    assert (
+        diff.exit_code == 0
+        and diff.stdout.startswith("---")
+        and "\n+" in diff.stdout
+        and "sort-tools" in diff.stderr
+    )
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     assert runner.invoke(rewrite_command, [str(bad)]).exit_code == 2
@@ -192,5 +256,8 @@ def test_cli_prints_the_body_or_a_diff(tmp_path):
 def test_the_cli_tells_the_api_from_the_shape():
     assert infer_api({"instructions": "x", "input": "hi"}) == "openai-responses"
     assert infer_api({"system": "x", "messages": []}) == "anthropic-messages"
-    assert infer_api({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1"}]}]}) == "anthropic-messages"
+    assert (
+        infer_api({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1"}]}]})
+        == "anthropic-messages"
+    )
     assert infer_api({"messages": [{"role": "system", "content": "x"}]}) == "openai-chat"

@@ -19,12 +19,23 @@ def test_tools_sorted_by_name_in_every_shape():
 
 
 def test_keys_sorted_recursively_lists_keep_their_order():
-    tool = {"name": "a", "input_schema": {"type": "object", "required": ["z", "a"], "properties": {"z": {"type": "string"}, "a": {"enum": ["y", "x"], "type": "string"}}}}
+    tool = {
+        "name": "a",
+        "input_schema": {
+            "type": "object",
+            "required": ["z", "a"],
+            "properties": {"z": {"type": "string"}, "a": {"enum": ["y", "x"], "type": "string"}},
+        },
+    }
     out, applied = sort_tools([tool])
     assert applied == [SORT_TOOL_KEYS]
     schema = out[0]["input_schema"]
     assert list(out[0]) == ["input_schema", "name"] and list(schema) == ["properties", "required", "type"]
-    assert list(schema["properties"]) == ["a", "z"] and schema["required"] == ["z", "a"] and schema["properties"]["a"]["enum"] == ["y", "x"]
+    assert (
+        list(schema["properties"]) == ["a", "z"]
+        and schema["required"] == ["z", "a"]
+        and schema["properties"]["a"]["enum"] == ["y", "x"]
+    )
     assert sorted_keys(out) == out
 
 

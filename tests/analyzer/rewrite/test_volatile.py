@@ -12,8 +12,15 @@ HEAD = f"Current date and time: {MARKER}\nRequest id: {MARKER}\n\nYou are Atlas.
 
 
 def test_openai_chat_values_move_to_the_latest_user_message():
-    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi"},
-                                             {"role": "assistant", "content": "hello"}, {"role": "user", "content": "where is my order?"}]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "where is my order?"},
+        ],
+    }
     before = copy.deepcopy(body)
     out, applied = move_volatile("openai-chat", body)
     assert applied == [MOVE_VALUES] and body == before
@@ -24,53 +31,109 @@ def test_openai_chat_values_move_to_the_latest_user_message():
 
 
 def test_openai_tool_loop_gets_a_trailing_user_message_so_the_loop_prefix_repeats():
-    body = {"messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "track EX-1"},
-                         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
-                         {"role": "tool", "tool_call_id": "c1", "content": "in transit"}]}
+    body = {
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "track EX-1"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "in transit"},
+        ]
+    }
     out, _ = move_volatile("openai-chat", body)
-    assert out["messages"][1:4] == body["messages"][1:4] and out["messages"][4] == {"role": "user", "content": CONTEXT}
+    assert out["messages"][1:4] == body["messages"][1:4] and out["messages"][4] == {
+        "role": "user",
+        "content": CONTEXT,
+    }
 
 
 def test_anthropic_text_block_appended_and_whole_volatile_blocks_moved():
-    body = {"system": [{"type": "text", "text": "You are Atlas.", "cache_control": {"type": "ephemeral"}},
-                       {"type": "text", "text": "Current time: 2026-12-01T08:15:03Z", "cache_control": {"type": "ephemeral"}},
-                       {"type": "text", "text": "Be brief."}],
-            "messages": [{"role": "user", "content": "where is my order?"}]}
+    body = {
+        "system": [
+            {"type": "text", "text": "You are Atlas.", "cache_control": {"type": "ephemeral"}},
+            {
+                "type": "text",
+                "text": "Current time: 2026-12-01T08:15:03Z",
+                "cache_control": {"type": "ephemeral"},
+            },
+            {"type": "text", "text": "Be brief."},
+        ],
+        "messages": [{"role": "user", "content": "where is my order?"}],
+    }
     out, applied = move_volatile("anthropic-messages", body)
     assert applied == [MOVE_BLOCKS]
-    assert out["system"] == [{"type": "text", "text": "You are Atlas.", "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "Be brief."}]
-    assert out["messages"][0]["content"] == [{"type": "text", "text": "where is my order?"},
-                                             {"type": "text", "text": f"{OPEN}\nCurrent time: 2026-12-01T08:15:03Z\n{CLOSE}"}]
+    assert out["system"] == [
+        {"type": "text", "text": "You are Atlas.", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Be brief."},
+    ]
+    assert out["messages"][0]["content"] == [
+        {"type": "text", "text": "where is my order?"},
+        {"type": "text", "text": f"{OPEN}\nCurrent time: 2026-12-01T08:15:03Z\n{CLOSE}"},
+    ]
 
 
 def test_anthropic_string_system_and_tool_result_turns():
-    body = {"system": SYSTEM, "messages": [
-        {"role": "user", "content": "track EX-1"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "t", "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "in transit"}]}]}
+    body = {
+        "system": SYSTEM,
+        "messages": [
+            {"role": "user", "content": "track EX-1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "t", "input": {}}]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "in transit"}],
+            },
+        ],
+    }
     out, _ = move_volatile("anthropic-messages", body)
     assert out["system"] == HEAD
-    assert out["messages"][2]["content"] == [*body["messages"][2]["content"], {"type": "text", "text": CONTEXT}]
+    assert out["messages"][2]["content"] == [
+        *body["messages"][2]["content"],
+        {"type": "text", "text": CONTEXT},
+    ]
 
 
 def test_tool_descriptions_and_responses_instructions():
-    body = {"instructions": SYSTEM, "input": "hi", "tools": [{"type": "function", "name": "t", "description": "Data as of 2026-12-01T08:00:00Z."}]}
+    body = {
+        "instructions": SYSTEM,
+        "input": "hi",
+        "tools": [{"type": "function", "name": "t", "description": "Data as of 2026-12-01T08:00:00Z."}],
+    }
     out, applied = move_volatile("openai-responses", body)
     assert out["instructions"] == HEAD and out["tools"][0]["description"] == f"Data as of {MARKER}."
     assert out["input"].startswith("hi\n\n" + OPEN) and "Data as of 2026-12-01T08:00:00Z" in out["input"]
     listed = {**body, "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}
     out, _ = move_volatile("openai-responses", listed)
-    assert out["input"][0]["content"][-1]["type"] == "input_text" and OPEN in out["input"][0]["content"][-1]["text"]
+    assert (
+        out["input"][0]["content"][-1]["type"] == "input_text"
+        and OPEN in out["input"][0]["content"][-1]["text"]
+    )
 
 
 def test_nothing_to_move_or_nowhere_to_put_it_leaves_the_body():
-    assert move_volatile("openai-chat", {"messages": [{"role": "system", "content": "You are Atlas."}, {"role": "user", "content": "hi"}]}) == (None, [])
-    assert move_volatile("anthropic-messages", {"system": SYSTEM, "messages": [{"role": "assistant", "content": "x"}]}) == (None, [])
+    assert move_volatile(
+        "openai-chat",
+        {"messages": [{"role": "system", "content": "You are Atlas."}, {"role": "user", "content": "hi"}]},
+    ) == (None, [])
+    assert move_volatile(
+        "anthropic-messages", {"system": SYSTEM, "messages": [{"role": "assistant", "content": "x"}]}
+    ) == (None, [])
 
 
 def test_an_instruction_that_ends_in_a_value_stays_in_the_system_prompt():
-    body = {"system": [{"type": "text", "text": "Never reveal internal pricing to anyone, session id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b"}],
-            "messages": [{"role": "user", "content": "hi"}]}
+    body = {
+        "system": [
+            {
+                "type": "text",
+                "text": "Never reveal internal pricing to anyone, session id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+            }
+        ],
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     out, applied = move_volatile("anthropic-messages", body)
     assert applied == [MOVE_VALUES]
     assert out["system"][0]["text"] == f"Never reveal internal pricing to anyone, session id: {MARKER}"
@@ -79,19 +142,34 @@ def test_an_instruction_that_ends_in_a_value_stays_in_the_system_prompt():
 
 def test_a_leading_volatile_block_hands_its_marker_on():
     one_hour = {"type": "ephemeral", "ttl": "1h"}
-    body = {"system": [{"type": "text", "text": "Current time: 2026-12-01T08:15:03Z", "cache_control": one_hour},
-                       {"type": "text", "text": "You are Atlas."}],
-            "messages": [{"role": "user", "content": "hi"}]}
+    body = {
+        "system": [
+            {"type": "text", "text": "Current time: 2026-12-01T08:15:03Z", "cache_control": one_hour},
+            {"type": "text", "text": "You are Atlas."},
+        ],
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     out, _ = move_volatile("anthropic-messages", body)
     assert out["system"] == [{"type": "text", "text": "You are Atlas.", "cache_control": one_hour}]
-    only = {"tools": [{"name": "t", "input_schema": {}}], "system": [body["system"][0]], "messages": body["messages"]}
+    only = {
+        "tools": [{"name": "t", "input_schema": {}}],
+        "system": [body["system"][0]],
+        "messages": body["messages"],
+    }
     out, _ = move_volatile("anthropic-messages", only)
     assert "system" not in out and out["tools"][-1]["cache_control"] == one_hour
 
 
 def test_glued_values_all_move_in_one_pass():
-    body = {"messages": [{"role": "system", "content": "Trace 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b2026-12-01 08:15:03 and go."},
-                         {"role": "user", "content": "hi"}]}
+    body = {
+        "messages": [
+            {
+                "role": "system",
+                "content": "Trace 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b2026-12-01 08:15:03 and go.",
+            },
+            {"role": "user", "content": "hi"},
+        ]
+    }
     out, _ = move_volatile("openai-chat", body)
     assert move_volatile("openai-chat", out) == (None, [])
     assert "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b" in out["messages"][1]["content"]

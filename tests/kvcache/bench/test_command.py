@@ -47,7 +47,10 @@ def test_bench_json_is_complete_and_consistent():
     assert all(row["prefill_tokens_per_s"] > 0 for row in data["contexts"][:2])
     assert "beyond the model's context (256)" in data["contexts"][2]["skipped"]
     bw = data["bandwidth"]
-    assert bw["bytes_read_per_decode_token"] == bw["weight_bytes"] + bw["kv_bytes_per_token"] * bw["mean_context"]
+    assert (
+        bw["bytes_read_per_decode_token"]
+        == bw["weight_bytes"] + bw["kv_bytes_per_token"] * bw["mean_context"]
+    )
     assert bw["achieved_gb_per_s"] > 0 and bw["measured_copy_gb_per_s"] > 0
     assert bw["kv_bytes_per_token"] == 2 * 2 * 2 * 16 * 4  # 2·L·H_kv·d·4 bytes
 

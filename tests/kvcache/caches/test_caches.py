@@ -168,7 +168,9 @@ def test_blocks_are_not_shared_on_hash_match_with_a_different_parent():
     manager.register(manager.allocate(), root, [1, 2])
     child = manager.allocate()
     _, h = manager.lookup(root, [3, 4])
-    manager.register(child, h, [3, 4], parent=block_hash(b"", [7, 7]))  # forged: same hash and tokens, other parent
+    manager.register(
+        child, h, [3, 4], parent=block_hash(b"", [7, 7])
+    )  # forged: same hash and tokens, other parent
     assert manager.lookup(root, [3, 4])[0] is None
     manager.register(child, h, [3, 4], parent=root)
     assert manager.lookup(root, [3, 4])[0] == child
@@ -228,7 +230,9 @@ def test_two_running_sequences_share_a_prefix_and_one_leaving_early_does_not_dis
         logits.append(model.forward([tokens[-1]], b)[-1])
         tokens.append(int(logits[-1].argmax()))
     reference = ContiguousCache(model.config, 64)
-    expected = [model.forward(prompt, reference)[-1]] + [model.forward([t], reference)[-1] for t in tokens[:-1]]
+    expected = [model.forward(prompt, reference)[-1]] + [
+        model.forward([t], reference)[-1] for t in tokens[:-1]
+    ]
     assert (torch.stack(logits) - torch.stack(expected)).abs().max() <= 1e-5
     later = pool.sequence(64)  # B's blocks (the shared prefix and its own full ones) still serve a new prompt
     assert later.match_prefix(prompt + tokens) == 24  # six full blocks: 18 prompt + 6 fed tokens
@@ -252,7 +256,11 @@ def test_contiguous_cache_hands_back_what_was_written_in_token_major_views():
     step_k, step_v = torch.randn(8, 1, 128), torch.randn(8, 1, 128)
     assert cache.begin([4]).tolist() == [3]
     keys, values, _ = cache.update(0, step_k, step_v)
-    assert torch.equal(keys[:, :3], k) and torch.equal(keys[:, 3:], step_k) and torch.equal(values[:, 3:], step_v)
+    assert (
+        torch.equal(keys[:, :3], k)
+        and torch.equal(keys[:, 3:], step_k)
+        and torch.equal(values[:, 3:], step_v)
+    )
 
 
 @pytest.mark.parametrize("kind", ["contiguous", "int8", "paged"])

@@ -24,7 +24,9 @@ NEW = 16
 
 
 def engine(name: str, **config) -> Engine:
-    return Engine(EngineConfig(model_path=str(checkpoint(name)), threads=1, max_context=256, block_size=4, **config))
+    return Engine(
+        EngineConfig(model_path=str(checkpoint(name)), threads=1, max_context=256, block_size=4, **config)
+    )
 
 
 def prompts(count: int = 8) -> list[list[int]]:
@@ -32,7 +34,9 @@ def prompts(count: int = 8) -> list[list[int]]:
 
 
 def alone(model, prompt: list[int], new: int = NEW) -> list[int]:
-    return Generation(model, prompt, GenerationParams(max_new_tokens=new), ContiguousCache(model.config, 256)).run()
+    return Generation(
+        model, prompt, GenerationParams(max_new_tokens=new), ContiguousCache(model.config, 256)
+    ).run()
 
 
 def drive(eng: Engine, seqs: list[Sequence]) -> list[int]:
@@ -143,7 +147,9 @@ def test_prompt_chunks_beside_decodes_match_the_whole_prompt_alone(name):
         allocator.allocate(stream, 1)
         allocator.allocate(long, count)
         batch = StepBatch(
-            [Chunk(long, start, count), Chunk(stream, stream.num_computed, 1)], eng.pool, window=eng.runner.window
+            [Chunk(long, start, count), Chunk(stream, stream.num_computed, 1)],
+            eng.pool,
+            window=eng.runner.window,
         )
         logits = model.forward(batch.token_ids, batch.context, all_logits=True)
         rows.append(logits[1:])  # the one-token row comes first
@@ -162,7 +168,10 @@ def test_two_prompts_with_one_system_prompt_in_one_step_compute_it_once():
     eng.scheduler.add(a)
     eng.scheduler.add(b)
     chunks = eng.scheduler.schedule()
-    assert [(c.seq, c.start, c.count) for c in chunks] == [(a, 0, 45), (b, 40, 6)]  # b computes its own tail only
+    assert [(c.seq, c.start, c.count) for c in chunks] == [
+        (a, 0, 45),
+        (b, 40, 6),
+    ]  # b computes its own tail only
     sampled = eng.runner.step(chunks)
     for seq, token in sampled:
         seq.token_ids.append(token)
@@ -192,7 +201,9 @@ def test_an_int8_pool_halves_kv_bytes_and_stays_close():
     relative = float((reference - approx).abs().max()) / float(reference.std())
     agreement = float((reference.argmax(-1) == approx.argmax(-1)).float().mean())
     assert 0 < relative < 0.15 and agreement >= 0.9
-    again = Sequence(seq.token_ids, GenerationParams(), 8)  # the same prompt in chunks: the prefill copy's path
+    again = Sequence(
+        seq.token_ids, GenerationParams(), 8
+    )  # the same prompt in chunks: the prefill copy's path
     int8.allocator.allocate(again, 20)
     chunked = [int8.model.forward(*_batch(int8, [Chunk(again, 0, 20)]), all_logits=True)]
     for start in range(20, 48, 7):  # later chunks read a contiguous copy of what the pool stores

@@ -28,7 +28,9 @@ def test_engine_config_is_validated(kwargs):
 
 
 def test_requests_share_prefix_blocks_and_release_them():
-    engine = Engine(EngineConfig(model_path=str(checkpoint("mistral")), threads=1, max_context=128, block_size=8))
+    engine = Engine(
+        EngineConfig(model_path=str(checkpoint("mistral")), threads=1, max_context=128, block_size=8)
+    )
     shared = prompt_ids(40, seed=50)
     params = GenerationParams(max_new_tokens=4)
     free_before = engine.pool.manager.num_free

@@ -87,7 +87,9 @@ def test_the_newest_running_sequence_is_preempted_and_recomputed_after_the_oldes
     assert scheduler.running == [old] and scheduler.waiting[0] is new
     scheduler.finish(old, "length")
     chunks = scheduler.schedule()  # re-admitted: all its tokens computed again (no blocks were cached twice)
-    assert [(c.seq, c.start, c.count) for c in chunks] == [(new, new.num_computed, len(new) - new.num_computed)]
+    assert [(c.seq, c.start, c.count) for c in chunks] == [
+        (new, new.num_computed, len(new) - new.num_computed)
+    ]
     assert new.preemptions >= 1
 
 

@@ -13,8 +13,12 @@ from tests.support.kvcache_checkpoints import one_torch_thread  # noqa: E402, F4
 pytestmark = pytest.mark.local
 
 
-@pytest.mark.parametrize("out_features, in_features, input_major", [(96, 32, True), (32, 96, False), (48, 48, False)])
-def test_wide_matrices_are_stored_input_major_and_compute_the_same_product(out_features, in_features, input_major):
+@pytest.mark.parametrize(
+    "out_features, in_features, input_major", [(96, 32, True), (32, 96, False), (48, 48, False)]
+)
+def test_wide_matrices_are_stored_input_major_and_compute_the_same_product(
+    out_features, in_features, input_major
+):
     gen = torch.Generator().manual_seed(0)
     weight = torch.randn(out_features, in_features, generator=gen)
     x = torch.randn(5, in_features, generator=gen)

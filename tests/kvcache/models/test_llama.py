@@ -54,9 +54,13 @@ def test_greedy_tokens_identical_with_cache_without_cache_and_transformers(name)
     with torch.no_grad():
         hf = (
             hf_model(name)
-            .generate(torch.tensor([prompt]), max_new_tokens=new, min_new_tokens=new, do_sample=False, pad_token_id=0)[
-                0, len(prompt) :
-            ]
+            .generate(
+                torch.tensor([prompt]),
+                max_new_tokens=new,
+                min_new_tokens=new,
+                do_sample=False,
+                pad_token_id=0,
+            )[0, len(prompt) :]
             .tolist()
         )
     assert with_cache == without_cache == hf

@@ -27,12 +27,20 @@ def test_chat_request_fields():
         chat=True,
     )
     assert req.messages == [{"role": "user", "content": "hi"}]
-    assert (req.max_tokens, req.sampling.temperature, req.sampling.top_p, req.sampling.seed) == (7, 0.0, 0.5, 3)
+    assert (req.max_tokens, req.sampling.temperature, req.sampling.top_p, req.sampling.seed) == (
+        7,
+        0.0,
+        0.5,
+        3,
+    )
     assert req.stops == ["x"] and req.stream and req.include_usage
 
 
 def test_a_null_max_completion_tokens_falls_back_to_max_tokens():
-    assert parse_request({"prompt": "x", "max_completion_tokens": None, "max_tokens": 5}, chat=False).max_tokens == 5
+    assert (
+        parse_request({"prompt": "x", "max_completion_tokens": None, "max_tokens": 5}, chat=False).max_tokens
+        == 5
+    )
 
 
 def test_completion_defaults_follow_openai():

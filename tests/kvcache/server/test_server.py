@@ -20,7 +20,9 @@ SYSTEM = "You are a careful assistant. Answer in one short line, and cite the mo
 
 @pytest.fixture(scope="module")
 def engine():
-    return Engine(EngineConfig(model_path=str(checkpoint("llama3")), threads=1, max_context=256, block_size=4))
+    return Engine(
+        EngineConfig(model_path=str(checkpoint("llama3")), threads=1, max_context=256, block_size=4)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,9 @@ def test_chat_completion_reports_cached_prefix_tokens_on_the_second_request(clie
 def test_streaming_equals_plain_and_ends_with_usage(client):
     kwargs = dict(model="any", messages=messages("Explain tuples."), max_tokens=10, temperature=0)
     plain = client.chat.completions.create(**kwargs)
-    chunks = list(client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True}))
+    chunks = list(
+        client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})
+    )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == plain.choices[0].message.content
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == plain.usage.completion_tokens
@@ -71,7 +75,9 @@ def test_completions_with_text_and_stop_string(client):
     assert free.usage.completion_tokens == 12 and free.choices[0].finish_reason == "length"
     # A stop string from the second half of the greedy text: the same request must end right before it.
     stop = next(
-        text[i : i + 2] for i in range(len(text) // 2, len(text) - 1) if text[i : i + 2].strip() == text[i : i + 2]
+        text[i : i + 2]
+        for i in range(len(text) // 2, len(text) - 1)
+        if text[i : i + 2].strip() == text[i : i + 2]
     )
     stopped = client.completions.create(
         model="any", prompt="def parse(text):", max_tokens=12, temperature=0, stop=[stop]
@@ -110,7 +116,10 @@ def test_malformed_bodies_get_openai_style_errors(base_url):
     missing = httpx.post(f"{base_url}/v1/embeddings", json={"input": "x"})
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
     assert "/v1/embeddings" in missing.json()["error"]["message"]
-    assert "this engine serves" in missing.json()["error"]["message"] and "POST /v1/chat/completions" in missing.json()["error"]["message"]
+    assert (
+        "this engine serves" in missing.json()["error"]["message"]
+        and "POST /v1/chat/completions" in missing.json()["error"]["message"]
+    )
     wrong_method = httpx.get(f"{base_url}/v1/chat/completions")
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]["type"] == "invalid_request_error"
     assert wrong_method.headers["allow"] == "POST"
@@ -189,7 +198,9 @@ def test_prefixgate_local_command_serves_a_checkpoint(tmp_path):
             assert time.monotonic() < deadline, "prefixgate local did not start within 60 s"
             time.sleep(0.2)
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
-        reply = client.chat.completions.create(model="qwen2", messages=messages("hi"), max_tokens=3, temperature=0)
+        reply = client.chat.completions.create(
+            model="qwen2", messages=messages("hi"), max_tokens=3, temperature=0
+        )
         assert reply.usage.completion_tokens <= 3 and reply.model == "qwen2"
     finally:
         proc.terminate()

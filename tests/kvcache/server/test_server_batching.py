@@ -47,7 +47,9 @@ def client(base_url):
 def idle(engine: Engine, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while engine.scheduler.has_work():
-        assert time.monotonic() < deadline, f"engine still busy: {engine.scheduler.running} {engine.scheduler.waiting}"
+        assert time.monotonic() < deadline, (
+            f"engine still busy: {engine.scheduler.running} {engine.scheduler.waiting}"
+        )
         time.sleep(0.01)
 
 
@@ -84,7 +86,9 @@ def test_eight_concurrent_streams_share_steps_and_match_one_after_another(client
 
 
 def test_responses_api_plain_streaming_and_cached_tokens(client):
-    kwargs = dict(model="any", instructions=SYSTEM, input="What is a tuple?", max_output_tokens=10, temperature=0)
+    kwargs = dict(
+        model="any", instructions=SYSTEM, input="What is a tuple?", max_output_tokens=10, temperature=0
+    )
     plain = client.responses.create(**kwargs)
     assert plain.object == "response" and plain.status in ("completed", "incomplete")
     assert plain.output[0].type == "message" and plain.output_text
@@ -166,7 +170,9 @@ def test_a_plain_request_whose_client_leaves_is_aborted_and_frees_its_blocks(bas
 
 def test_300_requests_random_lengths_and_disconnects_at_concurrency_16(tmp_path):
     eng = Engine(
-        EngineConfig(model_path=str(checkpoint("qwen2")), threads=1, max_context=128, block_size=4, kv_blocks=48)
+        EngineConfig(
+            model_path=str(checkpoint("qwen2")), threads=1, max_context=128, block_size=4, kv_blocks=48
+        )
     )
     rng = random.Random(11)
     statuses: list[int] = []
@@ -191,7 +197,9 @@ def test_300_requests_random_lengths_and_disconnects_at_concurrency_16(tmp_path)
                         return  # hang up mid-stream
             return
         try:
-            response = await asyncio.wait_for(http.post("/v1/completions", json=body), timeout=0.05 if leave else 60)
+            response = await asyncio.wait_for(
+                http.post("/v1/completions", json=body), timeout=0.05 if leave else 60
+            )
             statuses.append(response.status_code)
         except TimeoutError:
             pass  # hung up before the answer

@@ -41,9 +41,11 @@ def test_arena_views_are_aligned_disjoint_and_bounded():
 @pytest.mark.parametrize("nbytes", [HUGE_PAGE, 3 * HUGE_PAGE + 4096, 5 * HUGE_PAGE - 64])
 def test_the_advised_range_is_whole_huge_pages_inside_the_buffer(nbytes, monkeypatch):
     advised = []
-    monkeypatch.setattr(hugepages, "_MADVISE", lambda address, length, advice: advised.append((address, length)) or 0)
+    monkeypatch.setattr(
+        hugepages, "_MADVISE", lambda address, length, advice: advised.append((address, length)) or 0
+    )
     arena = Arena(nbytes)
-    (address, length), = advised
+    ((address, length),) = advised
     buffer_start = arena.raw.data_ptr()
     assert address % HUGE_PAGE == 0 and length % HUGE_PAGE == 0 and length >= nbytes
     assert buffer_start <= address and address + length <= buffer_start + arena.raw.numel()

@@ -33,7 +33,10 @@ def test_sharded_checkpoint_with_index_loads_the_same_weights(llama_copy):
     tensors = load_file(str(llama_copy / "model.safetensors"))
     names = sorted(tensors)
     half = len(names) // 2
-    shards = {"model-00001-of-00002.safetensors": names[:half], "model-00002-of-00002.safetensors": names[half:]}
+    shards = {
+        "model-00001-of-00002.safetensors": names[:half],
+        "model-00002-of-00002.safetensors": names[half:],
+    }
     for shard, keys in shards.items():
         save_file({k: tensors[k] for k in keys}, str(llama_copy / shard))
     (llama_copy / "model.safetensors").unlink()

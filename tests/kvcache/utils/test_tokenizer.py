@@ -28,7 +28,10 @@ def folder(tmp_path):
 def test_template_from_tokenizer_config_renders_and_encodes(folder):
     tok = ChatTokenizer.from_folder(folder)
     text = tok.render_chat(MESSAGES)
-    assert text == "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    assert (
+        text
+        == "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
     ids = tok.encode_chat(MESSAGES)
     assert ids[0] == tok.token_id("<s>") and tok.token_id("<|im_end|>") in ids
     assert tok.decode(ids) == "system\nBe brief.\nuser\nHi\nassistant\n"  # special tokens skipped
@@ -70,7 +73,9 @@ def test_without_a_template_a_plain_layout_is_used(folder):
     settings = json.loads((folder / "tokenizer_config.json").read_text())
     del settings["chat_template"]
     (folder / "tokenizer_config.json").write_text(json.dumps(settings))
-    assert ChatTokenizer.from_folder(folder).render_chat(MESSAGES) == "system: Be brief.\nuser: Hi\nassistant:"
+    assert (
+        ChatTokenizer.from_folder(folder).render_chat(MESSAGES) == "system: Be brief.\nuser: Hi\nassistant:"
+    )
 
 
 def test_missing_or_broken_tokenizer_is_named(folder):

@@ -6,7 +6,17 @@ import sqlite3
 
 import pytest
 
-from proxy.accounting.counters import COUNTERS, INDEX, OTHER, ZERO, Cap, Counter, Metric, contributions, finish
+from proxy.accounting.counters import (
+    COUNTERS,
+    INDEX,
+    OTHER,
+    ZERO,
+    Cap,
+    Counter,
+    Metric,
+    contributions,
+    finish,
+)
 from proxy.accounting.ledger_schema import INSERT, SCHEMA, row_for
 from tests.support.request_records import variety
 
@@ -32,7 +42,12 @@ def test_contributions_is_every_counter_at_once():
 def test_each_kind_of_counter_adds_what_it_says():
     r = variety()[1]  # an Anthropic cache write, priced, rewritten
     d = dict(zip((c.name for c in COUNTERS), contributions(r)))
-    assert (d["requests"], d["input_tokens"], d["cache_write_tokens"], d["uncached_input_tokens"]) == (1, 12000, 10000, 2000)
+    assert (d["requests"], d["input_tokens"], d["cache_write_tokens"], d["uncached_input_tokens"]) == (
+        1,
+        12000,
+        10000,
+        2000,
+    )
     assert d["rewritten"] and d["priced"] and not d["unpriced"] and d["cost_usd"] == r.cost_usd
 
 
@@ -62,7 +77,9 @@ def test_cap_keeps_the_first_names_and_folds_the_rest():
 def test_rules_drift_rows_count_the_rows_with_drift_in_python_and_sql():
     records = variety()
     d = [dict(zip((c.name for c in COUNTERS), contributions(r))) for r in records]
-    assert sum(x["rules_drift_rows"] for x in d) == 2 and sum(x["unpriced"] for x in d) == 5  # + the private, clamped, flagged
+    assert (
+        sum(x["rules_drift_rows"] for x in d) == 2 and sum(x["unpriced"] for x in d) == 5
+    )  # + the private, clamped, flagged
     writes = [x["cache_write_tokens"] for x, r in zip(d, records) if r.model and r.model.startswith("gpt-")]
     assert 3000 in writes and 2000 in writes  # OpenAI writes count like Anthropic's
     priced_56 = next(r for r in records if r.model == "gpt-5.6-terra" and not r.flags)

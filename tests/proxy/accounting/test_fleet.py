@@ -61,8 +61,9 @@ def test_a_flush_sums_records_like_stats_in_one_batch(redis_url):
     assert set(view["providers"]) == set(want["providers"])
     for name, row in want["providers"].items():
         assert_same_counters(view["providers"][name], row)
-    assert [(m["provider"], m["model"], m["requests"]) for m in view["models"]] == \
-        [(m["provider"], m["model"], m["requests"]) for m in want["models"]]
+    assert [(m["provider"], m["model"], m["requests"]) for m in view["models"]] == [
+        (m["provider"], m["model"], m["requests"]) for m in want["models"]
+    ]
     assert view["flush"]["pending_requests"] == 0 and view["flush"]["failures"] == 0
 
 
@@ -70,8 +71,20 @@ def test_two_replicas_add_up_and_money_stays_exact(redis_url):
     url, prefix = redis_url
 
     def rec(i: int) -> RequestRecord:
-        return RequestRecord(f"x{i}", time.time(), "t", "openai", "/v1/chat/completions", model="m", status=200,
-                             analysed=True, usage=Usage(10, 0, 0, 0, 1), cost_usd=0.1, saved_usd=0.2, missed_usd=0.0)
+        return RequestRecord(
+            f"x{i}",
+            time.time(),
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="m",
+            status=200,
+            analysed=True,
+            usage=Usage(10, 0, 0, 0, 1),
+            cost_usd=0.1,
+            saved_usd=0.2,
+            missed_usd=0.0,
+        )
 
     async def scenario():
         a, b = fleet_on(url, prefix), fleet_on(url, prefix, read_cache_s=0.0)
@@ -108,7 +121,9 @@ def test_a_failed_flush_keeps_the_batch_and_a_retry_counts_once(redis_url):
         await dead.aclose()
         seq, batch = fleet.batch
         assert await fleet.flush() and fleet.batch is None  # the kept batch, same number
-        assert await fleet.redis.write(fleet.replica, seq, batch) == -1  # a resend after a lost reply: no double count
+        assert (
+            await fleet.redis.write(fleet.replica, seq, batch) == -1
+        )  # a resend after a lost reply: no double count
         assert await fleet.flush() and fleet.pending_requests == 0  # then the records that waited
         fleet._totals.ttl_s = 0.0
         up = await fleet.view()
@@ -148,14 +163,23 @@ def test_pending_keys_are_capped_models_fold_then_drops_are_counted(redis_url):
 
     async def scenario():
         fleet = fleet_on(url, prefix, max_pending=2)
-        for provider, model in [("openai", "a"), ("openai", "b"), ("openai", "c"), ("openai", "d"), ("anthropic", "e")]:
+        for provider, model in [
+            ("openai", "a"),
+            ("openai", "b"),
+            ("openai", "c"),
+            ("openai", "d"),
+            ("anthropic", "e"),
+        ]:
             fleet.handle(rec(provider, model))
         state = dict(fleet.pending)
         await fleet.aclose()  # the final flush
         return state, fleet
 
     state, fleet = asyncio.run(scenario())
-    assert [k[:2] for k in state] == [("openai", "a"), ("openai", "b")]  # "c" and "d": no room for an "other" row either
+    assert [k[:2] for k in state] == [
+        ("openai", "a"),
+        ("openai", "b"),
+    ]  # "c" and "d": no room for an "other" row either
     assert fleet.dropped == 3 and fleet.pending_requests == 0
 
 
@@ -199,14 +223,26 @@ def test_metrics_export_the_fleet_series(redis_url):
         await fleet.aclose()
         return text
 
-    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for fam in text_string_to_metric_families(asyncio.run(scenario())) for s in fam.samples}
-    assert samples[("prefixgate_fleet_requests_total", (("model", "gpt-4o-mini"), ("provider", "openai")))] == 12
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(asyncio.run(scenario()))
+        for s in fam.samples
+    }
+    assert (
+        samples[("prefixgate_fleet_requests_total", (("model", "gpt-4o-mini"), ("provider", "openai")))] == 12
+    )
     assert samples[("prefixgate_fleet_requests_total", (("model", ""), ("provider", "openai")))] == 1
-    assert samples[("prefixgate_fleet_tokens_total", (("kind", "cache_read"), ("model", "gpt-4o-mini"), ("provider", "openai")))] \
-        == sum(r.usage.cached_tokens for r in recs[:12])
+    assert samples[
+        (
+            "prefixgate_fleet_tokens_total",
+            (("kind", "cache_read"), ("model", "gpt-4o-mini"), ("provider", "openai")),
+        )
+    ] == sum(r.usage.cached_tokens for r in recs[:12])
     assert samples[("prefixgate_fleet_available", ())] == 1
-    assert ("prefixgate_fleet_cost_usd_total", (("model", "private"), ("provider", "anthropic"))) not in samples  # unpriced: never $0
+    assert (
+        "prefixgate_fleet_cost_usd_total",
+        (("model", "private"), ("provider", "anthropic")),
+    ) not in samples  # unpriced: never $0
 
 
 def test_usd_goes_to_redis_as_nano_dollars():
@@ -221,10 +257,16 @@ def test_a_dashboard_range_takes_every_hour_it_touches_and_fills_empty_ones():
     now_hour = 500_000
     one = [0] * len(COUNTERS)
     one[[c.name for c in COUNTERS].index("requests")] = 1
-    hours = {now_hour - 30: {("openai", "m"): one}, now_hour - 2: {("openai", "m"): one}, now_hour: {("openai", "m"): one}}
+    hours = {
+        now_hour - 30: {("openai", "m"): one},
+        now_hour - 2: {("openai", "m"): one},
+        now_hour: {("openai", "m"): one},
+    }
     now = now_hour * 3600 + 1800
     day = fleet_range(hours, now - 24 * 3600, now=now)
-    assert day["requests"] == 2 and len(day["series"]["points"]) == 25  # 24 h back from mid-hour: 25 hour buckets
+    assert (
+        day["requests"] == 2 and len(day["series"]["points"]) == 25
+    )  # 24 h back from mid-hour: 25 hour buckets
     assert [p["requests"] for p in day["series"]["points"]][-3:] == [1, 0, 1]
     assert fleet_range(hours, None, now=now)["requests"] == 3
     assert fleet_range({}, now - 3600, now=now)["requests"] == 0
@@ -262,7 +304,9 @@ def test_a_range_reads_only_its_hours_in_small_chunks(redis_url):
         return day, error, day_calls, month, calls
 
     day, error, day_calls, month, month_calls = asyncio.run(scenario())
-    assert error is None and list(day) == [int(now // 3600)] and sum(day_calls) == 26  # 24 h from mid-hour + the next
+    assert (
+        error is None and list(day) == [int(now // 3600)] and sum(day_calls) == 26
+    )  # 24 h from mid-hour + the next
     assert sorted(month) == [int((now - 10 * 86400) // 3600), int(now // 3600)]
     assert max(month_calls) <= READ_CHUNK and sum(month_calls) == 32 * 24 + 1
 
@@ -273,7 +317,9 @@ def test_the_fleet_series_and_models_stay_capped_across_replicas(redis_url):
     url, prefix = redis_url
 
     def rec(model: str) -> RequestRecord:
-        return RequestRecord("r", time.time(), "t", "openai", "/v1/x", model=model, status=200, usage=Usage(10, 0, 0, 0, 1))
+        return RequestRecord(
+            "r", time.time(), "t", "openai", "/v1/x", model=model, status=200, usage=Usage(10, 0, 0, 0, 1)
+        )
 
     async def scenario():
         replicas = [fleet_on(url, prefix, max_models=100) for _ in range(3)]
@@ -290,7 +336,12 @@ def test_the_fleet_series_and_models_stay_capped_across_replicas(redis_url):
         return metrics.render().decode(), view
 
     text, view = asyncio.run(scenario())
-    samples = [s for fam in text_string_to_metric_families(text) for s in fam.samples if s.name == "prefixgate_fleet_requests_total"]
+    samples = [
+        s
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+        if s.name == "prefixgate_fleet_requests_total"
+    ]
     assert len(samples) <= 51 and sum(s.value for s in samples) == 270
     assert any(s.labels["model"] == "other" for s in samples)
     assert view["requests"] == 270 and 50 < len(view["models"]) <= 101
@@ -396,7 +447,9 @@ def test_a_hung_redis_costs_a_range_read_one_deadline(redis_url):
     async def scenario():
         silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
         port = silent.sockets[0].getsockname()[1]
-        fleet = Fleet(FleetRedis(f"redis://127.0.0.1:{port}/0?key_prefix={prefix}", timeout_s=60.0), deadline_s=0.2)
+        fleet = Fleet(
+            FleetRedis(f"redis://127.0.0.1:{port}/0?key_prefix={prefix}", timeout_s=60.0), deadline_s=0.2
+        )
         try:
             # the guard only bounds a wrong answer's cost (the whole range's 10 s); it asserts no speed
             hours, error, as_of = await asyncio.wait_for(fleet.hours(time.time() - 30 * 86400), 5.0)
@@ -421,8 +474,12 @@ def test_sums_past_2_pow_53_stay_exact_through_the_lua_script(redis_url):
         row = [0] * len(COUNTERS)
         row[[c.name for c in COUNTERS].index("output_tokens")] = big
         row[[c.name for c in COUNTERS].index("requests")] = 1
-        assert await fleet.redis.write(fleet.replica, 1, {("openai", "m", int(time.time() // 3600)): row}) == 0
-        assert await fleet.redis.write(fleet.replica, 2, {("openai", "m", int(time.time() // 3600)): row}) == 0
+        assert (
+            await fleet.redis.write(fleet.replica, 1, {("openai", "m", int(time.time() // 3600)): row}) == 0
+        )
+        assert (
+            await fleet.redis.write(fleet.replica, 2, {("openai", "m", int(time.time() // 3600)): row}) == 0
+        )
         rows = await fleet.redis.read_all()
         await fleet.aclose()
         return rows

@@ -18,11 +18,27 @@ COST = cost_of(USAGE, PriceTable.load().lookup("gpt-4o-mini"))  # what the money
 
 
 def record(i: int, **kw) -> RequestRecord:
-    base = dict(request_id=f"r{i}", ts=1_700_000_000.0 + i, tenant="t" * 16, provider="openai",
-                route="/v1/chat/completions", model="gpt-4o-mini", status=200, latency_s=0.012, ttfb_s=0.004,
-                analysed=True, usage=USAGE, prefix_segments=1, prefix_bytes=7000,
-                total_segments=2, total_bytes=7100, cost_usd=0.0003369, saved_usd=0.000144, missed_usd=0.0,
-                cost_breakdown=COST.parts)
+    base = dict(
+        request_id=f"r{i}",
+        ts=1_700_000_000.0 + i,
+        tenant="t" * 16,
+        provider="openai",
+        route="/v1/chat/completions",
+        model="gpt-4o-mini",
+        status=200,
+        latency_s=0.012,
+        ttfb_s=0.004,
+        analysed=True,
+        usage=USAGE,
+        prefix_segments=1,
+        prefix_bytes=7000,
+        total_segments=2,
+        total_bytes=7100,
+        cost_usd=0.0003369,
+        saved_usd=0.000144,
+        missed_usd=0.0,
+        cost_breakdown=COST.parts,
+    )
     base.update(kw)
     return RequestRecord(**base)
 
@@ -58,7 +74,12 @@ def test_rows_written_in_batches_and_flushed_on_close(tmp_path):
     assert first["chain"] == "0011223344556677,ffeeddccbbaa9988"
     assert first["body"] is None
     assert json.loads(first["rewrites"]) == []
-    parts = first["cost_input_usd"] + first["cost_cache_read_usd"] + first["cost_cache_write_usd"] + first["cost_output_usd"]
+    parts = (
+        first["cost_input_usd"]
+        + first["cost_cache_read_usd"]
+        + first["cost_cache_write_usd"]
+        + first["cost_output_usd"]
+    )
     assert abs(parts - first["cost_usd"]) < 1e-12
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -68,9 +89,22 @@ def test_unpriced_and_failed_requests_keep_nulls(tmp_path):
 
     async def main():
         ledger = Ledger(path)
-        ledger.handle(record(1, model="mystery", cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None))
-        ledger.handle(record(2, status=502, usage=None, cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None,
-                             error="upstream_unreachable", ttfb_s=None))
+        ledger.handle(
+            record(1, model="mystery", cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None)
+        )
+        ledger.handle(
+            record(
+                2,
+                status=502,
+                usage=None,
+                cost_usd=None,
+                saved_usd=None,
+                missed_usd=None,
+                cost_breakdown=None,
+                error="upstream_unreachable",
+                ttfb_s=None,
+            )
+        )
         assert await ledger.flush()
         await ledger.aclose()
 
@@ -233,7 +267,9 @@ def test_an_absurd_usage_number_is_clamped_flagged_and_the_next_row_written(tmp_
     async def main():
         ledger = Ledger(path)
         absurd = from_openai_chat({"prompt_tokens": 10, "completion_tokens": ABSURD})
-        ledger.handle(record(1, usage=absurd, cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None))
+        ledger.handle(
+            record(1, usage=absurd, cost_usd=None, saved_usd=None, missed_usd=None, cost_breakdown=None)
+        )
         ledger.handle(record(2))
         assert await ledger.flush()
         health = ledger.health()
@@ -256,7 +292,9 @@ def test_a_value_sqlite_cannot_take_is_nulled_and_flagged_and_its_batch_still_la
     async def main():
         ledger = Ledger(path, batch_size=100)
         ledger.handle(record(0))
-        ledger.handle(record(1, usage=Usage(10, 0, 0, 0, ABSURD), prefix_bytes=-(2**70), model="bad\ud800name"))
+        ledger.handle(
+            record(1, usage=Usage(10, 0, 0, 0, ABSURD), prefix_bytes=-(2**70), model="bad\ud800name")
+        )
         ledger.handle(record(2))
         assert await ledger.flush()
         ledger.handle(record(3))  # the writer is alive and writes in batches again
@@ -271,7 +309,11 @@ def test_a_value_sqlite_cannot_take_is_nulled_and_flagged_and_its_batch_still_la
     bad = got[1]
     assert bad["output_tokens"] is None and bad["prefix_bytes"] is None and bad["model"] == "bad?name"
     assert bad["input_tokens"] == 10  # the cells it could store are kept
-    assert set(bad["flags"].split(",")) == {"output_tokens:out_of_range", "prefix_bytes:out_of_range", "model:bad_text"}
+    assert set(bad["flags"].split(",")) == {
+        "output_tokens:out_of_range",
+        "prefix_bytes:out_of_range",
+        "model:bad_text",
+    }
     assert [r["flags"] for r in got if r["request_id"] != "r1"] == [None, None, None]
     assert ledger.written == 4 and ledger.failures == 1 and ledger.dropped == 0 and ledger.flagged == 1
     assert health["writer_alive"] and not health["ok"]  # a failure in the last minute
@@ -374,7 +416,9 @@ def test_a_v1_ledger_without_flags_stays_readable_and_gains_the_column(tmp_path)
     old = [c for c in COLUMNS if c != "flags"]
     conn = sqlite3.connect(path)
     conn.execute(f"CREATE TABLE requests (id INTEGER PRIMARY KEY, {', '.join(old)})")
-    conn.execute("INSERT INTO requests (request_id, ts, provider, input_tokens) VALUES ('old', 1.0, 'openai', 5)")
+    conn.execute(
+        "INSERT INTO requests (request_id, ts, provider, input_tokens) VALUES ('old', 1.0, 'openai', 5)"
+    )
     conn.commit()
     conn.close()
 
@@ -385,11 +429,15 @@ def test_a_v1_ledger_without_flags_stays_readable_and_gains_the_column(tmp_path)
 
     asyncio.run(main())
     got = rows(path)
-    assert [(r["request_id"], r["flags"]) for r in got] == [("old", None), ("r1", "usage.output_tokens:negative")]
+    assert [(r["request_id"], r["flags"]) for r in got] == [
+        ("old", None),
+        ("r1", "usage.output_tokens:negative"),
+    ]
     assert summarize(sqlite3.connect(path))["requests"] == 2
 
 
 # -- permissions -------------------------------------------------------------------------------
+
 
 def _mode(path) -> int:
     import os
@@ -414,7 +462,9 @@ def test_a_ledger_it_creates_is_0600_with_its_wal_and_shm_in_a_0700_folder(tmp_p
         ledger = Ledger(str(path))
         ledger.handle(record(1))
         assert await ledger.flush()
-        modes = {suffix: _mode(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")}  # while open: WAL in use
+        modes = {
+            suffix: _mode(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")
+        }  # while open: WAL in use
         await ledger.aclose()
         return modes
 
@@ -452,7 +502,9 @@ def test_a_column_an_older_ledger_gains_has_its_declared_type(tmp_path):
 
     asyncio.run(main())
     conn = sqlite3.connect(path)
-    assert {r[1]: r[2] for r in conn.execute("PRAGMA table_info(requests)") if r[1] != "id"} == dict(COLUMN_TYPES)
+    assert {r[1]: r[2] for r in conn.execute("PRAGMA table_info(requests)") if r[1] != "id"} == dict(
+        COLUMN_TYPES
+    )
     assert conn.execute("SELECT cache_write_1h_tokens, status FROM requests").fetchone() == (400, 200)
 
 
@@ -462,17 +514,32 @@ def test_the_schema_is_the_columns_the_analyzer_reads():
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)
     assert COLUMNS is ledger_columns.COLUMNS
-    assert [(r[1], r[2]) for r in conn.execute("PRAGMA table_info(requests)")] == [("id", "INTEGER"), *ledger_columns.COLUMN_TYPES]
+    assert [(r[1], r[2]) for r in conn.execute("PRAGMA table_info(requests)")] == [
+        ("id", "INTEGER"),
+        *ledger_columns.COLUMN_TYPES,
+    ]
 
 
 def test_the_row_stores_the_breakdown_the_record_carries_and_prices_nothing(tmp_path):
-    parts = Breakdown(0.25, 0.125, 0.0625, 0.5)  # not what any price gives: the ledger copies, never recomputes
+    parts = Breakdown(
+        0.25, 0.125, 0.0625, 0.5
+    )  # not what any price gives: the ledger copies, never recomputes
     row = dict(zip(COLUMNS, row_for(record(1, cost_usd=0.9375, cost_breakdown=parts), log_bodies=False)))
-    assert (row["cost_input_usd"], row["cost_cache_read_usd"], row["cost_cache_write_usd"], row["cost_output_usd"]) == (0.25, 0.125, 0.0625, 0.5)
+    assert (
+        row["cost_input_usd"],
+        row["cost_cache_read_usd"],
+        row["cost_cache_write_usd"],
+        row["cost_output_usd"],
+    ) == (0.25, 0.125, 0.0625, 0.5)
     row = dict(zip(COLUMNS, row_for(record(2, cost_usd=0.001, cost_breakdown=None), log_bodies=False)))
-    assert row["cost_usd"] == 0.001 and row["cost_input_usd"] is None  # no breakdown on the record: none invented
+    assert (
+        row["cost_usd"] == 0.001 and row["cost_input_usd"] is None
+    )  # no breakdown on the record: none invented
     assert row["rewrites"] == "[]"
-    assert dict(zip(COLUMNS, row_for(record(3, rewrites=["a", "b"]), log_bodies=False)))["rewrites"] == '["a", "b"]'
+    assert (
+        dict(zip(COLUMNS, row_for(record(3, rewrites=["a", "b"]), log_bodies=False)))["rewrites"]
+        == '["a", "b"]'
+    )
 
 
 def test_a_v3_ledger_without_store_stays_readable_gains_the_column_and_rows_say_the_store(tmp_path):
@@ -483,7 +550,9 @@ def test_a_v3_ledger_without_store_stays_readable_gains_the_column_and_rows_say_
     old = [c for c in COLUMNS if c != "store"]
     conn = sqlite3.connect(path)
     conn.execute(f"CREATE TABLE requests (id INTEGER PRIMARY KEY, {', '.join(old)})")
-    conn.execute("INSERT INTO requests (request_id, ts, provider, status, input_tokens) VALUES ('old', 1.0, 'openai', 200, 5)")
+    conn.execute(
+        "INSERT INTO requests (request_id, ts, provider, status, input_tokens) VALUES ('old', 1.0, 'openai', 200, 5)"
+    )
     conn.commit()
     conn.close()
     assert load_summary([path], None)["requests"] == 1  # `prefixgate report` reads it as it is (read-only)
@@ -501,4 +570,6 @@ def test_a_v3_ledger_without_store_stays_readable_gains_the_column_and_rows_say_
     got = [(r["request_id"], r["store"]) for r in rows(path)]
     assert got == [("old", None), *((f"r{i}", s) for i, s in enumerate(STORE_STATES))]
     assert STORE_STATES == ("ok", "unavailable", "skipped", "none", "cancelled")
-    assert RequestRecord("x", 0.0, "t", "openai", "/v1/chat/completions").store == "none"  # no look-up until the handler makes one
+    assert (
+        RequestRecord("x", 0.0, "t", "openai", "/v1/chat/completions").store == "none"
+    )  # no look-up until the handler makes one

@@ -10,20 +10,77 @@ from tests.support.prometheus import samples
 
 def test_counts_tokens_money_and_histograms():
     m = Metrics()
-    m.handle(RequestRecord("a", 0, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-5", status=200, latency_s=0.2,
-                           ttfb_s=0.05, analysed=True, usage=Usage(10060, 0, 10000, 0, 5), prefix_segments=0,
-                           cost_usd=0.0376, saved_usd=-0.0075, missed_usd=0.0, miss_reason="no-cache-breakpoint"))
-    m.handle(RequestRecord("b", 0, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-5", status=200, latency_s=0.1,
-                           ttfb_s=0.02, analysed=True, usage=Usage(10060, 10000, 0, 0, 5), prefix_segments=2,
-                           cost_usd=0.003255, saved_usd=0.027, missed_usd=0.0))
-    m.handle(RequestRecord("c", 0, "t", "openai", "/v1/chat/completions", model="secret-model", status=200,
-                           analysed=False, usage=Usage(5, 0, 0, 0, 1)))
-    m.handle(RequestRecord("d", 0, "t", "openai", "/v1/chat/completions", status=502, analysed=True, error="upstream_unreachable"))
+    m.handle(
+        RequestRecord(
+            "a",
+            0,
+            "t",
+            "anthropic",
+            "/v1/messages",
+            model="claude-sonnet-4-5",
+            status=200,
+            latency_s=0.2,
+            ttfb_s=0.05,
+            analysed=True,
+            usage=Usage(10060, 0, 10000, 0, 5),
+            prefix_segments=0,
+            cost_usd=0.0376,
+            saved_usd=-0.0075,
+            missed_usd=0.0,
+            miss_reason="no-cache-breakpoint",
+        )
+    )
+    m.handle(
+        RequestRecord(
+            "b",
+            0,
+            "t",
+            "anthropic",
+            "/v1/messages",
+            model="claude-sonnet-4-5",
+            status=200,
+            latency_s=0.1,
+            ttfb_s=0.02,
+            analysed=True,
+            usage=Usage(10060, 10000, 0, 0, 5),
+            prefix_segments=2,
+            cost_usd=0.003255,
+            saved_usd=0.027,
+            missed_usd=0.0,
+        )
+    )
+    m.handle(
+        RequestRecord(
+            "c",
+            0,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="secret-model",
+            status=200,
+            analysed=False,
+            usage=Usage(5, 0, 0, 0, 1),
+        )
+    )
+    m.handle(
+        RequestRecord(
+            "d",
+            0,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            status=502,
+            analysed=True,
+            error="upstream_unreachable",
+        )
+    )
     s = samples(m)
     model = ("model", "claude-sonnet-4-5")
     assert s[("prefixgate_requests_total", (model, ("provider", "anthropic"), ("status", "2xx")))] == 2
     assert s[("prefixgate_requests_total", (("model", ""), ("provider", "openai"), ("status", "5xx")))] == 1
-    assert s[("prefixgate_tokens_total", (("kind", "cache_write"), model, ("provider", "anthropic")))] == 10000
+    assert (
+        s[("prefixgate_tokens_total", (("kind", "cache_write"), model, ("provider", "anthropic")))] == 10000
+    )
     assert s[("prefixgate_tokens_total", (("kind", "cache_read"), model, ("provider", "anthropic")))] == 10000
     assert s[("prefixgate_tokens_total", (("kind", "input"), model, ("provider", "anthropic")))] == 120
     assert abs(s[("prefixgate_cost_usd_total", (model, ("provider", "anthropic")))] - 0.040855) < 1e-12
@@ -40,7 +97,10 @@ def test_registries_are_per_instance_and_models_capped():
     a, b = Metrics(max_models=2), Metrics()
     for i in range(5):
         a.handle(RequestRecord(str(i), 0, "t", "openai", "/v1/x", model=f"m{i}", status=200))
-    assert ("prefixgate_requests_total", (("model", "other"), ("provider", "openai"), ("status", "2xx"))) in samples(a)
+    assert (
+        "prefixgate_requests_total",
+        (("model", "other"), ("provider", "openai"), ("status", "2xx")),
+    ) in samples(a)
     assert not any(k[0] == "prefixgate_requests_total" for k in samples(b))
 
 
@@ -54,8 +114,24 @@ def test_ledger_counters():
 
 def test_unknown_prefix_is_counted_apart_from_hits():
     m = Metrics()
-    m.handle(RequestRecord("a", 0, "t", "openai", "/v1/chat/completions", status=200, analysed=True, prefix_segments=None, prefix_bytes=None))
-    m.handle(RequestRecord("b", 0, "t", "openai", "/v1/chat/completions", status=200, analysed=True, prefix_segments=1))
+    m.handle(
+        RequestRecord(
+            "a",
+            0,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            status=200,
+            analysed=True,
+            prefix_segments=None,
+            prefix_bytes=None,
+        )
+    )
+    m.handle(
+        RequestRecord(
+            "b", 0, "t", "openai", "/v1/chat/completions", status=200, analysed=True, prefix_segments=1
+        )
+    )
     s = samples(m)
     assert s[("prefixgate_prefix_unknown_total", (("provider", "openai"),))] == 1
     assert s[("prefixgate_prefix_hits_total", (("provider", "openai"),))] == 1
@@ -63,9 +139,25 @@ def test_unknown_prefix_is_counted_apart_from_hits():
 
 def test_rewrites_by_provider_and_id():
     m = Metrics()
-    m.handle(RequestRecord("a", 0, "t", "anthropic", "/v1/messages", status=200, rewrites=["add-breakpoints", "cap-breakpoints"]))
-    m.handle(RequestRecord("b", 0, "t", "anthropic", "/v1/messages", status=200, rewrites=["add-breakpoints"]))
-    m.handle(RequestRecord("c", 0, "t", "openai", "/v1/chat/completions", status=200, rewrites=["prompt-cache-key"]))
+    m.handle(
+        RequestRecord(
+            "a",
+            0,
+            "t",
+            "anthropic",
+            "/v1/messages",
+            status=200,
+            rewrites=["add-breakpoints", "cap-breakpoints"],
+        )
+    )
+    m.handle(
+        RequestRecord("b", 0, "t", "anthropic", "/v1/messages", status=200, rewrites=["add-breakpoints"])
+    )
+    m.handle(
+        RequestRecord(
+            "c", 0, "t", "openai", "/v1/chat/completions", status=200, rewrites=["prompt-cache-key"]
+        )
+    )
     m.handle(RequestRecord("d", 0, "t", "openai", "/v1/chat/completions", status=200))
     s = samples(m)
     assert s[("prefixgate_rewrites_total", (("provider", "anthropic"), ("rewrite", "add-breakpoints")))] == 2
@@ -97,8 +189,17 @@ def test_every_exported_counter_equals_stats():
     for c in COUNTERS:
         if c.metric is None or not c.shown:
             continue
-        series = [v for (name, labels), v in s.items() if name.startswith(c.metric.name) and not name.endswith("_created")
-                  and (c.metric.kind is None or ("kind", c.metric.kind) in labels)]
+        series = [
+            v
+            for (name, labels), v in s.items()
+            if name.startswith(c.metric.name)
+            and not name.endswith("_created")
+            and (c.metric.kind is None or ("kind", c.metric.kind) in labels)
+        ]
         assert sum(series) == pytest.approx(want[c.name], abs=1e-12), c.name
-    tokens_in = sum(v for (name, labels), v in s.items() if name == "prefixgate_tokens_total" and ("kind", "input") in labels)
+    tokens_in = sum(
+        v
+        for (name, labels), v in s.items()
+        if name == "prefixgate_tokens_total" and ("kind", "input") in labels
+    )
     assert tokens_in == sum(r.usage.uncached_input_tokens for r in variety() if r.usage)

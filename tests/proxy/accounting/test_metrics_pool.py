@@ -15,11 +15,24 @@ def _record(**over) -> RequestRecord:
 
 def test_pool_gauges_follow_the_stats_at_each_scrape():
     m = Metrics()
-    now = {"max_connections": 9936, "in_use": 3, "idle": 2, "waiting": 1, "waited_total": 5, "exhausted_total": 4}
+    now = {
+        "max_connections": 9936,
+        "in_use": 3,
+        "idle": 2,
+        "waiting": 1,
+        "waited_total": 5,
+        "exhausted_total": 4,
+    }
     m.attach_pool(lambda: now)
     text = m.render().decode()
-    for line in ("prefixgate_pool_max_connections 9936.0", "prefixgate_pool_in_use 3.0", "prefixgate_pool_idle 2.0",
-                 "prefixgate_pool_waiting 1.0", "prefixgate_pool_waited_total 5.0", "prefixgate_pool_exhausted_total 4.0"):
+    for line in (
+        "prefixgate_pool_max_connections 9936.0",
+        "prefixgate_pool_in_use 3.0",
+        "prefixgate_pool_idle 2.0",
+        "prefixgate_pool_waiting 1.0",
+        "prefixgate_pool_waited_total 5.0",
+        "prefixgate_pool_exhausted_total 4.0",
+    ):
         assert line in text
     now.update(in_use=0)
     assert "prefixgate_pool_in_use 0.0" in m.render().decode()

@@ -11,7 +11,10 @@ LONG = "Policy: refunds within 30 days; be polite and precise. " * 110  # ~6 KB
 
 
 def body(system: str, user: str = "hi", model: str = "gpt-4o-mini") -> dict:
-    return {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    return {
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
 
 
 def segs(b: dict):
@@ -19,8 +22,18 @@ def segs(b: dict):
 
 
 def rec(rid: str, usage: Usage | None, model: str = "gpt-4o-mini", prefix_segments: int = 0) -> RequestRecord:
-    return RequestRecord(rid, 0.0, "t", "openai", "/v1/chat/completions", model=model, status=200 if usage else 502,
-                         analysed=True, usage=usage, prefix_segments=prefix_segments)
+    return RequestRecord(
+        rid,
+        0.0,
+        "t",
+        "openai",
+        "/v1/chat/completions",
+        model=model,
+        status=200 if usage else 502,
+        analysed=True,
+        usage=usage,
+        prefix_segments=prefix_segments,
+    )
 
 
 def done(record: RequestRecord, early: Early | None = None) -> Exchange:
@@ -70,9 +83,13 @@ def test_worked_example_openai_timestamp_in_the_system_prompt():
     money = Money(PriceTable.load())
 
     def ask(ts: str, question: str, at: float):
-        return money.before("t", "openai", "gpt-4o-mini", segs(body(f"Current time: {ts}. {BILLING}", question)), ts=at)
+        return money.before(
+            "t", "openai", "gpt-4o-mini", segs(body(f"Current time: {ts}. {BILLING}", question)), ts=at
+        )
 
-    money.enrich(done(rec("a", Usage(1830, 0, 0, 0, 20)), ask("2026-11-30T10:00:01Z", "What is my balance?", 0)))
+    money.enrich(
+        done(rec("a", Usage(1830, 0, 0, 0, 20)), ask("2026-11-30T10:00:01Z", "What is my balance?", 0))
+    )
     r = rec("b", Usage(1830, 0, 0, 0, 20))
     money.enrich(done(r, ask("2026-11-30T10:04:59Z", "When is my invoice due?", 298)))
     assert r.miss_reason.startswith("volatile-time")
@@ -88,16 +105,39 @@ def test_worked_example_anthropic_write_premium():
     money = Money(PriceTable.load())
 
     def ask(ts: str, question: str, at: float):
-        b = {"model": "claude-sonnet-4-6", "max_tokens": 10,
-             "system": [{"type": "text", "text": f"Current time: {ts}. {BILLING}", "cache_control": {"type": "ephemeral"}}],
-             "messages": [{"role": "user", "content": question}]}
-        return money.before("t", "anthropic", "claude-sonnet-4-6", segments_for("anthropic", "/v1/messages", b), ts=at)
+        b = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 10,
+            "system": [
+                {
+                    "type": "text",
+                    "text": f"Current time: {ts}. {BILLING}",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+            "messages": [{"role": "user", "content": question}],
+        }
+        return money.before(
+            "t", "anthropic", "claude-sonnet-4-6", segments_for("anthropic", "/v1/messages", b), ts=at
+        )
 
     def record(rid: str, usage: Usage) -> RequestRecord:
-        return RequestRecord(rid, 0.0, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-6", status=200,
-                             analysed=True, usage=usage, prefix_segments=0)
+        return RequestRecord(
+            rid,
+            0.0,
+            "t",
+            "anthropic",
+            "/v1/messages",
+            model="claude-sonnet-4-6",
+            status=200,
+            analysed=True,
+            usage=usage,
+            prefix_segments=0,
+        )
 
-    money.enrich(done(record("a", Usage(1810, 0, 1790, 0, 5)), ask("2026-11-30T10:00:01Z", "What is my balance?", 0)))
+    money.enrich(
+        done(record("a", Usage(1810, 0, 1790, 0, 5)), ask("2026-11-30T10:00:01Z", "What is my balance?", 0))
+    )
     r = record("b", Usage(1810, 0, 1790, 0, 5))  # written again, nothing read
     money.enrich(done(r, ask("2026-11-30T10:07:30Z", "When is my invoice due?", 60)))
     assert r.miss_reason.startswith("volatile-time; path=system[0]")
@@ -183,22 +223,37 @@ def test_the_price_is_looked_up_once_per_record_on_the_whole_path(tmp_path):
     recorder = Recorder([Stats(), ledger, Metrics()], [money])
     for i, model in enumerate(("gpt-4o-mini", "gpt-4o-mini", "private-llm")):
         early = money.before("t", "openai", model, segs(body(LONG, f"q{i}", model=model)), ts=i)
-        recorder.record(done(rec(f"r{i}", Usage(1600, 1024 if i else 0, 0, 0, 10), model=model, prefix_segments=min(i, 1)), early))
+        recorder.record(
+            done(
+                rec(f"r{i}", Usage(1600, 1024 if i else 0, 0, 0, 10), model=model, prefix_segments=min(i, 1)),
+                early,
+            )
+        )
     ledger.close_sync()
     assert looked_up == ["gpt-4o-mini", "gpt-4o-mini", "private-llm"]
-    rows = sqlite3.connect(tmp_path / "l.sqlite").execute(
-        "SELECT cost_usd, cost_input_usd + cost_cache_read_usd + cost_cache_write_usd + cost_output_usd FROM requests ORDER BY id").fetchall()
+    rows = (
+        sqlite3.connect(tmp_path / "l.sqlite")
+        .execute(
+            "SELECT cost_usd, cost_input_usd + cost_cache_read_usd + cost_cache_write_usd + cost_output_usd FROM requests ORDER BY id"
+        )
+        .fetchall()
+    )
     assert [a == b for a, b in rows[:2]] == [True, True] and rows[2] == (None, None)
 
 
 # --- GPT-5.6 writes, rules drift, the Chat Completions TTL split ------------------------------------------
 
+
 def chat_56(parts_ttl: str | None = None, model: str = "gpt-5.6-terra") -> dict:
     """A GPT-5.6 Chat body: the system prompt's part marked as a breakpoint (``ttl`` its own, or none)."""
     mark = {"mode": "explicit", **({"ttl": parts_ttl} if parts_ttl else {})}
-    return {"model": model, "messages": [
-        {"role": "system", "content": [{"type": "text", "text": LONG, "prompt_cache_breakpoint": mark}]},
-        {"role": "user", "content": "hi"}]}
+    return {
+        "model": model,
+        "messages": [
+            {"role": "system", "content": [{"type": "text", "text": LONG, "prompt_cache_breakpoint": mark}]},
+            {"role": "user", "content": "hi"},
+        ],
+    }
 
 
 def test_gpt_5_6_writes_are_priced_at_the_write_rate():
@@ -220,13 +275,23 @@ def test_chat_writes_with_a_12h_breakpoint_are_unpriced_and_flagged():
     assert r.flags == [TTL_SPLIT_UNKNOWN] and r.drift == []  # not drift: only the split is unknown
     assert r.cost_usd is None and r.saved_usd is None and r.cost_breakdown is None and r.missed_usd is None
     from proxy.accounting.ledger_schema import FLAGS_COLUMN, row_for
+
     assert row_for(r, False)[FLAGS_COLUMN] == TTL_SPLIT_UNKNOWN
     # the same request without writes, or Responses usage (it has the split), is priced
     read_only = rec("b", Usage(6000, 4096, 0, 0, 400), model="gpt-5.6-terra")
     money.enrich(done(read_only, early))
     assert read_only.flags == [] and read_only.cost_usd is not None
-    responses = RequestRecord("c", 0.0, "t", "openai", "/v1/responses", model="gpt-6.2-sol", status=200, analysed=True,
-                              usage=Usage(6000, 0, 3000, 0, 400, cache_write_12h_tokens=3000))
+    responses = RequestRecord(
+        "c",
+        0.0,
+        "t",
+        "openai",
+        "/v1/responses",
+        model="gpt-6.2-sol",
+        status=200,
+        analysed=True,
+        usage=Usage(6000, 0, 3000, 0, 400, cache_write_12h_tokens=3000),
+    )
     money.enrich(done(responses))
     # 3000*2 + 3000*5 + 400*10 = 25000 per 1M
     assert responses.flags == [] and abs(responses.cost_usd - 0.025) < 1e-9
@@ -240,7 +305,9 @@ def test_chat_12h_is_found_in_the_analysis_when_nothing_was_observed():
     money.enrich(Exchange(r, analysis=BodyAnalysis(True, segments=segs(chat_56("12h")))))
     assert r.flags == [TTL_SPLIT_UNKNOWN] and r.cost_usd is None
     plain = rec("b", Usage(6000, 0, 3000, 0, 4), model="gpt-5.6-terra")
-    money.enrich(Exchange(plain, analysis=BodyAnalysis(True, segments=segs(chat_56()))))  # a mark with no ttl: 30m
+    money.enrich(
+        Exchange(plain, analysis=BodyAnalysis(True, segments=segs(chat_56())))
+    )  # a mark with no ttl: 30m
     assert plain.flags == [] and plain.cost_usd is not None
 
 
@@ -250,19 +317,34 @@ def test_rules_drift_is_null_money_and_named_on_the_record():
     money.enrich(done(older))
     assert older.drift == ["cache_write_tokens:not_billed_by_price_row"]
     assert older.cost_usd is None and older.saved_usd is None and older.missed_usd is None
-    unknown = rec("b", Usage(3000, 1024, 0, 0, 5, drift=("prompt_tokens_details.cache_x:unknown_field",)), model="gpt-4o-mini")
+    unknown = rec(
+        "b",
+        Usage(3000, 1024, 0, 0, 5, drift=("prompt_tokens_details.cache_x:unknown_field",)),
+        model="gpt-4o-mini",
+    )
     money.enrich(done(unknown))
     assert unknown.drift == ["prompt_tokens_details.cache_x:unknown_field"] and unknown.cost_usd is None
-    from proxy.accounting.ledger_schema import row_for
     from analyzer.logs.ledger_columns import COLUMNS
+    from proxy.accounting.ledger_schema import row_for
+
     assert row_for(older, False)[COLUMNS.index("drift")] == "cache_write_tokens:not_billed_by_price_row"
 
 
 # --- the provider's own miss reason on the record ----------------------------------------------------------
 
+
 def anthropic_rec(rid: str, usage: Usage | None, ts: float = 0.0) -> RequestRecord:
-    return RequestRecord(rid, ts, "t", "anthropic", "/v1/messages", model="claude-sonnet-4-6", status=200, analysed=True,
-                         usage=usage)
+    return RequestRecord(
+        rid,
+        ts,
+        "t",
+        "anthropic",
+        "/v1/messages",
+        model="claude-sonnet-4-6",
+        status=200,
+        analysed=True,
+        usage=usage,
+    )
 
 
 def test_a_provider_miss_count_beyond_any_prompt_is_not_stored_as_tokens():
@@ -281,12 +363,28 @@ def test_a_provider_miss_count_beyond_any_prompt_is_not_stored_as_tokens():
     records = []
     for i, tokens in enumerate((2**62, 10**30)):
         r = anthropic_rec(f"h{i}", Usage(5000, 0, 0, 0, 5), ts=float(i))
-        money.enrich(Exchange(r, diagnostics={"cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": tokens}}))
-        assert r.provider_miss_reason == "unknown_shape" and r.provider_missed_tokens is None and r.provider_missed_usd is None
+        money.enrich(
+            Exchange(
+                r,
+                diagnostics={
+                    "cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": tokens}
+                },
+            )
+        )
+        assert (
+            r.provider_miss_reason == "unknown_shape"
+            and r.provider_missed_tokens is None
+            and r.provider_missed_usd is None
+        )
         assert r.cost_usd is not None  # the request's own cost untouched
         records.append(r)
     fine = anthropic_rec("ok", Usage(5000, 0, 0, 0, 5))
-    money.enrich(Exchange(fine, diagnostics={"cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": 4000}}))
+    money.enrich(
+        Exchange(
+            fine,
+            diagnostics={"cache_miss_reason": {"type": "system_changed", "cache_missed_input_tokens": 4000}},
+        )
+    )
     assert (fine.provider_miss_reason, fine.provider_missed_tokens) == ("system_changed", 4000)
     assert abs(fine.provider_missed_usd - 4000 * 2.7 / 1e6) < 1e-12
     stats = Stats()
@@ -303,7 +401,18 @@ def test_a_drifted_row_prices_no_provider_miss_either():
     """Rules drift means the row's money is null: the provider's missed tokens are kept, their
     dollars are not priced on rules known to be stale."""
     money = Money(PriceTable.load())
-    drifted = anthropic_rec("d", Usage(5000, 0, 0, 0, 5, drift=("iterations[speculative_draft]:unknown_type",)))
-    money.enrich(Exchange(drifted, diagnostics={"cache_miss_reason": {"type": "tools_changed", "cache_missed_input_tokens": 4000}}))
+    drifted = anthropic_rec(
+        "d", Usage(5000, 0, 0, 0, 5, drift=("iterations[speculative_draft]:unknown_type",))
+    )
+    money.enrich(
+        Exchange(
+            drifted,
+            diagnostics={"cache_miss_reason": {"type": "tools_changed", "cache_missed_input_tokens": 4000}},
+        )
+    )
     assert drifted.drift and drifted.cost_usd is None
-    assert (drifted.provider_miss_reason, drifted.provider_missed_tokens, drifted.provider_missed_usd) == ("tools_changed", 4000, None)
+    assert (drifted.provider_miss_reason, drifted.provider_missed_tokens, drifted.provider_missed_usd) == (
+        "tools_changed",
+        4000,
+        None,
+    )

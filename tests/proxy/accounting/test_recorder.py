@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from proxy.accounting.records import RequestRecord
 from proxy.accounting.recorder import Recorder
+from proxy.accounting.records import RequestRecord
 from proxy.body_analysis import BodyAnalysis
 from proxy.exchange import Exchange
 
@@ -38,7 +38,11 @@ class Broken:
 def test_enrichers_run_before_sinks_and_failures_are_contained(caplog):
     good, bad = Sink(), Sink(fail=True)
     recorder = Recorder([bad, good], [Broken(), Pricer()])
-    recorder.record(Exchange(RequestRecord("r1", 0.0, "t", "openai", "/v1/x"), analysis=BodyAnalysis(True, segments=[1, 2, 3])))
+    recorder.record(
+        Exchange(
+            RequestRecord("r1", 0.0, "t", "openai", "/v1/x"), analysis=BodyAnalysis(True, segments=[1, 2, 3])
+        )
+    )
     assert good.seen == [("r1", 3.0)]
     assert "bad enricher" in caplog.text or "Broken" in caplog.text
     asyncio.run(recorder.aclose())

@@ -6,7 +6,16 @@ from analyzer.usage import Usage
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
 
-KEYS = {"requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "unanalysed", "errors"}
+KEYS = {
+    "requests",
+    "prefix_hits",
+    "input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "unanalysed",
+    "errors",
+}
 
 
 def rec(provider="openai", model="gpt-4o", **kw) -> RequestRecord:
@@ -22,8 +31,14 @@ def test_counts_add_up_per_provider_and_model():
     out = stats.to_json()
     assert KEYS <= out.keys()
     assert {k: out[k] for k in KEYS} == {
-        "requests": 4, "prefix_hits": 1, "input_tokens": 3500, "cached_tokens": 2024,
-        "cache_write_tokens": 400, "output_tokens": 15, "unanalysed": 1, "errors": 1,
+        "requests": 4,
+        "prefix_hits": 1,
+        "input_tokens": 3500,
+        "cached_tokens": 2024,
+        "cache_write_tokens": 400,
+        "output_tokens": 15,
+        "unanalysed": 1,
+        "errors": 1,
     }
     assert out["providers"]["openai"]["requests"] == 2 and out["providers"]["anthropic"]["errors"] == 1
     rows = {(m["provider"], m["model"]): m for m in out["models"]}
@@ -78,13 +93,19 @@ def test_unknown_prefix_is_neither_a_hit_nor_a_miss():
 def test_rewrites_are_counted_per_id_in_total_and_per_provider():
     stats = Stats()
     u = Usage(10, 0, 0, 0, 1)
-    stats.handle(rec("anthropic", "claude", status=200, usage=u, rewrites=["add-breakpoints", "cap-breakpoints"]))
+    stats.handle(
+        rec("anthropic", "claude", status=200, usage=u, rewrites=["add-breakpoints", "cap-breakpoints"])
+    )
     stats.handle(rec("anthropic", "claude", status=200, usage=u, rewrites=["add-breakpoints"]))
     stats.handle(rec("openai", "gpt-4o", status=200, usage=u, rewrites=["prompt-cache-key"]))
     stats.handle(rec("openai", "gpt-4o", status=200, usage=u))
     out = stats.to_json()
     assert out["rewrites"] == {"add-breakpoints": 2, "cap-breakpoints": 1, "prompt-cache-key": 1}
-    assert list(out["rewrites"]) == ["add-breakpoints", "cap-breakpoints", "prompt-cache-key"]  # most first, then by name
+    assert list(out["rewrites"]) == [
+        "add-breakpoints",
+        "cap-breakpoints",
+        "prompt-cache-key",
+    ]  # most first, then by name
     assert out["rewritten"] == 3
     assert out["providers"]["anthropic"]["rewrites"] == {"add-breakpoints": 2, "cap-breakpoints": 1}
     assert out["providers"]["openai"]["rewrites"] == {"prompt-cache-key": 1}
@@ -112,9 +133,13 @@ def test_rewrite_ids_are_capped_and_the_rest_counted_as_other():
 def test_providers_add_up_their_model_rows_and_the_totals():
     stats = Stats(max_models=1)
     for provider, model in (("openai", "a"), ("openai", "b"), ("anthropic", "c"), ("anthropic", "c")):
-        stats.handle(rec(provider, model, status=200, usage=Usage(10, 5, 0, 0, 1), cost_usd=0.5, saved_usd=0.25))
+        stats.handle(
+            rec(provider, model, status=200, usage=Usage(10, 5, 0, 0, 1), cost_usd=0.5, saved_usd=0.25)
+        )
     out = stats.to_json()
-    assert out["providers"]["openai"]["requests"] == 2 and out["providers"]["anthropic"]["cached_tokens"] == 10
+    assert (
+        out["providers"]["openai"]["requests"] == 2 and out["providers"]["anthropic"]["cached_tokens"] == 10
+    )
     assert sum(p["cost_usd"] for p in out["providers"].values()) == out["cost_usd"] == 2.0
 
 
@@ -134,7 +159,9 @@ def test_calls_that_bill_nothing_are_grouped_apart_by_route():
         stats.handle(RequestRecord("id", 0.0, "t", "openai", "/v1/models", method="GET", status=200))
     stats.handle(rec(model="m", status=404))  # a probe with a made-up model name
     out = stats.to_json()
-    assert [(m["model"], m["requests"], m["billable"], m["errors"]) for m in out["models"]] == [("gpt-4o", 2, 1, 1)]
+    assert [(m["model"], m["requests"], m["billable"], m["errors"]) for m in out["models"]] == [
+        ("gpt-4o", 2, 1, 1)
+    ]
     assert out["not_billable"] == [
         {"method": "GET", "route": "/v1/models", "requests": 3, "errors": 0, "models": []},
         {"method": "POST", "route": "/v1/x", "requests": 1, "errors": 1, "models": ["m"]},
@@ -147,5 +174,11 @@ def test_routes_of_calls_that_bill_nothing_are_capped():
     for i in range(30):  # a scanner walking made-up paths
         stats.handle(RequestRecord("id", 0.0, "t", "openai", f"/v1/x{i:02d}", method="GET", status=404))
     rows = stats.to_json()["not_billable"]
-    assert len(rows) == 20 and rows[-1] == {"method": "", "route": "other", "requests": 11, "errors": 11, "models": []}
+    assert len(rows) == 20 and rows[-1] == {
+        "method": "",
+        "route": "other",
+        "requests": 11,
+        "errors": 11,
+        "models": [],
+    }
     assert sum(r["requests"] for r in rows) == 30

@@ -16,11 +16,11 @@ from proxy.accounting.ledger import open_ledger, row_for
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.money import Money
 from proxy.accounting.records import RequestRecord
-from proxy.reporting.report import render_table
 from proxy.accounting.stats import Stats
-from proxy.reporting.summary import summarize
 from proxy.cli import cli
 from proxy.exchange import Exchange
+from proxy.reporting.report import render_table
+from proxy.reporting.summary import summarize
 from tests.support.prometheus import samples
 from tests.support.request_records import T0, write
 
@@ -30,17 +30,70 @@ def recs() -> list[RequestRecord]:
     record written without one (it counts under its provider's name)."""
     out = []
     for i in range(3):
-        out.append(RequestRecord(f"o{i}", T0 + i, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
-                                 analysed=True, usage=Usage(1000, 512 * (i > 0), 0, 0, 10), prefix_segments=int(i > 0),
-                                 cost_usd=0.0002, saved_usd=0.00001 * i, missed_usd=0.0, upstream="openai"))
+        out.append(
+            RequestRecord(
+                f"o{i}",
+                T0 + i,
+                "t",
+                "openai",
+                "/v1/chat/completions",
+                model="gpt-4o-mini",
+                status=200,
+                analysed=True,
+                usage=Usage(1000, 512 * (i > 0), 0, 0, 10),
+                prefix_segments=int(i > 0),
+                cost_usd=0.0002,
+                saved_usd=0.00001 * i,
+                missed_usd=0.0,
+                upstream="openai",
+            )
+        )
     for i in range(2):
-        out.append(RequestRecord(f"d{i}", T0 + 10 + i, "t", "openai", "/v1/chat/completions", model="deepseek-v4-flash",
-                                 status=200, analysed=True, usage=Usage(3000, 2048, 0, 0, 40), prefix_segments=1,
-                                 cost_usd=0.0001, saved_usd=0.0002, missed_usd=0.0, upstream="deepseek"))
-    out.append(RequestRecord("x", T0 + 20, "t", "openai", "/v1/chat/completions", model="mystery", status=200,
-                             analysed=True, usage=Usage(10, 0, 0, 0, 1), upstream="deepseek"))  # unpriced
-    out.append(RequestRecord("a", T0 + 30, "t", "anthropic", "/v1/messages", model="private", status=200, analysed=True,
-                             usage=Usage(50, 0, 0, 0, 5)))  # upstream None: an older record
+        out.append(
+            RequestRecord(
+                f"d{i}",
+                T0 + 10 + i,
+                "t",
+                "openai",
+                "/v1/chat/completions",
+                model="deepseek-v4-flash",
+                status=200,
+                analysed=True,
+                usage=Usage(3000, 2048, 0, 0, 40),
+                prefix_segments=1,
+                cost_usd=0.0001,
+                saved_usd=0.0002,
+                missed_usd=0.0,
+                upstream="deepseek",
+            )
+        )
+    out.append(
+        RequestRecord(
+            "x",
+            T0 + 20,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="mystery",
+            status=200,
+            analysed=True,
+            usage=Usage(10, 0, 0, 0, 1),
+            upstream="deepseek",
+        )
+    )  # unpriced
+    out.append(
+        RequestRecord(
+            "a",
+            T0 + 30,
+            "t",
+            "anthropic",
+            "/v1/messages",
+            model="private",
+            status=200,
+            analysed=True,
+            usage=Usage(50, 0, 0, 0, 5),
+        )
+    )  # upstream None: an older record
     return out
 
 
@@ -61,8 +114,10 @@ def test_an_older_ledger_gains_the_upstream_column_and_its_rows_count_under_the_
     old = [(n, k) for n, k in COLUMN_TYPES if n != "upstream"]
     conn = sqlite3.connect(path)
     conn.execute(f"CREATE TABLE requests (id INTEGER PRIMARY KEY, {', '.join(f'{n} {k}' for n, k in old)})")
-    conn.execute("INSERT INTO requests (request_id, ts, provider, status, analysed, input_tokens, cached_tokens, "
-                 "cache_write_tokens, output_tokens) VALUES ('old', 1.0, 'anthropic', 200, 1, 10, 0, 0, 1)")
+    conn.execute(
+        "INSERT INTO requests (request_id, ts, provider, status, analysed, input_tokens, cached_tokens, "
+        "cache_write_tokens, output_tokens) VALUES ('old', 1.0, 'anthropic', 200, 1, 10, 0, 0, 1)"
+    )
     conn.commit()
     conn.close()
     conn = open_ledger(path)
@@ -83,7 +138,11 @@ def test_stats_group_by_upstream_with_the_top_level_keys_and_null_money_when_unp
     shown = {k for k, v in out.items() if not isinstance(v, (dict, list))}
     for block in ups.values():
         assert set(block) == shown  # the same counter keys as the top level
-    assert ups["openai"]["requests"] == 3 and ups["deepseek"]["requests"] == 3 and ups["anthropic"]["requests"] == 1
+    assert (
+        ups["openai"]["requests"] == 3
+        and ups["deepseek"]["requests"] == 3
+        and ups["anthropic"]["requests"] == 1
+    )
     assert ups["deepseek"]["cached_tokens"] == 4096 and ups["deepseek"]["unpriced"] == 1
     assert abs(ups["deepseek"]["cost_usd"] - 0.0002) < 1e-12
     assert ups["anthropic"]["cost_usd"] is None  # usage but no price: null, never $0
@@ -122,7 +181,13 @@ def test_summary_folds_upstreams_past_the_cap(tmp_path):
     from proxy.reporting import summary
 
     path = str(tmp_path / "l.sqlite")
-    write(path, [RequestRecord(f"r{i}", T0 + i, "t", "openai", "/v1/x", status=200, upstream=f"u{i % 4}") for i in range(7)])
+    write(
+        path,
+        [
+            RequestRecord(f"r{i}", T0 + i, "t", "openai", "/v1/x", status=200, upstream=f"u{i % 4}")
+            for i in range(7)
+        ],
+    )
     conn = sqlite3.connect(path)
     got = summary._upstreams(conn, "", [], limit=2)
     assert got[OTHER]["requests"] == 3 and sum(u["requests"] for u in got.values()) == 7 and len(got) == 3
@@ -133,15 +198,42 @@ def test_metrics_have_per_upstream_families_and_keep_the_old_series():
     for r in recs():
         m.handle(r)
     s = samples(m)
-    assert s[("prefixgate_requests_total", (("model", "gpt-4o-mini"), ("provider", "openai"), ("status", "2xx")))] == 3
+    assert (
+        s[
+            (
+                "prefixgate_requests_total",
+                (("model", "gpt-4o-mini"), ("provider", "openai"), ("status", "2xx")),
+            )
+        ]
+        == 3
+    )
     assert s[("prefixgate_prefix_hits_total", (("provider", "openai"),))] == 4
     assert s[("prefixgate_upstream_requests_total", (("provider", "openai"), ("upstream", "deepseek")))] == 3
     assert s[("prefixgate_upstream_requests_total", (("provider", "openai"), ("upstream", "openai")))] == 3
-    assert s[("prefixgate_upstream_requests_total", (("provider", "anthropic"), ("upstream", "anthropic")))] == 1  # NULL → provider
-    assert s[("prefixgate_upstream_tokens_total", (("kind", "cache_read"), ("provider", "openai"), ("upstream", "deepseek")))] == 4096
-    assert abs(s[("prefixgate_upstream_cost_usd_total", (("provider", "openai"), ("upstream", "deepseek")))] - 0.0002) < 1e-12
+    assert (
+        s[("prefixgate_upstream_requests_total", (("provider", "anthropic"), ("upstream", "anthropic")))] == 1
+    )  # NULL → provider
+    assert (
+        s[
+            (
+                "prefixgate_upstream_tokens_total",
+                (("kind", "cache_read"), ("provider", "openai"), ("upstream", "deepseek")),
+            )
+        ]
+        == 4096
+    )
+    assert (
+        abs(
+            s[("prefixgate_upstream_cost_usd_total", (("provider", "openai"), ("upstream", "deepseek")))]
+            - 0.0002
+        )
+        < 1e-12
+    )
     assert s[("prefixgate_upstream_unpriced_total", (("provider", "openai"), ("upstream", "deepseek")))] == 1
-    assert ("prefixgate_upstream_cost_usd_total", (("provider", "anthropic"), ("upstream", "anthropic"))) not in s  # never $0
+    assert (
+        "prefixgate_upstream_cost_usd_total",
+        (("provider", "anthropic"), ("upstream", "anthropic")),
+    ) not in s  # never $0
 
 
 def test_metric_upstream_labels_are_capped():
@@ -158,7 +250,9 @@ def test_report_shows_a_per_upstream_table_only_with_more_than_one(tmp_path):
     out = CliRunner().invoke(cli, ["report", "--ledger", path], catch_exceptions=False).output
     assert "per upstream" in out and "deepseek" in out
     assert max(len(line) for line in out.splitlines()) <= 80
-    data = json.loads(CliRunner().invoke(cli, ["report", "--ledger", path, "--json"], catch_exceptions=False).output)
+    data = json.loads(
+        CliRunner().invoke(cli, ["report", "--ledger", path, "--json"], catch_exceptions=False).output
+    )
     assert data["upstreams"]["deepseek"]["requests"] == 3
     one = str(tmp_path / "one.sqlite")
     write(one, recs()[:3])
@@ -166,8 +260,18 @@ def test_report_shows_a_per_upstream_table_only_with_more_than_one(tmp_path):
 
 
 def _priced(money: Money, model: str, upstream: str | None) -> RequestRecord:
-    r = RequestRecord("r", 0.0, "t", "openai", "/v1/chat/completions", model=model, status=200, analysed=True,
-                      usage=Usage(1_000_000, 0, 0, 0, 0), upstream=upstream)
+    r = RequestRecord(
+        "r",
+        0.0,
+        "t",
+        "openai",
+        "/v1/chat/completions",
+        model=model,
+        status=200,
+        analysed=True,
+        usage=Usage(1_000_000, 0, 0, 0, 0),
+        upstream=upstream,
+    )
     money.enrich(Exchange(r))
     return r
 
@@ -183,7 +287,9 @@ def test_an_upstream_prices_key_is_looked_up_first_then_the_model():
     mini = table.lookup("gpt-4o-mini")
     assert _priced(money, "gpt-4o-mini", "openai").cost_usd == mini.input  # no key: the model's own row
     assert _priced(money, "gpt-4o-mini", None).cost_usd == mini.input
-    assert _priced(money, "gpt-4o", "resale").cost_usd == table.lookup("gpt-4o").input  # not under the key: falls back
+    assert (
+        _priced(money, "gpt-4o", "resale").cost_usd == table.lookup("gpt-4o").input
+    )  # not under the key: falls back
     assert _priced(money, "deepseek-v4-flash", "ds").cost_usd == table.lookup("deepseek-v4-flash").input
     unpriced = _priced(money, "no-such-model", "resale")
     assert unpriced.cost_usd is None and unpriced.saved_usd is None  # null, never $0

@@ -24,7 +24,9 @@ def test_percentile_interpolates():
 
 def test_bench_proxy_reports_consistent_positive_figures():
     result = CliRunner().invoke(
-        bench_proxy_command, ["--requests", "8", "--warmup", "4", "--concurrency", "4", "--json"], catch_exceptions=False
+        bench_proxy_command,
+        ["--requests", "8", "--warmup", "4", "--concurrency", "4", "--json"],
+        catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -53,8 +55,19 @@ def test_bench_proxy_anthropic_route_with_a_proxy_profile(tmp_path):
     profile = tmp_path / "proxy.prof"
     result = CliRunner().invoke(
         bench_proxy_command,
-        ["--requests", "4", "--warmup", "0", "--concurrency", "2", "--provider", "anthropic", "--json",
-         "--profile", str(profile)],
+        [
+            "--requests",
+            "4",
+            "--warmup",
+            "0",
+            "--concurrency",
+            "2",
+            "--provider",
+            "anthropic",
+            "--json",
+            "--profile",
+            str(profile),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -67,7 +80,8 @@ def test_bench_proxy_anthropic_route_with_a_proxy_profile(tmp_path):
 
 def test_bench_proxy_measures_the_rewrite_side_by_side():
     result = CliRunner().invoke(
-        bench_proxy_command, ["--requests", "4", "--warmup", "0", "--concurrency", "2", "--rewrite", "aggressive", "--json"],
+        bench_proxy_command,
+        ["--requests", "4", "--warmup", "0", "--concurrency", "2", "--rewrite", "aggressive", "--json"],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -75,7 +89,9 @@ def test_bench_proxy_measures_the_rewrite_side_by_side():
     assert data["rewrite"] == "aggressive" and data["errors"] == 0
     for scenario in data["latency_ms"].values():
         assert scenario["proxy_rewrite"]["n"] == 4
-        assert scenario["rewrite_added_p50_ms"] == pytest.approx(scenario["proxy_rewrite"]["p50"] - scenario["proxy"]["p50"])
+        assert scenario["rewrite_added_p50_ms"] == pytest.approx(
+            scenario["proxy_rewrite"]["p50"] - scenario["proxy"]["p50"]
+        )
 
 
 def test_bench_proxy_with_a_redis_store_side_by_side_counts_one_lookup_per_request(tmp_path):
@@ -88,7 +104,20 @@ def test_bench_proxy_with_a_redis_store_side_by_side_counts_one_lookup_per_reque
     server.start()
     try:
         result = CliRunner().invoke(
-            bench_proxy_command, ["--requests", "4", "--rounds", "4", "--warmup", "0", "--concurrency", "2", "--store", server.url, "--json"],
+            bench_proxy_command,
+            [
+                "--requests",
+                "4",
+                "--rounds",
+                "4",
+                "--warmup",
+                "0",
+                "--concurrency",
+                "2",
+                "--store",
+                server.url,
+                "--json",
+            ],
             catch_exceptions=False,
         )
         left = [k.decode() for k in redis.Redis.from_url(server.url).scan_iter(match="prefixgate-bench-*")]
@@ -99,27 +128,45 @@ def test_bench_proxy_with_a_redis_store_side_by_side_counts_one_lookup_per_reque
     assert data["errors"] == 0 and data["store"] == server.url and data["rounds"] == 4
     for scenario in data["latency_ms"].values():
         assert scenario["proxy_redis"]["n"] == 4
-        assert scenario["redis_added_p50_ms"] == pytest.approx(scenario["proxy_redis"]["p50"] - scenario["proxy"]["p50"])
-        assert scenario["redis_added_p99_ms"] == pytest.approx(scenario["proxy_redis"]["p99"] - scenario["proxy"]["p99"])
+        assert scenario["redis_added_p50_ms"] == pytest.approx(
+            scenario["proxy_redis"]["p50"] - scenario["proxy"]["p50"]
+        )
+        assert scenario["redis_added_p99_ms"] == pytest.approx(
+            scenario["proxy_redis"]["p99"] - scenario["proxy"]["p99"]
+        )
     r = data["redis"]
-    own = r["proxy_store"]["lookups_since_start"]  # a look-up past its deadline on a starved machine skips a few: never more
+    own = r["proxy_store"][
+        "lookups_since_start"
+    ]  # a look-up past its deadline on a starved machine skips a few: never more
     assert r["requests"] == 4 * 4 and r["lookup_calls"] <= 16
     if own["unavailable"] == own["skipped"] == 0:
-        assert r["lookup_calls"] == 16 and r["lookup_round_trips_per_request"] == 1.0  # exactly one round trip each
+        assert (
+            r["lookup_calls"] == 16 and r["lookup_round_trips_per_request"] == 1.0
+        )  # exactly one round trip each
     assert r["script_calls"] == r["lookup_calls"] + r["fleet_flushes"] and r["fleet_flushes"] <= r["requests"]
     assert r["lookup_us"]["n"] >= 200 and 0 < r["lookup_us"]["resp_p50_us"] <= r["lookup_us"]["resp_p99_us"]
     assert 0 < r["lookup_us"]["redis_py_p50_us"] <= r["lookup_us"]["redis_py_p99_us"]
     assert left == []  # the bench's keys are gone
     # the split, on Redis's own names: two flushes (one GET each) among 12 script calls, inner commands not round trips
-    split = round_trips({"evalsha": 12, "get": 2, "hincrby": 40, "expire": 4, "exists": 15, "set": 22, "ping": 1}, 10)
-    assert (split["lookup_calls"], split["lookup_round_trips_per_request"], split["fleet_flushes"]) == (10, 1.0, 2)
+    split = round_trips(
+        {"evalsha": 12, "get": 2, "hincrby": 40, "expire": 4, "exists": 15, "set": 22, "ping": 1}, 10
+    )
+    assert (split["lookup_calls"], split["lookup_round_trips_per_request"], split["fleet_flushes"]) == (
+        10,
+        1.0,
+        2,
+    )
     assert split["fleet_flush_commands"] == 46 and split["other_round_trips"] == {"ping": 1}
     # a flush whose EVALSHA met NOSCRIPT and went again as EVAL: one refused call, still one flush, no extra look-up
-    retried = round_trips({"evalsha": 11, "evalsha|failed": 1, "eval": 1, "get": 2, "exists": 10, "set": 22}, 10)
+    retried = round_trips(
+        {"evalsha": 11, "evalsha|failed": 1, "eval": 1, "get": 2, "exists": 10, "set": 22}, 10
+    )
     assert (retried["lookup_calls"], retried["fleet_flushes"], retried["script_calls_refused"]) == (10, 2, 1)
     assert retried["other_round_trips"] == {}
 
 
 def test_bench_proxy_store_must_be_one_redis():
-    result = CliRunner().invoke(bench_proxy_command, ["--requests", "4", "--store", "redis-cluster://h:1", "--json"])
+    result = CliRunner().invoke(
+        bench_proxy_command, ["--requests", "4", "--store", "redis-cluster://h:1", "--json"]
+    )
     assert result.exit_code == 2 and "redis://" in result.output

@@ -28,8 +28,11 @@ def test_the_upstream_holds_streams_until_its_barrier_then_ends_them_whole(tmp_p
 
 
 def test_bench_proxy_held_reports_both_sides():
-    result = CliRunner().invoke(bench_proxy_command, ["--held", "40", "--hold-s", "0.3", "--ramp-s", "0.1", "--rounds", "1", "--json"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        bench_proxy_command,
+        ["--held", "40", "--hold-s", "0.3", "--ramp-s", "0.1", "--rounds", "1", "--json"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["streams"] == 40 and data["rounds"] == 1

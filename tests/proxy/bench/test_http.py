@@ -67,8 +67,13 @@ def test_chunked_stream_from_the_emulator_gives_ttfb_before_total():
 
         async def main():
             pool = Pool("127.0.0.1", port)
-            make = lambda i: build_request("127.0.0.1", port, "/v1/chat/completions", body,
-                                           {"x-emulator-hold": f"t{i}"} if i == 0 else {})
+            make = lambda i: build_request(
+                "127.0.0.1",
+                port,
+                "/v1/chat/completions",
+                body,
+                {"x-emulator-hold": f"t{i}"} if i == 0 else {},
+            )
             task = asyncio.create_task(run_load(pool, make, 1, 1))
             await asyncio.sleep(0.2)  # the stream is held after its first event
             await asyncio.to_thread(_release, url, "t0")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from analyzer.cache_rules import anthropic_min_tokens as min_cacheable_tokens
 from analyzer.segments import segments_for
 from analyzer.tokens import estimate_tokens
-from analyzer.cache_rules import anthropic_min_tokens as min_cacheable_tokens
 from proxy.emulator.anthropic_cache import CacheRuleError, apply_anthropic_cache
 from proxy.emulator.config import EmulatorConfig
 from proxy.emulator.provider_cache import ProviderCache, key_id
@@ -43,9 +43,16 @@ def block(text: str, cc: dict | None = None) -> dict:
     return {"type": "text", "text": text, **({"cache_control": cc} if cc else {})}
 
 
-def req(system: list[dict], messages: list[dict] | None = None, model: str = "claude-sonnet-4-6", **extra) -> dict:
-    return {"model": model, "max_tokens": 8, "system": system,
-            "messages": messages or [{"role": "user", "content": "hello"}], **extra}
+def req(
+    system: list[dict], messages: list[dict] | None = None, model: str = "claude-sonnet-4-6", **extra
+) -> dict:
+    return {
+        "model": model,
+        "max_tokens": 8,
+        "system": system,
+        "messages": messages or [{"role": "user", "content": "hello"}],
+        **extra,
+    }
 
 
 def through(body: dict, index: int) -> int:
@@ -85,7 +92,11 @@ def test_no_breakpoint_no_caching(store, config):
     body = req([block("stable instructions " * 300)])
     run(store, config, body)
     again = run(store, config, body)
-    assert (again.cache_read_input_tokens, again.cache_creation_input_tokens, again.input_tokens) == (0, 0, total(body))
+    assert (again.cache_read_input_tokens, again.cache_creation_input_tokens, again.input_tokens) == (
+        0,
+        0,
+        total(body),
+    )
 
 
 def test_prefix_below_model_minimum_is_neither_written_nor_read(store, config):
@@ -172,5 +183,7 @@ def test_keys_and_models_do_not_share_caches(store, config):
     body = req([block("private " * 600, CC)])
     run(store, config, body, key="sk-ant-a")
     assert run(store, config, body, key="sk-ant-b").cache_read_input_tokens == 0
-    assert run(store, config, {**body, "model": "claude-opus-4-1"}, key="sk-ant-a").cache_read_input_tokens == 0
+    assert (
+        run(store, config, {**body, "model": "claude-opus-4-1"}, key="sk-ant-a").cache_read_input_tokens == 0
+    )
     assert run(store, config, body, key="sk-ant-a").cache_read_input_tokens > 0

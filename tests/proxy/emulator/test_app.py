@@ -41,8 +41,14 @@ def ant(url, key="sk-ant-emu-test", cls=anthropic.Anthropic):
 
 
 def chat_body(tag: str, system: str = LONG) -> dict:
-    return {"model": "gpt-4o", "messages": [{"role": "system", "content": tag + system},
-                                             {"role": "user", "content": "Can I get a refund?"}], "max_tokens": 12}
+    return {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": tag + system},
+            {"role": "user", "content": "Can I get a refund?"},
+        ],
+        "max_tokens": 12,
+    }
 
 
 def test_openai_chat_sync_plain_then_cached(url):
@@ -64,8 +70,11 @@ def test_openai_chat_sync_stream_usage_only_when_asked(url):
     plain = list(client.chat.completions.create(**chat_body("sync-stream"), stream=True))
     assert all(c.usage is None for c in plain) and all(c.choices for c in plain)
     assert plain[-1].choices[0].finish_reason == "stop"
-    chunks = list(client.chat.completions.create(**chat_body("sync-stream"), stream=True,
-                                                 stream_options={"include_usage": True}))
+    chunks = list(
+        client.chat.completions.create(
+            **chat_body("sync-stream"), stream=True, stream_options={"include_usage": True}
+        )
+    )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 12
     assert chunks[-1].usage.prompt_tokens_details.cached_tokens >= 1024  # the plain stream wrote the cache
@@ -76,25 +85,31 @@ def test_openai_async_plain_and_stream(url):
     async def main():
         client = oai(url, cls=openai.AsyncOpenAI)
         plain = await client.chat.completions.create(**chat_body("async"))
-        stream = await client.chat.completions.create(**chat_body("async"), stream=True,
-                                                      stream_options={"include_usage": True})
+        stream = await client.chat.completions.create(
+            **chat_body("async"), stream=True, stream_options={"include_usage": True}
+        )
         chunks = [c async for c in stream]
         await client.close()
         return plain, chunks
 
     plain, chunks = asyncio.run(main())
-    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == plain.choices[0].message.content
+    assert (
+        "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        == plain.choices[0].message.content
+    )
     assert chunks[-1].usage.prompt_tokens_details.cached_tokens >= 1024
 
 
 def test_openai_responses_plain_and_stream(url):
     client = oai(url)
-    first = client.responses.create(model="gpt-5", instructions="resp-" + LONG, input="Summarise the policy",
-                                    max_output_tokens=20)
+    first = client.responses.create(
+        model="gpt-5", instructions="resp-" + LONG, input="Summarise the policy", max_output_tokens=20
+    )
     assert first.output_text and first.usage.output_tokens == 20
     assert first.usage.input_tokens_details.cached_tokens == 0
-    with client.responses.stream(model="gpt-5", instructions="resp-" + LONG, input="Summarise the policy",
-                                 max_output_tokens=20) as stream:
+    with client.responses.stream(
+        model="gpt-5", instructions="resp-" + LONG, input="Summarise the policy", max_output_tokens=20
+    ) as stream:
         kinds = [event.type for event in stream]
         final = stream.get_final_response()
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
@@ -120,8 +135,12 @@ def test_openai_completions_embeddings_models(url):
     assert done.choices[0].text and done.usage.completion_tokens == 3
     pieces = list(client.completions.create(model="x", prompt="Say hi", max_tokens=3, stream=True))
     assert "".join(p.choices[0].text for p in pieces) == done.choices[0].text
-    emb = client.embeddings.create(model="text-embedding-3-small", input=["alpha", "beta"])  # SDK asks for base64
-    floats = client.embeddings.create(model="text-embedding-3-small", input=["alpha", "beta"], encoding_format="float")
+    emb = client.embeddings.create(
+        model="text-embedding-3-small", input=["alpha", "beta"]
+    )  # SDK asks for base64
+    floats = client.embeddings.create(
+        model="text-embedding-3-small", input=["alpha", "beta"], encoding_format="float"
+    )
     assert len(emb.data) == 2 and len(emb.data[0].embedding) == 16
     assert emb.data[0].embedding == pytest.approx(floats.data[0].embedding, abs=1e-6)
     assert emb.data[0].embedding != emb.data[1].embedding
@@ -130,9 +149,13 @@ def test_openai_completions_embeddings_models(url):
 
 
 def anthropic_body(tag: str, **extra) -> dict:
-    return {"model": "claude-sonnet-4-6", "max_tokens": 10,
-            "system": [{"type": "text", "text": tag + LONG, "cache_control": CC}],
-            "messages": [{"role": "user", "content": "What is the refund window?"}], **extra}
+    return {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 10,
+        "system": [{"type": "text", "text": tag + LONG, "cache_control": CC}],
+        "messages": [{"role": "user", "content": "What is the refund window?"}],
+        **extra,
+    }
 
 
 def test_anthropic_sync_plain_and_stream(url):
@@ -174,20 +197,29 @@ def test_anthropic_async_plain_and_stream(url):
 
 def test_anthropic_count_tokens_models_and_rules(url):
     client = ant(url)
-    counted = client.messages.count_tokens(model="claude-sonnet-4-6", system=LONG,
-                                           messages=[{"role": "user", "content": "hi"}])
+    counted = client.messages.count_tokens(
+        model="claude-sonnet-4-6", system=LONG, messages=[{"role": "user", "content": "hi"}]
+    )
     assert counted.input_tokens > 1024
     assert "claude-sonnet-4-6" in [m.id for m in client.models.list()]
     five = [{"type": "text", "text": f"part {i}", "cache_control": CC} for i in range(5)]
     with pytest.raises(anthropic.BadRequestError) as err:
-        client.messages.create(model="claude-sonnet-4-6", max_tokens=5, messages=[{"role": "user", "content": five}])
+        client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=5, messages=[{"role": "user", "content": five}]
+        )
     assert err.value.body["type"] == "error" and err.value.body["error"]["type"] == "invalid_request_error"
-    mixed = [{"type": "text", "text": "a", "cache_control": CC},
-             {"type": "text", "text": "b", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    mixed = [
+        {"type": "text", "text": "a", "cache_control": CC},
+        {"type": "text", "text": "b", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+    ]
     with pytest.raises(anthropic.BadRequestError, match="1h"):
-        client.messages.create(model="claude-sonnet-4-6", max_tokens=5, messages=[{"role": "user", "content": mixed}])
+        client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=5, messages=[{"role": "user", "content": mixed}]
+        )
     with pytest.raises(anthropic.BadRequestError, match="max_tokens"):
-        client.messages.create(model="claude-sonnet-4-6", max_tokens=0, messages=[{"role": "user", "content": "x"}])
+        client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=0, messages=[{"role": "user", "content": "x"}]
+        )
 
 
 def test_ttl_expiry_through_the_server_with_an_injected_clock():
@@ -197,10 +229,14 @@ def test_ttl_expiry_through_the_server_with_an_injected_clock():
         client.chat.completions.create(**chat_body("ttl"))
         aclient.messages.create(**anthropic_body("ttl"))
         clock.t += 301
-        assert client.chat.completions.create(**chat_body("ttl")).usage.prompt_tokens_details.cached_tokens > 0
+        assert (
+            client.chat.completions.create(**chat_body("ttl")).usage.prompt_tokens_details.cached_tokens > 0
+        )
         assert aclient.messages.create(**anthropic_body("ttl")).usage.cache_read_input_tokens == 0  # 5m gone
         clock.t += 601
-        assert client.chat.completions.create(**chat_body("ttl")).usage.prompt_tokens_details.cached_tokens == 0
+        assert (
+            client.chat.completions.create(**chat_body("ttl")).usage.prompt_tokens_details.cached_tokens == 0
+        )
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1beta/cachedContents"])
@@ -215,12 +251,18 @@ def test_a_client_gone_mid_body_is_no_server_error(url, path, caplog):
     try:
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port))) as sock:
-            sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-emu-test\r\nx-goog-api-key: k\r\n"
-                         "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":".encode())
+            sock.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-emu-test\r\nx-goog-api-key: k\r\n"
+                'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":'.encode()
+            )
             time.sleep(0.2)  # the endpoint is now waiting for the rest of the body
-        with openai.OpenAI(base_url=f"{url}/v1", api_key="sk-emu-test", max_retries=0) as client:  # still serving
+        with openai.OpenAI(
+            base_url=f"{url}/v1", api_key="sk-emu-test", max_retries=0
+        ) as client:  # still serving
             assert client.models.list().data
         time.sleep(0.2)
     finally:
         server_log.removeHandler(caplog.handler)
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [
+        r.getMessage() for r in caplog.records
+    ]

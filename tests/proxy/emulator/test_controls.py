@@ -37,16 +37,23 @@ def test_forced_status_in_each_provider_shape(url):
     assert set(err.value.body) == {"message", "type", "param", "code"}
     aclient = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0)
     with pytest.raises(anthropic.APIStatusError) as aerr:
-        aclient.messages.create(model="m", max_tokens=5, messages=MSG, extra_headers={"x-emulator-status": "529"})
+        aclient.messages.create(
+            model="m", max_tokens=5, messages=MSG, extra_headers={"x-emulator-status": "529"}
+        )
     assert aerr.value.status_code == 529
-    assert aerr.value.body == {"type": "error", "error": {"type": "overloaded_error", "message": aerr.value.body["error"]["message"]}}
+    assert aerr.value.body == {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": aerr.value.body["error"]["message"]},
+    }
 
 
 def test_bad_controls_bad_json_and_unknown_routes(url):
     with httpx.Client(base_url=url) as http:
         bad = http.post("/v1/chat/completions", headers={"x-emulator-chunks": "lots"}, json={})
         assert bad.status_code == 400 and "x-emulator-chunks" in bad.json()["error"]["message"]
-        broken = http.post("/v1/chat/completions", content=b"{not json", headers={"content-type": "application/json"})
+        broken = http.post(
+            "/v1/chat/completions", content=b"{not json", headers={"content-type": "application/json"}
+        )
         assert broken.status_code == 400 and broken.json()["error"]["type"] == "invalid_request_error"
         ant = http.post("/v1/messages", content=b"[1, 2]", headers={"anthropic-version": "2023-06-01"})
         assert ant.status_code == 400 and ant.json()["type"] == "error"
@@ -66,8 +73,11 @@ def test_chunks_and_request_counter(url):
     with httpx.Client(base_url=url) as http:
         before = http.get("/_emulator/requests").json()["requests"]
     client = openai.OpenAI(base_url=f"{url}/v1", api_key=KEY, max_retries=0)
-    chunks = list(client.chat.completions.create(model="m", messages=MSG, max_tokens=20, stream=True,
-                                                 extra_headers={"x-emulator-chunks": "7"}))
+    chunks = list(
+        client.chat.completions.create(
+            model="m", messages=MSG, max_tokens=20, stream=True, extra_headers={"x-emulator-chunks": "7"}
+        )
+    )
     content = [c for c in chunks if c.choices and c.choices[0].delta.content]
     assert len(content) == 7 and sum(len(c.choices[0].delta.content) for c in content) == 80
     with httpx.Client(base_url=url) as http:
@@ -81,8 +91,13 @@ def test_hold_keeps_the_stream_after_the_first_event_until_released(url):
     done = threading.Event()
 
     def consume():
-        for event in client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=MSG, stream=True,
-                                            extra_headers={"x-emulator-hold": "tok-1"}):
+        for event in client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=8,
+            messages=MSG,
+            stream=True,
+            extra_headers={"x-emulator-hold": "tok-1"},
+        ):
             seen.append(event.type)
         done.set()
 
@@ -104,10 +119,16 @@ def test_api_key_is_never_echoed_and_can_be_required():
         with httpx.Client(base_url=base) as http:
             anon = http.post("/v1/chat/completions", json={"model": "m", "messages": MSG})
             assert anon.status_code == 401 and anon.json()["error"]["code"] == "invalid_api_key"
-            for path, headers in (("/v1/chat/completions", {"authorization": f"Bearer {KEY}"}),
-                                  ("/v1/messages", {"x-api-key": KEY, "anthropic-version": "2023-06-01"})):
+            for path, headers in (
+                ("/v1/chat/completions", {"authorization": f"Bearer {KEY}"}),
+                ("/v1/messages", {"x-api-key": KEY, "anthropic-version": "2023-06-01"}),
+            ):
                 for stream in (False, True):
-                    r = http.post(path, headers=headers, json={"model": "m", "max_tokens": 4, "messages": MSG, "stream": stream})
+                    r = http.post(
+                        path,
+                        headers=headers,
+                        json={"model": "m", "max_tokens": 4, "messages": MSG, "stream": stream},
+                    )
                     assert r.status_code == 200
                     assert KEY not in r.text and KEY not in str(r.headers)
             assert KEY not in http.get("/_emulator/requests").text
@@ -117,8 +138,11 @@ def test_cli_help_and_serving():
     result = CliRunner().invoke(emulator_command, ["--help"])
     assert result.exit_code == 0 and "--port" in result.output
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "proxy.cli", "emulator", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proxy.cli", "emulator", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:

@@ -113,7 +113,9 @@ def test_only_the_latest_four_markers_are_written(store):
     assert len(store) == 4
     # marker 1 (never written) is the longest a shorter request could match: a miss
     assert run(store, body(*parts[:2], msg("user", "other")), CacheOptions("explicit")).cached_tokens == 0
-    assert run(store, body(*parts[:3], msg("user", "other")), CacheOptions("explicit")).cached_tokens == through(b, 2)
+    assert run(
+        store, body(*parts[:3], msg("user", "other")), CacheOptions("explicit")
+    ).cached_tokens == through(b, 2)
 
 
 def test_a_breakpoint_under_1024_tokens_is_neither_written_nor_read(store):
@@ -126,11 +128,15 @@ def test_a_breakpoint_under_1024_tokens_is_neither_written_nor_read(store):
 def test_only_the_latest_80_candidates_are_looked_up(store):
     run(store, body(msg("developer", BIG), msg("user", "start")))
     tail = [msg("user" if i % 2 else "assistant", f"turn {i}") for i in range(79)]
-    near = body(msg("developer", BIG), msg("user", "start"), *tail)  # 81 messages: index 1 is the 80th from the end
+    near = body(
+        msg("developer", BIG), msg("user", "start"), *tail
+    )  # 81 messages: index 1 is the 80th from the end
     assert run(store, near).cached_tokens == through(near, 1)
     store.clear()
     run(store, body(msg("developer", BIG), msg("user", "start")))
-    far = body(msg("developer", BIG), msg("user", "start"), *tail, msg("user", "one more"))  # index 1 is the 81st
+    far = body(
+        msg("developer", BIG), msg("user", "start"), *tail, msg("user", "one more")
+    )  # index 1 is the 81st
     assert run(store, far).cached_tokens == 0
 
 
@@ -143,7 +149,12 @@ def test_ttls_30m_and_12h_and_the_split_of_writes(store, clock):
     again = run(store, b)
     assert again.cached_tokens == through(b, 0)
     clock.t += 12 * 3600 + 1
-    assert run(store, body(msg("developer", BIG, {"mode": "explicit", "ttl": "12h"}), msg("user", "x"))).cached_tokens == 0
+    assert (
+        run(
+            store, body(msg("developer", BIG, {"mode": "explicit", "ttl": "12h"}), msg("user", "x"))
+        ).cached_tokens
+        == 0
+    )
 
 
 def test_the_request_ttl_applies_to_unmarked_ttls(store, clock):

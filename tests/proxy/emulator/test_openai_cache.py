@@ -20,7 +20,11 @@ class FakeClock:
 
 
 def body(system: str, user: str = "question", **extra) -> dict:
-    return {"model": "gpt-4o", "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}], **extra}
+    return {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        **extra,
+    }
 
 
 def common_bytes(a: bytes, b: bytes) -> int:
@@ -63,7 +67,10 @@ def test_repeat_hits_in_128_token_steps(store):
 
 
 def test_shared_prefix_counts_whole_blocks_of_the_common_bytes(store):
-    a, b = body("shared " * 1000, "first question"), body("shared " * 1000 + "and a different tail " * 40, "second")
+    a, b = (
+        body("shared " * 1000, "first question"),
+        body("shared " * 1000 + "and a different tail " * 40, "second"),
+    )
     run(store, a)
     hit = run(store, b)
     common = common_bytes(rendered_prompt(ROUTE, a), rendered_prompt(ROUTE, b))

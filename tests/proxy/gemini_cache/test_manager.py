@@ -38,16 +38,32 @@ class Upstream:
         doc = orjson.loads(request.content) if request.content else {}
         if request.url.path.endswith("/cachedContents"):
             if self.create_status != 200:
-                return httpx.Response(self.create_status, json={"error": {"code": self.create_status, "message": "no", "status": "INTERNAL"}})
-            return httpx.Response(200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}})
+                return httpx.Response(
+                    self.create_status,
+                    json={"error": {"code": self.create_status, "message": "no", "status": "INTERNAL"}},
+                )
+            return httpx.Response(
+                200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}}
+            )
         if request.method == "PATCH":
-            return httpx.Response(200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}})
+            return httpx.Response(
+                200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}}
+            )
         if "cachedContent" in doc and self.refuse_cached:
-            return httpx.Response(404, json={"error": {"code": 404, "message": "CachedContent not found", "status": "NOT_FOUND"}})
-        return httpx.Response(200, json={"candidates": [], "usageMetadata": {"promptTokenCount": 2610, "totalTokenCount": 2620}})
+            return httpx.Response(
+                404,
+                json={"error": {"code": 404, "message": "CachedContent not found", "status": "NOT_FOUND"}},
+            )
+        return httpx.Response(
+            200, json={"candidates": [], "usageMetadata": {"promptTokenCount": 2610, "totalTokenCount": 2620}}
+        )
 
     def calls(self, what: str) -> list[httpx.Request]:
-        return [r for r in self.seen if r.url.path.endswith(what)] if what != "PATCH" else [r for r in self.seen if r.method == "PATCH"]
+        return (
+            [r for r in self.seen if r.url.path.endswith(what)]
+            if what != "PATCH"
+            else [r for r in self.seen if r.method == "PATCH"]
+        )
 
 
 def app_for(state_dir, upstream: Upstream, **config) -> TestClient:
@@ -68,7 +84,11 @@ def test_off_by_default_and_only_for_gemini_upstreams(state_dir):
         UpstreamSpec("ds", "openai", "http://ds.test/v1", auto_cache=True)
     with pytest.raises(ValueError, match="gemini-auto-cache-after"):
         ProxyConfig(gemini_auto_cache=True, gemini_auto_cache_after=0, state_dir=state_dir)
-    named = ProxyConfig(state_dir=state_dir, ledger=":memory:", upstreams=(UpstreamSpec("vertex", "gemini", "http://v.test", auto_cache=True),))
+    named = ProxyConfig(
+        state_dir=state_dir,
+        ledger=":memory:",
+        upstreams=(UpstreamSpec("vertex", "gemini", "http://v.test", auto_cache=True),),
+    )
     assert create_app(named).state.gate.gemini_auto_cache.manager.upstreams == {"vertex"}
 
 
@@ -80,12 +100,28 @@ def test_query_key_goes_in_a_header_and_a_failed_create_backs_off(state_dir):
         for i in range(6):
             answers.append(client.post(f"{GEN}?key={KEY}", json=body(f"q{i}")))
             settle(manager)
-    assert [a.headers["x-prefixgate-gemini-cache"] for a in answers] == ["none", "creating", "none", "none", "none", "none"]
+    assert [a.headers["x-prefixgate-gemini-cache"] for a in answers] == [
+        "none",
+        "creating",
+        "none",
+        "none",
+        "none",
+        "none",
+    ]
     (create,) = upstream.calls("/cachedContents")  # one create, then backing off: no storm
-    assert create.url.host == "gemini.test" and create.url.path == "/v1beta/cachedContents" and KEY not in str(create.url)
+    assert (
+        create.url.host == "gemini.test"
+        and create.url.path == "/v1beta/cachedContents"
+        and KEY not in str(create.url)
+    )
     assert create.headers["x-goog-api-key"] == KEY
     sent = orjson.loads(create.content)
-    assert sent["model"] == "models/gemini-2.5-flash" and sent["systemInstruction"] == SYSTEM and "contents" not in sent and sent["ttl"] == "300s"
+    assert (
+        sent["model"] == "models/gemini-2.5-flash"
+        and sent["systemInstruction"] == SYSTEM
+        and "contents" not in sent
+        and sent["ttl"] == "300s"
+    )
     assert manager.counts["create_failed"] == 1
 
 
@@ -111,35 +147,74 @@ def test_refused_cache_is_resent_and_dropped_and_refresh_is_a_patch(state_dir):
         refused = client.post(GEN, json=body("q3"), headers=headers)
         after = client.post(GEN, json=body("q4"), headers=headers)
     assert first.headers["x-prefixgate-gemini-cache"] == "creating"
-    assert hit.headers["x-prefixgate-gemini-cache"] == refreshing.headers["x-prefixgate-gemini-cache"] == "hit"
+    assert (
+        hit.headers["x-prefixgate-gemini-cache"] == refreshing.headers["x-prefixgate-gemini-cache"] == "hit"
+    )
     forwarded = [orjson.loads(r.content) for r in upstream.seen if r.url.path == GEN]
     assert forwarded[1] == {"cachedContent": "cachedContents/c1", "contents": body("q1")["contents"]}
     (patch,) = upstream.calls("PATCH")
-    assert patch.url.path == "/v1beta/cachedContents/c1" and orjson.loads(patch.content) == {"ttl": "300s"} and patch.headers["x-goog-api-key"] == KEY
+    assert (
+        patch.url.path == "/v1beta/cachedContents/c1"
+        and orjson.loads(patch.content) == {"ttl": "300s"}
+        and patch.headers["x-goog-api-key"] == KEY
+    )
     # the refused request: sent rewritten, refused (404 naming the cache), resent as the client sent it; the client sees 200
     assert refused.status_code == 200 and refused.headers["x-prefixgate-gemini-cache"] == "resent"
     assert refused.headers["x-prefixgate-rewrites"] == "gemini-cached-content,gemini-cached-content-resent"
-    assert "cachedContent" in forwarded[3] and forwarded[4] == body("q3") and manager.counts["dropped"] == manager.counts["resent"] == 1
-    assert after.headers["x-prefixgate-gemini-cache"] != "hit" and forwarded[5] == body("q4") and len(forwarded) == 6
+    assert (
+        "cachedContent" in forwarded[3]
+        and forwarded[4] == body("q3")
+        and manager.counts["dropped"] == manager.counts["resent"] == 1
+    )
+    assert (
+        after.headers["x-prefixgate-gemini-cache"] != "hit"
+        and forwarded[5] == body("q4")
+        and len(forwarded) == 6
+    )
     clients = [r for r in keep.records if "-" not in r.request_id]
     assert [r.status for r in clients] == [200] * 5 and all(r.cache_storage_usd is None for r in clients)
     assert clients[3].rewrites == ["gemini-cached-content", "gemini-cached-content-resent"]
     # each background call is its own record, with the storage it bought (2.5 Flash: $1 per 1M tokens per hour)
     (create, again), (refresh,) = background(keep.records, "create"), background(keep.records, "refresh")
-    assert create.request_id == clients[0].request_id + "-create" and refresh.request_id == clients[2].request_id + "-refresh"
-    assert again.request_id == clients[4].request_id + "-create"  # after the drop, the prefix is cached again (after=1)
+    assert (
+        create.request_id == clients[0].request_id + "-create"
+        and refresh.request_id == clients[2].request_id + "-refresh"
+    )
+    assert (
+        again.request_id == clients[4].request_id + "-create"
+    )  # after the drop, the prefix is cached again (after=1)
     for record, method in ((create, "POST"), (again, "POST"), (refresh, "PATCH")):
-        assert (record.route, record.method, record.status, record.error, record.usage) == ("/v1beta/cachedContents", method, 200, None, None)
-        assert (record.provider, record.upstream, record.model, record.tenant) == ("gemini", "gemini", "gemini-2.5-flash", clients[0].tenant)
-        assert record.latency_s > 0 and record.cost_usd is None and record.analysed and record.prefix_segments == 0
+        assert (record.route, record.method, record.status, record.error, record.usage) == (
+            "/v1beta/cachedContents",
+            method,
+            200,
+            None,
+            None,
+        )
+        assert (record.provider, record.upstream, record.model, record.tenant) == (
+            "gemini",
+            "gemini",
+            "gemini-2.5-flash",
+            clients[0].tenant,
+        )
+        assert (
+            record.latency_s > 0
+            and record.cost_usd is None
+            and record.analysed
+            and record.prefix_segments == 0
+        )
     assert create.cache_storage_usd == pytest.approx(2600 / 1e6 * 300 / 3600)  # the 300 s ttl bought
-    assert refresh.cache_storage_usd == pytest.approx(2600 / 1e6 * 200 / 3600, rel=1e-3)  # 100 s were left: 200 s more
+    assert refresh.cache_storage_usd == pytest.approx(
+        2600 / 1e6 * 200 / 3600, rel=1e-3
+    )  # 100 s were left: 200 s more
     assert len(keep.records) == 8
 
 
 def test_a_failed_create_is_recorded_with_its_status(state_dir):
     keep = Keep()
-    with app_for(state_dir, Upstream(create_status=500), gemini_auto_cache=True, gemini_auto_cache_after=1) as client:
+    with app_for(
+        state_dir, Upstream(create_status=500), gemini_auto_cache=True, gemini_auto_cache_after=1
+    ) as client:
         client.app.state.gate.recorder.add_sink(keep)
         client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
         settle(client.app.state.gate.gemini_auto_cache.manager)
@@ -150,7 +225,9 @@ def test_a_failed_create_is_recorded_with_its_status(state_dir):
 def test_a_create_the_upstream_never_answers_is_recorded_at_shutdown(state_dir, monkeypatch):
     from proxy.gemini_cache import manager as manager_module
 
-    monkeypatch.setattr(manager_module, "CLOSE_WAIT_S", 0.05)  # the wait before cutting; its bound, not a speed check
+    monkeypatch.setattr(
+        manager_module, "CLOSE_WAIT_S", 0.05
+    )  # the wait before cutting; its bound, not a speed check
     keep = Keep()
 
     async def slow(request: httpx.Request) -> httpx.Response:
@@ -158,10 +235,21 @@ def test_a_create_the_upstream_never_answers_is_recorded_at_shutdown(state_dir, 
             await asyncio.sleep(3600)  # cut by the shutdown
         return Upstream()(request)
 
-    cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", gemini_auto_cache=True, gemini_auto_cache_after=1)
+    cfg = ProxyConfig(
+        gemini_base="http://gemini.test",
+        state_dir=state_dir,
+        ledger=":memory:",
+        gemini_auto_cache=True,
+        gemini_auto_cache_after=1,
+    )
     with TestClient(create_app(cfg, transport=httpx.MockTransport(slow))) as client:
         client.app.state.gate.recorder.add_sink(keep)
-        assert client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY}).headers["x-prefixgate-gemini-cache"] == "creating"
+        assert (
+            client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY}).headers[
+                "x-prefixgate-gemini-cache"
+            ]
+            == "creating"
+        )
     (create,) = background(keep.records, "create")
     assert (create.status, create.error, create.cache_storage_usd) == (503, "shutdown_cut", None)
 
@@ -169,12 +257,21 @@ def test_a_create_the_upstream_never_answers_is_recorded_at_shutdown(state_dir, 
 def test_config_file_auto_cache_per_upstream():
     from proxy.config_file import ConfigFileError, parse
 
-    (spec,) = parse('[[upstream]]\nname = "vertex"\nprotocol = "gemini"\nbase_url = "http://v.test"\nauto_cache = true\n', "up.toml")
+    (spec,) = parse(
+        '[[upstream]]\nname = "vertex"\nprotocol = "gemini"\nbase_url = "http://v.test"\nauto_cache = true\n',
+        "up.toml",
+    )
     assert spec.auto_cache is True
     with pytest.raises(ConfigFileError, match=r"^up.toml:5: auto_cache must be true or false"):
-        parse('[[upstream]]\nname = "vertex"\nprotocol = "gemini"\nbase_url = "http://v.test"\nauto_cache = "yes"\n', "up.toml")
+        parse(
+            '[[upstream]]\nname = "vertex"\nprotocol = "gemini"\nbase_url = "http://v.test"\nauto_cache = "yes"\n',
+            "up.toml",
+        )
     with pytest.raises(ConfigFileError, match=r"^up.toml:5: .*only gemini upstreams"):
-        parse('[[upstream]]\nname = "ds"\nprotocol = "openai"\nbase_url = "http://d.test/v1"\nauto_cache = true\n', "up.toml")
+        parse(
+            '[[upstream]]\nname = "ds"\nprotocol = "openai"\nbase_url = "http://d.test/v1"\nauto_cache = true\n',
+            "up.toml",
+        )
 
 
 def test_a_cache_never_crosses_upstreams(state_dir):
@@ -183,11 +280,18 @@ def test_a_cache_never_crosses_upstreams(state_dir):
     upstream = Upstream()
     headers = {"x-goog-api-key": KEY}
     spec = UpstreamSpec("vertex", "gemini", "http://v.test")
-    with app_for(state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1, upstreams=(spec,)) as client:
+    with app_for(
+        state_dir, upstream, gemini_auto_cache=True, gemini_auto_cache_after=1, upstreams=(spec,)
+    ) as client:
         manager = client.app.state.gate.gemini_auto_cache.manager
-        assert client.post(GEN, json=body("q0"), headers=headers).headers["x-prefixgate-gemini-cache"] == "creating"
+        assert (
+            client.post(GEN, json=body("q0"), headers=headers).headers["x-prefixgate-gemini-cache"]
+            == "creating"
+        )
         settle(manager)
-        other = client.post("/vertex" + GEN, json=body("q1"), headers=headers)  # same key and prefix, another upstream
+        other = client.post(
+            "/vertex" + GEN, json=body("q1"), headers=headers
+        )  # same key and prefix, another upstream
         settle(manager)
     assert other.headers["x-prefixgate-gemini-cache"] == "creating"  # its own cache, never gemini.test's name
     sent = [r for r in upstream.seen if r.url.host == "v.test" and r.url.path.endswith(":generateContent")]
@@ -203,7 +307,13 @@ def test_a_request_whose_key_headers_disagree_is_left_alone(state_dir):
         manager = client.app.state.gate.gemini_auto_cache.manager
         answers = []
         for key in (KEY, "AIza-someone-else"):
-            answers.append(client.post(GEN, json=body("q"), headers={"authorization": "Bearer shared-token", "x-goog-api-key": key}))
+            answers.append(
+                client.post(
+                    GEN,
+                    json=body("q"),
+                    headers={"authorization": "Bearer shared-token", "x-goog-api-key": key},
+                )
+            )
             settle(manager)
     assert [a.headers["x-prefixgate-gemini-cache"] for a in answers] == ["none", "none"]
     assert upstream.calls("/cachedContents") == []
@@ -229,7 +339,13 @@ def test_expiry_counts_from_before_the_create_was_sent(state_dir):
             clock["t"] += 30  # the create took 30 s
         return upstream(request)
 
-    cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", gemini_auto_cache=True, gemini_auto_cache_after=1)
+    cfg = ProxyConfig(
+        gemini_base="http://gemini.test",
+        state_dir=state_dir,
+        ledger=":memory:",
+        gemini_auto_cache=True,
+        gemini_auto_cache_after=1,
+    )
     with TestClient(create_app(cfg, transport=httpx.MockTransport(slow))) as client:
         manager = client.app.state.gate.gemini_auto_cache.manager
         manager.tracker.clock = lambda: clock["t"]
@@ -270,9 +386,15 @@ def test_a_huge_or_compressed_create_answer_is_read_bounded(state_dir):
     import gzip
 
     huge = Huge()
-    bomb = gzip.compress(b"{" + b" " * (8 << 20), compresslevel=1)  # 8 MiB of JSON-looking spaces, some KiB compressed
-    answers = iter([httpx.Response(500, stream=huge),
-                    httpx.Response(200, headers={"content-encoding": "gzip"}, content=bomb)])
+    bomb = gzip.compress(
+        b"{" + b" " * (8 << 20), compresslevel=1
+    )  # 8 MiB of JSON-looking spaces, some KiB compressed
+    answers = iter(
+        [
+            httpx.Response(500, stream=huge),
+            httpx.Response(200, headers={"content-encoding": "gzip"}, content=bomb),
+        ]
+    )
     keep = Keep()
 
     def upstream(request: httpx.Request) -> httpx.Response:
@@ -280,7 +402,13 @@ def test_a_huge_or_compressed_create_answer_is_read_bounded(state_dir):
             return next(answers)
         return Upstream()(request)
 
-    cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", gemini_auto_cache=True, gemini_auto_cache_after=1)
+    cfg = ProxyConfig(
+        gemini_base="http://gemini.test",
+        state_dir=state_dir,
+        ledger=":memory:",
+        gemini_auto_cache=True,
+        gemini_auto_cache_after=1,
+    )
     with TestClient(create_app(cfg, transport=httpx.MockTransport(upstream))) as client:
         client.app.state.gate.recorder.add_sink(keep)
         manager = client.app.state.gate.gemini_auto_cache.manager

@@ -37,7 +37,9 @@ def test_ttl_from_the_observed_gaps():
     assert ttl_for([0.0]) == MIN_TTL_S
     assert ttl_for([0, 10, 20]) == MIN_TTL_S  # 3 × 10 s, floored at 5 minutes
     assert ttl_for([0, 200, 400, 600]) == 600  # 3 × p90 gap of 200 s
-    assert ttl_for([0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 2400]) == 300  # nine 100 s gaps and one outlier: p90 is 100 s
+    assert (
+        ttl_for([0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 2400]) == 300
+    )  # nine 100 s gaps and one outlier: p90 is 100 s
     assert ttl_for([0, 1500, 3000]) == MAX_TTL_S  # 3 × 1500 s, capped at an hour
     with pytest.raises(ValueError):
         Tracker(after=0)
@@ -51,7 +53,12 @@ def test_creates_the_longest_repeated_cut_after_n_sightings_within_the_window():
     assert t.decide("s", "m", [SHORT, TINY]).create is None  # SHORT seen twice, LONG once
     clock.t += 100
     decision = t.decide("s", "m", [SHORT, TINY])  # SHORT's third: created; TINY is under the minimum
-    assert decision.create is not None and decision.create.cut == SHORT and decision.create.ttl_s == 300 and decision.use is None
+    assert (
+        decision.create is not None
+        and decision.create.cut == SHORT
+        and decision.create.ttl_s == 300
+        and decision.use is None
+    )
     assert t.decide("s", "m", [SHORT]).create is None  # pending: no second create
     clock.t += 3600  # LONG's one sighting left the window
     assert t.decide("s", "m", [LONG]).create is None and t.decide("s", "m", [LONG]).create is None
@@ -66,7 +73,9 @@ def test_use_refresh_expiry_and_drop():
     t.created(entry, "cachedContents/a", 3100, 600)
     used = t.decide("s", "m", [LONG, SHORT])
     assert used.use is entry and not used.refresh
-    assert used.create is None  # LONG holds under a minimum more than the cache in use: not worth a second cache
+    assert (
+        used.create is None
+    )  # LONG holds under a minimum more than the cache in use: not worth a second cache
     longer = Cut(3, 4, b"lngr" * 4, SHORT.tokens + 2048)
     assert t.decide("s", "m", [longer, SHORT]).create.cut == longer
     clock.t += 301  # under half the ttl left: one refresh at a time
@@ -144,7 +153,9 @@ def test_a_failed_create_holds_back_the_scopes_other_prefixes_too():
     t = tracker(clock, after=1)
     t.failed(t.decide("s", "m", [SHORT]).create)
     assert t.decide("s", "m", [LONG]).create is None  # same scope, another prefix: backing off too
-    assert t.decide("other", "m", [Cut(1, 2, b"othr" * 4, 3000)]).create is not None  # another tenant is not held back
+    assert (
+        t.decide("other", "m", [Cut(1, 2, b"othr" * 4, 3000)]).create is not None
+    )  # another tenant is not held back
     clock.t += BACKOFF_S
     made = t.decide("s", "m", [LONG]).create
     assert made is not None

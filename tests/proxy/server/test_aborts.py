@@ -11,7 +11,9 @@ from proxy.server.aborts import Aborted, DropLogged, ShutdownCut, UpstreamFailed
 
 def record_for(exc: BaseException | None) -> logging.LogRecord:
     exc_info = (type(exc), exc, None) if exc is not None else None
-    return logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "Exception in ASGI application\n", None, exc_info)
+    return logging.LogRecord(
+        "uvicorn.error", logging.ERROR, __file__, 1, "Exception in ASGI application\n", None, exc_info
+    )
 
 
 def test_the_filter_drops_only_already_logged_aborts():

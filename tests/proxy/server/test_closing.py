@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from proxy.accounting.ledger import Ledger
-from proxy.accounting.records import RequestRecord
 from proxy.accounting.recorder import Recorder
+from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
@@ -28,8 +28,15 @@ from proxy.tenant import TenantHasher
 
 
 def record(i: int, **kw) -> RequestRecord:
-    return RequestRecord(request_id=f"r{i}", ts=1_700_000_000.0 + i, tenant="t" * 16, provider="openai",
-                         route="/v1/chat/completions", method="POST", **kw)
+    return RequestRecord(
+        request_id=f"r{i}",
+        ts=1_700_000_000.0 + i,
+        tenant="t" * 16,
+        provider="openai",
+        route="/v1/chat/completions",
+        method="POST",
+        **kw,
+    )
 
 
 class HungStore:
@@ -73,8 +80,15 @@ def make(store, tmp_path, *, auto: bool = False) -> tuple[Gate, Ledger]:
     ledger = Ledger(str(tmp_path / "ledger.sqlite"))
     stats = Stats()
     recorder = Recorder([stats, ledger])
-    gate = Gate(config=config, router=Router.for_config(config), tenants=TenantHasher.for_config(config), store=store,
-                recorder=recorder, stats=stats, money=SimpleNamespace(ledger=ledger))  # type: ignore[arg-type]
+    gate = Gate(
+        config=config,
+        router=Router.for_config(config),
+        tenants=TenantHasher.for_config(config),
+        store=store,
+        recorder=recorder,
+        stats=stats,
+        money=SimpleNamespace(ledger=ledger),
+    )  # type: ignore[arg-type]
     if auto:
         gate.gemini_auto_cache = AutoCacheHook(AutoCache(recorder))  # type: ignore[arg-type]
     return gate, ledger
@@ -104,7 +118,9 @@ def test_a_hung_part_is_left_behind_within_the_budget_and_the_books_close(tmp_pa
     assert rows(tmp_path) == [("r0", 200, None), ("r1", 200, None), ("r2", 200, None)]
     assert not ledger.health()["writer_alive"]
     assert "closing the app took over 0.8 s" in caplog.text
-    assert "proxy/gate.py" in caplog.text and "test_closing.py" in caplog.text and "aclose" in caplog.text  # where it was stuck
+    assert (
+        "proxy/gate.py" in caplog.text and "test_closing.py" in caplog.text and "aclose" in caplog.text
+    )  # where it was stuck
 
 
 def test_the_auto_cache_calls_are_cut_and_recorded_before_the_books_close(tmp_path):
@@ -134,6 +150,7 @@ def test_a_healthy_close_finishes_in_time_and_a_part_error_is_raised_after_the_b
 
 # -- the ledger's close paths --------------------------------------------------------------------
 
+
 def test_the_ledger_closes_even_when_the_default_executor_is_full(tmp_path):
     """A default executor full of calls stuck on a hung dependency (sync Redis clients) cannot
     delay the last rows: the close polls the writer instead of joining it in a worker."""
@@ -158,7 +175,9 @@ def test_the_ledger_closes_even_when_the_default_executor_is_full(tmp_path):
 def test_a_close_that_runs_out_of_time_says_so_and_returns(tmp_path, caplog):
     ledger = Ledger(str(tmp_path / "ledger.sqlite"))
     blocker = sqlite3.connect(tmp_path / "ledger.sqlite", timeout=0)
-    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the database: the writer waits on its busy timeout
+    blocker.execute(
+        "BEGIN IMMEDIATE"
+    )  # another writer holds the database: the writer waits on its busy timeout
 
     async def main():
         ledger.handle(record(1, status=200))
@@ -206,6 +225,7 @@ def test_the_watchdog_close_from_another_thread_writes_what_the_loop_handed(tmp_
 
 
 # -- an upstream connection killed while its peer does not read ----------------------------------
+
 
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_a_killed_connection_whose_peer_never_reads_is_gone_at_once(loop, caplog):

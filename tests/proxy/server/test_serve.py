@@ -19,7 +19,14 @@ from tests.support.servers import free_port, serve
 
 @pytest.mark.parametrize(
     "text, size",
-    [("32MiB", 32 * 1024 * 1024), ("1024", 1024), ("20kb", 20_000), ("512 KiB", 512 * 1024), ("1.5MiB", 1572864), ("2GB", 2 * 10**9)],
+    [
+        ("32MiB", 32 * 1024 * 1024),
+        ("1024", 1024),
+        ("20kb", 20_000),
+        ("512 KiB", 512 * 1024),
+        ("1.5MiB", 1572864),
+        ("2GB", 2 * 10**9),
+    ],
 )
 def test_parse_size(text, size):
     assert parse_size(text) == size
@@ -57,7 +64,28 @@ def test_bad_settings_are_usage_errors(args, message):
 
 def test_help_names_every_flag():
     out = CliRunner().invoke(cli, ["serve", "--help"]).output
-    for flag in ("--host", "--port", "--openai-base", "--anthropic-base", "--store", "--ledger", "--max-body", "--connect-timeout", "--read-timeout", "--admin-token", "--log-bodies", "--prices", "--rewrite", "--log-level", "--max-header-size", "--shutdown-timeout", "--store-timeout", "--tenant-secret-file", "--max-connections", "--pool-timeout"):
+    for flag in (
+        "--host",
+        "--port",
+        "--openai-base",
+        "--anthropic-base",
+        "--store",
+        "--ledger",
+        "--max-body",
+        "--connect-timeout",
+        "--read-timeout",
+        "--admin-token",
+        "--log-bodies",
+        "--prices",
+        "--rewrite",
+        "--log-level",
+        "--max-header-size",
+        "--shutdown-timeout",
+        "--store-timeout",
+        "--tenant-secret-file",
+        "--max-connections",
+        "--pool-timeout",
+    ):
         assert flag in out
 
 
@@ -66,7 +94,22 @@ def test_prefixgate_serve_process_proxies_to_the_emulator(tmp_path):
     with serve(create_emulator()) as upstream:
         port = free_port()
         env = {**os.environ, "PREFIXGATE_HOME": str(tmp_path)}
-        cmd = [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port), "--openai-base", f"{upstream}/v1", "--anthropic-base", upstream, "--max-body", "64KiB", "--ledger", str(tmp_path / "ledger.sqlite")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "proxy.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--openai-base",
+            f"{upstream}/v1",
+            "--anthropic-base",
+            upstream,
+            "--max-body",
+            "64KiB",
+            "--ledger",
+            str(tmp_path / "ledger.sqlite"),
+        ]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             base = f"http://127.0.0.1:{port}"
@@ -79,7 +122,10 @@ def test_prefixgate_serve_process_proxies_to_the_emulator(tmp_path):
                     pass
                 assert proc.poll() is None and time.monotonic() < deadline, "serve did not come up"
                 time.sleep(0.1)
-            ok = httpx.post(f"{base}/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            ok = httpx.post(
+                f"{base}/v1/chat/completions",
+                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+            )
             big = httpx.post(f"{base}/v1/chat/completions", content=b"x" * (64 * 1024 + 1))
             assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"]
             assert big.status_code == 413

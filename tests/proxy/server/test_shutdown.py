@@ -43,7 +43,9 @@ class InFlight:
         client = openai.OpenAI(base_url=f"{self.base}/v1", api_key="sk-shutdown", max_retries=0, timeout=60)
         try:
             stream = client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": f"stream {i}"}], stream=True,
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": f"stream {i}"}],
+                stream=True,
                 extra_headers={"x-emulator-hold": f"hold-{i}"},
             )
             for n, _ in enumerate(stream):
@@ -56,16 +58,22 @@ class InFlight:
     def _waiting(self, i: int) -> None:
         client = anthropic.Anthropic(base_url=self.base, api_key="sk-ant-shutdown", max_retries=0, timeout=60)
         try:
-            client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": f"wait {i}"}])
+            client.messages.create(
+                model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": f"wait {i}"}]
+            )
             self.outcomes[f"waiting-{i}"] = "complete"
         except anthropic.APIStatusError as exc:
-            self.outcomes[f"waiting-{i}"] = f"{exc.status_code} {exc.response.headers.get('x-prefixgate-error')}"
+            self.outcomes[f"waiting-{i}"] = (
+                f"{exc.status_code} {exc.response.headers.get('x-prefixgate-error')}"
+            )
         except Exception as exc:
             self.outcomes[f"waiting-{i}"] = type(exc).__name__
 
     def start(self, waiting: int = 0) -> None:
         self.threads = [threading.Thread(target=self._stream, args=(i,), daemon=True) for i in range(STREAMS)]
-        self.threads += [threading.Thread(target=self._waiting, args=(i,), daemon=True) for i in range(waiting)]
+        self.threads += [
+            threading.Thread(target=self._waiting, args=(i,), daemon=True) for i in range(waiting)
+        ]
         for thread in self.threads:
             thread.start()
         for _ in range(STREAMS):
@@ -96,12 +104,18 @@ def wait_until(check, timeout_s: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("signals, shutdown_timeout", [((signal.SIGINT, signal.SIGINT), "60"), ((signal.SIGTERM,), "1")], ids=["second-ctrl-c", "timeout"])
+@pytest.mark.parametrize(
+    "signals, shutdown_timeout",
+    [((signal.SIGINT, signal.SIGINT), "60"), ((signal.SIGTERM,), "1")],
+    ids=["second-ctrl-c", "timeout"],
+)
 def test_streams_cut_by_shutdown_are_each_recorded_as_cut(tmp_path, signals, shutdown_timeout):
     silent = SilentServer()
     with serve(create_emulator(EmulatorConfig(hold_timeout_s=120))) as upstream:
         try:
-            with proxy_process(tmp_path, upstream, "--shutdown-timeout", shutdown_timeout, anthropic=silent.url) as proxy:
+            with proxy_process(
+                tmp_path, upstream, "--shutdown-timeout", shutdown_timeout, anthropic=silent.url
+            ) as proxy:
                 flight = InFlight(proxy.base)
                 flight.start(waiting=WAITING)
                 wait_until(lambda: silent.requests == WAITING)
@@ -119,9 +133,12 @@ def test_streams_cut_by_shutdown_are_each_recorded_as_cut(tmp_path, signals, shu
     assert took < 10, f"shutdown took {took:.1f}s"
     assert len(rows) == STREAMS + WAITING, output
     assert sorted(rows) == sorted(
-        [("openai", "/v1/chat/completions", 503, "shutdown_cut")] * STREAMS + [("anthropic", "/v1/messages", 503, "shutdown_cut")] * WAITING
+        [("openai", "/v1/chat/completions", 503, "shutdown_cut")] * STREAMS
+        + [("anthropic", "/v1/messages", 503, "shutdown_cut")] * WAITING
     )
-    assert all(flight.outcomes[f"stream-{i}"] != "complete" for i in range(STREAMS)), flight.outcomes  # aborted, not a clean end
+    assert all(flight.outcomes[f"stream-{i}"] != "complete" for i in range(STREAMS)), (
+        flight.outcomes
+    )  # aborted, not a clean end
     assert [flight.outcomes[f"waiting-{i}"] for i in range(WAITING)] == ["503 shutdown_cut"] * WAITING
     assert output.count("cut by shutdown") == STREAMS + WAITING
     assert "Traceback" not in output and "Exception in ASGI application" not in output

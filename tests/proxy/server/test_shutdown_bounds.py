@@ -37,6 +37,7 @@ def lifespan_app(on_shutdown):
                 await on_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
     return app
 
 
@@ -45,7 +46,9 @@ LEFT: list[asyncio.Task] = []  # tasks still running once the server's serve() r
 
 def run(app, lifespan: str = "on", wait_s: float = 0.0) -> tuple[float, Books]:
     books = Books()
-    config = uvicorn.Config(app, port=free_port(), lifespan=lifespan, log_level="warning", timeout_graceful_shutdown=0.2)
+    config = uvicorn.Config(
+        app, port=free_port(), lifespan=lifespan, log_level="warning", timeout_graceful_shutdown=0.2
+    )
     server = ProxyServer(config, books)
     server.watchdog.stand_down()
 
@@ -71,10 +74,16 @@ def test_an_app_shutdown_that_never_ends_is_left_behind_and_the_books_close(capl
 
     with caplog.at_level(logging.WARNING, "prefixgate.shutdown"):
         took, books = run(lifespan_app(hang))
-    assert shutdown.LIFESPAN_S < took < 0.2 + shutdown.CUT_GRACE_S + shutdown.LIFESPAN_S + shutdown.BOOKS_S + 1.0
+    assert (
+        shutdown.LIFESPAN_S < took < 0.2 + shutdown.CUT_GRACE_S + shutdown.LIFESPAN_S + shutdown.BOOKS_S + 1.0
+    )
     fixed = shutdown.CUT_GRACE_S + shutdown.LISTENERS_S + shutdown.LIFESPAN_S + shutdown.BOOKS_S
-    assert len(books.closes) == 1 and shutdown.BOOKS_S <= books.closes[0] <= fixed - shutdown.LIFESPAN_S  # what was left
-    assert "the app's shutdown did not finish within 1.5 s" in caplog.text and "hang" in caplog.text  # where it was stuck
+    assert (
+        len(books.closes) == 1 and shutdown.BOOKS_S <= books.closes[0] <= fixed - shutdown.LIFESPAN_S
+    )  # what was left
+    assert (
+        "the app's shutdown did not finish within 1.5 s" in caplog.text and "hang" in caplog.text
+    )  # where it was stuck
 
 
 def test_a_quick_app_shutdown_is_waited_for_and_the_books_close_after_it():
@@ -98,7 +107,9 @@ def test_the_books_close_even_when_the_app_lifespan_died_before_the_stop():
 
     took, books = run(app, wait_s=0.2)
     fixed = shutdown.CUT_GRACE_S + shutdown.LISTENERS_S + shutdown.LIFESPAN_S + shutdown.BOOKS_S
-    assert took < 1.0 and len(books.closes) == 1 and books.closes[0] > fixed - 0.5  # the time the app did not use
+    assert (
+        took < 1.0 and len(books.closes) == 1 and books.closes[0] > fixed - 0.5
+    )  # the time the app did not use
 
 
 def test_tasks_left_running_are_cancelled_so_asyncio_run_has_none_to_wait_for():

@@ -162,10 +162,16 @@ def test_a_process_whose_stop_is_stuck_ends_at_the_deadline_after_the_books(tmp_
     script.write_text(SCRIPT)
     log = tmp_path / "log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, str(script), str(port), str(marker), stuck], stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(port), str(marker), stuck], stdout=out, stderr=subprocess.STDOUT
+        )
     try:
         deadline = time.monotonic() + 20
-        while "Waiting for application startup" not in log.read_text() if stuck == "startup" else not _answers(port):
+        while (
+            "Waiting for application startup" not in log.read_text()
+            if stuck == "startup"
+            else not _answers(port)
+        ):
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.02)
         time.sleep(0.1)

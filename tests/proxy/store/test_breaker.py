@@ -130,8 +130,16 @@ def test_to_json_shows_the_state_and_the_backoff(clock):
     b = no_jitter(clock)
     b.failure("TimeoutError")
     clock.now += 0.05
-    assert b.to_json() == {"state": "open", "open_for_s": 0.05, "last_error": "TimeoutError", "probing": False,
-                           "probes": 0, "openings": 1, "backoff_s": 0.1, "next_probe_in_s": 0.05}
+    assert b.to_json() == {
+        "state": "open",
+        "open_for_s": 0.05,
+        "last_error": "TimeoutError",
+        "probing": False,
+        "probes": 0,
+        "openings": 1,
+        "backoff_s": 0.1,
+        "next_probe_in_s": 0.05,
+    }
     clock.now += 0.05
     b.try_probe()
     b.probe_done(False, "ConnectionError")

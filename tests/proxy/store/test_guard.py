@@ -153,7 +153,11 @@ def test_probes_back_off_and_never_two_at_once():
     fake, store = asyncio.run(scenario())
     assert fake.pings == 2 and fake.most_pinging == 1 and fake.calls == 1
     assert store.breaker.to_json()["backoff_s"] == 0.4
-    assert store.lookups == {"ok": 0, "unavailable": 1, "skipped": 9 + 1 + 50 + 1 + 1 + 10}  # every ready() that said False
+    assert store.lookups == {
+        "ok": 0,
+        "unavailable": 1,
+        "skipped": 9 + 1 + 50 + 1 + 1 + 10,
+    }  # every ready() that said False
 
 
 def test_a_probe_that_answers_closes_it_and_the_store_is_used_again(caplog):
@@ -271,19 +275,37 @@ def test_guarded_wraps_remote_stores_only():
 
 # -- through the app -------------------------------------------------------------------------
 
-CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "be brief " * 50}, {"role": "user", "content": "hi"}]}
+CHAT = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "system", "content": "be brief " * 50}, {"role": "user", "content": "hi"}],
+}
 
 
 def test_through_the_app_unknown_everywhere_and_the_store_is_skipped(state_dir, tmp_path, caplog):
     caplog.set_level("INFO", logger="prefixgate.access")
     fake = Fake()
     ledger = tmp_path / "ledger.sqlite"
-    cfg = ProxyConfig(openai_base="http://openai.test/v1", anthropic_base="http://anthropic.test", state_dir=state_dir,
-                      ledger=str(ledger), store_timeout=DEADLINE)
+    cfg = ProxyConfig(
+        openai_base="http://openai.test/v1",
+        anthropic_base="http://anthropic.test",
+        state_dir=state_dir,
+        ledger=str(ledger),
+        store_timeout=DEADLINE,
+    )
 
     def upstream(request):
-        return httpx.Response(200, json={"id": "x", "choices": [], "usage": {"prompt_tokens": 2000, "completion_tokens": 5,
-                                                                          "prompt_tokens_details": {"cached_tokens": 0}}})
+        return httpx.Response(
+            200,
+            json={
+                "id": "x",
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": 2000,
+                    "completion_tokens": 5,
+                    "prompt_tokens_details": {"cached_tokens": 0},
+                },
+            },
+        )
 
     app = create_app(cfg, transport=httpx.MockTransport(upstream), store=fake)
     with TestClient(app) as client:
@@ -303,20 +325,30 @@ def test_through_the_app_unknown_everywhere_and_the_store_is_skipped(state_dir, 
         metrics = client.get("/prefixgate/metrics").text
     assert known.headers["x-prefixgate-prefix-segments"] == "2"  # the fake says every segment repeated
     assert first.status_code == 200 and first_s < DEADLINE + 0.5
-    assert first.headers["x-prefixgate-prefix-segments"] == first.headers["x-prefixgate-prefix-bytes"] == "unknown"
+    assert (
+        first.headers["x-prefixgate-prefix-segments"]
+        == first.headers["x-prefixgate-prefix-bytes"]
+        == "unknown"
+    )
     assert max(times) < 0.5
     assert fake.calls == 2  # the five while open never reached the store
     assert health.status_code == 503 and health.json()["breaker"]["state"] == "open"
     assert stats["requests"] == 7 and stats["prefix_unknown"] == 6 and stats["prefix_hits"] == 1
     assert 'prefixgate_prefix_unknown_total{provider="openai"} 6.0' in metrics
     assert caplog.text.count("prefix=unknown/2") == 6 and caplog.text.count("prefix=2/2") == 1
-    rows = sqlite3.connect(ledger).execute("SELECT prefix_segments, prefix_bytes, missed_usd FROM requests ORDER BY id").fetchall()
+    rows = (
+        sqlite3.connect(ledger)
+        .execute("SELECT prefix_segments, prefix_bytes, missed_usd FROM requests ORDER BY id")
+        .fetchall()
+    )
     assert len(rows) == 7 and rows[0][0] == 2
     assert all(r == (None, None, None) for r in rows[1:])  # NULL, never 0: unknown is not a miss
     states = [r[0] for r in sqlite3.connect(ledger).execute("SELECT store FROM requests ORDER BY id")]
     assert states == ["ok", "unavailable", *["skipped"] * 5]  # the row says why it is unknown
     assert health.json()["breaker"]["lookups"] == {"ok": 1, "unavailable": 1, "skipped": 5}
-    assert health.json()["store_error"] == "TimeoutError" and health.json()["breaker"]["backoff_s"] is not None
+    assert (
+        health.json()["store_error"] == "TimeoutError" and health.json()["breaker"]["backoff_s"] is not None
+    )
 
 
 def test_hold_until_skips_the_store_until_its_work_ends_and_health_says_why():
@@ -333,8 +365,14 @@ def test_hold_until_skips_the_store_until_its_work_ends_and_health_says_why():
 
     (ready, seen, health), ready_after, seen_after, health_after, fake = asyncio.run(scenario())
     assert (ready, seen) == (False, None)
-    assert not health["ok"] and health["cause"] == health["held"] == "waiting for the secret" and health["state"] == "closed"
-    assert ready_after and seen_after == 1 and fake.calls == 1  # only the look-up after the hold reached the store
+    assert (
+        not health["ok"]
+        and health["cause"] == health["held"] == "waiting for the secret"
+        and health["state"] == "closed"
+    )
+    assert (
+        ready_after and seen_after == 1 and fake.calls == 1
+    )  # only the look-up after the hold reached the store
     assert health_after["ok"] and health_after["cause"] is None and health_after["held"] is None
     assert health_after["lookups"] == {"ok": 1, "unavailable": 0, "skipped": 2}
 
@@ -370,6 +408,7 @@ def test_a_hold_whose_work_fails_stays_held(caplog):
 
 
 # -- scopes (one breaker per Cluster node) and recovery work ---------------------------------
+
 
 class Scoped(Fake):
     """A store over two nodes: tenants starting with "a" live on node-a, the others on node-b;
@@ -411,7 +450,12 @@ def test_a_lost_node_skips_only_the_tenants_on_it():
         store = guard(fake, clock)
         fake.down.add("node-a")
         first = await store.seen("alice", "openai", [A])  # fails: node-a's breaker opens
-        after = [store.ready("alice"), store.ready("anna"), store.ready("bob"), await store.seen("bob", "openai", [A, B])]
+        after = [
+            store.ready("alice"),
+            store.ready("anna"),
+            store.ready("bob"),
+            await store.seen("bob", "openai", [A, B]),
+        ]
         health = await store.health()
         fake.down.clear()
         clock.now += 1.0
@@ -565,6 +609,7 @@ def _pending_hasher(monkeypatch, shared: bytes):
 def test_a_tenant_hashed_before_the_shared_secret_was_read_is_never_recorded(monkeypatch):
     """A request hashed with the install's tenant.key while the secret was missing, whose
     look-up runs after the hold ended, must not record a replica-local tenant in Redis."""
+
     async def scenario():
         hasher = _pending_hasher(monkeypatch, b"S" * 32)
         fake, clock = Fake(), Clock()
@@ -596,7 +641,12 @@ def test_a_tenant_hashed_with_a_secret_the_replica_dropped_is_never_recorded(mon
         old = hasher.tenant_of_key(b"sk-1")
         before = await store.seen(old, "openai", [A])
         await hasher.reassert_shared()
-        return before, await store.seen(old, "openai", [A]), await store.seen(hasher.tenant_of_key(b"sk-1"), "openai", [A]), fake.calls
+        return (
+            before,
+            await store.seen(old, "openai", [A]),
+            await store.seen(hasher.tenant_of_key(b"sk-1"), "openai", [A]),
+            fake.calls,
+        )
 
     assert asyncio.run(scenario()) == (1, None, 1, 2)
 
@@ -641,6 +691,7 @@ def test_a_node_coming_back_is_not_held_open_by_recovery_work_another_node_needs
 def test_breakers_of_scopes_gone_from_the_map_are_dropped_without_health():
     """Node names come and go (a Cluster whose nodes get new addresses): a scope that failed
     and left the map must not keep its breaker forever when nobody polls health."""
+
     async def scenario():
         fake, clock = Scoped(), Clock()
         store = guard(fake, clock)

@@ -12,13 +12,24 @@ from proxy.store.resp import RespError, RespPool, pack, read_reply
 
 def test_pack_is_an_array_of_bulk_strings():
     assert pack([b"PING"]) == b"*1\r\n$4\r\nPING\r\n"
-    assert pack([b"EVALSHA", b"ab", b"1", b"k\r\n", b""]) == b"*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$3\r\nk\r\n\r\n$0\r\n\r\n"
+    assert (
+        pack([b"EVALSHA", b"ab", b"1", b"k\r\n", b""])
+        == b"*5\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n$1\r\n1\r\n$3\r\nk\r\n\r\n$0\r\n\r\n"
+    )
 
 
-@pytest.mark.parametrize("wire, value", [
-    (b":42\r\n", 42), (b":-1\r\n", -1), (b"+PONG\r\n", b"PONG"), (b"$3\r\na\r\n\r\n", b"a\r\n"), (b"$-1\r\n", None),
-    (b"*2\r\n:1\r\n$1\r\nx\r\n", [1, b"x"]), (b"*-1\r\n", None),
-])
+@pytest.mark.parametrize(
+    "wire, value",
+    [
+        (b":42\r\n", 42),
+        (b":-1\r\n", -1),
+        (b"+PONG\r\n", b"PONG"),
+        (b"$3\r\na\r\n\r\n", b"a\r\n"),
+        (b"$-1\r\n", None),
+        (b"*2\r\n:1\r\n$1\r\nx\r\n", [1, b"x"]),
+        (b"*-1\r\n", None),
+    ],
+)
 def test_read_reply_kinds(wire, value):
     async def read():
         reader = asyncio.StreamReader()

@@ -23,9 +23,13 @@ leaf = st.one_of(
     st.integers(min_value=-(2**53), max_value=2**53).map(lambda n: ("int", n)),
     st.binary(max_size=300).map(lambda b: ("bulk", b)),
     st.just(("nil",)),
-    st.text(st.characters(codec="ascii", exclude_characters="\r\n"), max_size=20).map(lambda t: ("status", t.encode())),
+    st.text(st.characters(codec="ascii", exclude_characters="\r\n"), max_size=20).map(
+        lambda t: ("status", t.encode())
+    ),
 )
-values = st.recursive(leaf, lambda inner: st.lists(inner, max_size=6).map(lambda xs: ("array", xs)), max_leaves=25)
+values = st.recursive(
+    leaf, lambda inner: st.lists(inner, max_size=6).map(lambda xs: ("array", xs)), max_leaves=25
+)
 
 
 def to_lua(value, argv: list[bytes]) -> str:
@@ -68,7 +72,9 @@ def both(url: str, script: str, argv: list[bytes]):
     return theirs, asyncio.run(ours_call())
 
 
-@given(args=st.lists(st.binary(max_size=200), min_size=1, max_size=8).filter(lambda a: a[0] and b" " not in a[0]))
+@given(
+    args=st.lists(st.binary(max_size=200), min_size=1, max_size=8).filter(lambda a: a[0] and b" " not in a[0])
+)
 def test_commands_pack_to_the_bytes_redis_py_sends(args):
     from redis.connection import Connection
 
@@ -85,12 +91,18 @@ def test_replies_read_as_redis_py_reads_them(redis_server_url, value):
     assert ours == theirs
 
 
-@pytest.mark.parametrize("script, argv", [
-    ("return redis.error_reply('NOSCRIPT made up')", []),
-    ("return redis.call('GET', KEYS[1] or 'pgtest-resp-absent-key')", []),
-    ("return ARGV[1]", [bytes(range(256)) * 2048]),  # 512 KiB: a reply over many reads
-    ("return {ARGV[1], {1, {false, ARGV[1]}}, -7}", [b"\r\n$3\r\n*1\r\n"]),  # framing bytes inside a value
-])
+@pytest.mark.parametrize(
+    "script, argv",
+    [
+        ("return redis.error_reply('NOSCRIPT made up')", []),
+        ("return redis.call('GET', KEYS[1] or 'pgtest-resp-absent-key')", []),
+        ("return ARGV[1]", [bytes(range(256)) * 2048]),  # 512 KiB: a reply over many reads
+        (
+            "return {ARGV[1], {1, {false, ARGV[1]}}, -7}",
+            [b"\r\n$3\r\n*1\r\n"],
+        ),  # framing bytes inside a value
+    ],
+)
 def test_edge_replies_match(redis_server_url, script, argv):
     theirs, ours = both(redis_server_url, script, argv)
     assert ours == theirs

@@ -106,9 +106,14 @@ def test_the_fast_path_and_redis_py_share_keys_and_answers(redis_url):
         assert fast._fast is not None
         slow._fast = None
         try:
-            return [await fast.seen("t", "openai", [A, B]), await slow.seen("t", "openai", [A, B, C]),
-                    await fast.seen("t", "openai", [A, B, C, D]), await slow.seen("t", "openai", [A, B, C, D]),
-                    await fast.ping(), await slow.ping()]
+            return [
+                await fast.seen("t", "openai", [A, B]),
+                await slow.seen("t", "openai", [A, B, C]),
+                await fast.seen("t", "openai", [A, B, C, D]),
+                await slow.seen("t", "openai", [A, B, C, D]),
+                await fast.ping(),
+                await slow.ping(),
+            ]
         finally:
             await fast.aclose()
             await slow.aclose()
@@ -187,7 +192,9 @@ def test_redis_py_path_reports_lost_data_on_noscript(tmp_path):
         lost = []
         store.on_lost_data = lambda: lost.append(1)
         try:
-            first = await store.seen("t", "openai", [b"\x01" * 16])  # a fresh Redis never saw the script: NOSCRIPT too
+            first = await store.seen(
+                "t", "openai", [b"\x01" * 16]
+            )  # a fresh Redis never saw the script: NOSCRIPT too
             lost.clear()
             await store._redis.script_flush()  # what a restart does to the script cache
             again = await store.seen("t", "openai", [b"\x01" * 16])
@@ -242,21 +249,26 @@ def test_a_cluster_key_prefix_with_a_hash_tag_is_refused():
         ProxyConfig(store="redis-cluster://127.0.0.1:7000?key_prefix=pg{x}:")
 
 
-@pytest.mark.parametrize("url, shown", [
-    ("redis://:s3cret@h:6379/0", "redis://:***@h:6379/0"),
-    ("redis://alice:s3cret@h:6379/0?key_prefix=a@b:", "redis://alice:***@h:6379/0?key_prefix=a@b:"),
-    ("redis://s3cret@h", "redis://***@h"),
-    ("redis-cluster://u:s3cret@a:1,b:2/?key_prefix=x:", "redis-cluster://u:***@a:1,b:2/?key_prefix=x:"),
-    ("redis://h:6379/0", "redis://h:6379/0"),
-    ("memory", "memory"),
-])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("redis://:s3cret@h:6379/0", "redis://:***@h:6379/0"),
+        ("redis://alice:s3cret@h:6379/0?key_prefix=a@b:", "redis://alice:***@h:6379/0?key_prefix=a@b:"),
+        ("redis://s3cret@h", "redis://***@h"),
+        ("redis-cluster://u:s3cret@a:1,b:2/?key_prefix=x:", "redis-cluster://u:***@a:1,b:2/?key_prefix=x:"),
+        ("redis://h:6379/0", "redis://h:6379/0"),
+        ("memory", "memory"),
+    ],
+)
 def test_a_store_url_is_shown_without_its_password(url, shown):
     from proxy.store.redis_store import redacted
 
     assert redacted(url) == shown
 
 
-@pytest.mark.parametrize("store", ["redis-cluster://u:s3cret@a:1,b:x", "redis-cluster://u:s3cret@", "redis+x://u:s3cret@h"])
+@pytest.mark.parametrize(
+    "store", ["redis-cluster://u:s3cret@a:1,b:x", "redis-cluster://u:s3cret@", "redis+x://u:s3cret@h"]
+)
 def test_a_bad_store_url_is_refused_without_echoing_its_password(store):
     from proxy.config import ProxyConfig
 

@@ -164,13 +164,15 @@ def cluster(tmp_path_factory):
 @pytest.mark.parametrize("concurrency", [20, 100])
 def test_the_first_look_ups_on_a_fresh_cluster_client_are_answered(cluster, concurrency):
     """A new client (as at a proxy's start), then ``concurrency`` look-ups at once, twice: all
-    answered, none ``unknown``, no breaker opened (before the warm-up, 14 of 20 and 3 of 200
-    missed the deadline here, and the nodes they hit were skipped afterwards). Far more at once
-is a different limit: redis-py's cluster client costs ~0.3 ms of CPU per look-up here, so
-a burst of 1,000 cannot all finish within 100 ms of one core, warm or not."""
+        answered, none ``unknown``, no breaker opened (before the warm-up, 14 of 20 and 3 of 200
+        missed the deadline here, and the nodes they hit were skipped afterwards). Far more at once
+    is a different limit: redis-py's cluster client costs ~0.3 ms of CPU per look-up here, so
+    a burst of 1,000 cannot all finish within 100 ms of one core, warm or not."""
 
     async def go():
-        store = GuardedStore(RedisStore(f"{cluster.url}?key_prefix=pg-warm-{concurrency}:", {"openai": 30.0}), 0.1)
+        store = GuardedStore(
+            RedisStore(f"{cluster.url}?key_prefix=pg-warm-{concurrency}:", {"openai": 30.0}), 0.1
+        )
         store.warm_up()
         first = await _burst(store, concurrency)
         second = await _burst(store, concurrency)
@@ -188,7 +190,9 @@ a burst of 1,000 cannot all finish within 100 ms of one core, warm or not."""
 @pytest.mark.e2e
 def test_a_cluster_down_at_start_never_holds_the_start_and_costs_one_failure():
     async def go():
-        store = GuardedStore(RedisStore(f"redis-cluster://127.0.0.1:{free_port()},127.0.0.1:{free_port()}"), 0.1)
+        store = GuardedStore(
+            RedisStore(f"redis-cluster://127.0.0.1:{free_port()},127.0.0.1:{free_port()}"), 0.1
+        )
         began = time.perf_counter()
         task = store.warm_up()
         started_in = time.perf_counter() - began
@@ -217,8 +221,12 @@ def test_the_proxy_starts_with_a_cluster_down_and_answers_unknown(tmp_path):
             up_in = time.monotonic() - began
             health = httpx.get(f"{proxy.base}/prefixgate/health", timeout=10)
             body = b'{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
-            r = httpx.post(f"{proxy.base}/v1/chat/completions?tag=one", content=body,
-                           headers={"content-type": "application/json", "authorization": "Bearer sk-x"}, timeout=10)
+            r = httpx.post(
+                f"{proxy.base}/v1/chat/completions?tag=one",
+                content=body,
+                headers={"content-type": "application/json", "authorization": "Bearer sk-x"},
+                timeout=10,
+            )
     assert health.status_code == 503 and health.json()["status"] == "degraded"
     assert r.status_code == 200 and r.json() == {"tag": "one"}
     assert r.headers["x-prefixgate-prefix-segments"].startswith("unknown")

@@ -24,7 +24,9 @@ TIMEOUT = {"connect": 2.0, "read": 0.5, "write": 2.0, "pool": 2.0}
 async def outcome(transport: httpx.AsyncBaseTransport, url: str, tag: str) -> str:
     """What a client of the proxy would see: ``status:body``, ``status:truncated``, or the
     proxy's own ``502`` / ``504`` for a failed exchange."""
-    request = httpx.Request("POST", f"{url}/v1/chat/completions?tag={tag}", content=b"{}", extensions={"timeout": TIMEOUT})
+    request = httpx.Request(
+        "POST", f"{url}/v1/chat/completions?tag={tag}", content=b"{}", extensions={"timeout": TIMEOUT}
+    )
     try:
         response = await transport.handle_async_request(request)
     except httpx.TimeoutException:
@@ -66,4 +68,6 @@ def test_case_against_httpx(case: Case):
     assert ours[0] == case.ours, f"ours gave {ours[0]!r}; httpx gave {theirs[0]!r}"
     assert ours[1:] == [_own(2), _own(3), _own(4)], "a later request got a response that was not its own"
     if not case.better:
-        assert ours[0] == theirs[0], f"httpx gave {theirs[0]!r}: explain the difference in the corpus or match it"
+        assert ours[0] == theirs[0], (
+            f"httpx gave {theirs[0]!r}: explain the difference in the corpus or match it"
+        )

@@ -8,7 +8,6 @@ import httpx
 import pytest
 
 from proxy.transport import H1Transport
-
 from tests.support.scripted_upstream import TIMEOUT, Scripted, fetch, run
 
 
@@ -18,7 +17,9 @@ def test_content_length_body_and_keep_alive_reuse():
         async with Scripted([ok, ok, ok]) as srv:
             t = H1Transport()
             for _ in range(3):
-                resp, chunks = await fetch(t, srv.url + "/v1/x?q=1", body=b'{"a":1}', headers={"authorization": "Bearer k"})
+                resp, chunks = await fetch(
+                    t, srv.url + "/v1/x?q=1", body=b'{"a":1}', headers={"authorization": "Bearer k"}
+                )
                 assert (resp.status_code, b"".join(chunks), resp.headers["x-a"]) == (200, b"hello", "1")
             await t.aclose()
             first = srv.requests[0]
@@ -54,7 +55,13 @@ def test_chunked_body_yields_payload_as_it_arrives_and_keeps_content_coding():
 def test_chunk_framing_split_anywhere_and_several_chunks_in_one_arrival():
     async def go():
         head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        split = [(head + b"3\r\nab", 0), (b"c\r", 0.03), (b"\n4\r\nde", 0.03), (b"fg\r\n1\r\nh\r\n0\r", 0.03), (b"\n\r\n", 0.03)]
+        split = [
+            (head + b"3\r\nab", 0),
+            (b"c\r", 0.03),
+            (b"\n4\r\nde", 0.03),
+            (b"fg\r\n1\r\nh\r\n0\r", 0.03),
+            (b"\n\r\n", 0.03),
+        ]
         joined = head + b"2\r\nij\r\n2\r\nkl\r\n0\r\n\r\n"
         async with Scripted([split, joined]) as srv:
             t = H1Transport()
@@ -129,7 +136,12 @@ def test_interim_1xx_skipped_and_bodiless_responses():
         ]
         async with Scripted(replies) as srv:
             t = H1Transport()
-            out = [await fetch(t, srv.url), await fetch(t, srv.url), await fetch(t, srv.url, method="HEAD", body=b""), await fetch(t, srv.url)]
+            out = [
+                await fetch(t, srv.url),
+                await fetch(t, srv.url),
+                await fetch(t, srv.url, method="HEAD", body=b""),
+                await fetch(t, srv.url),
+            ]
             return [(r.status_code, b"".join(c)) for r, c in out], srv.connections
 
     results, connections = run(go())
@@ -193,7 +205,10 @@ def test_errors_are_httpx_errors():
 
 def test_closing_mid_body_closes_the_connection_and_the_server_sees_it():
     async def go():
-        reply = [(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n", 0), (b"5\r\nlater\r\n0\r\n\r\n", 5)]
+        reply = [
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n", 0),
+            (b"5\r\nlater\r\n0\r\n\r\n", 5),
+        ]
         async with Scripted([reply]) as srv:
             t = H1Transport()
             req = httpx.Request("POST", srv.url, content=b"{}", extensions={"timeout": TIMEOUT})
@@ -232,9 +247,26 @@ def test_https_verifies_certificates(tmp_path):
         pytest.skip("openssl CLI not available to make a test certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
     )
     server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_ctx.load_cert_chain(cert, key)

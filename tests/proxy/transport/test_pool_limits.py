@@ -14,7 +14,7 @@ from proxy.config import ProxyConfig
 from proxy.errors import POOL_EXHAUSTED, error_response
 from proxy.transport import H1Transport
 from proxy.transport.limits import MIN_POOL, RESERVED_FDS, fd_limit, fds_needed, pool_size
-from proxy.transport.upstream import Upstream, UpstreamError
+from proxy.transport.upstream import UpstreamError, UpstreamPool
 from tests.support.scripted_upstream import TIMEOUT, Scripted, fetch, run
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\ny"
@@ -38,7 +38,9 @@ def test_the_soft_fd_limit_is_raised_to_the_hard_one():
         "before, after = raise_fd_limit()\n"
         "print(before, after, min(hard, 1 << 20))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=".").stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="."
+    ).stdout.split()
     before, after, hard = map(int, out)
     assert (before, after) == (256, hard)
 
@@ -62,9 +64,23 @@ def test_stats_count_slots_in_use_idle_waiting_and_exhausted():
             return busy, waiting, after, t.stats()
 
     busy, waiting, after, closed = run(go())
-    assert busy == {"max_connections": 1, "in_use": 1, "idle": 0, "waiting": 0, "waited_total": 0, "exhausted_total": 0}
+    assert busy == {
+        "max_connections": 1,
+        "in_use": 1,
+        "idle": 0,
+        "waiting": 0,
+        "waited_total": 0,
+        "exhausted_total": 0,
+    }
     assert waiting["waiting"] == 1 and waiting["in_use"] == 1
-    assert after == {"max_connections": 1, "in_use": 0, "idle": 1, "waiting": 0, "waited_total": 1, "exhausted_total": 1}
+    assert after == {
+        "max_connections": 1,
+        "in_use": 0,
+        "idle": 1,
+        "waiting": 0,
+        "waited_total": 1,
+        "exhausted_total": 1,
+    }
     assert closed["idle"] == 0 and closed["in_use"] == 0
 
 
@@ -108,7 +124,7 @@ def test_the_pool_bounds_the_sockets_it_holds_busy_or_idle():
 def test_a_pool_timeout_is_the_proxys_503_with_retry_after_not_the_upstreams_504():
     async def go():
         async with Scripted([SLOW, OK]) as srv:
-            up = Upstream(ProxyConfig(max_connections=1, pool_timeout=0.05))
+            up = UpstreamPool(ProxyConfig(max_connections=1, pool_timeout=0.05))
             url = httpx.URL(srv.url + "/v1/x")
             first = asyncio.create_task(up.send("POST", url, [], b"{}"))
             await asyncio.sleep(0.05)
@@ -122,16 +138,26 @@ def test_a_pool_timeout_is_the_proxys_503_with_retry_after_not_the_upstreams_504
             return caught.value, stats
 
     error, stats = run(go())
-    assert error.error is POOL_EXHAUSTED and error.error.status == 503 and error.error.kind == "pool_exhausted"
+    assert (
+        error.error is POOL_EXHAUSTED and error.error.status == 503 and error.error.kind == "pool_exhausted"
+    )
     assert "--max-connections" in error.message
-    assert stats["exhausted_total"] == 1 and stats["sized_by"] == "--max-connections" and stats["pool_timeout_s"] == 0.05
+    assert (
+        stats["exhausted_total"] == 1
+        and stats["sized_by"] == "--max-connections"
+        and stats["pool_timeout_s"] == 0.05
+    )
     reply = error_response("openai", POOL_EXHAUSTED, error.message)
-    assert reply.status_code == 503 and reply.headers["retry-after"] == "1" and reply.headers["x-prefixgate-error"] == "pool_exhausted"
+    assert (
+        reply.status_code == 503
+        and reply.headers["retry-after"] == "1"
+        and reply.headers["x-prefixgate-error"] == "pool_exhausted"
+    )
     assert b'"code":"pool_exhausted"' in reply.body
 
 
 def test_without_max_connections_the_pool_is_sized_from_the_fd_limit():
-    up = Upstream(ProxyConfig())
+    up = UpstreamPool(ProxyConfig())
     assert up.max_connections == pool_size(fd_limit()) and up.transport.max_connections == up.max_connections
     assert up.pool_stats()["sized_by"] == "fd_limit" and up.pool_stats()["fd_limit"] == fd_limit()
     assert ProxyConfig().pool_timeout == 5.0

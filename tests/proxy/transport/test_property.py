@@ -23,7 +23,13 @@ from tests.support.rawserver import RawRequest, RawServer, Reply, echo_bytes
 
 def _chunked(tag: str) -> bytes:
     body = b'{"tag":"' + tag.encode() + b'"}'
-    return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + f"{len(body):x}".encode() + b"\r\n" + body + b"\r\n0\r\n\r\n"
+    return (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + f"{len(body):x}".encode()
+        + b"\r\n"
+        + body
+        + b"\r\n0\r\n\r\n"
+    )
 
 
 def _smuggled(tag: str) -> bytes:
@@ -42,13 +48,29 @@ KINDS = {
     "interim": (lambda t: Reply([(b"HTTP/1.1 100 Continue\r\n\r\n" + echo_bytes(t), 0)]), True),
     "extra-after-length": (lambda t: Reply([(echo_bytes(t) + _smuggled(t), 0)]), True),
     "extra-after-chunked": (lambda t: Reply([(_chunked(t) + _smuggled(t), 0)]), True),
-    "idle-408": (lambda t: Reply([(echo_bytes(t), 0)], idle=[(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n", 0.02)]), True),
+    "idle-408": (
+        lambda t: Reply(
+            [(echo_bytes(t), 0)], idle=[(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n", 0.02)]
+        ),
+        True,
+    ),
     "idle-smuggle": (lambda t: Reply([(echo_bytes(t), 0)], idle=[(_smuggled(t), 0.02)]), True),
     "close-delimited": (lambda t: Reply([(_no_length(t), 0)], close=True), True),
-    "connection-close": (lambda t: Reply([(echo_bytes(t).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1), 0)], close=True), True),
+    "connection-close": (
+        lambda t: Reply(
+            [(echo_bytes(t).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1), 0)], close=True
+        ),
+        True,
+    ),
     "204-with-body": (lambda t: Reply([(b"HTTP/1.1 204 No Content\r\n\r\n" + _smuggled(t), 0)]), False),
-    "101": (lambda t: Reply([(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n" + _smuggled(t), 0)]), False),
-    "bad-header": (lambda t: Reply([(b"HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 2\r\n\r\nok" + _smuggled(t), 0)]), False),
+    "101": (
+        lambda t: Reply([(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n" + _smuggled(t), 0)]),
+        False,
+    ),
+    "bad-header": (
+        lambda t: Reply([(b"HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 2\r\n\r\nok" + _smuggled(t), 0)]),
+        False,
+    ),
     "hang-up": (lambda t: Reply([], close=True), False),
     # framing llhttp tolerates, RFC 9112 does not, then the connection is held unanswered: never reused
     "lf-only-held": (lambda t: Reply([(echo_bytes(t).replace(b"\r\n", b"\n"), 0)], hold=True), True),

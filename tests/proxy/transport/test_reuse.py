@@ -47,7 +47,9 @@ def test_release_only_after_an_exact_end(pair):
     assert not may_release(conn, _exchange(keep_alive=False))  # Connection: close, HTTP/1.0, close-delimited
     assert not may_release(conn, _exchange(failed=ValueError("x")))
     assert not may_release(conn, _exchange(paused=True))  # a body left unread: reading is off
-    assert not may_release(conn, _exchange(tolerated="a bare LF ends a line of the head"))  # framing llhttp only tolerated
+    assert not may_release(
+        conn, _exchange(tolerated="a bare LF ends a line of the head")
+    )  # framing llhttp only tolerated
     assert not may_release(_conn(FakeTransport(pair[0]), dead=True), _exchange())  # unsolicited bytes seen
     assert not may_release(_conn(FakeTransport(pair[0], closing=True)), _exchange())
     assert not may_release(_conn(None), _exchange())

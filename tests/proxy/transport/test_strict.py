@@ -9,11 +9,11 @@ marked, and every strict response (what real upstreams send) must stay reusable.
 from __future__ import annotations
 
 import h11
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import pytest
 
-from proxy.transport.exchange import ResponseParser
+from proxy.transport.response_parser import ResponseParser
 from proxy.transport.strict import ChunkFraming, strict_codings, strict_heads
 
 T1 = b'{"tag":"t1"}'
@@ -25,14 +25,28 @@ STRICT = {
     "obs-text and tabs": b"HTTP/1.1 200 O\xe9K\r\nX-A:\tv a\xff\t\r\n" + CL + b"\r\n\r\n" + T1,
     "empty value": b"HTTP/1.1 200 OK\r\nX-Empty:\r\n" + CL + b"\r\n\r\n" + T1,
     "HTTP/1.0 keep-alive": b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n" + CL + b"\r\n\r\n" + T1,
-    "interim responses": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n" + CL + b"\r\n\r\n" + T1,
-    "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n" + T1[:6] + b"\r\n6\r\n" + T1[6:] + b"\r\n0\r\n\r\n",
-    "chunked, Chunked spelled": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\nC\r\n" + T1 + b"\r\n0\r\n\r\n",
-    "chunk extensions": b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc;a=b;q="x y"\r\n' + T1 + b"\r\n0;end\r\n\r\n",
-    "trailers": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\nc\r\n" + T1 + b"\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n",
+    "interim responses": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n"
+    + CL
+    + b"\r\n\r\n"
+    + T1,
+    "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n"
+    + T1[:6]
+    + b"\r\n6\r\n"
+    + T1[6:]
+    + b"\r\n0\r\n\r\n",
+    "chunked, Chunked spelled": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\nC\r\n"
+    + T1
+    + b"\r\n0\r\n\r\n",
+    "chunk extensions": b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc;a=b;q="x y"\r\n'
+    + T1
+    + b"\r\n0;end\r\n\r\n",
+    "trailers": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\nc\r\n"
+    + T1
+    + b"\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n",
     "chunk data holding LF and CRLF": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\na\nb\r\n\n\r\n\r\n0\r\n\r\n",
     "SSE stream": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-                  + b"".join(f"{len(e):x}\r\n".encode() + e + b"\r\n" for e in (b"data: {\"a\":1}\n\n", b"data: [DONE]\n\n")) + b"0\r\n\r\n",
+    + b"".join(f"{len(e):x}\r\n".encode() + e + b"\r\n" for e in (b'data: {"a":1}\n\n', b"data: [DONE]\n\n"))
+    + b"0\r\n\r\n",
     "204": b"HTTP/1.1 204 No Content\r\n\r\n",
     "close-delimited": b"HTTP/1.1 200 OK\r\n\r\n" + T1,
 }
@@ -42,17 +56,43 @@ TOLERATED = {
     "LF ending the status line": (b"HTTP/1.1 200 OK\n" + CL + b"\r\n\r\n" + T1, "bare LF"),
     "LF ending a header line": (b"HTTP/1.1 200 OK\r\nX-A: b\n" + CL + b"\r\n\r\n" + T1, "bare LF"),
     "LF-only empty line": (b"HTTP/1.1 200 OK\r\n" + CL + b"\r\n\n" + T1, "bare LF"),
-    "LF-only 100 Continue": (b"HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\r\n" + CL + b"\r\n\r\n" + T1, "bare LF"),
-    "LF-only head, Connection: close": (b"HTTP/1.1 200 OK\nConnection: close\n" + CL + b"\n\n" + T1, "bare LF"),
+    "LF-only 100 Continue": (
+        b"HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\r\n" + CL + b"\r\n\r\n" + T1,
+        "bare LF",
+    ),
+    "LF-only head, Connection: close": (
+        b"HTTP/1.1 200 OK\nConnection: close\n" + CL + b"\n\n" + T1,
+        "bare LF",
+    ),
     "empty line before the status line": (b"\r\nHTTP/1.1 200 OK\r\n" + CL + b"\r\n\r\n" + T1, "empty line"),
     "control byte in the reason": (b"HTTP/1.1 200 O\x01K\r\n" + CL + b"\r\n\r\n" + T1, "grammar"),
     "DEL in the reason": (b"HTTP/1.1 200 O\x7fK\r\n" + CL + b"\r\n\r\n" + T1, "grammar"),
-    "bare LF after a chunk's data": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\n0\r\n\r\n", "chunked framing"),
-    "LF-only trailer line": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\nX-T: 1\n\r\n", "chunked framing"),
-    "LF-only end of the body": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\n", "chunked framing"),
-    "Transfer-Encoding chunked, chunked": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n", "Transfer-Encoding"),
-    "Transfer-Encoding gzip, chunked": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n", "Transfer-Encoding"),
-    "two Transfer-Encoding fields": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n", "Transfer-Encoding"),
+    "bare LF after a chunk's data": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\n0\r\n\r\n",
+        "chunked framing",
+    ),
+    "LF-only trailer line": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\nX-T: 1\n\r\n",
+        "chunked framing",
+    ),
+    "LF-only end of the body": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\n",
+        "chunked framing",
+    ),
+    "Transfer-Encoding chunked, chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n",
+        "Transfer-Encoding",
+    ),
+    "Transfer-Encoding gzip, chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\nc\r\n" + T1 + b"\r\n0\r\n\r\n",
+        "Transfer-Encoding",
+    ),
+    "two Transfer-Encoding fields": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n"
+        + T1
+        + b"\r\n0\r\n\r\n",
+        "Transfer-Encoding",
+    ),
 }
 
 
@@ -134,15 +174,25 @@ def test_chunk_framing_in_any_pieces():
         for i in range(0, len(body), size):
             check.feed(body[i : i + size])
         assert check.fault is None, size
-    for bad in (b"5\nhello\r\n0\r\n\r\n", b"5\r\nhello\n0\r\n\r\n", b"5\r\nhelloX\r\n0\r\n\r\n", b"0\r\n\n", b"0\r\nT : 1\r\n\r\n"):
+    for bad in (
+        b"5\nhello\r\n0\r\n\r\n",
+        b"5\r\nhello\n0\r\n\r\n",
+        b"5\r\nhelloX\r\n0\r\n\r\n",
+        b"0\r\n\n",
+        b"0\r\nT : 1\r\n\r\n",
+    ):
         check = ChunkFraming()
         check.feed(bad)
         assert check.fault is not None, bad
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=6), st.lists(st.integers(1, 30), min_size=1, max_size=30),
-       st.booleans(), st.data())
+@given(
+    st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=6),
+    st.lists(st.integers(1, 30), min_size=1, max_size=30),
+    st.booleans(),
+    st.data(),
+)
 def test_chunk_framing_property(chunks, cuts, break_one, data):
     """Any chunked body in any pieces checks clean; the same with one framing CRLF made a
     bare LF is a fault (chunk data may hold any bytes, CR and LF included)."""

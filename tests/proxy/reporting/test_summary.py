@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,9 +19,20 @@ def test_totals_equal_stats_for_the_same_records(tmp_path):
     for r in recs:
         stats.handle(r)
     import sqlite3
+
     s = summarize(sqlite3.connect(path))
     want = stats.to_json()
-    for key in ("requests", "prefix_hits", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "unanalysed", "errors", "unpriced"):
+    for key in (
+        "requests",
+        "prefix_hits",
+        "input_tokens",
+        "cached_tokens",
+        "cache_write_tokens",
+        "output_tokens",
+        "unanalysed",
+        "errors",
+        "unpriced",
+    ):
         assert s[key] == want[key], key
     for key in ("cost_usd", "saved_usd", "missed_usd"):
         assert abs(s[key] - want[key]) < 1e-9, key
@@ -38,6 +49,7 @@ def test_totals_equal_stats_for_the_same_records(tmp_path):
 
 def test_series_prefixes_reasons_and_range(tmp_path):
     import sqlite3
+
     path = str(tmp_path / "l.sqlite")
     write(path, records())
     conn = sqlite3.connect(path)
@@ -51,13 +63,16 @@ def test_series_prefixes_reasons_and_range(tmp_path):
     top = s["top_prefixes"][0]
     assert top["fingerprint"] == "aa" * 8 and top["count"] == 8 and top["tokens"] == 1100
     assert top["repeated_tokens"] == 8 * 1100 and top["preview"] is None  # bodies not logged
-    assert s["miss_reasons"] == [{"reason": "volatile-time", "count": 4, "missed_usd": pytest.approx(0.00028)}]
+    assert s["miss_reasons"] == [
+        {"reason": "volatile-time", "count": 4, "missed_usd": pytest.approx(0.00028)}
+    ]
     later = summarize(conn, since=T0 + 3600)
     assert later["requests"] == 6
 
 
 def test_preview_only_with_logged_bodies(tmp_path):
     import sqlite3
+
     path = str(tmp_path / "l.sqlite")
     write(path, records(), log_bodies=True)
     top = summarize(sqlite3.connect(path))["top_prefixes"][0]
@@ -70,26 +85,48 @@ def test_parse_since():
     assert parse_since("30m", now) == now - 1800
     assert parse_since("7d", now) == now - 7 * 86400
     assert parse_since("all", now) is None and parse_since(None) is None
-    assert parse_since("2026-11-30T00:00:00Z") == datetime(2026, 11, 30, tzinfo=timezone.utc).timestamp()
-    assert parse_since("2026-11-30") == datetime(2026, 11, 30, tzinfo=timezone.utc).timestamp()
+    assert parse_since("2026-11-30T00:00:00Z") == datetime(2026, 11, 30, tzinfo=UTC).timestamp()
+    assert parse_since("2026-11-30") == datetime(2026, 11, 30, tzinfo=UTC).timestamp()
     with pytest.raises(ValueError, match="24h"):
         parse_since("yesterday")
 
 
 def test_unknown_prefixes_agree_with_stats_and_stay_out_of_the_hit_rate(tmp_path):
     import sqlite3
+
     path = str(tmp_path / "l.sqlite")
-    recs = [RequestRecord(f"k{i}", T0 + i, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
-                          analysed=True, prefix_segments=seg, prefix_bytes=None if seg is None else 10 * seg, total_segments=2)
-            for i, seg in enumerate([1, 0, None, None])]
+    recs = [
+        RequestRecord(
+            f"k{i}",
+            T0 + i,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="gpt-4o-mini",
+            status=200,
+            analysed=True,
+            prefix_segments=seg,
+            prefix_bytes=None if seg is None else 10 * seg,
+            total_segments=2,
+        )
+        for i, seg in enumerate([1, 0, None, None])
+    ]
     write(path, recs)
-    rows = sqlite3.connect(path).execute("SELECT prefix_segments, prefix_bytes FROM requests ORDER BY ts").fetchall()
+    rows = (
+        sqlite3.connect(path)
+        .execute("SELECT prefix_segments, prefix_bytes FROM requests ORDER BY ts")
+        .fetchall()
+    )
     assert rows == [(1, 10), (0, 0), (None, None), (None, None)]  # NULL, never 0
     stats = Stats()
     for r in recs:
         stats.handle(r)
     s = summarize(sqlite3.connect(path))
-    assert (s["prefix_hits"], s["prefix_unknown"]) == (stats.to_json()["prefix_hits"], stats.to_json()["prefix_unknown"]) == (1, 2)
+    assert (
+        (s["prefix_hits"], s["prefix_unknown"])
+        == (stats.to_json()["prefix_hits"], stats.to_json()["prefix_unknown"])
+        == (1, 2)
+    )
     assert s["request_hit_rate"] == 0.5  # one hit of the two requests whose prefix is known
     assert s["top_prefixes"][0]["count"] == 1
 
@@ -112,7 +149,9 @@ def test_every_counter_and_the_rewrites_agree_with_stats(tmp_path):
             assert s[c.name] == pytest.approx(want[c.name], abs=1e-9), c.name
         else:
             assert s[c.name] == want[c.name], c.name
-    assert s["rewrites"] == want["rewrites"] == {"add-breakpoints": 5, "cap-breakpoints": 2, "skipped-error": 1}
+    assert (
+        s["rewrites"] == want["rewrites"] == {"add-breakpoints": 5, "cap-breakpoints": 2, "skipped-error": 1}
+    )
     assert list(s["rewrites"]) == list(want["rewrites"])  # the same order: most first
     assert s["rewritten"] == want["rewritten"] == 5  # the skipped-error request was not changed
     for name, block in want["providers"].items():
@@ -128,14 +167,21 @@ def test_rewrites_in_a_range_and_rows_without_a_readable_list(tmp_path):
     path = str(tmp_path / "l.sqlite")
     write(path, records())
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE requests SET rewrites = NULL WHERE request_id = 'r1'")  # a row from before the column
-    conn.execute("UPDATE requests SET rewrites = 'add-breakpoints' WHERE request_id = 'r9'")  # not JSON: skipped
+    conn.execute(
+        "UPDATE requests SET rewrites = NULL WHERE request_id = 'r1'"
+    )  # a row from before the column
+    conn.execute(
+        "UPDATE requests SET rewrites = 'add-breakpoints' WHERE request_id = 'r9'"
+    )  # not JSON: skipped
     conn.commit()
     s = summarize(conn)
     assert s["rewrites"] == {"add-breakpoints": 1, "cap-breakpoints": 1} and s["rewritten"] == 1  # r5 alone
     later = summarize(conn, since=T0 + 3000)  # r5 onwards
     assert later["rewrites"] == {"add-breakpoints": 1, "cap-breakpoints": 1} and later["requests"] == 7
-    assert summarize(conn, since=T0 + 3600)["rewrites"] == {} and summarize(conn, since=T0 + 3600)["rewritten"] == 0
+    assert (
+        summarize(conn, since=T0 + 3600)["rewrites"] == {}
+        and summarize(conn, since=T0 + 3600)["rewritten"] == 0
+    )
 
 
 def test_rewrite_ids_in_the_summary_are_capped(tmp_path):
@@ -144,8 +190,10 @@ def test_rewrite_ids_in_the_summary_are_capped(tmp_path):
     from proxy.reporting.summary import _rewrites
 
     path = str(tmp_path / "l.sqlite")
-    recs = [RequestRecord(f"x{i}", T0 + i, "t", "openai", "/v1/chat/completions", status=200, rewrites=ids)
-            for i, ids in enumerate([["a", "b"], ["a"], ["c"], ["d"], ["a", "c"]])]
+    recs = [
+        RequestRecord(f"x{i}", T0 + i, "t", "openai", "/v1/chat/completions", status=200, rewrites=ids)
+        for i, ids in enumerate([["a", "b"], ["a"], ["c"], ["d"], ["a", "c"]])
+    ]
     write(path, recs)
     total, per_provider = _rewrites(sqlite3.connect(path), "", [], limit=2)
     assert total == {"a": 3, "c": 2, "other": 2} and per_provider == {"openai": total}
@@ -156,12 +204,27 @@ def test_one_minute_of_traffic_in_a_day_range_is_a_curve_not_a_bar(tmp_path):
     import time
 
     now = time.time()
-    recs = [RequestRecord(f"m{i}", now - 60 + i * 3, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200,
-                          analysed=True, usage=Usage(2000, 1024 * (i % 2), 0, 0, 10), cost_usd=0.001) for i in range(20)]
+    recs = [
+        RequestRecord(
+            f"m{i}",
+            now - 60 + i * 3,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="gpt-4o-mini",
+            status=200,
+            analysed=True,
+            usage=Usage(2000, 1024 * (i % 2), 0, 0, 10),
+            cost_usd=0.001,
+        )
+        for i in range(20)
+    ]
     path = str(tmp_path / "l.sqlite")
     write(path, recs)
     series = summarize(sqlite3.connect(path), since=now - 86400, buckets=36)["series"]
-    assert series["step"] == 2  # 57 s of requests in 2-second buckets (5 s would be 12 buckets: 2 s is the smallest that fits 36)
+    assert (
+        series["step"] == 2
+    )  # 57 s of requests in 2-second buckets (5 s would be 12 buckets: 2 s is the smallest that fits 36)
     assert sum(1 for p in series["points"] if p["requests"]) >= 15
     assert len(series["points"]) <= 36 and sum(p["requests"] for p in series["points"]) == 20
 
@@ -180,15 +243,27 @@ def test_pick_step_is_the_smallest_round_size_that_fits():
 def test_model_lists_and_probes_are_not_model_rows(tmp_path):
     import sqlite3
 
-    recs = records() + [RequestRecord(f"g{i}", T0 + 50 + i, "t", "openai", "/v1/models", method="GET", status=200)
-                        for i in range(3)] + [RequestRecord("p", T0 + 60, "t", "openai", "/v1/chat/completions", model="m", status=404)]
+    recs = (
+        records()
+        + [
+            RequestRecord(f"g{i}", T0 + 50 + i, "t", "openai", "/v1/models", method="GET", status=200)
+            for i in range(3)
+        ]
+        + [RequestRecord("p", T0 + 60, "t", "openai", "/v1/chat/completions", model="m", status=404)]
+    )
     path = str(tmp_path / "l.sqlite")
     write(path, recs)
     s = summarize(sqlite3.connect(path))
     assert {m["model"] for m in s["models"]} == {"gpt-4o-mini", "private"}
     assert s["not_billable"] == [
         {"method": "GET", "route": "/v1/models", "requests": 3, "errors": 0, "models": []},
-        {"method": "POST", "route": "/v1/chat/completions", "requests": 2, "errors": 2, "models": ["m"]},  # "e" (502, no model) and the probe
+        {
+            "method": "POST",
+            "route": "/v1/chat/completions",
+            "requests": 2,
+            "errors": 2,
+            "models": ["m"],
+        },  # "e" (502, no model) and the probe
     ]
     stats = Stats()
     for r in recs:
@@ -204,13 +279,31 @@ def test_a_miss_reason_whose_rows_were_all_unpriced_shows_unknown_money(tmp_path
     from proxy.reporting.report import render_table
 
     def row(rid: str, reason: str, missed: float | None, **kw) -> RequestRecord:
-        return RequestRecord(rid, T0, "t", "openai", "/v1/chat/completions", model="gpt-4o-mini", status=200, analysed=True,
-                             usage=Usage(2000, 0, 0, 0, 5), miss_reason=reason, missed_usd=missed, **kw)
+        return RequestRecord(
+            rid,
+            T0,
+            "t",
+            "openai",
+            "/v1/chat/completions",
+            model="gpt-4o-mini",
+            status=200,
+            analysed=True,
+            usage=Usage(2000, 0, 0, 0, 5),
+            miss_reason=reason,
+            missed_usd=missed,
+            **kw,
+        )
 
     path = str(tmp_path / "l.sqlite")
-    write(path, [row("a", "not-cached", None), row("b", "not-cached", None, drift=["cache_x:unknown_field"]),
-                 row("c", "volatile-time; path=messages[0]; offset=9", None),
-                 row("d", "volatile-time; path=messages[0]; offset=9", 0.00007, cost_usd=0.0003, saved_usd=0.0)])
+    write(
+        path,
+        [
+            row("a", "not-cached", None),
+            row("b", "not-cached", None, drift=["cache_x:unknown_field"]),
+            row("c", "volatile-time; path=messages[0]; offset=9", None),
+            row("d", "volatile-time; path=messages[0]; offset=9", 0.00007, cost_usd=0.0003, saved_usd=0.0),
+        ],
+    )
     s = summarize(sqlite3.connect(path))
     reasons = {r["reason"]: r for r in s["miss_reasons"]}
     assert reasons["not-cached"] == {"reason": "not-cached", "count": 2, "missed_usd": None}

@@ -1,4 +1,4 @@
-"""proxy.transport.exchange: one response parsed by llhttp, fed in arbitrary pieces."""
+"""proxy.transport.response_parser: one response parsed by llhttp, fed in arbitrary pieces."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from proxy.transport.exchange import HIGH_WATER, ResponseParser
+from proxy.transport.response_parser import HIGH_WATER, ResponseParser
 
 
 def feed(data: bytes, method: str = "POST", pieces: int = 1) -> ResponseParser:
@@ -23,7 +23,14 @@ def feed(data: bytes, method: str = "POST", pieces: int = 1) -> ResponseParser:
 @pytest.mark.parametrize("pieces", [1, 3, 1000])
 def test_content_length_response_in_any_pieces(pieces):
     ex = feed(b"HTTP/1.1 201 Created\r\nX-A: 1\r\nContent-Length: 5\r\n\r\nhello", pieces=pieces)
-    assert (ex.status, ex.headers, ex.take(), ex.complete, ex.keep_alive, ex.leftover) == (201, [(b"X-A", b"1"), (b"Content-Length", b"5")], b"hello", True, True, False)
+    assert (ex.status, ex.headers, ex.take(), ex.complete, ex.keep_alive, ex.leftover) == (
+        201,
+        [(b"X-A", b"1"), (b"Content-Length", b"5")],
+        b"hello",
+        True,
+        True,
+        False,
+    )
 
 
 def test_keep_alive_follows_version_and_connection_header():
@@ -33,7 +40,9 @@ def test_keep_alive_follows_version_and_connection_header():
 
 
 def test_bytes_after_the_end_are_a_leftover_not_a_second_response():
-    ex = feed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
+    ex = feed(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil"
+    )
     assert (ex.take(), ex.complete, ex.leftover, ex.failed) == (b"ok", True, True, None)
 
 
@@ -45,9 +54,16 @@ def test_head_response_ends_with_its_head_and_a_body_after_it_is_a_leftover():
 
 
 def test_interim_responses_are_skipped_and_trailers_dropped():
-    ex = feed(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early\r\nLink: x\r\n\r\n"
-              b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n")
-    assert (ex.status, ex.headers, ex.take(), ex.complete) == (200, [(b"Transfer-Encoding", b"chunked")], b"ok", True)
+    ex = feed(
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early\r\nLink: x\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n"
+    )
+    assert (ex.status, ex.headers, ex.take(), ex.complete) == (
+        200,
+        [(b"Transfer-Encoding", b"chunked")],
+        b"ok",
+        True,
+    )
 
 
 def test_close_delimited_body_ends_at_eof_and_is_never_kept():

@@ -9,12 +9,12 @@ import time
 import pytest
 from starlette.applications import Starlette
 
-from proxy.reporting.dashboard import routes
 from proxy.accounting.fleet import Fleet
 from proxy.accounting.fleet_redis import FleetRedis
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.accounting.stats import Stats
+from proxy.reporting.dashboard import routes
 from tests.support.request_records import records
 from tests.support.servers import serve
 
@@ -59,17 +59,29 @@ def test_the_switch_shows_the_whole_fleet_and_fits_a_phone_and_a_desktop(fleet_a
     with serve(app) as url, Browser(chromium_path) as browser:
         for width in (1400, 420):
             browser.open(f"{url}/prefixgate/dashboard?since=24h", width)
-            assert browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state") == "ready"
+            assert (
+                browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state")
+                == "ready"
+            )
             assert browser.evaluate("document.getElementById('scope').hidden") is False  # a fleet exists
             assert browser.evaluate("document.body.dataset.scope") == "replica"
-            assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith("3 requests")
+            assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith(
+                "3 requests"
+            )
             browser.evaluate("document.querySelector('#scope button[data-scope=fleet]').click()")
-            assert browser.wait_for("document.body.dataset.scope === 'fleet' && document.body.dataset.state") == "ready"
+            assert (
+                browser.wait_for("document.body.dataset.scope === 'fleet' && document.body.dataset.state")
+                == "ready"
+            )
             assert browser.evaluate("document.querySelector('#scope button.active').dataset.scope") == "fleet"
             spent = browser.evaluate("document.getElementById('card-spent').dataset.value")
             assert float(spent) == pytest.approx(want["cost_usd"], abs=2e-9)
-            assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith(f"{want['requests']} requests across the fleet")
-            models = browser.evaluate("[...document.querySelectorAll('#models tr[data-model]')].map((n) => n.dataset.model)")
+            assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith(
+                f"{want['requests']} requests across the fleet"
+            )
+            models = browser.evaluate(
+                "[...document.querySelectorAll('#models tr[data-model]')].map((n) => n.dataset.model)"
+            )
             assert models == [m["model"] for m in want["models"]]
             assert browser.evaluate("document.querySelectorAll('#chart-hit .hit-point').length") >= 1
             # the replica's own sections are hidden, the note says why
@@ -80,8 +92,13 @@ def test_the_switch_shows_the_whole_fleet_and_fits_a_phone_and_a_desktop(fleet_a
             assert layout["scroll_width"] <= layout["viewport"] and layout["wide"] == [], (width, layout)
             browser.screenshot(str(tmp_path / f"fleet-{width}.png"))
             browser.evaluate("document.querySelector('#scope button[data-scope=replica]').click()")
-            assert browser.wait_for("document.body.dataset.scope === 'replica' && document.body.dataset.state") == "ready"
-            assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith("3 requests")
+            assert (
+                browser.wait_for("document.body.dataset.scope === 'replica' && document.body.dataset.state")
+                == "ready"
+            )
+            assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith(
+                "3 requests"
+            )
 
 
 def test_a_slow_fleet_answer_does_not_overwrite_the_scope_clicked_after_it(fleet_app, chromium_path):
@@ -102,7 +119,10 @@ def test_a_slow_fleet_answer_does_not_overwrite_the_scope_clicked_after_it(fleet
     metrics.fleet.hours = slow_hours
     with serve(app) as url, Browser(chromium_path) as browser:
         browser.open(f"{url}/prefixgate/dashboard?since=24h", 1400)
-        assert browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state") == "ready"
+        assert (
+            browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state")
+            == "ready"
+        )
         browser.evaluate("document.querySelector('#scope button[data-scope=fleet]').click()")
         browser.evaluate("document.querySelector('#scope button[data-scope=replica]').click()")
         assert browser.wait_for("document.body.dataset.state === 'ready'") is True
@@ -111,7 +131,9 @@ def test_a_slow_fleet_answer_does_not_overwrite_the_scope_clicked_after_it(fleet
         browser.evaluate("new Promise((r) => setTimeout(() => r(true), 500))")
         assert browser.evaluate("document.body.dataset.scope") == "replica"
         assert browser.evaluate("document.querySelector('#scope button.active').dataset.scope") == "replica"
-        assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith("3 requests")
+        assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith(
+            "3 requests"
+        )
         assert browser.evaluate("document.getElementById('chart-cost').offsetParent") is not None
 
 
@@ -128,13 +150,24 @@ def test_a_failed_switch_keeps_the_scope_whose_numbers_are_shown(fleet_app, chro
     metrics.fleet.hours = broken
     with serve(app) as url, Browser(chromium_path) as browser:
         browser.open(f"{url}/prefixgate/dashboard?since=24h", 1400)
-        assert browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state") == "ready"
+        assert (
+            browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state")
+            == "ready"
+        )
         browser.evaluate("document.querySelector('#scope button[data-scope=fleet]').click()")
-        assert browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state") == "error"
+        assert (
+            browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state")
+            == "error"
+        )
         assert "fleet: HTTP 500" in browser.evaluate("document.getElementById('error').textContent")
         assert browser.evaluate("document.querySelector('#scope button.active').dataset.scope") == "replica"
         assert browser.evaluate("document.body.dataset.scope") == "replica"
         browser.evaluate("document.querySelector('#range button[data-since=\"7d\"]').click()")
-        assert browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state") == "ready"
-        assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith("3 requests")
+        assert (
+            browser.wait_for("document.body.dataset.state !== 'loading' && document.body.dataset.state")
+            == "ready"
+        )
+        assert browser.evaluate("document.getElementById('card-spent-sub').textContent").startswith(
+            "3 requests"
+        )
         assert browser.evaluate("document.getElementById('error').hidden") is True

@@ -20,7 +20,9 @@ def test_table_json_and_csv(tmp_path):
     write(path, records())
     table = run("--ledger", path, "--since", "2020-01-01")
     assert table.exit_code == 0, table.output
-    assert "cost summary" in table.output and "gpt-4o-mini" in table.output and "volatile-time" in table.output
+    assert (
+        "cost summary" in table.output and "gpt-4o-mini" in table.output and "volatile-time" in table.output
+    )
     # spent: 12 × $0.001 − 8 × 1024 × 1e-7 = $0.0111808, in cents from a cent up; saved
     # 8 × 1024 × 1e-7 = $0.0008192, 4 significant digits below a cent
     assert "│ spent" in table.output and "$0.01 │" in table.output and "$0.0008192" in table.output
@@ -32,7 +34,10 @@ def test_table_json_and_csv(tmp_path):
     assert data["unpriced"] == 1
 
     rows = list(csv.DictReader(io.StringIO(run("--ledger", path, "--csv").output)))
-    assert {r["model"] for r in rows} == {"gpt-4o-mini", "private"}  # the request without usage billed nothing
+    assert {r["model"] for r in rows} == {
+        "gpt-4o-mini",
+        "private",
+    }  # the request without usage billed nothing
     assert next(r for r in rows if r["model"] == "private")["cost_usd"] == ""  # unpriced: null, never 0
 
 
@@ -79,8 +84,8 @@ def test_no_rewrite_table_when_nothing_was_rewritten(tmp_path):
 
 
 def test_every_shown_counter_is_in_the_totals_table(monkeypatch):
-    from proxy.reporting import report
     from proxy.accounting.counters import COUNTERS, Counter
+    from proxy.reporting import report
 
     summary = {c.name: 7 if c.kind != "usd" else 1.5 for c in COUNTERS if c.shown}
     summary.update(token_hit_rate=0.5, request_hit_rate=0.25)
@@ -100,11 +105,29 @@ def test_the_table_fits_80_columns_with_long_names_and_big_amounts(tmp_path):
 
     path = str(tmp_path / "ledger.sqlite")
     long_name = "ft:gpt-4o-mini-2024-07-18:acme-corporation-support-assistant:billing-v7:Ab12Cd34"
-    recs = records() + [RequestRecord(f"x{i}", 1_700_000_000.0 + i, "t", "anthropic", "/v1/messages", model=long_name,
-                                      status=200, analysed=True, usage=Usage(900_000_000, 800_000_000, 50_000_000, 0, 9_000_000),
-                                      cost_usd=-123456.789 if i else 98765432.1, saved_usd=-12345678.9, missed_usd=1234567.89,
-                                      miss_reason="volatile-request-id; path=system[0]; offset=12") for i in range(3)]
-    recs += [RequestRecord("g", 1_700_000_000.0, "t", "openai", "/v1/" + "very-long-route/" * 8, method="GET", status=404)]
+    recs = records() + [
+        RequestRecord(
+            f"x{i}",
+            1_700_000_000.0 + i,
+            "t",
+            "anthropic",
+            "/v1/messages",
+            model=long_name,
+            status=200,
+            analysed=True,
+            usage=Usage(900_000_000, 800_000_000, 50_000_000, 0, 9_000_000),
+            cost_usd=-123456.789 if i else 98765432.1,
+            saved_usd=-12345678.9,
+            missed_usd=1234567.89,
+            miss_reason="volatile-request-id; path=system[0]; offset=12",
+        )
+        for i in range(3)
+    ]
+    recs += [
+        RequestRecord(
+            "g", 1_700_000_000.0, "t", "openai", "/v1/" + "very-long-route/" * 8, method="GET", status=404
+        )
+    ]
     write(path, recs)
     out = run("--ledger", path).output
     assert max(len(line) for line in out.splitlines()) <= 80, out

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
 
 import httptools
 import httpx
@@ -72,8 +72,12 @@ class ResponseParser:
         self.keep_alive = False
         self.leftover = False
         self.failed: Exception | None = None
-        self.tolerated: str | None = None  # framing llhttp accepted that RFC 9112 does not (proxy.transport.strict): never reused
-        self._head_wire: list[bytes] | None = []  # the bytes received while the head is incomplete, for the strict check
+        self.tolerated: str | None = (
+            None  # framing llhttp accepted that RFC 9112 does not (proxy.transport.strict): never reused
+        )
+        self._head_wire: (
+            list[bytes] | None
+        ) = []  # the bytes received while the head is incomplete, for the strict check
         self._chunk_check: ChunkFraming | None = None
         self.paused = False
         self.buffered = 0
@@ -93,7 +97,9 @@ class ResponseParser:
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self.fail(httpx.RemoteProtocolError("upstream switched protocols (101), which was never asked for"))
+            self.fail(
+                httpx.RemoteProtocolError("upstream switched protocols (101), which was never asked for")
+            )
         except httptools.HttpParserError as exc:
             if self.complete or self.leftover:
                 self.leftover = True  # the response was whole; what followed it was not ours
@@ -108,7 +114,9 @@ class ResponseParser:
                 # body byte: llhttp buffers a trailer whole, so it is bounded like a head
                 self._framing = 0 if self.body_bytes > body_before else self._framing + len(data)
                 if self._framing > MAX_HEAD:
-                    self.fail(httpx.RemoteProtocolError("upstream sent too many bytes of chunk framing or trailers"))
+                    self.fail(
+                        httpx.RemoteProtocolError("upstream sent too many bytes of chunk framing or trailers")
+                    )
         if in_head:
             if not self._in_head and self.failed is None:
                 self._check_head()  # the final head arrived in this piece
@@ -146,7 +154,9 @@ class ResponseParser:
         elif self.head_done and not self.head_only and not self._has_length and not self._chunked:
             self.complete = True  # read-until-close body; keep_alive stays False
         elif not self.head_done:
-            self.fail(httpx.RemoteProtocolError("upstream closed the connection without a full response head"))
+            self.fail(
+                httpx.RemoteProtocolError("upstream closed the connection without a full response head")
+            )
         else:
             self.fail(httpx.RemoteProtocolError("upstream closed the connection mid-body"))
         self._wake()
@@ -263,7 +273,9 @@ class ResponseBody(httpx.AsyncByteStream):
     """The body as it arrives (one piece per network arrival); ``aclose`` hands the
     connection back through ``done(parser)``, which decides reuse."""
 
-    def __init__(self, parser: ResponseParser, done: Callable[[ResponseParser], None], read_timeout: float | None) -> None:
+    def __init__(
+        self, parser: ResponseParser, done: Callable[[ResponseParser], None], read_timeout: float | None
+    ) -> None:
         self._parser = parser
         self._done = done
         self._read_timeout = read_timeout
