@@ -1,30 +1,11 @@
 """Every counter of the accounting, defined once: the table stats, summary, metrics and report share.
 
-A :class:`Counter` is a name (its key in ``/prefixgate/stats`` and in the summary), what one
-:class:`~proxy.accounting.records.RequestRecord` adds to it (``add``: a Python expression
-over ``r``, the record, and ``u``, its usage or None; 0 when the record adds nothing), the
-same for one ledger row (``sql``: an expression over the ``requests`` columns), a kind
-(``count``, ``tokens`` or ``usd``), a help text and, when Prometheus exports it, a
-:class:`Metric`. :mod:`.stats` sums ``add`` over records in memory,
-:mod:`proxy.reporting.summary` sums ``sql`` over the ledger (so the two agree by construction, and a test
-holds every ``add`` equal to its ``sql`` on the same records), :mod:`.metrics` exports the
-counters that have a :class:`Metric`, and :mod:`proxy.reporting.report` formats each by its kind. Adding a
-counter is one row here. The ``add`` expressions are text so that they compile into one
-function (:func:`contributions`): Stats and metrics run it once per request on the event
-loop, where one call per counter cost three times as much.
+A :class:`Counter` names its key, what a record adds (``add``), what a ledger row adds
+(``sql``), a kind (``count``, ``tokens``, ``usd``), a help text and an optional
+:class:`Metric`; adding a counter is one row here. :func:`finish` makes money exact or null;
+rewrite ids are capped at :data:`MAX_REWRITE_IDS` (:class:`Cap`).
 
-Money is exact or null: :func:`finish` turns the sums into JSON values, every ``usd`` counter
-null (never $0) when requests had usage but none of them had a price (the hidden ``priced``
-counter tells the two apart).
-
-The ``rules_drift_rows`` counter counts rows with rules drift; beside it, the stats and the
-summary name each drifted field in a top-level ``rules_drift`` table (:mod:`.drift`).
-
-Beside the table, rewrite ids (a record's ``rewrites``) are counted per id under whatever
-names records carry, but at most :data:`MAX_REWRITE_IDS` distinct ones (:class:`Cap`; later
-ids count as ``other``), so memory, JSON and metric labels stay bounded.
-
-This module keeps no request data and does no I/O.
+It keeps no request data and does no I/O. See docs/money.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
 """Fleet totals in Redis: the key layout, one write script and one read script.
 
-Every key sits under ONE hash tag, ``{key_prefix}{fleet}:…`` (the store's ``key_prefix``,
-default ``prefixgate:``), so a Redis Cluster keeps them on one node and a write or a read is
-one round trip there, as on a single Redis:
+Keys sit under one hash tag, ``{key_prefix}{fleet}:…`` (all-time, hourly, per-replica
+``applied``); fields are ``<counter>|<provider>|<model>`` integers (USD in nano-dollars).
+:func:`write` applies a numbered batch once per replica (Lua, atomic).
 
-- ``{kp}{fleet}:all`` — a hash of all-time sums (no expiry: Prometheus counters never go down);
-- ``{kp}{fleet}:h:<unix hour>`` — a hash per hour of request arrival, kept :data:`RETENTION_S`
-  (32 days: the dashboard's ranges up to 30 d);
-- ``{kp}{fleet}:applied:<replica>`` — that replica process's last batch number applied
-  (exactly-once, below), kept :data:`RETENTION_S` after its last write: one key per process
-  ever started would otherwise grow without end (a replica id is per process).
-
-A hash field is ``<counter>|<provider>|<model>`` (the model last, so it may hold anything; cut
-to :data:`MAX_MODEL_CHARS`); its value an integer: counts and tokens as they are, USD in
-nano-dollars (1e-9 USD, the precision money has everywhere in prefixgate). Integers and
-``HINCRBY`` keep the sums exact and order-free across replicas, where ``HINCRBYFLOAT`` would
-drift and print ``0.30000000000000004``; an int64 holds $9.2 billion per field.
-
-:func:`write` runs one Lua script (atomic): a batch numbered ``seq`` by replica ``replica`` is
-applied only if that replica's last applied number is lower, so a batch whose reply was lost
-(a deadline hit after Redis applied it) can be sent again without counting twice. A field
-whose ``HINCRBY`` fails (int64 overflow) is skipped and counted in the answer.
-
-This module keeps no state and sets no deadline (:mod:`proxy.accounting.fleet` does), but its
-client's close at shutdown (:data:`CLOSE_S`).
+It keeps no state and sets no deadline (:mod:`proxy.accounting.fleet` does), but its
+client's close at shutdown (:data:`CLOSE_S`). See docs/multi-replica.md.
 """
 
 from __future__ import annotations

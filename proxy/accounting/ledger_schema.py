@@ -1,24 +1,12 @@
 """The ledger's SQLite schema, how it is opened and checked, and a record's row.
 
-``open_ledger`` creates the file (WAL mode) or checks an existing one, adding columns an
-older ledger lacks (``ALTER TABLE … ADD COLUMN``, so old ledgers stay readable and old
-readers ignore the new columns); anything unusable — not a database, locked past the busy
-timeout, an unwritable folder — raises :class:`LedgerError` naming the path and the reason.
-A ledger file it creates is mode 0600 (its ``-wal`` and ``-shm`` follow the file's mode),
-in a folder it creates 0700 (:mod:`proxy.private`); an existing file or folder is left as
-the user set it.
+:func:`open_ledger` creates (WAL, mode 0600) or checks a ledger, adding missing columns, and
+raises :class:`LedgerError` for anything unusable. :func:`row_for` turns a record into a row
+(with its ``flags``); :func:`storable` repairs a row SQLite refused. Columns are named in
+:mod:`analyzer.logs.ledger_columns`.
 
-The columns and their types are named once, in :mod:`analyzer.logs.ledger_columns` (the
-``analyze`` reader takes them from there too). :func:`row_for` turns a
-:class:`~proxy.accounting.records.RequestRecord` into the row tuple, copying what the money
-layer computed (cost, savings, the cost breakdown) and computing nothing itself (prompt
-content only when bodies are logged); its ``flags`` column lists what was changed on the
-way: the usage numbers :mod:`analyzer.usage` clamped (``usage.<field>:<why>``), then what the
-money layer could not price exactly (``record.flags``, e.g. ``cache_write_tokens:ttl_split_unknown``).
-:func:`storable` is the writer's last resort for a row SQLite refused: a copy with every
-cell SQLite cannot take nulled (an int beyond signed 64 bits, a NaN/inf float, an unknown
-type) or repaired (text that is not valid UTF-8), each named in ``flags``
-(``<column>:<why>``). Writing lives in :mod:`proxy.accounting.ledger`.
+It computes no money and does not write rows (:mod:`proxy.accounting.ledger` does).
+See docs/money.md.
 """
 
 from __future__ import annotations

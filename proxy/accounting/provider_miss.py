@@ -1,37 +1,12 @@
 """The provider's own cache-miss reason, counted per type, and how often prefixgate agrees.
 
-Anthropic answers ``diagnostics.cache_miss_reason`` (the SDK's ``CacheMissReason``: a ``type``
-— ``model_changed``, ``system_changed``, ``tools_changed``, ``messages_changed``,
-``previous_message_not_found``, ``unavailable`` — and, for the ``*_changed`` ones,
-``cache_missed_input_tokens``). The money layer puts it on the record
-(``provider_miss_reason``, ``provider_missed_tokens``, ``provider_missed_usd``); this module
-counts it per type, in total and per provider — requests, missed tokens, missed dollars (null,
-never $0, when none of them was priced), and ``agrees``: the requests where prefixgate's own
-diagnosis (``record.miss_reason``) names the same cause. ``diagnosed`` counts the requests where
-prefixgate had a reason at all, ``prefixgate`` lists them by prefixgate's code.
+Counts Anthropic's ``diagnostics.cache_miss_reason`` per type, in total and per provider:
+requests, missed tokens, missed dollars (null, never $0, when none was priced), ``agrees``
+(prefixgate's ``record.miss_reason`` names the same cause), ``diagnosed`` and ``prefixgate``.
+The reason mapping lives in :func:`as_provider_type`; at most :data:`MAX_REASONS` types
+(later ones as ``other``).
 
-**The mapping (the one place):** prefixgate's reason → the provider's type (:func:`as_provider_type`):
-
-======================================  ==========================================
-``model-changed``                       ``model_changed``
-``tools-changed``, ``tool-order``       ``tools_changed``
-``system-changed``                      ``system_changed``
-``volatile-*``, ``json-key-order``      by the reason's ``path``: ``tools``/``functions`` →
-                                        ``tools_changed``; ``system``/``instructions`` →
-                                        ``system_changed``; ``messages``/``input`` →
-                                        ``messages_changed`` (``json-key-order`` without a
-                                        path: ``tools_changed``)
-anything else (``ttl-expired``,         none: prefixgate says the prefix repeated unchanged,
-``below-minimum``, ``not-cached``,      which no ``*_changed`` type agrees with
-``no-cache-breakpoint``,
-``schema-changed``), or no reason
-======================================  ==========================================
-
-``previous_message_not_found`` and ``unavailable`` name no change, so prefixgate never agrees
-with them (``agrees`` stays 0 there; ``diagnosed`` still shows what prefixgate said).
-
-Types come from upstream answers, so at most :data:`MAX_REASONS` distinct ones are counted
-(later ones as ``other``). This module keeps no request data and does no I/O.
+It keeps no request data and does no I/O. See docs/money.md.
 """
 
 from __future__ import annotations

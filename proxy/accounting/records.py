@@ -1,21 +1,12 @@
 """One finished request, as every sink (stats, ledger, metrics) sees it.
 
-The handler creates a :class:`RequestRecord` with each request's
-:class:`~proxy.exchange.Exchange` and fills what it learns before forwarding; the relay
-fills the rest (status, timing, usage) and hands the exchange to
-:class:`proxy.accounting.recorder.Recorder`, whose enrichers add the money and whose
-sinks get the record alone. The Gemini auto-cache makes one record for each of its own
-``cachedContents`` calls (request id ``<the causing request's id>-create`` / ``-refresh``, no
-usage, its ``cache_storage_usd``), handed to the sinks by
-:meth:`~proxy.accounting.recorder.Recorder.emit`. Records never hold an API key or auth header; prompt content
-only when ``--log-bodies`` is on.
-``prefix_segments`` is ``None`` when the prefix store was skipped or failed: every sink
-counts that as unknown, never as a miss or as 0 repeated. ``store`` says which it was
-(:data:`STORE_STATES`): ``ok`` (the store answered), ``unavailable`` (it failed or missed its
-deadline), ``skipped`` (not asked: its breaker was open, or it is held until the shared
-tenant secret is read), ``none`` (no look-up was needed: nothing to cache, or the request
-ended before its body was analysed) or ``cancelled`` (the look-up, running beside the upstream
-call, was still in flight when the request ended: the client left, or shutdown cut it).
+The handler creates a :class:`RequestRecord` with each exchange, the relay fills status,
+timing and usage, and :class:`proxy.accounting.recorder.Recorder` adds money and hands it
+to the sinks. ``prefix_segments`` is ``None`` when the store was skipped or failed;
+``store`` says which (:data:`STORE_STATES`).
+
+It never holds an API key or auth header; prompt content only with ``--log-bodies``.
+See docs/money.md.
 """
 
 from __future__ import annotations

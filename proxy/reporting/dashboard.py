@@ -1,25 +1,10 @@
 """The admin pages under ``/prefixgate/`` that read the money layer's ledger and metrics: :func:`routes`.
 
-- ``GET /prefixgate/dashboard`` — one HTML page (``proxy/reporting/static/``): no CDN, nothing from
-  the internet; plain JS draws SVG charts from the JSON API below.
-- ``GET /prefixgate/static/{name}`` — that page's own CSS and JS (a fixed list of files).
-- ``GET /prefixgate/kv`` — the KV-cache calculator (:mod:`proxy.reporting.kv_page`), linked
-  from the dashboard.
-- ``GET /prefixgate/api/summary?since=24h&until=…&buckets=48`` — the ledger's summary of a
-  time range (:func:`proxy.reporting.summary.summarize`); its totals use the same definitions as
-  ``/prefixgate/stats``, so for the same requests the numbers are equal. A model priced at a
-  borrowed rate carries its price row's label (``priced_as``).
-- ``GET /prefixgate/api/fleet?since=24h`` — with a Redis store only (404 on the memory store,
-  where one replica is the fleet): the whole fleet's totals (:mod:`proxy.accounting.fleet`) over
-  the range, to the hour (a range takes every hour it touches; ``all`` is the all-time totals),
-  ``models`` and an hourly ``series``; ``available: false`` and the last values read when Redis
-  does not answer. The summary says ``fleet: true`` when it exists: the page then shows its
-  "this replica" / "whole fleet" switch.
-- ``GET /prefixgate/metrics`` — Prometheus text from the app's own registry (the fleet's series
-  read first, at most once a second).
+``dashboard`` (one self-contained HTML page), ``static/{name}``, ``kv``, ``api/summary``,
+``api/fleet`` (Redis store only) and ``metrics`` (Prometheus text).
 
-Access control is not here (see :mod:`proxy.access`). Repeated prefixes show a fingerprint;
-text previews only when the proxy logs bodies.
+It does no access control (see :mod:`proxy.access`) and shows prompt text only when the
+proxy logs bodies. See docs/dashboard.md.
 """
 
 from __future__ import annotations

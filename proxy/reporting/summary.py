@@ -1,26 +1,11 @@
 """The cost summary of a time range, computed from the ledger (dashboard API and `report`).
 
-:func:`summarize` reads the ``requests`` table of a ledger and returns plain JSON-ready
-data: totals (one SUM of each counter's ``sql`` of :data:`proxy.accounting.counters.COUNTERS`,
-the table ``/prefixgate/stats`` sums in memory, so the two agree for the same requests), hit
-rates, requests per rewrite id (``rewrites``, in total and per provider, at most 64 ids), a
-time series (cost stacked by paid input, cached read, cache write and output; token hit
-rate; the bucket size picked from the range and the data, :func:`pick_step`), the top
-repeated prefixes, miss reasons, the provider's own miss reasons per type
-(``provider_miss_reasons``, in total and per provider: :mod:`.provider_miss`), the rules-drift
-table (``rules_drift``, per provider, model and field: :mod:`.drift`; the ``rules_drift_rows``
-counter counts the drifted rows), per-upstream totals (``upstreams``, keyed by the configured
-upstream's name; rows written without one under their provider's name; at most 64 names, the
-rest together as ``other``), a per-model table of the models that billed something,
-and apart from it the requests that billed nothing (``not_billable``: model lists, probes,
-failures of models that never answered with usage), by method and route. A row whose prefix
-is unknown (``prefix_segments`` NULL: the store was skipped) counts as ``prefix_unknown``,
-on neither side of ``request_hit_rate``.
-:func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
+:func:`summarize` reads the ``requests`` table and returns JSON-ready totals (the same
+counters as ``/prefixgate/stats``), hit rates, a time series (:func:`pick_step`), top
+prefixes (fingerprints), miss reasons, rules drift, per-upstream and per-model tables and
+``not_billable``. :func:`parse_since` reads ``24h`` / ``7d`` / ``30m`` / an ISO time.
 
-Repeated prefixes are shown as a short fingerprint (the first 8 bytes of the chain hash,
-hex); a preview of their text only when bodies were logged (``--log-bodies``). This module
-only reads; the ledger writes.
+It only reads; the ledger writes. See docs/dashboard.md.
 """
 
 from __future__ import annotations

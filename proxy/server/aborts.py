@@ -1,21 +1,13 @@
 """How a response that cannot finish ends: one log line from the proxy, no traceback.
 
-Once the status line has gone out, the only way to tell a client that a body is
-incomplete is to abort the connection, and an ASGI app does that by raising: uvicorn then
-closes the socket, so the client sees a truncated response, never a complete-looking
-one. uvicorn also logs ``Exception in ASGI application`` with a full traceback, which
-for an expected event (an upstream dying mid-stream, a shutdown cutting a stream) is
-noise. So the relay logs its own one line (with the request id), then raises one of::
+The relay logs one line (with the request id), then raises; uvicorn aborts the connection::
 
     Aborted                       (marker mixin: "already logged")
-      ├─ UpstreamFailed (RuntimeError)       the upstream broke off mid-response
-      └─ ShutdownCut (asyncio.CancelledError) the server's shutdown timeout cut it; still a
-                                              cancellation, so the task ends cancelled
+      ├─ UpstreamFailed (RuntimeError)        the upstream broke off mid-response
+      └─ ShutdownCut (asyncio.CancelledError) the shutdown timeout cut it (still cancelled)
 
-and :class:`DropLogged`, installed on the ``uvicorn.error`` logger by
-:func:`install_log_filter`, drops uvicorn's record for them (and only for them).
-
-This module does not decide when a response is aborted (see :mod:`proxy.relay`).
+:class:`DropLogged` (:func:`install_log_filter`) drops uvicorn's record for them only. It
+does not decide when a response is aborted (:mod:`proxy.relay`). See docs/shutdown.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """Refuses request heads (request line + headers) over a size limit, with 431, in both of
 uvicorn's HTTP/1.1 implementations.
 
-uvicorn with httptools (what ``http="auto"`` picks) accepts a head of any size and
-buffers it whole before the app sees a byte, so an ASGI-level check comes too late. The
-classes here are uvicorn's own protocols with a byte count added, passed to uvicorn as
-``http=`` by :func:`head_limited`; the limit is uvicorn's ``h11_max_incomplete_event_size``
-setting, which h11 enforces itself on incomplete heads (so one number governs both):
+:func:`head_limited` passes uvicorn :class:`HeadLimitedHttpTools` or :class:`HeadLimitedH11`
+as ``http=``; the limit is ``h11_max_incomplete_event_size``. Over it: one 431
+(``x-prefixgate-error: header_too_large``), then the connection closes; the app never sees it.
 
-- :class:`HeadLimitedHttpTools` counts the bytes received while a head is incomplete
-  (less the previous request's body bytes in the read that began it) and the bytes of URL
-  and headers the parser hands over once it is complete;
-- :class:`HeadLimitedH11` turns h11's "receive buffer too long" into 431 instead of
-  uvicorn's 400, and measures complete heads the same way.
-
-Over the limit: one ``431 Request Header Fields Too Large`` (plain text, ``connection:
-close``, ``x-prefixgate-error: header_too_large``) — after the response still going out on
-that connection, when the head was pipelined behind another request — then the connection
-is closed and nothing more is read, so at most the limit plus one read is ever buffered;
-the app (and so the upstream) never sees the request. This module does not limit bodies
-(the handler's ``--max-body`` does) and does not change anything else uvicorn does.
+It does not limit bodies (``--max-body`` does) or change anything else uvicorn does.
+See docs/request-path.md.
 """
 
 from __future__ import annotations

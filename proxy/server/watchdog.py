@@ -1,21 +1,11 @@
 """The last line of a bounded stop: a thread that ends the process at a deadline.
 
-:class:`Watchdog` is started with the server (a daemon thread blocked on a pipe) and armed by
-the first stop signal (:class:`proxy.server.shutdown.ProxyServer`) for ``--shutdown-timeout``
-plus :data:`HARD_S`. Arming writes one byte to the pipe: no lock, no thread start, nothing a
-signal handler that interrupted the main thread anywhere could deadlock on. From then on the
-process ends by the deadline whatever the event loop does: a close waiting on a dead peer, a
-startup stuck on a dependency, ``asyncio.run``'s own clean-up (unbounded on Python 3.11), the
-interpreter's exit joining a worker thread stuck in a blocking call, a loop blocked in a
-synchronous call. If the process is still running then, it logs one ERROR naming where every
-thread and every pending task of the loop was (:func:`proxy.server.stacks.everywhere`),
-closes the books from its own thread (``books(timeout_s)``: the ledger's
-:meth:`~proxy.accounting.ledger.Ledger.close_from_thread`, at most :data:`BOOKS_S`), and
-exits, within 0.5 s of the deadline even with its log stuck, with status 128 + the signal
-(143 after a SIGTERM, 130 after a Ctrl-C). It is never disarmed: once a stop began, the
-process must end.
+:class:`Watchdog` starts with the server and is armed by the first stop signal for
+``--shutdown-timeout`` plus :data:`HARD_S`. At the deadline it logs where every thread and
+task was, closes the books (at most :data:`BOOKS_S`) and exits with 128 + the signal.
+It is never disarmed.
 
-This module does not stop anything gracefully (:mod:`.shutdown` does).
+It does not stop anything gracefully (:mod:`.shutdown` does). See docs/shutdown.md.
 """
 
 from __future__ import annotations

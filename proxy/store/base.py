@@ -1,26 +1,11 @@
 """What every prefix store answers: :class:`PrefixStore`, the interface and its defaults.
 
-Every store answers :meth:`~PrefixStore.seen` (look up and record, one step) and
-:meth:`~PrefixStore.aclose`. The optional features are declared here too, each with what a
-store without it answers, so callers call them directly and never probe for them:
+Every store answers :meth:`~PrefixStore.seen` and :meth:`~PrefixStore.aclose`; the
+optional features (``waits``, warm-up, health, recovery, scopes, …) are declared here with
+what a store without them answers, so callers call them directly and never probe.
 
-- ``waits`` / :meth:`~PrefixStore.seen_sync` — a store that never waits (``waits`` False: the
-  memory store) answers at once, without a task or a deadline (:mod:`proxy.store.lookup`);
-- :meth:`~PrefixStore.warm_up`, :meth:`~PrefixStore.health`, :meth:`~PrefixStore.on_recovery`,
-  :meth:`~PrefixStore.hold_until` — what the app asks of a guarded store
-  (:mod:`proxy.store.guard`): reading ahead at start what the first look-ups would wait for
-  (nothing here), its breaker for ``/prefixgate/health`` (None: nothing to show), the shared
-  secret's write-back when it comes back (nothing comes back here), and being held until the
-  secret is read (here: the work runs in the background, the store stays usable;
-  :meth:`aclose` cancels it);
-- ``scoped``, :meth:`~PrefixStore.scope`, :meth:`~PrefixStore.scopes`,
-  :meth:`~PrefixStore.stale`, :meth:`~PrefixStore.recovers`, :meth:`~PrefixStore.ping`,
-  ``warm`` and ``on_lost_data`` — what the guard asks of the remote store it wraps (one scope,
-  nothing cheaper than a look-up to ask, every return needs the recovery work, nothing to read
-  ahead at start).
-
-The stores are :mod:`proxy.store.memory` and :mod:`proxy.store.redis_store`, the guard
-:mod:`proxy.store.guard`.
+It implements no store: those are :mod:`proxy.store.memory` and
+:mod:`proxy.store.redis_store`, the guard :mod:`proxy.store.guard`. See docs/store.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """A circuit breaker for one dependency: closed (use it) or open (skip it, probe it), and
 the capped exponential backoff between its probes (:class:`Backoff`).
 
-States and moves, all driven by the caller and a clock (no I/O, no tasks, no sleeping):
+:meth:`Breaker.allow`, :meth:`failure`, :meth:`try_probe` and :meth:`probe_done` move it,
+driven by the caller and a clock; only a probe closes it, never a call that began before
+it opened.
 
-- **closed**: :meth:`Breaker.allow` is True; the caller uses the dependency.
-  :meth:`failure` (an error or a missed deadline) opens the breaker.
-- **open**: :meth:`allow` is False; the caller skips the dependency without waiting on
-  it. :meth:`try_probe` grants at most one probe at a time, the first one backoff after the
-  failure that opened the breaker, each later one backoff after the previous probe
-  failed. The backoff starts at ``first_backoff_s`` (100 ms), doubles after each failed
-  probe up to ``max_backoff_s`` (5 s), and is shortened by up to ``jitter`` (20 %) at
-  random so that replicas that lost Redis together do not probe it in step; it never
-  exceeds the cap. :meth:`probe_done` with ``ok=True`` closes the breaker and resets the
-  backoff to its first step.
-
-A success reported by a call that started before the breaker opened does not close it:
-only a probe does, so a flapping dependency costs at most one deadline per opening. This
-module does not call the dependency or bound its calls (see :mod:`proxy.store.guard`).
+It does no I/O, starts no tasks, and does not call or bound the dependency
+(see :mod:`proxy.store.guard`). See docs/store.md.
 """
 
 from __future__ import annotations

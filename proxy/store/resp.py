@@ -1,23 +1,12 @@
 """A minimal Redis client for the prefix look-up's hot path: :class:`RespPool`.
 
-One command per round trip over a few pooled asyncio TCP connections, RESP2 replies
-parsed in a few lines. It exists for speed: redis-py's asyncio client spends about 100 µs
-of Python per command (its retry and observability layers, pool and parser) on top of the
-loopback round trip, which is most of what a Redis store adds to a request
-(``prefixgate bench proxy --store``). Only :class:`proxy.store.redis_store.RedisStore`'s
-look-up and ``PING`` use it, on a plain ``redis://host:port/db`` URL (user and password
-included); TLS, unix sockets and Cluster stay with redis-py.
+One command per round trip over a few pooled asyncio connections, RESP2 parsed in a few
+lines, used only by :class:`proxy.store.redis_store.RedisStore`'s look-up and ``PING`` on a
+plain ``redis://`` URL; it exists because redis-py costs ~100 µs of Python per command.
+:func:`pack` builds a command; errors are :class:`RespError` or connection errors.
 
-A connection goes back to the pool only after its reply was read in full (an error reply
-included); any exception or cancellation (the guard's deadline) while a command is in flight
-closes it, so a late reply is never read as the next command's answer. A connection is
-opened on demand (``AUTH`` / ``SELECT`` first when the URL asks), at most ``max_idle`` are
-kept. :func:`pack` builds a command from bytes arguments.
-
-Errors: :class:`RespError` for an error reply (``-NOSCRIPT …``: the connection stays
-usable); :class:`ConnectionError` (or :class:`OSError`, :class:`asyncio.IncompleteReadError`)
-when the server is gone. This module does not retry, pipeline, time out calls (the caller's
-deadline does: :mod:`proxy.store.guard`) or speak RESP3, pub/sub or TLS.
+It does not retry, pipeline, time out calls (:mod:`proxy.store.guard` does) or speak RESP3,
+pub/sub or TLS. See docs/store.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """The upstream connection pool: :class:`H1Transport`, an ``httpx.AsyncBaseTransport``.
 
-It takes a request whose body is in memory, writes head and body in ONE send (so Nagle +
-delayed ACK can never stall a request) and returns an ``httpx.Response`` as soon as the
-head is in, its ``stream`` yielding the body as it arrives (transfer coding removed,
-content coding kept). It exists because httpcore's pool cost ~0.7 ms of CPU per request
-on loopback, several times the rest of the proxy.
+Writes head and body in one send and returns an ``httpx.Response`` once the head is in,
+streaming the body. Per-origin LIFO idle pools, ``max_connections``, httpx timeouts and
+errors; a reused connection that fails before any response byte within ``stale_window_s``
+is retried once on a fresh one. Parsing is :mod:`.response_parser`, reuse :mod:`.reuse`.
 
-What it does: per-origin LIFO pools of idle connections (https verified against
-certifi's CA bundle), ``max_connections`` in use at once and at most that many sockets held,
-busy or idle (the oldest idle one is closed to make room); a send that finds every slot busy
-waits for one at most its ``pool`` timeout, then raises ``httpx.PoolTimeout`` (counted in
-:meth:`H1Transport.stats`, with the slots in use, the idle connections and the sends waiting),
-``connect``/``write``/``read`` timeouts from ``request.extensions["timeout"]``. Responses
-are parsed by llhttp (:mod:`proxy.transport.response_parser`); whether a connection is reused is
-decided only by :mod:`proxy.transport.reuse`. A request that fails on a *reused*
-connection before any response byte arrived, within ``stale_window_s`` (1 s) of being
-sent, is retried once on a fresh one: the server had closed the idle socket as the
-request crossed it. A later failure means the upstream had the request for a while (it
-may have run it: a paid generation), so it is an error, never a second send.
-
-Errors are httpx's (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``,
-``WriteTimeout``, ``PoolTimeout``, ``ReadError``, ``WriteError``, ``RemoteProtocolError``,
-``LocalProtocolError``), so callers treat it and httpx's own transport alike. Not
-supported: HTTP/2, proxies, upgrades (101 is an error); a streamed request body is read
-into memory first.
+It does not support HTTP/2, proxies or upgrades; a streamed request body is read into
+memory first. See docs/request-path.md.
 """
 
 from __future__ import annotations

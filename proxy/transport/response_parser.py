@@ -1,29 +1,11 @@
 """One request's response on one connection, parsed by llhttp (``httptools``).
 
-A :class:`ResponseParser` is created when a request is written and fed every byte the
-connection receives until its response ends. llhttp does the HTTP/1.1 grammar (status
-line, header tokens and values, Content-Length, chunked coding, trailers, the
-Content-Length/Transfer-Encoding conflicts, body-less statuses); this module adds what a
-client must decide itself:
+A :class:`ResponseParser` is fed every byte the connection receives until its response
+ends; it adds what a client must decide itself (1xx skipping, HEAD, close-delimited bodies,
+:attr:`leftover`, ``MAX_HEAD``, :attr:`ResponseParser.tolerated`). Head and body reach the
+caller through :meth:`head` and :class:`ResponseBody`.
 
-- interim ``1xx`` responses are skipped (llhttp knows 100-103 as body-less; any other
-  1xx with a body is an error); ``101`` (an upgrade never asked for) is an error;
-- only HTTP/1.0 and HTTP/1.1, and statuses 100-599, are accepted;
-- a response to ``HEAD`` ends with its head (llhttp cannot be told; a byte after it is a
-  leftover);
-- a body with neither Content-Length nor chunked coding ends when the server closes;
-- any byte after the response's end marks a :attr:`leftover`, which forbids reuse
-  (:mod:`proxy.transport.reuse`);
-- a head, and the framing bytes between body bytes (chunk lines, trailers), are bounded
-  by ``MAX_HEAD``, so a peer cannot grow memory without sending body;
-- framing llhttp accepts but RFC 9112 does not (a bare LF ending a head line or a chunk's
-  data, an empty line before the status line, a Transfer-Encoding list) is delivered and
-  named in :attr:`ResponseParser.tolerated`, which forbids reuse (:mod:`proxy.transport.strict`).
-
-Head and body reach the caller through :meth:`head` and :class:`ResponseBody` (an
-``httpx.AsyncByteStream`` yielding bytes as they arrive, transfer coding removed,
-content coding kept). Bare-LF line ends are tolerated, as h11 does (the connection is then
-not reused); bare CR, NUL and other control bytes in a head are not. This module does not open, reuse or close connections.
+It does not open, reuse or close connections. See docs/request-path.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """The pool's security boundary: when an upstream connection may carry another request.
 
-HTTP/1.1 has no request ids: a response belongs to a request only by its place on the
-connection. One stray byte (a body running past its ``Content-Length``, a ``408`` sent to
-an idle connection, a protocol switch) shifts every later response onto the wrong
-request, across tenants. So a connection goes back to the pool, and comes out of it, only
-when its last exchange ended *exactly*; every other case closes it. Both rules live here
-and nowhere else:
+A connection goes back to the pool, and comes out of it, only when its last exchange ended
+exactly; one stray byte would shift later responses onto other requests, across tenants.
+:func:`may_release` decides after a response, :func:`may_checkout` before the next request.
 
-- :func:`may_release` (after a response): the response was read to its end as framed
-  (Content-Length, chunked, or a body-less status); no byte arrived after that end; both
-  sides allowed keep-alive (HTTP/1.1 without ``Connection: close``, or HTTP/1.0 with
-  ``keep-alive``); no upgrade; the parser saw no error, and its framing was strict RFC 9112
-  (nothing llhttp merely tolerated: a bare LF, an empty line before the status line, …,
-  :mod:`proxy.transport.strict`); reading is not paused (a body
-  left unread above the high-water mark: the next response would never be read); the
-  request went out whole; the socket is still open.
-- :func:`may_checkout` (before the next request): still open, nothing arrived while it
-  was idle (seen by the protocol, or waiting unread in the socket: a poll with no wait),
-  and idle for less than ``keepalive_expiry``.
-
-This module decides; it does not read, write or close sockets.
+It decides; it does not read, write or close sockets. See docs/request-path.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
 """What a strict HTTP/1.1 reader would refuse that llhttp, as the pool runs it, lets through.
 
-llhttp frames the pool's responses with one leniency on (a bare LF ends a line, as h11
-does) and, by its own defaults, tolerates a little more: empty lines before the status
-line, a bare LF after a chunk's data or in the trailers, a Transfer-Encoding list that
-merely ends in ``chunked``. Such a response is still delivered as llhttp framed it, but
-the connection that carried it is never reused (:mod:`proxy.transport.reuse`): a peer that
-breaks framing one way may break it another, and where its next response starts is then
-a guess. (An upstream that answered with LF-only lines and then stopped reading made the
-next request on that connection wait for the read timeout.)
+Checks response framing bytes against RFC 9112 (CRLF line ends) after llhttp accepted them:
+:func:`strict_heads`, :func:`strict_codings` and :class:`ChunkFraming`. A violation only
+forbids reuse (:mod:`proxy.transport.reuse`); the caller still gets what llhttp framed.
 
-This module checks the framing bytes against RFC 9112's grammar with CRLF line ends, and
-only after llhttp accepted them, so it can only forbid reuse, never change what the
-caller receives:
-
-- :func:`strict_heads`: every head (interim ``1xx`` ones too) is
-  ``HTTP/1.x SP 3DIGIT [SP reason] CRLF`` then ``token ":" OWS value OWS CRLF`` lines,
-  then ``CRLF``: no bare LF, no obs-fold, no empty line before the status line, no control
-  byte but HTAB;
-- :func:`strict_codings`: at most one ``Transfer-Encoding`` field, and it is exactly
-  ``chunked`` (h11 refuses every other coding);
-- :class:`ChunkFraming`: in a chunked body, each size line, the CRLF after each chunk's
-  data, each trailer line and the final empty line end in CRLF.
-
-A Content-Length or close-delimited body has no framing bytes to check. This module does
-not parse bodies for the caller, decide reuse, or read sockets.
+It does not parse bodies for the caller, decide reuse, or read sockets.
+See docs/request-path.md.
 """
 
 from __future__ import annotations
