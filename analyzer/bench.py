@@ -20,8 +20,8 @@ import time
 
 import click
 
-from analyzer.logs.analysis import AnalyzeConfig
 from analyzer.logs.cli import run_analysis
+from analyzer.logs.config import AnalyzeConfig
 
 WORDS = (
     "policy refund order shipping account invoice warranty return exchange delivery customer support "

@@ -1,10 +1,10 @@
 """Volatile-content detectors: what in a prompt changes from one request to the next.
 
-:func:`find_volatile` returns each per-request value (times, dates of today, placeholders,
-UUIDs, request ids, JWTs, random hex/base64 ids) with its span, kind, severity and reason;
-the words around a value decide (rules in :mod:`analyzer.detection.judge`), and code,
-examples, historical dates and the like are not findings. One scan: anchors first, shapes
-only where an anchor is (:mod:`analyzer.detection.shapes`).
+:func:`find_volatile` returns each per-request value (times and dates of today in any language,
+placeholders, UUIDs, request ids, JWTs, random ids, session state) with its span, kind, severity
+and reason; the words around a value decide (:mod:`analyzer.detection.judge`), and code,
+examples, historical dates and the like are not findings. One scan: anchors first, shapes only
+where an anchor is (:mod:`analyzer.detection.shapes`); a kept date repeated is found again.
 
 It does NOT know which part of a request is cacheable: callers decide.
 See docs/lint.md for every kind and what is not a finding.
@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.detection.judge import judged
-from analyzer.detection.names import HIGH, MEDIUM
+from analyzer.detection.candidate import HIGH, LOW, MEDIUM
+from analyzer.detection.judge import UNLABELLED, judged
 from analyzer.detection.randomness import MAX_ID_CHARS, entropy
-from analyzer.detection.shapes import LOW, scan
+from analyzer.detection.repeats import KINDS as REPEATED
+from analyzer.detection.repeats import again, without_series
+from analyzer.detection.shapes import scan
 
 __all__ = ["HIGH", "MEDIUM", "LOW", "KIND_LABELS", "MAX_ID_CHARS", "Volatile", "entropy", "find_volatile"]
 
@@ -32,6 +34,7 @@ KIND_LABELS = {
     "jwt": "JWT",
     "hex-id": "random hex id",
     "base64-id": "random base64 id",
+    "state": "session state",
 }
 
 
@@ -54,7 +57,7 @@ def find_volatile(text: str, *, context: str = "prompt") -> list[Volatile]:
     """
     if not text:
         return []
-    return [
-        Volatile(c.kind, c.start, c.end, text[c.start : c.end], c.severity, why)
-        for c, why in judged(text, scan(text), context)
-    ]
+    kept = without_series(text, list(judged(text, scan(text), context)), UNLABELLED)
+    if any(c.kind in REPEATED for c, _ in kept):
+        kept = sorted(kept + again(text, kept), key=lambda cw: cw[0].start)
+    return [Volatile(c.kind, c.start, c.end, text[c.start : c.end], c.severity, why) for c, why in kept]

@@ -6,5 +6,6 @@ Packages, imports running one way (``server`` → ``engine`` → ``models`` → 
 network's parts), ``models`` (the decoder stack), ``caches`` (KV caches and the paged pool), ``engine``
 (continuous batching), ``utils`` (loader, tokenizer, dtypes, huge pages), ``server`` (OpenAI-compatible
 HTTP, ``prefixgate local``) and ``bench``. The only package in prefixgate that imports torch; of
-``analyzer`` it imports one leaf, ``analyzer.wire``. It downloads nothing. Design notes: docs/engine.md.
+``analyzer`` it imports the leaves ``analyzer.wire``, ``analyzer.kv`` and ``analyzer.sizes``. It runs on
+the CPU or a CUDA GPU and downloads nothing. Design notes: docs/engine.md.
 """

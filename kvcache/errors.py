@@ -4,10 +4,10 @@
     ├── ModelFilesError          a checkpoint folder or one of its files is missing or unreadable
     ├── UnsupportedModelError    an architecture, activation or RoPE type this engine does not implement
     ├── DTypeError               a dtype that is unknown or that this machine cannot run
+    ├── DeviceError              a device that is unknown or absent (``--device cuda`` without CUDA)
     └── ContextLengthError       a prompt (plus the tokens asked for) longer than the context
 
-This module does not format HTTP errors; the server maps these to OpenAI error JSON itself (400 for a
-bad request, 503 when generation fails).
+It does not format HTTP errors (the server maps these to OpenAI error JSON: 400 or 503).
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ class UnsupportedModelError(EngineError):
 
 class DTypeError(EngineError):
     """An unknown dtype, or one this machine cannot compute in."""
+
+
+class DeviceError(EngineError):
+    """An unknown device, or one this machine does not have."""
 
 
 class ContextLengthError(EngineError):

@@ -36,16 +36,15 @@ from proxy.gate import Gate
 from proxy.gemini_cache.hook import auto_cache_for
 from proxy.handler import handle
 from proxy.reporting import dashboard
-from proxy.routing import Router
 from proxy.server.aborts import install_log_filter
 from proxy.store import PrefixStore, open_store
 from proxy.store.guard import guarded
 from proxy.tenant import TenantHasher
+from proxy.upstream_urls import Router
 
 log = logging.getLogger("prefixgate.access")
-MAX_HEALTH_DRIFT = (
-    10  # rules-drift rows /prefixgate/health names (the most frequent; all in /prefixgate/stats)
-)
+#: Rules-drift rows /prefixgate/health names (the most frequent; all are in /prefixgate/stats).
+MAX_HEALTH_DRIFT = 10
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
@@ -82,25 +81,31 @@ class AccessLogSink:
 
 
 def _json(data: object, status: int = 200) -> Response:
+    """``data`` as JSON; an int beyond 64 bits, which orjson refuses, never 500s an endpoint."""
     try:
         content = orjson.dumps(data)
-    except TypeError:  # orjson refuses ints beyond 64 bits: never let one number 500 an endpoint
+    except TypeError:
         content = json.dumps(data, default=str).encode()
     return Response(content, status_code=status, media_type="application/json")
 
 
 async def stats_endpoint(request: Request) -> Response:
-    return _json(await request.app.state.gate.stats_json())  # the admin token is AdminAccess's job
+    """``/prefixgate/stats`` (the admin token is :class:`~proxy.access.AdminAccess`'s job)."""
+    return _json(await request.app.state.gate.stats_json())
 
 
 async def health_endpoint(request: Request) -> Response:
+    """``/prefixgate/health``: rules drift (a warning naming what to update, never a failure), the
+    upstream pool (size and whence, in use, idle, waiting, exhausted since start), the ledger,
+    and a guarded (Redis) store's breaker, bounded by its deadline (none for memory); 503 when
+    the ledger or the store is not ok."""
     gate: Gate = request.app.state.gate
     body = {
         "status": "ok",
         "store": "memory" if gate.config.store == "memory" else "redis",
         "uptime_s": round(time.monotonic() - gate.started, 3),
     }
-    drift = gate.stats.drift.rows()  # rules drift: a warning naming what to update, never a failure
+    drift = gate.stats.drift.rows()
     if drift:
         body["rules_drift"] = drift[:MAX_HEALTH_DRIFT]
         body["warnings"] = [row["warning"] for row in drift[:MAX_HEALTH_DRIFT]]
@@ -108,18 +113,14 @@ async def health_endpoint(request: Request) -> Response:
             body["warnings"].append(
                 f"{len(drift) - MAX_HEALTH_DRIFT} more rules-drift rows in /prefixgate/stats"
             )
-    if (
-        gate.pool is not None
-    ):  # the upstream pool: size (and whence), in use, idle, waiting; exhausted since start
+    if gate.pool is not None:
         body["pool"] = gate.pool.pool_stats()
     ledger = gate.money.ledger.health() if gate.money is not None else None
     if ledger is not None:
         body["ledger"] = ledger
         if not ledger["ok"]:
             body["status"] = "degraded"
-    breaker = (
-        await gate.store.health()
-    )  # a guarded (Redis) store's breaker, bounded by its deadline; None: memory
+    breaker = await gate.store.health()
     if breaker is not None:
         body["breaker"] = breaker
         if not breaker["ok"]:
@@ -143,18 +144,18 @@ def create_app(
     store: PrefixStore | None = None,
 ) -> Starlette:
     """The proxy app. ``transport`` replaces the network (unit tests pass an
-    ``httpx.MockTransport``); ``store`` replaces the one ``config.store`` names."""
+    ``httpx.MockTransport``); ``store`` replaces the one ``config.store`` names. A bad price
+    file or ledger raises here, before serving. On a Redis store the fleet's totals (every
+    replica's) live there too, and the tenant secret is the one every replica shares."""
     stats = Stats()
-    money = MoneyLayer.build(config)  # PriceFileError / LedgerError here, before serving
-    fleet = open_fleet(
-        config.store
-    )  # every replica's totals in Redis (proxy.accounting.fleet); None on memory
+    money = MoneyLayer.build(config)
+    fleet = open_fleet(config.store)
     if fleet is not None:
         money.metrics.attach_fleet(fleet)
     gate = Gate(
         config=config,
         router=Router.for_config(config),
-        tenants=TenantHasher.for_config(config),  # the secret every replica on the store shares
+        tenants=TenantHasher.for_config(config),
         store=guarded(store if store is not None else open_store(config), config.store_timeout),
         recorder=Recorder(
             [stats, AccessLogSink(), *money.sinks, *([fleet] if fleet else [])], money.enrichers
@@ -162,18 +163,18 @@ def create_app(
         stats=stats,
         money=money,
         fleet=fleet,
-        gemini_auto_cache=auto_cache_for(
-            config, money.prices
-        ),  # --gemini-auto-cache; off when no upstream has it
+        gemini_auto_cache=auto_cache_for(config, money.prices),
     )
 
     money.metrics.attach_pool(lambda: gate.pool.pool_stats() if gate.pool is not None else None)
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
-        install_log_filter()  # uvicorn logs no traceback for a response the relay aborted (and logged)
+        # uvicorn logs no traceback for a response the relay aborted (and logged); a Redis (Cluster)
+        # store reads its slot map now, in the background: never awaited here
+        install_log_filter()
         gate.start(transport)
-        gate.store.warm_up()  # a Redis (Cluster) store reads its slot map now, in the background: never awaited here
+        gate.store.warm_up()
         if gate.tenants.shared_store:
             # Redis came back (maybe empty): write the shared secret back before the store is used again
             gate.store.on_recovery(gate.tenants.reassert_shared)
@@ -189,18 +190,17 @@ def create_app(
         finally:
             from proxy.server.closing import close_gate
 
-            await close_gate(
-                gate
-            )  # pool, store, sinks within a budget; the ledger always closes (proxy.server.closing)
+            # pool, store, sinks within a budget; the ledger always closes
+            await close_gate(gate)
 
+    # /v1/ first, so the hot path matches at once; the catch-all last: /v1beta/, /NAME/…, and the
+    # 404 naming the prefixes
     routes = [
-        Route("/v1/{path:path}", handle, methods=ALL_METHODS),  # first: the hot path matches at once
+        Route("/v1/{path:path}", handle, methods=ALL_METHODS),
         Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
         Route("/prefixgate/health", health_endpoint, methods=["GET"]),
         *dashboard.routes(money.ledger, money.metrics, log_bodies=money.log_bodies, prices=money.prices),
-        Route(
-            "/{path:path}", handle_other, methods=ALL_METHODS
-        ),  # last: /v1beta/, /NAME/..., and the 404 naming the prefixes
+        Route("/{path:path}", handle_other, methods=ALL_METHODS),
     ]
     middleware = [Middleware(AdminAccess, token=config.admin_token)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)

@@ -5,7 +5,7 @@
 upstream name + model (two upstreams never share a chain). :func:`needs_stream_usage` /
 :func:`with_stream_usage` ask an OpenAI stream for its usage chunk. Never raises on a body:
 anything unparsable is forwarded as it came. It does not look at the path, the store or the
-network (the route's facts come from the target's :class:`~proxy.routing.Endpoint`).
+network (the route's facts come from the target's :class:`~proxy.endpoints.Endpoint`).
 See docs/request-path.md (segments and the prefix chain).
 """
 
@@ -18,20 +18,25 @@ import orjson
 
 from analyzer.prefix import Chain, chain, root_hash
 from analyzer.segments import Segment, segments_for
-from proxy.routing import Endpoint, Target
+from proxy.endpoints import Endpoint
+from proxy.upstream_urls import Target
+
+#: A body over this many bytes is parsed (and rewritten) off the event loop, so other requests keep flowing.
+BIG_BODY = 1024 * 1024
 
 
 @dataclass(slots=True)
 class BodyAnalysis:
-    analysed: bool  # False: the body was not a JSON object (forwarded untouched)
+    """``analysed`` False: the body was not a JSON object (forwarded untouched). ``caches``: the
+    endpoint has prompt caching and the body has segments (the chain goes to the store)."""
+
+    analysed: bool
     body: Any = None
     model: str | None = None
     stream: bool = False
     segments: list[Segment] = field(default_factory=list)
     chain: Chain | None = None
-    caches: bool = (
-        False  # the endpoint has prompt caching and the body has segments (the chain goes to the store)
-    )
+    caches: bool = False
 
     @property
     def total_bytes(self) -> int:

@@ -206,7 +206,7 @@ class ProxyConfig:
                 raise ValueError(
                     f"upstream {spec.name!r} replaces the default one and must keep protocol {spec.name!r}"
                 )
-        from proxy.store.redis_store import cluster_nodes, redacted
+        from proxy.store.redis_urls import cluster_nodes, redacted
 
         if not (
             self.store == "memory"

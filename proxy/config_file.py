@@ -1,7 +1,8 @@
 """``prefixgate serve --config FILE``: named upstreams from a TOML file.
 
-One ``[[upstream]]`` table per upstream (``name``, ``protocol``, ``base_url``, optional
-``rules``, ``prices``, ``auto_cache``), in a file of its own or under ``[tool.prefixgate]`` of a
+One ``[[upstream]]`` table per upstream (``name``, ``protocol``, ``base_url`` or ``base_urls``,
+optional ``rules``, ``prices``, ``auto_cache``, ``routing``, ``health_path``,
+``health_interval``), in a file of its own or under ``[tool.prefixgate]`` of a
 ``pyproject.toml`` (:func:`discover` finds ``./pyproject.toml`` without ``--config``).
 Every mistake is one :class:`ConfigFileError`, one line naming the file and the line (found
 by scanning the text: ``tomllib`` gives none for values).
@@ -19,9 +20,22 @@ from typing import Any
 
 from proxy.config import PROTOCOLS, UpstreamSpec
 
-KEYS = ("name", "protocol", "base_url", "rules", "prices", "auto_cache")
+KEYS = (
+    "name",
+    "protocol",
+    "base_url",
+    "base_urls",
+    "rules",
+    "prices",
+    "auto_cache",
+    "routing",
+    "health_path",
+    "health_interval",
+)
 FLAGS = ("auto_cache",)  # the keys that take true / false
-REQUIRED = ("name", "protocol", "base_url")
+LISTS = ("base_urls",)  # the keys that take a list of strings
+NUMBERS = ("health_interval",)  # the keys that take a number
+REQUIRED = ("name", "protocol")
 TOP_LEVEL = {"upstream", "lint"}  # lint: prefixgate lint's own table, beside ours in pyproject.toml
 _HEADER = re.compile(r"^\s*\[\[\s*(?P<name>[A-Za-z0-9_.\s\"'-]+?)\s*\]\]\s*(#.*)?$")
 _TABLE = re.compile(r"^\s*\[")
@@ -107,14 +121,14 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
         for key in REQUIRED:
             if key not in table:
                 raise ConfigFileError(f"{origin}:{at}: upstream is missing {key!r}")
+        if ("base_url" in table) == ("base_urls" in table):
+            both = "base_url" in table
+            raise ConfigFileError(
+                f"{origin}:{keys.get('base_urls', at) if both else at}: upstream "
+                + ("gives both 'base_url' and 'base_urls' (one of them)" if both else "is missing 'base_url' (or 'base_urls')")
+            )
         for key, value in table.items():
-            if key in FLAGS:
-                if not isinstance(value, bool):
-                    raise ConfigFileError(
-                        f"{origin}:{keys.get(key, at)}: {key} must be true or false, got {value!r}"
-                    )
-            elif not isinstance(value, str):
-                raise ConfigFileError(f"{origin}:{keys.get(key, at)}: {key} must be a string, got {value!r}")
+            _check_type(origin, keys.get(key, at), key, value)
         name = table["name"]
         if name.lower() in names:
             raise ConfigFileError(
@@ -130,11 +144,13 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
                 UpstreamSpec(
                     name,
                     table["protocol"],
-                    table["base_url"],
+                    table.get("base_url", ""),
                     table.get("rules"),
                     table.get("prices"),
                     auto_cache=table.get("auto_cache", False),
                     line=at,
+                    base_urls=tuple(table.get("base_urls", ())),
+                    **{k: table[k] for k in ("routing", "health_path", "health_interval") if k in table},
                 )
             )
         except ValueError as exc:
@@ -143,11 +159,30 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
     return tuple(specs)
 
 
+def _check_type(origin: str, line: int, key: str, value: Any) -> None:
+    """A value of the wrong TOML type: true / false, a list of strings, a number or a string."""
+    if key in FLAGS:
+        ok, want = isinstance(value, bool), "true or false"
+    elif key in LISTS:
+        ok, want = isinstance(value, list) and all(isinstance(v, str) for v in value), "a list of strings"
+    elif key in NUMBERS:
+        ok, want = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+    else:
+        ok, want = isinstance(value, str), "a string"
+    if not ok:
+        raise ConfigFileError(f"{origin}:{line}: {key} must be {want}, got {value!r}")
+
+
 def _blame(message: str, keys: dict[str, int], at: int) -> int:
-    """The line of the key an :class:`UpstreamSpec` error is about."""
+    """The line of the key an :class:`UpstreamSpec` error is about (``base_urls`` before
+    ``base_url``, which it contains)."""
     for key, words in (
         ("auto_cache", "auto_cache"),
         ("protocol", "protocol"),
+        ("routing", "routing"),
+        ("health_path", "health_path"),
+        ("health_interval", "health_interval"),
+        ("base_urls", "base_urls"),
         ("base_url", "base_url"),
         ("rules", "rules"),
         ("prices", "prices"),

@@ -11,41 +11,23 @@ See docs/configuration.md (``prefixgate demo``).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import signal
-import subprocess
-import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import httpx
 
 from analyzer.pricing import Price, PriceTable
-from proxy.bench.procs import wait_ready
+from proxy.bench.procs import Child, child
 from proxy.config import ProxyConfig, default_state_dir
-from proxy.server.serve import run
+from proxy.server.launch import run
 
 # What `prefixgate local` answers (kvcache.server); every other path is its 404.
 LOCAL_ROUTES = ("POST /v1/chat/completions", "POST /v1/completions", "POST /v1/responses", "GET /v1/models")
 DEFAULT_PRICED_AS = "gpt-4o-mini"
-
-
-@contextlib.contextmanager
-def _child(args: list[str], ready_url: str, what: str, timeout_s: float) -> Iterator[None]:
-    proc = subprocess.Popen([sys.executable, "-m", "proxy.cli", *args])
-    try:
-        wait_ready(ready_url, proc, what, timeout_s)
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -180,7 +162,7 @@ def demo_command(
             "torch is not installed (pip install -e '.[local]'); using the emulator instead.", err=True
         )
         upstream = "emulator"
-    if ledger is None:  # never mixed into the ledger `serve` and `report` read
+    if ledger is None:
         ledger = str(default_state_dir() / "demo-ledger.sqlite")
     up_port, anthropic_port = port + 1, port + 2
     up_base = f"http://127.0.0.1:{up_port}"
@@ -214,8 +196,8 @@ def demo_command(
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     with (
         tempfile.TemporaryDirectory(prefix="prefixgate-demo-") as scratch,
-        _child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream", up_timeout),
-        _child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator", 60.0),
+        child(Child(up_args, f"{up_base}/v1/models", f"the {upstream} upstream"), up_timeout),
+        child(Child(emulator_args, f"{anthropic_base}/_emulator/requests", "the Anthropic emulator")),
     ):
         prices, priced, rate = None, [], None
         if upstream == "local" and priced_as.lower() != "none":

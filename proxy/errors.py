@@ -18,7 +18,7 @@ import orjson
 from starlette.responses import Response
 
 from analyzer.wire import anthropic_error, gemini_error, openai_error
-from proxy.routing import ANTHROPIC, GEMINI
+from proxy.endpoints import ANTHROPIC, GEMINI
 
 if TYPE_CHECKING:
     from proxy.accounting.records import RequestRecord
@@ -26,27 +26,29 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ProxyError:
+    """One of the proxy's own errors: ``kind`` is recorded as ``RequestRecord.error`` and sent as
+    ``x-prefixgate-error``; ``retry_after`` (seconds) is sent as Retry-After (the SDKs wait that
+    long, then retry)."""
+
     status: int
-    kind: str  # recorded as RequestRecord.error and sent as x-prefixgate-error
+    kind: str
     openai_type: str
     anthropic_type: str
-    retry_after: int | None = None  # seconds, sent as Retry-After (the SDKs wait that long, then retry)
+    retry_after: int | None = None
 
 
 BAD_PATH = ProxyError(400, "bad_path", "invalid_request_error", "invalid_request_error")
 NOT_FOUND = ProxyError(404, "not_found", "invalid_request_error", "not_found_error")
-BAD_REWRITE_MODE = ProxyError(
-    400, "bad_rewrite_mode", "invalid_request_error", "invalid_request_error"
-)  # x-prefixgate-rewrite
+BAD_REWRITE_MODE = ProxyError(400, "bad_rewrite_mode", "invalid_request_error", "invalid_request_error")
 CLIENT_GONE = ProxyError(499, "client_disconnected", "invalid_request_error", "invalid_request_error")
 BODY_TOO_LARGE = ProxyError(413, "body_too_large", "invalid_request_error", "request_too_large")
 UPSTREAM_UNREACHABLE = ProxyError(502, "upstream_unreachable", "api_error", "api_error")
 UPSTREAM_PROTOCOL = ProxyError(502, "upstream_protocol_error", "api_error", "api_error")
 UPSTREAM_TIMEOUT = ProxyError(504, "upstream_timeout", "timeout", "timeout_error")
-UPSTREAM_READ_ERROR = ProxyError(
-    502, "upstream_read_error", "api_error", "api_error"
-)  # the upstream's body broke off
-SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")  # the proxy stopped mid-request
+#: The upstream's body broke off.
+UPSTREAM_READ_ERROR = ProxyError(502, "upstream_read_error", "api_error", "api_error")
+#: The proxy stopped mid-request.
+SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")
 # every pooled upstream connection stayed busy for --pool-timeout: the proxy's own limit, not the upstream's timeout
 POOL_EXHAUSTED = ProxyError(503, "pool_exhausted", "api_error", "overloaded_error", retry_after=1)
 

@@ -21,44 +21,46 @@ if TYPE_CHECKING:
     from analyzer.segments import Seen
     from proxy.body_analysis import BodyAnalysis
     from proxy.headers import RawHeaders
-    from proxy.routing import Target
     from proxy.store.lookup import Lookup
+    from proxy.upstream_urls import Target
 
 
 @dataclass(slots=True)
 class Early:
     """What the money layer saw of a request before it went upstream
     (:meth:`proxy.accounting.money.Money.before`), settled by
-    :meth:`~proxy.accounting.money.Money.enrich` once the answer is in."""
+    :meth:`~proxy.accounting.money.Money.enrich` once the answer is in. ``earlier``: the tenant's
+    closest earlier request; ``diagnosis``: the miss reason knowable before the response."""
 
     cur: Seen
-    earlier: Seen | None  # the tenant's closest earlier request
-    diagnosis: Diagnosis | None  # the miss reason knowable before the response
+    earlier: Seen | None
+    diagnosis: Diagnosis | None
 
 
 @dataclass(slots=True, eq=False)
 class Exchange:
-    record: RequestRecord  # the request id, tenant, provider, route and method are its first fields
-    started: float = 0.0  # time.perf_counter() at arrival: latency and TTFB count from here
-    headers: dict[str, str] = field(
-        default_factory=dict
-    )  # the x-prefixgate-* response headers, all known before the first byte
-    target: Target | None = None  # None only when the path was refused (404 / 400)
-    analysis: BodyAnalysis | None = None  # None until the body is read, or when it never was
-    early: Early | None = None  # the money layer's request-time observation; None: not observed
-    ask_usage: bool = (
-        False  # the proxy spliced include_usage into an OpenAI stream: the relay drops that chunk
-    )
-    upstream_headers: RawHeaders | None = None  # what goes upstream (hop-by-hop and our own headers dropped)
+    """``record`` holds the request id, tenant, provider, route and method from the start;
+    ``started`` is ``time.perf_counter()`` at arrival (latency and TTFB count from it);
+    ``headers`` the ``x-prefixgate-*`` response headers, all known before the first byte.
+    ``target`` is None only for a refused path (404 / 400); ``analysis`` until the body is read
+    (or when it never was); ``early`` (the money layer's look before the upstream call) when it
+    did not look. ``ask_usage``: the proxy spliced ``include_usage`` into an OpenAI stream, so the
+    relay drops that chunk. ``upstream_headers``: what goes upstream (hop-by-hop and the proxy's
+    own dropped). ``fallback_body``: the body as the client sent it, when the Gemini auto-cache
+    rewrote ``upstream_body`` to reference a cachedContent; the relay sends it once instead if
+    the upstream refuses that cache (None: no second try). ``lookup``: the prefix store's look-up
+    in flight, started by the handler (None: none needed). ``diagnostics``: the answer's
+    Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer."""
+
+    record: RequestRecord
+    started: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    target: Target | None = None
+    analysis: BodyAnalysis | None = None
+    early: Early | None = None
+    ask_usage: bool = False
+    upstream_headers: RawHeaders | None = None
     upstream_body: bytes = b""
-    fallback_body: bytes | None = (
-        None  # the body as the client sent it, when the Gemini auto-cache rewrote upstream_body
-    )
-    # to reference a cachedContent: the relay sends it once instead if the upstream refuses that cache
-    # (proxy.gemini_cache.resend); None: no second try
-    lookup: Lookup | None = (
-        None  # the prefix store's look-up in flight (started by the handler); None: none needed
-    )
-    diagnostics: object = (
-        None  # the answer's Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer
-    )
+    fallback_body: bytes | None = None
+    lookup: Lookup | None = None
+    diagnostics: object = None

@@ -27,10 +27,10 @@ from proxy.config import ProxyConfig
 from proxy.gemini_cache.hook import AutoCacheHook
 from proxy.head_returns import HeadReturnsTracker
 from proxy.provider_diagnostics import ProviderDiagnostics
-from proxy.routing import Router
 from proxy.store import PrefixStore
 from proxy.tenant import TenantHasher
 from proxy.transport.upstream import UpstreamPool
+from proxy.upstream_urls import Router
 
 if TYPE_CHECKING:
     from proxy.exchange import Exchange
@@ -38,6 +38,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class Gate:
+    """``fleet``: every replica's totals in Redis (None on the memory store); ``head_returns``:
+    heads over time, for the ttl-1h / ttl-12h rewrites; ``gemini_auto_cache``: off unless
+    ``--gemini-auto-cache`` (then an enricher too: it sees each finished exchange and drops
+    refused caches); ``started``: for ``/prefixgate/health``'s uptime; ``provider_diagnostics``:
+    the tenants' recent Anthropic response ids, to ask the provider why a request missed."""
+
     config: ProxyConfig
     router: Router
     tenants: TenantHasher
@@ -45,38 +51,31 @@ class Gate:
     recorder: Recorder
     stats: Stats
     money: MoneyLayer | None = None
-    fleet: Fleet | None = None  # every replica's totals in Redis; None on the memory store
+    fleet: Fleet | None = None
     pool: UpstreamPool | None = None
-    head_returns: HeadReturnsTracker = field(
-        default_factory=HeadReturnsTracker
-    )  # heads over time, for the ttl-1h / ttl-12h rewrites
-    gemini_auto_cache: AutoCacheHook = field(
-        default_factory=AutoCacheHook
-    )  # --gemini-auto-cache (proxy.gemini_cache); off by default
-    started: float = field(default_factory=time.monotonic)  # for /prefixgate/health's uptime
-    # the tenants' recent Anthropic response ids, to ask the provider why a request missed (proxy.provider_diagnostics)
+    head_returns: HeadReturnsTracker = field(default_factory=HeadReturnsTracker)
+    gemini_auto_cache: AutoCacheHook = field(default_factory=AutoCacheHook)
+    started: float = field(default_factory=time.monotonic)
     provider_diagnostics: ProviderDiagnostics = field(default_factory=ProviderDiagnostics)
 
     def __post_init__(self) -> None:
         self.recorder.enrichers.append(self.provider_diagnostics)
         if self.gemini_auto_cache.on:
-            self.recorder.enrichers.append(
-                self.gemini_auto_cache
-            )  # sees each finished exchange: drops refused caches
+            self.recorder.enrichers.append(self.gemini_auto_cache)
 
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """Opens the pool, which the auto-cache's background calls share (each recorded on its own)."""
         self.pool = UpstreamPool(self.config, transport)
-        self.gemini_auto_cache.start(
-            self.pool, self.recorder.emit
-        )  # its background calls share the pool, each recorded on its own
+        self.gemini_auto_cache.start(self.pool, self.recorder.emit)
         self.started = time.monotonic()
         if self.fleet is not None:
             self.fleet.start()
 
     async def stats_json(self) -> dict:
+        """The stats, and the fleet's view (bounded by its deadline, cached 1 s; never raises)."""
         out = self.stats.to_json()
         if self.fleet is not None:
-            out["fleet"] = await self.fleet.view()  # bounded by its deadline, cached 1 s; never raises
+            out["fleet"] = await self.fleet.view()
         return out
 
     def finish(self, exchange: Exchange) -> None:
@@ -85,28 +84,29 @@ class Gate:
     async def aclose(self) -> None:
         """Closes the parts in order; each before the recorder gets at most its budget
         (:data:`CLOSE_BUDGET_S`), so a part that hangs never keeps the books open: the
-        recorder (the ledger's last rows) always closes."""
+        recorder (the ledger's last rows) always closes. The auto-cache's calls end before the
+        pool closes; the first part that failed to close raises after the books are closed."""
         errors = []
         if self.gemini_auto_cache.on:
-            errors.append(
-                await _bounded("gemini auto-cache", self.gemini_auto_cache.aclose())
-            )  # its calls end before the pool closes
+            errors.append(await _bounded("gemini auto-cache", self.gemini_auto_cache.aclose()))
         if self.pool is not None:
             errors.append(await _bounded("upstream pool", self.pool.aclose()))
         errors.append(await _bounded("prefix store", self.store.aclose()))
         await self.recorder.aclose()
         failed = next((exc for exc in errors if exc is not None), None)
-        if failed is not None:  # after the books are closed: the first part that failed to close
+        if failed is not None:
             raise failed
 
 
-CLOSE_BUDGET_S = 8.0  # per part closed before the recorder at shutdown (the auto-cache waits up to 5 s)
+#: Per part closed before the recorder at shutdown (the auto-cache waits up to 5 s of it).
+CLOSE_BUDGET_S = 8.0
 log = logging.getLogger("prefixgate.shutdown")
 
 
 async def _bounded(part: str, closing) -> Exception | None:
     """Awaits ``closing`` for at most :data:`CLOSE_BUDGET_S`; past it logs a warning naming
-    the part and where it was stuck, and goes on. Returns the error it raised, if any."""
+    the part and where it was stuck, and goes on. Returns the error it raised, if any (one part
+    failing to close must not keep the others open)."""
     task = asyncio.ensure_future(closing)
     try:
         await asyncio.wait_for(asyncio.shield(task), CLOSE_BUDGET_S)
@@ -122,6 +122,6 @@ async def _bounded(part: str, closing) -> Exception | None:
             stack or " ?",
         )
         task.cancel()
-    except Exception as exc:  # one part failing to close must not keep the others open
+    except Exception as exc:
         return exc
     return None

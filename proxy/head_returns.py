@@ -29,20 +29,20 @@ class HeadReturnsTracker:
             raise ValueError("max_entries must be positive")
         self.max_entries = max_entries
         self._clock = clock
-        self._heads: OrderedDict[tuple[float, float, str], list[float]] = (
-            OrderedDict()
-        )  # (windows, key) → [last seen, writes, slow returns]
+        # (windows, key) → [last seen, writes, slow returns]
+        self._heads: OrderedDict[tuple[float, float, str], list[float]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._heads)
 
     def observe(self, key: str, windows: tuple[float, float] = ANTHROPIC_WINDOWS) -> HeadReturns:
-        """Record one request of head ``key``; ``windows``: (short TTL, long TTL) in seconds."""
+        """Record one request of head ``key``; ``windows``: (short TTL, long TTL) in seconds.
+        Thread-safe: the rewrite of a big body runs in a worker thread."""
         short, long = windows
         if not 0 < short < long:
             raise ValueError(f"windows must be (short, long) with 0 < short < long, got {windows!r}")
-        with self._lock:  # the rewrite of a big body runs in a worker thread
+        with self._lock:
             return self._observe((short, long, key))
 
     def _observe(self, key: tuple[float, float, str]) -> HeadReturns:

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from proxy.routing import ANTHROPIC, Kind
+from proxy.endpoints import ANTHROPIC, Kind
 from proxy.sse import SSEParser
 from proxy.usage_tap import Decoder
 
 if TYPE_CHECKING:
     from proxy.body_analysis import BodyAnalysis
     from proxy.exchange import Exchange
-    from proxy.routing import Target
+    from proxy.upstream_urls import Target
 
 REWRITE_ID = "provider-diagnostics"
 HEADER = "x-prefixgate-provider-miss-reason"
@@ -39,24 +39,30 @@ TYPES = {
     "previous_message_not_found": False,
     "unavailable": False,
 }
-PER_TENANT = 512  # chain hashes remembered per tenant
+#: Chain hashes remembered per tenant.
+PER_TENANT = 512
 MAX_TENANTS = 10_000
-MAX_JSON_PEEK = 4 * 1024 * 1024  # a JSON answer read ahead for the header; beyond it, no header
-MAX_SSE_PEEK = 64 * 1024  # a stream read ahead up to its first complete event
-MAX_SSE_WAIT_S = (
-    0.5  # a stream's head waits at most this long for that event; then it goes out without the header
-)
+#: How much of a JSON answer is read ahead for the header (beyond it, no header), and of a stream
+#: up to its first complete event, which its head waits for at most MAX_SSE_WAIT_S (then it goes
+#: out without the header).
+MAX_JSON_PEEK = 4 * 1024 * 1024
+MAX_SSE_PEEK = 64 * 1024
+MAX_SSE_WAIT_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class Reason:
-    type: str  # one of TYPES, or UNKNOWN_SHAPE
-    tokens: int | None = None  # cache_missed_input_tokens; None: the type carries none
+    """A miss reason: ``type`` one of :data:`TYPES` or :data:`UNKNOWN_SHAPE`; ``tokens`` its
+    ``cache_missed_input_tokens`` (None: the type carries none)."""
+
+    type: str
+    tokens: int | None = None
 
 
 def read_reason(diagnostics: Any) -> Reason | None:
     """The answer's ``diagnostics`` object as sent → its reason; None when there is none
-    (no object, or ``cache_miss_reason`` null)."""
+    (no object, or ``cache_miss_reason`` null). A type that is a list or object is an unknown
+    shape (never a TypeError)."""
     if diagnostics is None:
         return None
     if not isinstance(diagnostics, dict) or "cache_miss_reason" not in diagnostics:
@@ -65,7 +71,7 @@ def read_reason(diagnostics: Any) -> Reason | None:
     if reason is None:
         return None
     kind = reason.get("type") if isinstance(reason, dict) else None
-    if not isinstance(kind, str) or kind not in TYPES:  # a list or object is unhashable: never a TypeError
+    if not isinstance(kind, str) or kind not in TYPES:
         return Reason(UNKNOWN_SHAPE)
     if not TYPES[kind]:
         return Reason(kind)
@@ -194,15 +200,17 @@ class ProviderDiagnostics:
 
 class Peek:
     """Reads the head of an answer for its ``diagnostics``: :meth:`feed` the raw chunks until
-    ``done``, then :meth:`end` if the body ended first; :attr:`reason` is what was found."""
+    ``done``, then :meth:`end` if the body ended first; :attr:`reason` is what was found. Too long
+    (as sent, or decoded: a small compressed answer may decode to far more than the bound) or
+    unreadable: done, no header."""
 
     def __init__(self, content_type: str, encoding: str | None) -> None:
         self.stream = "text/event-stream" in content_type
         self._decoder = Decoder(encoding.encode() if encoding else None)
         self._sse = SSEParser() if self.stream else None
         self._parts: list[bytes] = []
-        self._size = 0  # bytes as sent
-        self._decoded = 0  # and decoded: a small compressed answer may decode to far more than the bound
+        self._size = 0
+        self._decoded = 0
         self.done = not self._decoder.ok or not (self.stream or "json" in content_type)
         self.reason: Reason | None = None
 
@@ -214,14 +222,14 @@ class Peek:
         self._decoded += len(data)
         limit = MAX_SSE_PEEK if self.stream else MAX_JSON_PEEK
         if not self._decoder.ok or self._size > limit or self._decoded > limit:
-            self.done = True  # too long, or unreadable: no header
+            self.done = True
             return
         if self._sse is None:
             self._parts.append(data)
             return
         for event in self._sse.feed(data):
             if not event.data:
-                continue  # a comment or keep-alive before the first event
+                continue
             self.done = True
             try:
                 doc = orjson.loads(event.data)

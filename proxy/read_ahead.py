@@ -13,7 +13,8 @@ See docs/request-path.md (the relay).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import cast
 
 import httpx
 
@@ -22,8 +23,9 @@ from proxy.provider_diagnostics import MAX_SSE_WAIT_S, Peek, header_value
 
 class ReadAhead:
     """The chunks read (``head``), the body after them (``rest``; None: ``head`` is all of it),
-    a read the peek's deadline left under way (``pending``) and a read error to raise after
-    ``head`` (``failed``)."""
+    a read the peek's deadline left under way (``pending``; awaiting it cancels it with the
+    awaiting task, and its error is raised where the body would have failed) and a read error
+    to raise after ``head`` (``failed``)."""
 
     __slots__ = ("failed", "head", "pending", "rest")
 
@@ -40,11 +42,9 @@ class ReadAhead:
         """The whole body as the upstream sent it: what was read, then the rest."""
         for chunk in self.head:
             yield chunk
-        if (
-            self.pending is not None
-        ):  # the read the peek left under way (awaiting it cancels it with this task)
+        if self.pending is not None:
             pending, self.pending = self.pending, None
-            chunk = await pending  # its error, if any, is raised here: where the body would have failed
+            chunk = await pending
             if chunk is None:
                 return
             yield chunk
@@ -68,18 +68,22 @@ class ReadAhead:
 async def read_at_most(response: httpx.Response, limit: int) -> ReadAhead:
     """Reads until more than ``limit`` bytes or the end; a read that breaks off raises
     (``httpx.TransportError`` / ``OSError``)."""
-    rest: AsyncIterator[bytes] | None = response.stream.__aiter__()  # type: ignore[union-attr]
+    body = _raw(response)
     head: list[bytes] = []
     size = 0
     while size <= limit:
         try:
-            chunk = await rest.__anext__()  # type: ignore[union-attr]
+            chunk = await body.__anext__()
         except StopAsyncIteration:
-            rest = None
-            break
+            return ReadAhead(head, None)
         head.append(chunk)
         size += len(chunk)
-    return ReadAhead(head, rest)
+    return ReadAhead(head, body)
+
+
+def _raw(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The response's body as the upstream sent it (never decoded)."""
+    return cast("AsyncIterable[bytes]", response.stream).__aiter__()
 
 
 async def _next_chunk(body: AsyncIterator[bytes]) -> bytes | None:
@@ -92,9 +96,12 @@ async def _next_chunk(body: AsyncIterator[bytes]) -> bytes | None:
 
 async def peek_diagnostics(response: httpx.Response) -> tuple[ReadAhead, str | None]:
     """Reads ``response`` ahead (bounded, a stream also in time) for the provider's miss
-    reason; returns what was read and the header value (None: no reason, or too late)."""
+    reason; returns what was read and the header value (None: no reason, or too late: the head
+    then goes out without it). A client gone (or a shutdown cut) stops the read too; a read that
+    breaks off is relayed as it would have been, after the bytes before it."""
     peek = Peek(response.headers.get("content-type", ""), response.headers.get("content-encoding"))
-    rest: AsyncIterator[bytes] | None = response.stream.__aiter__()  # type: ignore[union-attr]
+    body = _raw(response)
+    rest: AsyncIterator[bytes] | None = body
     head: list[bytes] = []
     failed: BaseException | None = None
     pending: asyncio.Task[bytes | None] | None = None
@@ -103,15 +110,15 @@ async def peek_diagnostics(response: httpx.Response) -> tuple[ReadAhead, str | N
     while not peek.done:
         try:
             if deadline is None:
-                chunk = await rest.__anext__()  # type: ignore[union-attr]
+                chunk = await body.__anext__()
             else:
-                read = loop.create_task(_next_chunk(rest))  # type: ignore[arg-type]
+                read = loop.create_task(_next_chunk(body))
                 try:
                     await asyncio.wait((read,), timeout=max(0.0, deadline - loop.time()))
-                except BaseException:  # the client went away (or a shutdown cut): the read stops too
+                except BaseException:
                     read.cancel()
                     raise
-                if not read.done():  # the first event is late: the head goes out without the header
+                if not read.done():
                     pending = read
                     break
                 got = read.result()
@@ -122,10 +129,7 @@ async def peek_diagnostics(response: httpx.Response) -> tuple[ReadAhead, str | N
             rest = None
             peek.end()
             break
-        except (
-            httpx.TransportError,
-            OSError,
-        ) as exc:  # relayed as it would have been: after the bytes before it
+        except (httpx.TransportError, OSError) as exc:
             failed, rest = exc, None
             break
         head.append(chunk)

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httpx
 from starlette.responses import Response
@@ -37,22 +37,27 @@ if TYPE_CHECKING:
     from proxy.gate import Gate
 
 log = logging.getLogger("prefixgate.relay")
-CLIENT_CLOSED = errors.CLIENT_GONE.status  # 499
+CLIENT_CLOSED = errors.CLIENT_GONE.status
 
 
 class Relay:
-    """One exchange's way upstream and back; an ASGI callable (``await relay(scope, receive, send)``)."""
+    """One exchange's way upstream and back; an ASGI callable (``await relay(scope, receive, send)``).
+
+    ``record`` is the exchange's, kept at hand (read per chunk); ``response`` the upstream's answer
+    being relayed; ``status`` the one sent to the client (the upstream's); ``ahead`` the body bytes
+    read before the status line went out. ``_started``: the status line has gone to the client;
+    ``_complete``: the last byte has, so a disconnect from then on is the normal end."""
 
     def __init__(self, exchange: Exchange, gate: Gate) -> None:
         self.exchange = exchange
         self.gate = gate
-        self.record = exchange.record  # read per chunk (first byte): one attribute hop
-        self.response: httpx.Response | None = None  # the upstream's answer being relayed
+        self.record = exchange.record
+        self.response: httpx.Response | None = None
         self.tap: Tap | None = None
         self.edit = False
-        self.status = 0  # the status sent to the client (the upstream's)
-        self.ahead: ReadAhead | None = None  # body bytes read before the status line went out
-        self._started = False  # the status line has gone to the client
+        self.status = 0
+        self.ahead: ReadAhead | None = None
+        self._started = False
         self._complete = False
 
     def _first_byte(self) -> None:
@@ -60,18 +65,20 @@ class Relay:
             self.record.ttfb_s = time.perf_counter() - self.exchange.started
 
     def _body(self, response: httpx.Response) -> AsyncIterable[bytes]:
-        return response.stream if self.ahead is None else self.ahead.body()  # type: ignore[return-value]
+        return cast("AsyncIterable[bytes]", response.stream) if self.ahead is None else self.ahead.body()
 
     async def _pump(self, send: Send) -> None:
+        """The body, raw bytes as sent (whole SSE events in edit mode; none at all, though read
+        to the end, for a status without a body or a HEAD), a copy to the tap."""
         response, tap = self.response, self.tap
         assert response is not None and tap is not None
         body = self._body(response)
         if has_no_body(self.status) or self.record.method == "HEAD":
-            async for _ in body:  # read to the end, send nothing
+            async for _ in body:
                 pass
         elif self.edit:
             assert isinstance(tap, SSETap)
-            async for chunk in body:  # raw bytes, as sent
+            async for chunk in body:
                 out = b"".join(event.raw for event in tap.events(chunk) if tap.keep(event))
                 if out:
                     self._first_byte()
@@ -81,12 +88,12 @@ class Relay:
                 self._first_byte()
                 await send({"type": "http.response.body", "body": rest, "more_body": True})
         else:
-            async for chunk in body:  # raw bytes, as sent
+            async for chunk in body:
                 self._first_byte()
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 tap.feed(chunk)
         self._first_byte()
-        self._complete = True  # a disconnect from here on is the normal end, not a client gone
+        self._complete = True
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _relay(self, send: Send) -> Response | None:
@@ -110,9 +117,8 @@ class Relay:
             if value is not None:
                 exchange.headers[PROVIDER_HEADER] = value
         if exchange.lookup is not None:
-            await (
-                exchange.lookup.result()
-            )  # the prefix headers: the store's answer, or unknown at its deadline
+            # the prefix headers: the store's answer, or unknown at its deadline
+            await exchange.lookup.result()
         self.status = record.status = self.response.status_code
         extra = [(k.encode(), v.encode()) for k, v in exchange.headers.items()]
         headers = (
@@ -128,15 +134,13 @@ class Relay:
         error (nothing has gone to the client yet). When the auto-cache's hook says it names
         the cachedContent, the answer is dropped and the body as sent goes upstream once
         instead; otherwise what was read is relayed first, then the rest. Returns the proxy's
-        error reply when the error broke off or the resend could not reach the upstream."""
+        error reply (a clear error, not a cut connection: nothing went out yet) when the error
+        broke off or the resend could not reach the upstream."""
         exchange, record, first, auto = self.exchange, self.record, self.response, self.gate.gemini_auto_cache
         assert first is not None and exchange.target is not None
         try:
             ahead = await read_at_most(first, MAX_ERROR_BODY)
-        except (
-            httpx.TransportError,
-            OSError,
-        ) as exc:  # nothing went out yet: a clear error, not a cut connection
+        except (httpx.TransportError, OSError) as exc:
             return await self._error(
                 errors.broken_off(exc),
                 f"reading the upstream's {first.status_code} failed: {type(exc).__name__}",
@@ -147,8 +151,9 @@ class Relay:
             self.ahead = ahead
             return None
         self.response = None
-        await first.aclose()  # read to the end: the connection may be reused; else closed
-        auto.resend(exchange)  # the body as sent, once; the entry dropped
+        # reused if the refusal was read to the end, else closed; then the body as sent, once
+        await first.aclose()
+        auto.resend(exchange)
         assert self.gate.pool is not None and exchange.upstream_headers is not None
         try:
             self.response = await self.gate.pool.send(
@@ -181,9 +186,10 @@ class Relay:
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
-                    if not self._complete:  # after the last byte a disconnect is the normal end
+                    if not self._complete:
+                        # interrupts the relay wherever it waits, the upstream included
                         client_gone = True
-                        task.cancel()  # interrupts the relay wherever it waits (upstream included)
+                        task.cancel()
                     return
 
         watcher = asyncio.get_running_loop().create_task(watch_disconnect())
@@ -192,12 +198,11 @@ class Relay:
                 error_reply = await self._relay(send)
             except (httpx.TransportError, OSError) as exc:
                 failure = exc
-                errors.record_failure(
-                    record, errors.broken_off(exc), keep_status=True
-                )  # the status line went out
+                errors.record_failure(record, errors.broken_off(exc), keep_status=True)
             except asyncio.CancelledError as exc:
                 if not client_gone:
-                    cut = exc  # cancelled from outside (server shutdown): recorded, then re-raised
+                    # cancelled from outside (the server's shutdown): recorded, then re-raised
+                    cut = exc
                 else:
                     task.uncancel()
             finally:
@@ -205,15 +210,18 @@ class Relay:
             if error_reply is not None and not client_gone:
                 try:
                     await error_reply(scope, receive, send)
-                except asyncio.CancelledError:  # shutdown cut the error reply itself: the record keeps it
+                except asyncio.CancelledError:
+                    # the shutdown cut the error reply itself: the record keeps it
                     log.warning("request %s cut by shutdown", record.request_id)
                     raise ShutdownCut(f"request {record.request_id} cut by shutdown") from None
         finally:
             try:
+                # a read the peek left under way that nobody awaited (client gone, send failed); the
+                # connection closed unless read to the end
                 if self.ahead is not None:
-                    self.ahead.drop()  # a read the peek left under way that nobody awaited (client gone, send failed)
+                    self.ahead.drop()
                 if self.response is not None:
-                    await self.response.aclose()  # closes the connection unless read to the end
+                    await self.response.aclose()
             finally:
                 self._close_books(client_gone and error_reply is None, cut is not None)
         if cut is not None:
@@ -226,13 +234,15 @@ class Relay:
             raise UpstreamFailed(message)
 
     def _close_books(self, client_gone: bool, cut: bool) -> None:
-        """The record's last fields, then the recorder: exactly once, whatever happened."""
+        """The record's last fields, then the recorder: exactly once, whatever happened (a look-up
+        not awaited, as the client left, the request was cut or failed first, is cancelled; a tap
+        that fails never loses the record)."""
         record, exchange = self.record, self.exchange
         if client_gone:
             errors.record_failure(record, errors.CLIENT_GONE, keep_error=True)
         elif cut:
             errors.record_failure(record, errors.SHUTDOWN_CUT)
-        if exchange.lookup is not None:  # client gone, cut or failed before its answer was awaited: cancelled
+        if exchange.lookup is not None:
             exchange.lookup.close()
         record.latency_s = time.perf_counter() - exchange.started
         try:
@@ -240,13 +250,13 @@ class Relay:
             if self.tap is not None:
                 record.response_id = self.tap.response_id
                 exchange.diagnostics = self.tap.diagnostics
-        except Exception:  # a tap must never lose the record
+        except Exception:
             log.exception("usage tap failed on request %s", record.request_id)
         self.gate.finish(exchange)
 
     async def _cut(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """After the record is written: tell a client still waiting for the status line
-        (best effort), log one line, and let the cancellation go on."""
+        """After the record is written: tell a client still waiting for the status line (best
+        effort: it may be gone too), log one line, and let the cancellation go on."""
         record = self.record
         if not self._started:
             reply = errors.error_response(
@@ -257,7 +267,7 @@ class Relay:
             )
             try:
                 await reply(scope, receive, send)
-            except Exception:  # the client may be gone too; the record is what matters
+            except Exception:
                 pass
         log.warning("request %s cut by shutdown", record.request_id)
         raise ShutdownCut(f"request {record.request_id} cut by shutdown")

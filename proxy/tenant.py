@@ -50,10 +50,11 @@ def load_or_create_secret(state_dir: Path, *, tighten: bool = False) -> bytes:
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(secrets.token_bytes(32).hex() + "\n")
+            # another process that won the race to link it first: its secret is used
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                pass  # another process won the race: use its secret
+                pass
         finally:
             tmp.unlink()
     secret = bytes.fromhex(path.read_text().strip())
@@ -100,7 +101,7 @@ def resolve_secret(config) -> bytes:
 
 
 def _from_store(url: str) -> bytes:
-    from proxy.store.redis_store import shared_secret
+    from proxy.store.shared_secret import shared_secret
 
     try:
         return shared_secret(url, timeout_s=2.0)
@@ -135,7 +136,7 @@ def query_key_of(query: bytes) -> bytes | None:
 
 
 def _write_back(url: str, secret: bytes) -> bytes:
-    from proxy.store.redis_store import write_back_secret
+    from proxy.store.shared_secret import write_back_secret
 
     return write_back_secret(url, secret, timeout_s=2.0)
 
@@ -161,20 +162,21 @@ class Tenant(str):
 
 
 class TenantHasher:
+    """``pending_store``: a Redis URL whose shared secret is still to fetch (meanwhile the
+    install's tenant.key hashes, never recorded); ``shared_store``: the Redis URL the shared
+    secret lives in (None: not from a store); ``diverged``: times the store held another secret
+    than this replica's (adopted)."""
+
     def __init__(
         self, secret: bytes, *, pending_store: str | None = None, shared_store: str | None = None
     ) -> None:
         if len(secret) < 16:
             raise ValueError("tenant secret must be at least 16 bytes")
         self._secret = secret
-        self.pending_store = pending_store  # a Redis URL whose shared secret is still to fetch
-        self.shared_store = (
-            shared_store or pending_store
-        )  # the Redis URL the shared secret lives in (None: not from a store)
-        self.diverged = 0  # times the store held another secret than this replica's (adopted)
-        self._epoch = _Epoch(
-            recordable=pending_store is None
-        )  # the install's tenant.key while pending: never recorded
+        self.pending_store = pending_store
+        self.shared_store = shared_store or pending_store
+        self.diverged = 0
+        self._epoch = _Epoch(recordable=pending_store is None)
 
     def _adopt(self, secret: bytes) -> None:
         """Hash with ``secret`` (the store's) from now on; tenants hashed before stop being recordable."""
@@ -259,10 +261,13 @@ class TenantHasher:
         return "TenantHasher(<secret>)"
 
     def tenant_of_key(self, api_key: bytes | None) -> str:
+        """The key's tenant: :data:`ANONYMOUS` without one (the same on every replica, whatever
+        the secret); a plain str when the secret never changes, else a :class:`Tenant` that
+        knows its secret's epoch."""
         if not api_key:
-            return ANONYMOUS  # the same on every replica, whatever the secret
+            return ANONYMOUS
         tenant = hmac.new(self._secret, api_key, hashlib.sha256).hexdigest()[:32]
-        if self.shared_store is None:  # the secret never changes: a plain str
+        if self.shared_store is None:
             return tenant
         tenant = Tenant(tenant)
         tenant.epoch = self._epoch

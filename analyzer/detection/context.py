@@ -2,18 +2,20 @@
 
 :func:`label` gives the words before a value on its line and sentence (at most
 :data:`MAX_LABEL` characters, never past the previous value); :func:`word_classes` sorts them
-into "now", "static", "around", "session" and "example" wording; :data:`FIXED` (hardware and
-protocol ids) and :data:`DIGEST` (commit, sha256, checksum) label ids; helpers say where a value
-stands (changelog or release line, version, alone on its line, in code or a link).
+into "now", "static", "around", "session" and "example" wording (other languages from
+:mod:`.wording`); :data:`FIXED` (hardware and protocol ids) and :data:`DIGEST` (commit,
+sha256, checksum) label ids; helpers say where a value stands (changelog or release line,
+version, alone on its line, in code or a link).
 
-It does NOT decide anything (see :mod:`.judge`) or keep state between calls, except
-:class:`CodeSpans`, built once per text when a value needs it. See docs/lint.md.
+It does NOT decide anything (:mod:`.judge`) or keep state, but :class:`CodeSpans` (once per text).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+
+from analyzer.detection import wording
 
 MAX_LABEL = 80
 
@@ -36,6 +38,12 @@ _CLASS_WORDS = {
 }
 _CLASS_PHRASES = {
     "example": {
+        "if today",
+        "if it",
+        "suppose today",
+        "assuming today",
+        "assume today",
+        "imagine today",
         "such as",
         "for example",
         "for instance",
@@ -50,7 +58,24 @@ _CLASS_PHRASES = {
         "test values",
     },
     "static": {"took place", "release date"},
-    "now": {"right now", "at the", "local time", "local date", "it is"},
+    "now": {
+        "right now",
+        "at the",
+        "local time",
+        "local date",
+        "it is",
+        "yesterday was",
+        "tomorrow is",
+        "tomorrow will",
+        "gestern war",
+        "morgen ist",
+        "hier c'était",
+        "demain sera",
+        "ayer fue",
+        "mañana es",
+        "ieri era",
+        "domani è",
+    },
     "around": {"at least", "at most"},
 }
 _CLASS_MARKS = re.compile(
@@ -60,9 +85,10 @@ _LABEL_WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*(?:'[a-z]+)?")
 #: opened_at, sent_on, start_ts: a field holding a moment
 _EVENT_SUFFIX = ("at", "on", "ts", "time", "date", "timestamp")
 _BY_WORD: dict[str, list[str]] = {}
-for _cls, _words in _CLASS_WORDS.items():
-    for _w in _words.split():
-        _BY_WORD.setdefault(_w, []).append(_cls)
+for _table in (_CLASS_WORDS, wording.WORDS):
+    for _cls, _words in _table.items():
+        for _w in _words.split():
+            _BY_WORD.setdefault(_w, []).append(_cls)
 _BY_PHRASE = {p: c for c, ps in _CLASS_PHRASES.items() for p in ps}
 _BY_PHRASE.pop("in the")  # "in the form" only: checked below
 _BY_PHRASE.pop("at the")  # "at the moment" only: checked below
@@ -95,6 +121,8 @@ def word_classes(label_text: str) -> frozenset[str]:
         found.add("now")
     if "_at" in low or "." in low or "©" in low or ":" in low or "-" in low:
         found.update(m.lastgroup for m in _CLASS_MARKS.finditer(label_text))
+    if not low.isascii():
+        found.update(m.lastgroup for m in wording.MARK.finditer(low))
     return frozenset(found)
 
 
@@ -163,18 +191,24 @@ _EXAMPLE_INTRO = re.compile(
 
 
 def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480) -> bool:
-    """The value sits under a line that introduces an example ("Example output:"), with no
-    blank line between them (looking at most ``max_lines`` lines and ``reach`` characters back)."""
+    """The value sits under a line that introduces an example ("Example output:"), with at most
+    one blank line right under it (looking ``max_lines`` lines and ``reach`` characters back)."""
     ls = text.rfind("\n", max(0, start - reach), start) + 1
     if ls == 0:
         return False
-    lines = text[max(0, ls - reach) : ls - 1].split("\n")
-    for line in reversed(lines[-max_lines:]):
+    lines = text[max(0, ls - reach) : ls - 1].split("\n")[-max_lines:]
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
         if not line.strip():
-            return False
-        if line.rstrip().endswith(":") and _EXAMPLE_INTRO.search(line[-120:]):
+            # one blank line may stand right under the intro ("EXAMPLE 1:", "", the example)
+            return i == len(lines) - 1 and i > 0 and _intro(lines[i - 1])
+        if _intro(line):
             return True
     return False
+
+
+def _intro(line: str) -> bool:
+    return line.rstrip().endswith(":") and bool(_EXAMPLE_INTRO.search(line[-120:]))
 
 
 def after(text: str, end: int, width: int = 24) -> str:
@@ -233,15 +267,21 @@ class CodeSpans:
             spans: list[tuple[int, int]] = []
             opened: tuple[int, str] | None = None
             for k, mark in sorted(marks):
-                if opened is None:
-                    opened = (k, mark)
-                elif mark == opened[1]:
+                nl = text.find("\n", k)
+                info = text[k + 3 : nl if nl >= 0 else len(text)].strip(mark[0] + " \t")
+                if opened is not None and mark == opened[1] and not info:
                     end = text.find("\n", k)
                     spans.append((opened[0], len(text) if end < 0 else end))
                     opened = None
-            if opened is not None:
-                spans.append((opened[0], len(text)))
-            self._fences = spans
+                elif opened is None or info:  # a fence with an info string opens one, even inside another
+                    if opened is not None:
+                        spans.append((opened[0], k))
+                    opened = (k, mark)
+            if opened is not None:  # never closed: to its first blank line
+                end = text.find("\n\n", opened[0])
+                spans.append((opened[0], len(text) if end < 0 else end))
+            # a long fence opening the text and holding most of it wraps a quoted prompt: no code sample
+            self._fences = [(a, b) for a, b in spans if not (a < 200 and b - a >= max(500, len(text) // 2))]
         return self._fences
 
     def __contains__(self, pos: int) -> bool:

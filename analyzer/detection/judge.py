@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cached_property
 
 from analyzer.detection import context as cx
+from analyzer.detection.around import Around, short
+from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
 from analyzer.detection.shapes import EPOCH_MS, RANGE_AFTER, RANGE_BEFORE, Candidate
 
@@ -30,19 +31,27 @@ PRIORITY = {
     "date": 6,
     "hex-id": 7,
     "base64-id": 8,
+    "state": 9,
 }
 _EPOCH_CONTEXT = re.compile(
     r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)\W{0,6}$"
 )
 _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as|\bexample:?)\W{0,3}$")
-_EXAMPLE_AFTER = re.compile(
-    r"(?i)^\W{0,3}(?:\(?e\.g\b|\(?example\b|\(?for example\b|\(?sample\b|\(?placeholder\b)"
-)
 _ID_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$"
 )
-#: "sent before 2020-01-01"
-_FIXED_MOMENT = frozenset("before after since until till from between by through".split())
+_CURRENT = frozenset(("current", "currently"))
+_FULL, _SECONDS = "a full timestamp", "a clock reading to the second"
+_DATE_ALONE, _CLOCK_ALONE = "a date alone on its line", "a clock time alone on its line"
+#: the reasons of values kept for their shape alone, with no label
+UNLABELLED = frozenset((_FULL, _SECONDS, _DATE_ALONE, _CLOCK_ALONE))
+_STATE_REASONS = {
+    "quantity": lambda c, w: "a count or amount read per request",
+    "state-json": lambda c, w: f"state JSON {w.labelled}",
+    "block": lambda c, w: f"a session snapshot under `{short(c.expr)}`",
+}
+#: a clock time right after a date ("4/26/2025, 1:52:03 PM")
+_TIME_AFTER = re.compile(r"[ \t]?(?:,|at|@|-)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d")
 _UUID_KIND_WORDS = {
     "random": "a random (version 4) UUID",
     "time": "a time-based UUID",
@@ -50,9 +59,11 @@ _UUID_KIND_WORDS = {
 }
 
 
-def _short(s: str, limit: int = 32) -> str:
-    s = " ".join(s.split()).strip(" :=-,(")
-    return s if len(s) <= limit else "…" + s[-(limit - 1) :]
+def _in_statement(text: str, at: int) -> bool:
+    """Inside a template statement on its line (``{% set d = "26 Jul 2024" %}``): template code."""
+    ls = text.rfind("\n", 0, at) + 1
+    k = text.rfind("{%", ls, at)
+    return k >= 0 and text.find("%}", k, at) < 0
 
 
 def _year(value: str) -> int | None:
@@ -63,12 +74,22 @@ def _year(value: str) -> int | None:
 class _Judge:
     def __init__(self, text: str, cands: list[Candidate], context: str) -> None:
         self.text = text
+        self.cands = cands
         self.code = cx.CodeSpans(text)
         self.description = context == "description"
         self.families = uuid_families([text[c.start : c.end] for c in cands if c.kind == "uuid"])
         self.phrase_start = self.phrase_end = -10
         self.last_kept: Candidate | None = None
         self.floor = 0
+
+    def holds_values(self, block: Candidate) -> bool:
+        """A snapshot block holds a rendered value (or a slot, or git status lines)."""
+        if block.expr.lower().lstrip("<#: ").startswith("git"):
+            return True
+        return any(
+            o is not block and block.start <= o.start < block.end and o.kind != "today-phrase"
+            for o in self.cands
+        )
 
     def after_phrase(self, c: Candidate) -> bool:
         gap = self.text[self.phrase_end : c.start] if self.phrase_end >= 0 else "\n"
@@ -91,12 +112,17 @@ class _Judge:
     def reason(self, c: Candidate) -> str | None:
         """Why ``c`` is volatile, or None to drop it."""
         text = self.text
-        if c.start in self.code:
+        if c.start in self.code or (c.kind != "placeholder" and _in_statement(text, c.start)):
             return None
-        w = _Around(text, c, self.floor)
+        w = Around(text, c, self.floor)
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
         if c.kind == "placeholder":
+            if c.shape == SETTING:
+                return None
+            if c.shape == STRFTIME:  # not as an argument: strftime_now("%d %b %Y") is judged as the call
+                arg = text[max(0, c.start - 2) : c.start] in ('("', "('")
+                return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
             if c.shape:
                 return None if _EXAMPLE_RIGHT_BEFORE.search(text, max(0, c.start - 16), c.start) else c.shape
             if w.example or w.static:
@@ -110,16 +136,21 @@ class _Judge:
                 for i, t in enumerate(tokens[start:], start)
                 if not (i and tokens[i - 1].lower() in ("per", "each", "every"))
             ]
-            key = cx.word_classes(
-                " ".join(words)
-            )  # "bytes per conversation at batch {x}" is a rate, not a conversation's
-            return w.labelled if ("now" in key and "static" not in key) or "session" in key else None
+            # "bytes per conversation at batch {x}" is a rate, not a conversation's; "Current model:
+            # {x}" names a setting ("current" alone is no clock)
+            key = cx.word_classes(" ".join(words))
+            now = cx.word_classes(" ".join(t for t in words if t.lower().strip(":=-,()") not in _CURRENT))
+            return w.labelled if ("now" in now and "static" not in key) or "session" in key else None
+        if c.kind == "state":
+            if w.example or (c.shape == "block" and not self.holds_values(c)):
+                return None
+            return _STATE_REASONS[c.shape](c, w)
         if c.kind == "time":
             return self.time(c, w)
         if c.kind == "date":
             return self.date(c, w)
         if c.kind == "request-id" and c.shape == "labelled-id":
-            return None if w.example else f"labelled `{_short(c.expr)}`"
+            return None if w.example else f"labelled `{short(c.expr)}`"
         if w.example:
             return None
         value = w.value
@@ -144,9 +175,9 @@ class _Judge:
         )
 
     def follows(self) -> str:
-        return f"follows `{_short(self.text[self.phrase_start : self.phrase_end])}`"
+        return f"follows `{short(self.text[self.phrase_start : self.phrase_end])}`"
 
-    def time(self, c: Candidate, w: _Around) -> str | None:
+    def time(self, c: Candidate, w: Around) -> str | None:
         text, value = self.text, w.value
         if c.shape in ("epoch", "epoch-ms"):
             if w.example:
@@ -166,7 +197,7 @@ class _Judge:
             year = _year(value)
             if year is not None and year < 2000:
                 return None
-            return w.labelled if w.now else "a full timestamp"
+            return w.labelled if w.now else _FULL
         if RANGE_AFTER.match(text, c.end) or RANGE_BEFORE.search(text, max(0, c.start - 16), c.start):
             return None  # a schedule ("09:00–17:00") is static text
         if w.example:
@@ -182,15 +213,17 @@ class _Judge:
         if self.description or w.around:
             return None
         if c.shape == "seconds":
-            return "a clock reading to the second"
-        return "a clock time alone on its line" if cx.alone_on_line(text, c.start, c.end) else None
+            return _SECONDS
+        return _CLOCK_ALONE if cx.alone_on_line(text, c.start, c.end) else None
 
-    def date(self, c: Candidate, w: _Around) -> str | None:
+    def date(self, c: Candidate, w: Around) -> str | None:
         text = self.text
         if self.after_phrase(c) or c.shape == "after-today":
             return self.follows()
         if self.after_time(c):
             return "the date of the time before it"
+        if c.shape != "iso" and _TIME_AFTER.match(text, c.end) and not (w.example or w.static):
+            return "the date of the time after it"
         if w.example or cx.static_date(text, c.start, c.end) or w.static:
             return None
         year = _year(w.value)
@@ -200,15 +233,15 @@ class _Judge:
             return w.labelled
         if self.description or w.around:
             return None
-        return "a date alone on its line" if cx.alone_on_line(text, c.start, c.end) else None
+        return _DATE_ALONE if cx.alone_on_line(text, c.start, c.end) else None
 
-    def uuid(self, c: Candidate, w: _Around) -> str | None:
+    def uuid(self, c: Candidate, w: Around) -> str | None:
         value, near = w.value, w.near
         kind = uuid_kind(value)
         if kind == "pattern" and len(set(value.replace("-", ""))) <= 1:
             return None  # the nil and max UUIDs are constants
         if _ID_LABEL.search(near) and not cx.FIXED.search(near):
-            return f"labelled `{_short(near)}`"
+            return f"labelled `{short(near)}`"
         if kind in ("pattern", "name", "nonstandard") or value in self.families:
             return None
         if cx.in_url(self.text, c.start) or cx.FIXED.search(near):
@@ -231,55 +264,6 @@ class _Judge:
                 self.last_kept = c
                 self.floor = c.end
             yield c, why
-
-
-class _Around:
-    """The words around one candidate, each read only when a rule asks for it."""
-
-    def __init__(self, text: str, c: Candidate, floor: int) -> None:
-        self.text, self.c, self.floor = text, c, floor
-
-    @cached_property
-    def value(self) -> str:
-        return self.text[self.c.start : self.c.end]
-
-    @cached_property
-    def label(self) -> str:
-        return cx.label(self.text, self.c.start, self.floor)
-
-    @cached_property
-    def near(self) -> str:
-        return cx.clause(self.label)
-
-    @cached_property
-    def labelled(self) -> str:
-        return f"labelled `{_short(self.label)}`"
-
-    @cached_property
-    def words(self) -> frozenset[str]:
-        classes = cx.word_classes(self.label)
-        last = self.label.split()[-1:]
-        return classes | {"static"} if last and last[0].lower() in _FIXED_MOMENT else classes
-
-    @property
-    def static(self) -> bool:
-        return "static" in self.words
-
-    @property
-    def around(self) -> bool:
-        return "around" in self.words
-
-    @property
-    def now(self) -> bool:
-        return "now" in self.words and "static" not in self.words
-
-    @cached_property
-    def example(self) -> bool:
-        return (
-            "example" in self.words
-            or bool(_EXAMPLE_AFTER.match(cx.after(self.text, self.c.end)))
-            or cx.in_example_block(self.text, self.c.start)
-        )
 
 
 def judged(text: str, cands: list[Candidate], context: str = "prompt") -> Iterator[tuple[Candidate, str]]:

@@ -7,7 +7,7 @@ interpolation (``${new Date().toISOString()}``) by what it *calls*, matched by d
 :func:`expression_parts`) and returns a :class:`Verdict` or None.
 
 It does NOT flag content slots (``{input}``, ``{context}``) or time settings (``time_limit``,
-``timezone``), nor read the text around a slot (see :mod:`.context`).
+``timezone``), nor read the text around a slot (see :mod:`.context`). The word sets live in :mod:`.vocab`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-HIGH, MEDIUM = "high", "medium"
+from analyzer.detection import vocab
+from analyzer.detection.candidate import HIGH, MEDIUM
+
+__all__ = [
+    "HIGH",
+    "MEDIUM",
+    "Verdict",
+    "call_verdict",
+    "expression_parts",
+    "is_setting",
+    "judge",
+    "judge_expression",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,194 +37,6 @@ class Verdict:
     severity: str
 
 
-_TIME = {"now", "time", "timestamp", "datetime", "clock", "hour", "minute", "ts", "epoch", "utc", "tonight"}
-_DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "month", "year"}
-_RANDOM = {
-    "uuid",
-    "guid",
-    "nonce",
-    "random",
-    "rand",
-    "salt",
-    "otp",
-    "csrf",
-    "jwt",
-    "cookie",
-    "ulid",
-    "nanoid",
-}
-_STATE = {
-    "session",
-    "sess",
-    "turn",
-    "iteration",
-    "attempt",
-    "retry",
-    "seq",
-    "counter",
-    "remaining",
-    "quota",
-    "balance",
-    "credits",
-    "elapsed",
-    "uptime",
-    "latency",
-    "login",
-    "ip",
-    "weather",
-    "location",
-    "current",
-    "unread",
-    "cart",
-}
-_ID_OWNERS = {
-    "request",
-    "req",
-    "session",
-    "sess",
-    "trace",
-    "span",
-    "correlation",
-    "conversation",
-    "thread",
-    "chat",
-    "run",
-    "job",
-    "message",
-    "msg",
-    "call",
-    "transaction",
-    "txn",
-    "turn",
-    "interaction",
-    "event",
-    "execution",
-    "invocation",
-    "task",
-    "query",
-    "response",
-    "completion",
-    "visit",
-    "order",
-    "ticket",
-    "device",
-}
-_LAST_OF = {
-    "login",
-    "seen",
-    "active",
-    "activity",
-    "visit",
-    "message",
-    "interaction",
-    "order",
-    "purchase",
-    "sync",
-}
-_EVENT_AT = {
-    "created",
-    "updated",
-    "sent",
-    "received",
-    "started",
-    "logged",
-    "requested",
-    "generated",
-    "issued",
-    "expires",
-}
-_COUNTS = {"count", "number", "num", "index", "idx", "no"}
-_COUNTED = {
-    "dialogue",
-    "message",
-    "msg",
-    "step",
-    "round",
-    "request",
-    "conversation",
-    "chat",
-    "interaction",
-    "reply",
-    "call",
-    "visit",
-}
-_SETTING = {
-    "limit",
-    "max",
-    "min",
-    "format",
-    "fmt",
-    "zone",
-    "tz",
-    "window",
-    "unit",
-    "units",
-    "period",
-    "interval",
-    "budget",
-    "out",
-    "range",
-    "pattern",
-    "locale",
-    "style",
-    "policy",
-    "template",
-    "field",
-    "column",
-    "type",
-    "kind",
-    "label",
-}
-
-_NOW_CALLS = {
-    "now",
-    "utcnow",
-    "today",
-    "time_ns",
-    "localtime",
-    "gmtime",
-    "ctime",
-    "asctime",
-    "monotonic",
-    "perf_counter",
-}
-_NOW_DOTTED = {
-    "time.time",
-    "time.strftime",
-    "Date",
-    "moment",
-    "dayjs",
-    "DateTime.local",
-    "DateTime.utc",
-    "new Date",
-}
-_RANDOM_CALLS = {
-    "uuid1",
-    "uuid4",
-    "uuid6",
-    "uuid7",
-    "uuidv4",
-    "uuidv7",
-    "v4",
-    "v7",
-    "randomUUID",
-    "nanoid",
-    "ulid",
-    "cuid",
-    "createId",
-    "urandom",
-    "token_hex",
-    "token_urlsafe",
-    "token_bytes",
-    "getRandomValues",
-    "randint",
-    "randrange",
-    "random",
-    "randomBytes",
-    "shortid",
-    "generate_id",
-    "gen_id",
-}
 _DOT_SPACE = re.compile(r"\s*\.\s*")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRING_LIT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -227,28 +51,48 @@ def words(name: str) -> list[str]:
 def name_verdict(name: str) -> Verdict | None:
     """Whether a slot named ``name`` (``user_session``, ``turn_count``, ``CURRENT_DATE``) is filled per request."""
     ws = words(name)
-    if not ws or _SETTING.intersection(ws):
+    if ws and ws[0] == "current" and vocab.WHERE.intersection(ws):
+        return Verdict(f"named `{name}`: where the user is now", HIGH)
+    if not ws or vocab.SETTING.intersection(ws):
         return None
     found = set(ws)
     for i, w in enumerate(ws):
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
-        if w == "id" and i and ws[i - 1] in _ID_OWNERS:
+        if w == "id" and i and ws[i - 1] in vocab.ID_OWNERS:
             return Verdict(f"named `{name}`: a {ws[i - 1]} id", HIGH)
-        if w == "last" and nxt in _LAST_OF:
+        if w == "last" and nxt in vocab.LAST_OF:
             return Verdict(f"named `{name}`: changes with each {nxt}", HIGH)
-        if w in _COUNTS and i and ws[i - 1] in _COUNTED:
+        if w in vocab.COUNTS and i and ws[i - 1] in vocab.COUNTED:
             return Verdict(f"named `{name}`: counts {ws[i - 1]}s so far", HIGH)
-        if w == "at" and i and ws[i - 1] in _EVENT_AT:
+        if w == "at" and i and ws[i - 1] in vocab.EVENT_AT:
             return Verdict(f"named `{name}`: a {ws[i - 1]} timestamp", HIGH)
-    if found & _RANDOM:
+    if found & vocab.RANDOM:
         return Verdict(f"named `{name}`: generated per request", HIGH)
-    if found & _TIME:
+    if found & vocab.TIME:
         return Verdict(f"named `{name}`: a clock reading", HIGH)
-    if found & _DATE:
+    if found & vocab.DATE and not found & vocab.MOMENT_OF:
         return Verdict(f"named `{name}`: today's date", MEDIUM)
-    if found & _STATE:
+    if found & vocab.STATE:
         return Verdict(f"named `{name}`: per-request or per-session state", HIGH)
+    if found & vocab.MEASURED and found & vocab.MEASURE_READS:
+        return Verdict(f"named `{name}`: a quantity read per request", HIGH)
+    if "state" in found and found & vocab.STATE_OWNERS:
+        return Verdict(f"named `{name}`: rendered application state", HIGH)
+    if found & vocab.GIT_PARTS and (found & vocab.GIT or "current" in found):
+        return Verdict(f"named `{name}`: a snapshot of the working copy", HIGH)
     return None
+
+
+def is_setting(expr: str) -> bool:
+    """The expression names a setting (``timeZone``, ``max_tokens``, ``date_format``) or a stored
+    moment (``receivedDate``): not a per-request value, whatever its label says."""
+    names, calls = expression_parts(expr)
+    return not calls and any(_fixed(set(words(n))) for n in names)
+
+
+def _fixed(ws: set[str]) -> bool:
+    """A setting, or a stored moment's date (``receivedDate``)."""
+    return bool(ws & vocab.SETTING or (ws & vocab.MOMENT_OF and ws & vocab.DATE))
 
 
 def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
@@ -257,12 +101,16 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
     last = dotted.rsplit(".", 1)[-1]
     if dotted == "new Date" and n_args not in (0, None):
         return None  # new Date(user.createdAt) is a given moment, not now
-    if last in _NOW_CALLS or dotted in _NOW_DOTTED or dotted.startswith(("Temporal.Now", "new Date")):
+    if (
+        last in vocab.NOW_CALLS
+        or dotted in vocab.NOW_DOTTED
+        or dotted.startswith(("Temporal.Now", "new Date"))
+    ):
         return Verdict(f"calls `{dotted}()`", HIGH)
     if dotted in ("random.Random", "random.SystemRandom"):
         return None  # a generator object: its draws are the values
     if (
-        last in _RANDOM_CALLS
+        last in vocab.RANDOM_CALLS
         or dotted.startswith(("secrets.", "random.", "crypto.random"))
         or dotted == "Math.random"
     ):

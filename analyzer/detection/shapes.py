@@ -12,11 +12,12 @@ It does NOT judge anything (:mod:`.judge`) or read context beyond the shapes' ow
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from analyzer.detection.names import HIGH, MEDIUM, judge_expression
+from analyzer.detection import dates, session
+from analyzer.detection.candidate import HIGH, LOW, MEDIUM, SETTING, STRFTIME, Candidate
+from analyzer.detection.names import is_setting, judge_expression
 
-LOW = "low"
+__all__ = ["EPOCH_MS", "LOW", "RANGE_AFTER", "RANGE_BEFORE", "Candidate", "scan"]
 
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 _WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday)?"
@@ -44,7 +45,7 @@ NUM_DATE = re.compile(
     r"(?<![\d/.\-])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{2}/\d{2}|\d{1,2}\.\d{1,2}\.\d{4})(?![\d/]|\.\d)"
 )
 TODAY = re.compile(
-    r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)"
+    r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)(?:,?\s*(?:which|that) (?:is|was|will be)\b|\s*\((?:utc|gmt|local|[a-z]{2,5} time)\)(?: is\b)?)?"
 )
 TODAY_VALUE = re.compile(
     rf"(?i)\s*[:=,]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)"
@@ -55,6 +56,8 @@ _PH = re.compile(
     r"\{\{#(?P<dify>[\w.]{1,80})#\}\}"  # Dify: {{#sys.conversation_id#}}
     r"|\{\{\{?-?\s*(?P<sigil>[#/^&>!]?)\s*(?P<d>[^{}\n]{1,160}?)\s*-?\}?\}\}"  # Jinja, Mustache, Handlebars, Go, Semantic Kernel
     r"|\{%-?\s*(?P<tag>now\b[^%\n]{0,80}?)\s*-?%\}"  # {% now 'utc', '%Y-%m-%d' %} (jinja2-time)
+    r"|\{(?P<positional>)\}"  # {} (str.format)
+    r"|(?P<strftime>%[aAbBdHIjmMpSyYZ](?:[^%\n]{0,3}%[aAbBdHIjmMpSyYzZ]){1,6})"  # %Y-%m-%d: a strftime format
     r"|\$\{\s*(?P<s>[^{}\n]{1,160}?)\s*\}"  # ${name} (JS, shell, Terraform)
     r"|%\(\s*(?P<p>\w+)\s*\)[sdrif]"  # %(name)s
     r"|<%[=-]?\s*(?P<e>(?:(?!-?%>)[^\n]){1,160}?)\s*-?%>"  # <%= name %> (ERB, EJS)
@@ -78,37 +81,30 @@ B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 
 # One leading character class, so sre skips everything else at C speed; a run of digits is an
 # anchor only when it can start a shape: inside a token ("v2", "a1b2", "+1"), followed by one
-# (":", "-", "/", a letter, ".5"), or six digits or more. Bare numbers ("30 days", "$12") are
+# (":", "-", "/", a letter, ".5", 年/월), six digits or more, or a year (1000–2999). Bare numbers ("30 days", "$12") are
 # skipped in C; a written-out date is anchored at its month name instead (_MONTH_RX).
 _ANCHOR = re.compile(
-    r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-]|[.,][0-9A-Za-z]|(?<=[0-9]{6})))"
+    r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-年月년월]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
+    r"|(?<=[12])(?<![0-9][12])[0-9]{3}(?![0-9]))"
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/.:-")
 _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
 
 
-@dataclass(slots=True)
-class Candidate:
-    kind: str
-    start: int
-    end: int
-    severity: str
-    #: what the shape alone says: "timestamp", "seconds", "epoch-ms", "labelled-id", a placeholder's verdict …
-    shape: str = ""
-    #: a placeholder's expression; an id's label
-    expr: str = ""
-
-
 def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     m = _PH.match(text, at)
     if not m:
-        return at + 1
+        return max(at + 1, session.state_json(text, at, out)) if text[at] == "{" else at + 1
     if m.group("sigil"):
         return m.end()  # {{#if …}}, {{/each}}: control, not a value
+    if m.group("strftime") is not None:
+        out.append(Candidate("placeholder", at, m.end(), HIGH, STRFTIME, m.group(0)))
+        return m.end()
     expr = next(
         g
         for g in (
+            m.group("positional"),
             m.group("dify"),
             m.group("d"),
             m.group("tag"),
@@ -120,15 +116,9 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
         if g is not None
     )
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
+    shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")
     out.append(
-        Candidate(
-            "placeholder",
-            at,
-            m.end(),
-            verdict.severity if verdict else HIGH,
-            verdict.reason if verdict else "",
-            expr.strip(),
-        )
+        Candidate("placeholder", at, m.end(), verdict.severity if verdict else HIGH, shape, expr.strip())
     )
     return m.end()
 
@@ -143,7 +133,7 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
             continue
         n = e - s
         nxt = text[e : e + 1]
-        m = None
+        end = s
         if n == 4 and nxt == "-":
             m = ISO_TS.match(text, s)
             if m:
@@ -152,30 +142,36 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
                 m = ISO_DATE.match(text, s)
                 if m:
                     out.append(Candidate("date", s, m.end(), LOW, "iso"))
+            end = m.end() if m else s
         elif n <= 2 and nxt == ":":
             m = CLOCK.match(text, s)
             if m:
-                out.append(
-                    Candidate("time", s, m.end(), HIGH, "seconds" if m.group(0).count(":") > 1 else "clock")
-                )
+                shape = "seconds" if m.group(0).count(":") > 1 else "clock"
+                out.append(Candidate("time", s, m.end(), HIGH, shape))
+                end = m.end()
         elif (n <= 2 and nxt in "/.") or (n == 4 and nxt == "/"):
             m = NUM_DATE.match(text, s)
             if m:
                 out.append(Candidate("date", s, m.end(), LOW, "numeric"))
+                end = m.end()
+        elif nxt and nxt in "年月년월":
+            end = dates.cjk_at(text, s, out)
+        elif n == 4 and text[s] in "12":
+            end = dates.at_year(text, s, e, out)
         elif n in (10, 13):
             m = EPOCH.match(text, s)
             if m:
-                out.append(
-                    Candidate(
-                        "time",
-                        s,
-                        m.end(),
-                        HIGH,
-                        "epoch-ms" if n == 13 and int(m.group(0)) in EPOCH_MS else "epoch",
-                    )
-                )
-        if m is not None:
-            covered = m.end()
+                ms = n == 13 and int(m.group(0)) in EPOCH_MS
+                out.append(Candidate("time", s, m.end(), HIGH, "epoch-ms" if ms else "epoch"))
+                end = m.end()
+        if (
+            end == s
+            and nxt in session.QUANTITY_NEXT
+            and (nxt not in ",." or "0" <= text[e + 1 : e + 2] <= "9")
+        ):
+            end = session.quantity(text, s, e, out)
+        if end > s:
+            covered = end
     return covered
 
 
@@ -220,8 +216,7 @@ def _token_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> None:
             out.append(Candidate("base64-id", m.start(), end, HIGH))
 
 
-def _today_phrases(text: str, out: list[Candidate]) -> None:
-    low = text.lower()
+def _today_phrases(text: str, low: str, out: list[Candidate]) -> None:
     seen: set[int] = set()
     for key in _TODAY_KEYS:
         k = low.find(key)
@@ -243,8 +238,9 @@ def _word_value(text: str, at: int, out: list[Candidate]) -> None:
     while at < len(text) and text[at] in " \t:=,":
         at += 1
     m = TEXT_DATE.match(text, at) or WEEKDAY_ONLY.match(text, at)
-    if m:
-        out.append(Candidate("date", at, m.end(), LOW, "after-today"))
+    end = m.end() if m else dates.weekday_at(text, at)
+    if end > at:
+        out.append(Candidate("date", at, end, LOW, "after-today"))
 
 
 _MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())
@@ -291,5 +287,7 @@ def scan(text: str) -> list[Candidate]:
             out.append(Candidate("jwt", *m.span(), HIGH))
         k = text.find("eyJ", k + 3)
     _text_dates(text, out)
-    _today_phrases(text, out)
+    low = text.lower()
+    _today_phrases(text, low, out)
+    session.blocks(text, low, out)
     return out

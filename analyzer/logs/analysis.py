@@ -12,67 +12,21 @@ See docs/analyze.md for the definitions.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from collections import Counter
 from typing import Any
 
-from analyzer.cache_rules import (
-    ANTHROPIC_TTL_S,
-    OPENAI_56_RULES,
-    OPENAI_TTL_RANGE_S,
-    cacheable_tokens,
-    provider_ttl_s,
-    rules_for,
-)
+from analyzer.cache_rules import cacheable_tokens, rules_for
 from analyzer.cost import cost_of, missed_usd, rules_drift, ttl_split_unknown
-from analyzer.divergence import MIN_SIMILARITY, text_fork
-from analyzer.logs.reader import LogRecord, ledger_ends
-from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, PrefixTree
-from analyzer.missed import Reuse, at_breakpoint, longest, missed_tokens, reusable
-from analyzer.prefix import chain, root_hash
-from analyzer.segments import last_message_start, segments_for
+from analyzer.divergence import MIN_SIMILARITY
+from analyzer.logs.config import AnalyzeConfig
+from analyzer.logs.reader import LogRecord
+from analyzer.logs.recent_bodies import RecentBodies
+from analyzer.logs.record_chain import record_chain, record_ttl
+from analyzer.logs.tallies import ForkStat, Totals
+from analyzer.logs.tree import COUNT, DEPTH, END, FIRST_LINE, MODEL, PATH, Match, PrefixTree
+from analyzer.missed import Reuse, at_breakpoint, missed_tokens
+from analyzer.segments import last_message_start
 from analyzer.tokens import estimate_tokens
-
-
-@dataclass
-class AnalyzeConfig:
-    #: the early end of "5-10 minutes": allowed hits stay conservative
-    ttl_openai: float = OPENAI_TTL_RANGE_S[0]
-    ttl_anthropic: float = ANTHROPIC_TTL_S["5m"]
-    top: int = 10
-    max_nodes: int = 1_500_000
-    recent_bodies: int = 512
-    #: analyzer.pricing.PriceTable, or None for no money figures
-    prices: Any = None
-
-    def __post_init__(self) -> None:
-        if self.ttl_openai <= 0 or self.ttl_anthropic <= 0:
-            raise ValueError("TTLs must be > 0 seconds")
-        if self.top < 1:
-            raise ValueError("top must be >= 1")
-        if self.recent_bodies < 1:
-            raise ValueError("recent_bodies must be >= 1")
-
-
-@dataclass
-class Totals:
-    requests: int = 0
-    input_tokens: int = 0
-    allowed_tokens: int = 0
-    with_usage: int = 0
-    usage_input_tokens: int = 0
-    cached_tokens: int = 0
-    allowed_with_usage: int = 0
-
-
-@dataclass
-class ForkStat:
-    field: str
-    kind: str
-    where: str
-    count: int = 0
-    offsets: Counter = field(default_factory=Counter)
-    example: str = ""
 
 
 class LogAnalysis:
@@ -107,7 +61,7 @@ class LogAnalysis:
         self.expired = 0
         self.below_minimum = 0
         self.no_breakpoint = 0
-        self._recent: OrderedDict[int, tuple] = OrderedDict()
+        self._recent = RecentBodies(self.cfg.recent_bodies)
         self._prices: dict[str, Any] = {}
         self._index = 0
 
@@ -121,40 +75,15 @@ class LogAnalysis:
     def add(self, rec: LogRecord) -> None:
         self._index += 1
         idx = self._index
-        segs = None
-        if rec.body is not None:
-            segs = segments_for(rec.provider, rec.route, rec.body)
-            if not segs:
-                self.unanalysed += 1
-                return
-            root = root_hash(rec.provider, rec.model)
-            ch = chain(segs, root)
-            keys = [h[:8] for h in ch.hashes]
-            ends = list(ch.ends)
-            paths = [s.path for s in segs]
-            exact = range(len(keys))
-        elif rec.chain_hex:
-            root = root_hash(rec.provider, rec.model)
-            keys = [bytes.fromhex(h) for h in rec.chain_hex]
-            ends = ledger_ends(len(keys), rec.total_bytes or 0, rec.prefix_segments, rec.prefix_bytes)
-            paths = [f"segment[{i}]" for i in range(len(keys))]
-            exact = (
-                range(rec.prefix_segments - 1, rec.prefix_segments)
-                if 0 < rec.prefix_segments <= len(keys) and rec.prefix_bytes
-                else range(0)
-            )
-        else:
+        walk = record_chain(rec)
+        if walk is None:
             self.unanalysed += 1
             return
-        ttl = self.cfg.ttl_anthropic if rec.provider == "anthropic" else self.cfg.ttl_openai
-        if segs is not None and any(s.cache_control == "1h" for s in segs):
-            ttl = max(ttl, ANTHROPIC_TTL_S["1h"])  # the request asked for Anthropic's 1-hour cache
-        if (
-            rules_for(rec.provider, rec.model) is OPENAI_56_RULES
-        ):  # GPT-5.6+: 30 minutes at least, 12 h on request
-            ttl = max(ttl, provider_ttl_s(rec.provider, segs or (), rec.model))
+        keys, ends, segs = walk.keys, walk.ends, walk.segments
+        ttl = record_ttl(rec, segs, self.cfg.ttl_openai, self.cfg.ttl_anthropic)
+        model = f"{rec.provider}/{rec.model}"
         seen = self.tree.insert(
-            root, keys, ends, paths, rec.ts, ttl, idx, rec.line, f"{rec.provider}/{rec.model}", exact=exact
+            walk.root, keys, ends, walk.paths, rec.ts, ttl, idx, rec.line, model, exact=walk.exact
         )
         usage = rec.usage
         cached = usage.cached_tokens if usage is not None else 0
@@ -173,9 +102,8 @@ class LogAnalysis:
 
         rules = rules_for(rec.provider, rec.model)
         live_bytes = self._live_bytes(keys, ends, seen.live, segs is not None)
-        if (
-            segs is not None and seen.live
-        ):  # GPT-5.6+: only up to where a breakpoint can sit (as the proxy counts it)
+        if segs is not None and seen.live:
+            # GPT-5.6+: only up to where a breakpoint can sit (as the proxy counts it)
             live_bytes = at_breakpoint(rec.provider, rec.model, segs, Reuse(seen.live, live_bytes)).bytes
         allowed = cacheable_tokens(rules, live_bytes) if seen.live else 0
         # What the provider did cache was allowed, whatever the estimate says: realised ≤ allowed.
@@ -202,38 +130,45 @@ class LogAnalysis:
                 t.cached_tokens += usage.cached_tokens
                 t.allowed_with_usage += allowed
 
-        if (
-            rec.ledger_money is not None
-        ):  # the proxy priced this row: its missed savings, as the dashboard sums them
+        self._miss(rec, price if priceable else None, segs, seen, ttl, live_bytes, ends)
+        if segs is not None:
+            self._fork(rec, segs, seen)
+            self._recent.remember(idx, rec.body, segs, rec.ts)
+
+    def _miss(
+        self, rec: LogRecord, price, segs, seen: Match, ttl: float, live_bytes: int, ends: list[int]
+    ) -> None:
+        """Missed savings: a priced ledger row's own (the proxy's, as the dashboard sums them);
+        none for a ledger row without usage (a refused or failed call billed nothing, as the
+        proxy says); else priced here, unless ``price`` is None (no price, or a usage priced
+        null for drift or flags: no missed savings either)."""
+        usage = rec.usage
+        if rec.ledger_money is not None:
             if rec.ledger_money[2] is not None:
                 self.missed += rec.ledger_money[2]
                 self.missed_priced += 1
-        elif rec.ledger and usage is None:
-            pass  # a ledger row without usage billed nothing (a refused or failed call): nothing missed, as the proxy says
-        elif (
-            price is not None and priceable
-        ):  # a usage priced null (drift, flags) has no missed savings either
-            reuse = self._reusable(rec, segs, seen, ttl) if segs is not None else None
-            if reuse is not None:
-                reuse = at_breakpoint(rec.provider, rec.model, segs, reuse)
-            tokens = missed_tokens(
-                rec.provider,
-                rec.model,
-                max(live_bytes, reuse.bytes if reuse else 0),
-                cached,
-                usage.input_tokens if usage is not None else None,
-                ends[-1] if ends else None,
-            )
-            usd = missed_usd(tokens, price, usage) or 0.0
-            self.missed += usd
-            self.missed_priced += 1
-            if reuse is not None and reuse.volatile and reuse.bytes > live_bytes:
-                self.missed_volatile += usd
-        else:
+            return
+        if rec.ledger and usage is None:
+            return
+        if price is None:
             self.missed_unknown += 1
-        if segs is not None:
-            self._fork(rec, segs, seen, idx)
-            self._remember(idx, rec, segs)
+            return
+        reuse = self._recent.reusable(segs, rec.ts, seen, ttl) if segs is not None else None
+        if reuse is not None:
+            reuse = at_breakpoint(rec.provider, rec.model, segs, reuse)
+        tokens = missed_tokens(
+            rec.provider,
+            rec.model,
+            max(live_bytes, reuse.bytes if reuse else 0),
+            usage.cached_tokens if usage is not None else 0,
+            usage.input_tokens if usage is not None else None,
+            ends[-1] if ends else None,
+        )
+        usd = missed_usd(tokens, price, usage) or 0.0
+        self.missed += usd
+        self.missed_priced += 1
+        if reuse is not None and reuse.volatile and reuse.bytes > live_bytes:
+            self.missed_volatile += usd
 
     def _spend(self, rec: LogRecord, price, segs) -> bool:
         """Spent and saved: a priced ledger row's own figures (the proxy's), else the usage priced
@@ -276,50 +211,25 @@ class LogAnalysis:
                 return node[END]
         return ends[live - 1]
 
-    def _remember(self, idx: int, rec: LogRecord, segs) -> None:
-        self._recent[idx] = (rec.body, segs, rec.ts)
-        if len(self._recent) > self.cfg.recent_bodies:
-            self._recent.popitem(last=False)
-
-    def _reusable(self, rec: LogRecord, segs, seen, ttl: float) -> Reuse | None:
-        """:func:`analyzer.missed.reusable` against the earlier requests the tree names (the
-        last one through the shared prefix), when this one forks from them within the TTL."""
-        if not seen.branched or seen.shared >= len(segs):
-            return None
-        best = None
-        for prev_idx in seen.previous:
-            prev = self._recent.get(prev_idx)
-            if prev is None:
-                continue
-            if rec.ts is not None and prev[2] is not None and rec.ts - prev[2] > ttl:
-                continue
-            found = reusable(segs, prev[1], seen.shared)
-            best = longest(best, found)
-        return best
-
-    def _fork(self, rec: LogRecord, segs, seen, idx: int) -> None:
+    def _fork(self, rec: LogRecord, segs, seen: Match) -> None:
+        """Count where this request left the prefix it shared: not at a new prefix or an
+        extension of one (a conversation's next turn), nor in the new turn itself (where
+        requests should differ), nor at segment 0 against a dissimilar request (another app or
+        template sharing the model, not a fork of one prefix)."""
         n = seen.shared
         if n >= len(segs) or not seen.previous or not seen.branched:
-            return  # a new prefix, or an extension of one (a conversation's next turn)
+            return
         if n >= last_message_start(segs):
-            return  # the new turn itself: where requests should differ
+            return
         where = "head" if segs[n].in_head else "history"
-        best = None
-        for prev_idx in seen.previous:
-            prev = self._recent.get(prev_idx)
-            if prev is None:
-                continue
-            fork = text_fork(prev[0], prev[1], rec.body, segs, n)  # prev: (body, segments, ts)
-            if fork is not None and (best is None or fork.similarity > best.similarity):
-                best = fork
-        if best is None:
+        fork = self._recent.closest_fork(rec.body, segs, seen)
+        if fork is None:
             self.forked_requests += 1
             self.unexplained_forks += 1
             return
-        if n == 0 and best.similarity < MIN_SIMILARITY:
-            return  # another app or template sharing the model, not a fork of one prefix
+        if n == 0 and fork.similarity < MIN_SIMILARITY:
+            return
         self.forked_requests += 1
-        fork = best
         stat = self.forks.get((fork.field, fork.kind))
         if stat is None:
             example = fork.volatile.value if fork.volatile else fork.text[fork.offset : fork.offset + 40]

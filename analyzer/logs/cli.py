@@ -15,7 +15,8 @@ import sys
 
 import click
 
-from analyzer.logs.analysis import AnalyzeConfig, LogAnalysis
+from analyzer.logs.analysis import LogAnalysis
+from analyzer.logs.config import AnalyzeConfig
 from analyzer.logs.reader import is_ledger, ledger_rows, read_any
 from analyzer.logs.report import render, summarize
 

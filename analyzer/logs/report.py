@@ -14,7 +14,8 @@ from typing import Any
 
 from analyzer.cost import format_usd
 from analyzer.divergence import CAUSES
-from analyzer.logs.analysis import LogAnalysis, Totals
+from analyzer.logs.analysis import LogAnalysis
+from analyzer.logs.tallies import Totals
 
 
 def _rate(num: int, den: int) -> float | None:

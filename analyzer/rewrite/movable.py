@@ -1,8 +1,8 @@
 """Which volatile values in a prompt's head may move, found once per stable head.
 
 :func:`movable` keeps the detections of :func:`analyzer.detect.find_volatile` that are certainly
-per-request values (timestamps, epochs, "now"-labelled times and dates, per-request ids), each
-with its label. Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the
+per-request values (timestamps, epochs, "now"-labelled times and dates in any language, repeats,
+per-request ids, session state and environment or git-status blocks), each with its label. Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the
 text's shape, reused only when a fresh scan would give the same answer.
 
 It does NOT change any text, and never moves examples, schedules, historical dates or fixed
@@ -57,6 +57,8 @@ _PER_REQUEST_PREFIXES = (
     "toolu_",
     "eyj",
 )
+#: detector reasons that make a date or time certain: a label, a phrase, its other half, a repeat
+_SURE = ("labelled", "follows", "the date of", "the time of", "the same value")
 _SHAPE = str.maketrans("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "a" * 62)
 MAX_LABEL = 80
 
@@ -82,7 +84,11 @@ def _label_start(text: str, start: int, floor: int) -> int:
     return ends[-1] if ends else at
 
 
-def _moves(kind: str, value: str, label: str, after_today_phrase: bool) -> bool:
+def _moves(kind: str, value: str, label: str, after_today_phrase: bool, reason: str = "") -> bool:
+    if kind == "state":  # a count, state JSON, an environment or git-status block: read per request
+        return not _EXAMPLE.search(label)
+    if kind in ("time", "date") and reason.startswith(_SURE):
+        return True  # the detector read a "now" label in any language, a phrase, or the same value again
     if kind in _ALWAYS:  # an id moves when its label or its prefix says it is per request/session
         if _EXAMPLE.search(label):
             return False
@@ -115,7 +121,7 @@ def scan(text: str) -> tuple[Span, ...]:
         after_phrase = (
             phrase_end >= 0 and 0 <= v.start - phrase_end <= 3 and "\n" not in text[phrase_end : v.start]
         )
-        if _moves(v.kind, v.value, label, after_phrase):
+        if _moves(v.kind, v.value, label, after_phrase, v.reason):
             spans.append(Span(v.start, v.end, label_start))
             floor = v.end
     return tuple(spans)

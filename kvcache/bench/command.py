@@ -3,7 +3,8 @@
 One run, side by side, threads pinned for every contender, each timed run warmed up: no cache vs cache
 (identical outputs; the speed-up), decode tokens/s of ours and of ``transformers.generate()`` on the same
 weights (``--no-transformers`` skips it), prefill and decode tokens/s at contexts 128/1k/4k, and the
-achieved memory bandwidth next to the machine's. The measurements are in ``runs``; each is described in
+achieved memory bandwidth next to the machine's (``runs``). With ``--device`` (or ``--shape``) it runs the
+device suite instead (``device_suite``: the engine on a GPU, or small on the CPU). Each is described in
 docs/engine.md. It does not assert anything about the numbers; it reports them.
 """
 
@@ -196,8 +197,12 @@ def _contexts(value: str) -> list[int]:
     show_default=True,
     help="torch threads, for every contender.",
 )
-@click.option("--prompt-tokens", type=click.IntRange(min=1), default=256, show_default=True)
-@click.option("--new-tokens", type=click.IntRange(min=2), default=256, show_default=True)
+@click.option(
+    "--prompt-tokens", type=click.IntRange(min=1), default=None, help="Default 256 (suite: per device)."
+)
+@click.option(
+    "--new-tokens", type=click.IntRange(min=2), default=None, help="Default 256 (suite: per device)."
+)
 @click.option(
     "--contexts",
     default="128,1024,4096",
@@ -211,7 +216,7 @@ def _contexts(value: str) -> list[int]:
     show_default=True,
     help="Decode steps per round of a sweep row (--repeats rounds; the best round's median step counts).",
 )
-@click.option("--dtype", default="fp32", show_default=True, help="fp32, bf16, fp16 or auto.")
+@click.option("--dtype", default=None, help="fp32, bf16, fp16 or auto (default: fp32; the suite: auto).")
 @click.option("--no-transformers", is_flag=True, help="Skip the transformers.generate() comparison.")
 @click.option(
     "--repeats",
@@ -227,6 +232,15 @@ def _contexts(value: str) -> list[int]:
     show_default=True,
     help="Size of the tensor copied to measure memory bandwidth (well above the L3 cache).",
 )
+@click.option("--device", default=None, help="Run the device suite on auto, cpu or cuda (docs/engine.md).")
+@click.option(
+    "--shape", default=None, help="Suite: a random-weight model shape (llama-3-8b, llama-3.2-1b, tiny …)."
+)
+@click.option("--batches", default=None, help="Suite: batch sizes for aggregate tokens/s, e.g. 1,8,32,64.")
+@click.option("--kv-memory", default=None, help="Suite: the KV pool, a size or a fraction of free memory.")
+@click.option("--prefix-tokens", type=click.IntRange(min=16), default=None, help="Suite: the shared prefix.")
+@click.option("--conversation-tokens", type=click.IntRange(min=1), default=None, help="Suite: pool count.")
+@click.option("--no-cuda-graphs", is_flag=True, help="Suite: decode eagerly on CUDA.")
 def bench_engine_command(
     model_path: str | None,
     as_json: bool,
@@ -239,17 +253,40 @@ def bench_engine_command(
     no_transformers: bool,
     repeats: int,
     bandwidth_mb: int,
+    device: str | None,
+    shape: str | None,
+    **suite,  # the device suite's own options: passed on as they are
 ) -> None:
-    """The seeds' experiment (no cache vs cache, identical output) plus prefill/decode speed and bandwidth."""
+    """The seeds' experiment (no cache vs cache, identical output) plus prefill/decode speed and bandwidth;
+    with --device, the device suite (decode vs the bandwidth ceiling, batching, TTFT, the pool)."""
+    if device is not None or shape is not None:
+        if model_path:
+            raise click.UsageError("the device suite builds a random model of --shape; --model is not used")
+        from kvcache.bench import gpu
+
+        argv = gpu.suite_argv(
+            device=device or "auto",
+            shape=shape,
+            threads=threads,
+            dtype=dtype,
+            prompt_tokens=prompt_tokens,
+            new_tokens=new_tokens,
+            no_transformers=no_transformers,
+            json=as_json,
+            **suite,
+        )
+        if gpu.main(argv):
+            raise click.ClickException("the device suite failed (above)")
+        return
     try:
         result = run_bench(
             model_path,
             threads,
-            prompt_tokens,
-            new_tokens,
+            prompt_tokens or 256,
+            new_tokens or 256,
             _contexts(contexts),
             context_new_tokens,
-            dtype,
+            dtype or "fp32",
             not no_transformers,
             bandwidth_mb,
             repeats,

@@ -20,23 +20,37 @@ from kvcache.config import ModelConfig
 from kvcache.utils import hugepages
 
 
+def empty_on(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A pool's storage: on huge pages on the CPU, plain device memory elsewhere."""
+    if device.type == "cpu":
+        return hugepages.empty(shape, dtype)
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
 class BlockPool:
     """The blocks' storage, ``kv [layers, 2 · kv_heads, slots + 1, head_dim]`` (K heads, then V heads; a
-    slot is one token of one block), and their ``BlockManager``. The one slot past the blocks is zeros: the
-    padding a batch's gather may point at (``pad_slot``). ``k``/``v`` view the blocks' part as
+    slot is one token of one block), and their ``BlockManager``, on ``device``. The one slot past the blocks
+    is the padding a batch's gather may point at (``pad_slot``: zeros at first; a padded row of a static
+    decode batch writes there, and no query ever sees it). ``k``/``v`` view the blocks' part as
     ``[layers, slots, kv_heads, head_dim]``."""
 
     def __init__(
-        self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32
+        self,
+        config: ModelConfig,
+        num_blocks: int,
+        block_size: int = 16,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
     ):
         self.config = config
         self.block_size = block_size
         self.manager = BlockManager(num_blocks, block_size)
         self.num_slots = num_blocks * block_size
         self.pad_slot = self.num_slots
+        self.device = torch.device(device)
         kv_heads = config.num_kv_heads
-        self.kv = hugepages.empty(
-            (config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim), dtype
+        self.kv = empty_on(
+            (config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim), dtype, self.device
         )
         self.kv[:, :, self.pad_slot].zero_()
         self.k = self.kv[:, :kv_heads, : self.num_slots].transpose(1, 2)

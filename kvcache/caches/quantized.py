@@ -14,9 +14,8 @@ import torch
 
 from kvcache.caches.base import KVCache
 from kvcache.caches.blocks import BlockManager
-from kvcache.caches.paged import BlockPool
+from kvcache.caches.paged import BlockPool, empty_on
 from kvcache.config import ModelConfig
-from kvcache.utils import hugepages
 
 FP16 = torch.finfo(torch.float16)
 
@@ -77,15 +76,21 @@ class Int8BlockPool(BlockPool):
     ``PagedCache`` working copy needs full-precision pool slots)."""
 
     def __init__(
-        self, config: ModelConfig, num_blocks: int, block_size: int = 16, dtype: torch.dtype = torch.float32
+        self,
+        config: ModelConfig,
+        num_blocks: int,
+        block_size: int = 16,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
     ):
         self.config, self.block_size, self.dtype = config, block_size, dtype
         self.manager = BlockManager(num_blocks, block_size)
         self.num_slots = self.pad_slot = num_blocks * block_size
+        self.device = torch.device(device)
         kv_heads = config.num_kv_heads
         shape = (config.num_layers, 2 * kv_heads, self.num_slots + 1, config.head_dim)
-        self.kv = hugepages.empty(shape, torch.int8)
-        self.scale = torch.zeros(shape[:-1] + (1,), dtype=torch.float16)
+        self.kv = empty_on(shape, torch.int8, self.device)
+        self.scale = torch.zeros(shape[:-1] + (1,), dtype=torch.float16, device=self.device)
         self.kv[:, :, self.pad_slot].zero_()
         self.k = self.kv[:, :kv_heads, : self.num_slots].transpose(1, 2)
         self.v = self.kv[:, kv_heads:, : self.num_slots].transpose(1, 2)

@@ -35,7 +35,7 @@ class StepBatch:
 
     def __init__(self, chunks: list[Chunk], pool: BlockPool, decode_buffers=None, window: int | None = None):
         self.pool, self.window = pool, window
-        size = pool.block_size
+        size, device = pool.block_size, pool.device
         singles = [c for c in chunks if c.count == 1]
         self.chunks = singles + [c for c in chunks if c.count > 1]  # rows: one-token chunks first
         token_ids: list[int] = []
@@ -45,7 +45,10 @@ class StepBatch:
             token_ids.extend(seq.token_ids[chunk.start : end])
             full = slot_map(seq, size)[:end]
             first = max(0, chunk.start + 1 - window) if window else 0  # the first key its first query sees
-            rows.append(Rows(chunk.start, chunk.count, full[first:], first))
+            keys = (
+                full[first:] if chunk.count == 1 else full[first:].to(device)
+            )  # singles: padded on the host
+            rows.append(Rows(chunk.start, chunk.count, keys, first))
             positions.append(torch.arange(chunk.start, end))
             slots.append(full[chunk.start :])
         logit_rows, row = [], 0
@@ -59,13 +62,14 @@ class StepBatch:
             prompt.copy = self._prefill_copy(chunk, prompt.first)
         self.context = StepContext(
             token_ids=token_ids,
-            positions=torch.cat(positions),
-            write_slots=torch.cat(slots),
-            logit_rows=torch.tensor(logit_rows, dtype=torch.long),
+            positions=torch.cat(positions).to(device),
+            write_slots=torch.cat(slots).to(device),
+            logit_rows=torch.tensor(logit_rows, dtype=torch.long).to(device),
             pool=pool,
             singles=rows[: self.singles],
             chunks=rows[self.singles :],
             decode_buffers=decode_buffers,
+            max_position=max(c.start + c.count for c in self.chunks) - 1,
         )
 
     @property
@@ -85,8 +89,8 @@ class StepBatch:
             return None
         if copy is None or copy.shape[2] < len(seq):
             pool, (layers, rows, _, dim) = self.pool, self.pool.kv.shape
-            copy = torch.empty((layers, rows, len(seq), dim), dtype=pool.dtype)
-            slots = slot_map(seq, pool.block_size)[first : chunk.start]
+            copy = torch.empty((layers, rows, len(seq), dim), dtype=pool.dtype, device=pool.device)
+            slots = slot_map(seq, pool.block_size)[first : chunk.start].to(pool.device)
             for layer in range(layers):
                 copy[layer, :, first : chunk.start] = pool.gather(layer, slots)
             seq.prefill_kv = copy

@@ -40,19 +40,37 @@ def attend(
         k, v = k.contiguous(), v.contiguous()
     causal = window is None and count == keys  # the keys are exactly these tokens: plain causal
     mask = None if causal else window_mask(q_pos, k_pos, window)
+    if mask is not None and not q.is_cpu and q.shape[0] != k.shape[0]:
+        return attend_masked_grouped(q, k, v, mask, scale)
     out = F.scaled_dot_product_attention(
         q[None], k[None], v[None], attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=True
     )
     return out[0]
 
 
-_ZERO: dict[torch.dtype, torch.Tensor] = {}  # baddbmm's ignored addend, one per dtype
+def attend_masked_grouped(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, scale: float
+) -> torch.Tensor:
+    """``attend`` with a mask, GQA by grouping: each KV head's query heads become one longer query
+    (q [H, T, d] → [H_kv, group · T, d], the mask repeated per head), so a fused kernel that takes a mask
+    but not ``enable_gqa`` (memory-efficient attention on CUDA) still reads each KV head once."""
+    heads, count, d = q.shape
+    kv_heads = k.shape[0]
+    group = heads // kv_heads
+    grouped = q.reshape(kv_heads, group * count, d)
+    out = F.scaled_dot_product_attention(
+        grouped[None], k[None], v[None], attn_mask=mask.repeat(group, 1), scale=scale
+    )
+    return out[0].view(heads, count, d)
 
 
-def _zero(dtype: torch.dtype) -> torch.Tensor:
-    zero = _ZERO.get(dtype)
+_ZERO: dict[tuple[torch.dtype, torch.device], torch.Tensor] = {}  # baddbmm's ignored addend
+
+
+def _zero(like: torch.Tensor) -> torch.Tensor:
+    zero = _ZERO.get((like.dtype, like.device))
     if zero is None:
-        zero = _ZERO[dtype] = torch.zeros((), dtype=dtype)
+        zero = _ZERO[(like.dtype, like.device)] = torch.zeros((), dtype=like.dtype, device=like.device)
     return zero
 
 
@@ -84,7 +102,7 @@ def attend_grouped(
     """``attend_one`` with the query heads already grouped per KV head: [H_kv, group, d] → [H_kv, group, d]
     (into ``out`` when given)."""
     # [H_kv, group, n]; the scale as BLAS's alpha (beta=0: the zero addend is ignored), not a second kernel
-    scores = torch.baddbmm(_zero(grouped.dtype), grouped, k.transpose(1, 2), beta=0, alpha=scale)
+    scores = torch.baddbmm(_zero(grouped), grouped, k.transpose(1, 2), beta=0, alpha=scale)
     if mask is not None:
         scores.masked_fill_(~mask, float("-inf"))
     return torch.bmm(_softmax(scores), v, out=out)
@@ -101,7 +119,7 @@ def attend_padded(
     group = heads // kv_heads
     grouped = q.view(kv_heads, group, batch, d).transpose(1, 2).reshape(kv_heads * batch, group, d)
     keys, values = k.reshape(kv_heads * batch, n, d), v.reshape(kv_heads * batch, n, d)
-    scores = torch.baddbmm(_zero(q.dtype), grouped, keys.transpose(1, 2), beta=0, alpha=scale)
+    scores = torch.baddbmm(_zero(q), grouped, keys.transpose(1, 2), beta=0, alpha=scale)
     scores.view(kv_heads, batch, group, n).add_(bias.view(1, batch, 1, n))
     out = torch.bmm(_softmax(scores), values)  # [H_kv·B, group, d]
     return out.view(kv_heads, batch, group, d).transpose(1, 2).reshape(heads, batch, d)

@@ -51,6 +51,7 @@ class StepContext:
     singles: list[Rows]
     chunks: list[Rows]
     decode_buffers: DecodeBuffers | None = None  # the model's one-token scratch, kept by the runner
+    max_position: int | None = None  # the largest position, known on the host (no device read to check it)
     _index: torch.Tensor | None = field(default=None, init=False, repr=False)
     _counts: torch.Tensor | None = field(default=None, init=False, repr=False)
     _bias: dict[int | None, torch.Tensor] = field(default_factory=dict, init=False, repr=False)
@@ -61,7 +62,8 @@ class StepContext:
             self._index = torch.full((len(self.singles), max(counts)), self.pool.pad_slot, dtype=torch.long)
             for i, r in enumerate(self.singles):
                 self._index[i, : counts[i]] = r.key_slots
-            self._counts = torch.tensor(counts).view(-1, 1)
+            self._index = self._index.to(self.pool.device)
+            self._counts = torch.tensor(counts).view(-1, 1).to(self.pool.device)
 
     def __len__(self) -> int:
         return len(self.token_ids)
@@ -73,13 +75,13 @@ class StepContext:
         """[B, n]: 0 where a one-token row sees the key, -inf on padding and outside the window."""
         bias = self._bias.get(window)
         if bias is None:
-            column = torch.arange(self._index.shape[1]).view(1, -1)
+            column = torch.arange(self._index.shape[1], device=self._index.device).view(1, -1)
             visible = column < self._counts
             if window is not None:  # the row's query is its last key: position first + count - 1
                 visible &= column > self._counts - 1 - window
-            bias = self._bias[window] = torch.zeros(visible.shape, dtype=self.pool.dtype).masked_fill_(
-                ~visible, NEG_INF
-            )
+            bias = self._bias[window] = torch.zeros(
+                visible.shape, dtype=self.pool.dtype, device=visible.device
+            ).masked_fill_(~visible, NEG_INF)
         return bias
 
     def attend(self, layer, q, k, v, positions, window, scale) -> torch.Tensor:
@@ -106,7 +108,7 @@ class StepContext:
             else:
                 stored = self.pool.gather(layer, chunk.key_slots)
                 keys, values = stored[:kv_heads], stored[kv_heads:]
-            key_pos = torch.arange(first, first + keys.shape[1])
+            key_pos = torch.arange(first, first + keys.shape[1], device=positions.device)
             parts.append(attend(q[:, rows], keys, values, positions[rows], key_pos, window, scale))
             row += chunk.count
         return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)

@@ -40,7 +40,9 @@ class Projection:
         self._right = self.stored if input_major else self.stored.t()  # the mm's right operand, [in, out]
         # ``scaled``'s addend: the bias, or a zero that beta=0 makes addmm ignore
         self._beta = 0 if bias is None else 1
-        self._addend = torch.zeros((), dtype=self.stored.dtype) if bias is None else bias
+        self._addend = (
+            torch.zeros((), dtype=self.stored.dtype, device=self.stored.device) if bias is None else bias
+        )
 
     @property
     def weight(self) -> torch.Tensor:

@@ -1,5 +1,6 @@
-"""RMSNorm as plain tensor code, in transformers' order of operations, plus the one-row forms a decode
-step uses (the scale left to the next projection's alpha). It holds no weights."""
+"""RMSNorm as plain tensor code, in transformers' order of operations, plus the one-row forms a CPU decode
+step uses (the scale left to the next projection's alpha, read on the host). Off the CPU nothing here
+reads a value back (CUDA graphs can capture it). It holds no weights."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch.nn.functional as F
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """Normalised in fp32, cast back, then scaled: the same order of operations as transformers."""
     if x.dtype == torch.float32:
-        if x.shape[0] == 1:  # one row: one dot product and two scalings (a third fewer kernels)
+        if x.shape[0] == 1 and x.is_cpu:  # one row: a dot product, two scalings (a third fewer kernels)
             return torch.mul(x, weight).mul_(row_rms_scale(x.view(-1), eps))
         return F.rms_norm(x, weight.shape, weight, eps)  # bit-identical to the three-step form in fp32
     h = x.float()

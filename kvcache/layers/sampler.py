@@ -2,7 +2,8 @@
 
 The parameters are ``params.SamplingParams`` (temperatures below ``params.GREEDY_BELOW`` are greedy).
 Top-p keeps the smallest set of most likely tokens whose probabilities sum to at least ``top_p``.
-A seeded ``torch.Generator`` per request makes sampled output reproducible. It does not apply
+A seeded ``torch.Generator`` per request, on the logits' device, makes sampled output reproducible (for one
+device). ``sample`` leaves the token on the device, so a batch reads all its tokens back at once. It does not apply
 repetition penalties, top-k or logit biases.
 """
 
@@ -16,16 +17,26 @@ from kvcache.params import SamplingParams
 class Sampler:
     def __init__(self, params: SamplingParams):
         self.params = params
-        self.generator = torch.Generator()
-        if params.seed is not None:
-            self.generator.manual_seed(params.seed)
+        self.generator = self._new_generator(torch.device("cpu"))
+
+    def _new_generator(self, device: torch.device) -> torch.Generator:
+        generator = torch.Generator(device=device)
+        if self.params.seed is not None:
+            generator.manual_seed(self.params.seed)
         else:
-            self.generator.seed()
+            generator.seed()
+        return generator
 
     def __call__(self, logits: torch.Tensor) -> int:
         """logits: [vocab] (fp32)."""
+        return int(self.sample(logits))
+
+    def sample(self, logits: torch.Tensor) -> torch.Tensor:
+        """The token as a 0-dim tensor on the logits' device (read back by the caller, with the others)."""
         if self.params.greedy:
-            return int(torch.argmax(logits))
+            return torch.argmax(logits)
+        if self.generator.device != logits.device:  # a GPU engine: the seeded stream lives there
+            self.generator = self._new_generator(logits.device)
         probs = torch.softmax(logits.float() / self.params.temperature, dim=-1)
         if self.params.top_p < 1.0:
             sorted_probs, order = torch.sort(probs, descending=True)
@@ -33,4 +44,4 @@ class Sampler:
             # drop a token once the more likely ones already reach top_p (the top token always stays)
             sorted_probs[(cumulative - sorted_probs) >= self.params.top_p] = 0.0
             probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-        return int(torch.multinomial(probs / probs.sum(), 1, generator=self.generator))
+        return torch.multinomial(probs / probs.sum(), 1, generator=self.generator)[0]

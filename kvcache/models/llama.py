@@ -4,9 +4,9 @@
 (prefill: the whole prompt at once; decode: one token); without one, the tokens are the whole sequence.
 Returns logits for the last token only (``all_logits=True`` for every position). With a
 ``layers.context.StepContext`` as the cache, the tokens are an engine step's rows from many sequences,
-each at its own positions, and the logits are those of the rows that sample. Llama, Mistral and Qwen2
-checkpoints all load into it. It does not sample or loop (``generate``, ``engine``) and does not read
-files (``utils.loader``).
+each at its own positions, and the logits are those of the rows that sample; ``decode_rows`` is one token
+per row over fixed-shape tensors (CUDA graphs). Llama, Mistral and Qwen2 load into it. It does not sample
+or loop (``generate``, ``engine``) and does not read files (``utils.loader``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ class Model:
         return self.head.weight
 
     @property
+    def device(self) -> torch.device:
+        return self.embed.device
+
+    @property
     def max_context(self) -> int:
         return self.rotary.max_positions
 
@@ -57,18 +61,20 @@ class Model:
             raise ValueError("forward needs at least one token")
         if isinstance(cache, StepContext):
             return self._step(cache, all_logits)
+        if cache is not None and not self.device.type == "cpu":
+            raise ValueError("single-sequence KV caches live on the CPU; on a GPU the engine's pool serves")
         start = cache.length if cache is not None else 0  # new tokens follow what the cache holds
         end = start + len(token_ids)
         if end > self.max_context:
             raise ContextLengthError(f"position {end - 1} is beyond the model's context ({self.max_context})")
-        positions = cache.begin(token_ids) if cache is not None else torch.arange(end)
+        positions = cache.begin(token_ids) if cache is not None else torch.arange(end, device=self.device)
         rope = self.rotary.at(start, end)
         if cache is not None and len(token_ids) == 1:
             return self._decode(token_ids[0], rope, positions, cache)
         if len(token_ids) == 1:  # one token without a cache: a view of one row, no index tensor
             h = self.embed[token_ids[0] : token_ids[0] + 1]
         else:
-            h = self.embed[torch.tensor(token_ids, dtype=torch.long)]
+            h = self.embed[torch.tensor(token_ids, dtype=torch.long).to(self.device)]
         for layer in self.layers:
             h = layer.forward(h, rope, positions, cache)
         if cache is not None:
@@ -82,22 +88,32 @@ class Model:
         """An engine step: rows of many sequences, each at its own positions (``StepContext``); logits
         for the rows that sample (``StepContext.logit_rows``), or every row with ``all_logits``."""
         positions = batch.positions
-        if int(positions.max()) >= self.max_context:
-            raise ContextLengthError(
-                f"position {int(positions.max())} is beyond the model's context ({self.max_context})"
-            )
+        last = batch.max_position if batch.max_position is not None else int(positions.max())
+        if last >= self.max_context:
+            raise ContextLengthError(f"position {last} is beyond the model's context ({self.max_context})")
         rope = (self.rotary.cos[positions], self.rotary.signed_sin[positions])
-        if len(batch) == 1 and not all_logits:
+        if len(batch) == 1 and not all_logits and self.device.type == "cpu":
             return self._decode(batch.token_ids[0], rope, positions, batch)
-        h = self.embed[torch.tensor(batch.token_ids, dtype=torch.long)]
+        h = self.embed[torch.tensor(batch.token_ids, dtype=torch.long).to(self.device)]
         for layer in self.layers:
             h = layer.forward(h, rope, positions, batch)
         if not all_logits:
             if batch.logit_rows.numel() == 0:  # only prompt chunks that end mid-prompt: no row samples
-                return torch.empty(0, self.config.vocab_size)
+                return torch.empty(0, self.config.vocab_size, device=self.device)
             h = h.index_select(0, batch.logit_rows)
         logits = self.head(rms_norm(h, self.final_norm, self.config.rms_norm_eps))
         return logits if logits.dtype == torch.float32 else logits.float()
+
+    def decode_rows(self, token_ids: torch.Tensor, positions: torch.Tensor, cache) -> torch.Tensor:
+        """One token for each of B rows, every row sampling: ``token_ids``/``positions`` [B] device tensors,
+        ``cache`` a ``layers.static_decode.PaddedDecode`` (or anything with its ``attend``) → fp32 logits
+        [B, vocab]. Nothing here reads a value back to the host or branches on one, so a CUDA graph can
+        capture it (``engine.graphs``); positions are not checked against the context (the caller does)."""
+        rope = (self.rotary.cos[positions], self.rotary.signed_sin[positions])
+        h = self.embed.index_select(0, token_ids)
+        for layer in self.layers:
+            h = layer.forward(h, rope, positions, cache)
+        return self.head(rms_norm(h, self.final_norm, self.config.rms_norm_eps)).float()
 
     def _decode(
         self,

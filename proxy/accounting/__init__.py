@@ -1,15 +1,11 @@
 """Accounting, the write side: what each finished request cost, saved and missed, and where it is kept.
 
-The request path hands every finished request to :mod:`.recorder` as its
-:class:`~proxy.exchange.Exchange`; enrichers (:mod:`.money`, with the miss-diagnosis memory
-of :mod:`.diagnosis`) fill the money on its :class:`.records.RequestRecord`, then sinks
-keep the record: in-memory totals (:mod:`.stats`, with :mod:`.drift` and
-:mod:`.provider_miss`), the SQLite ledger (:mod:`.ledger`, schema in :mod:`.ledger_schema`),
-Prometheus series (:mod:`.metrics`) and, on a Redis store, every replica's totals
-(:mod:`.fleet`, :mod:`.fleet_redis`). :mod:`.money_layer` builds the money parts once for
-the app. Every counter is defined once, in :mod:`.counters`.
+The request path hands each finished request to :mod:`.recorder`; enrichers (:mod:`.money`, with
+:mod:`.diagnosis`) fill the money on its :class:`.records.RequestRecord`, then sinks keep it:
+:mod:`.stats` (with :mod:`.drift`, :mod:`.provider_miss`), the ledger (:mod:`.ledger`,
+:mod:`.ledger_writer`, :mod:`.ledger_schema`), :mod:`.metrics` (:mod:`.metric_collectors`) and, on a
+Redis store, :mod:`.fleet` (:mod:`.fleet_reads`, :mod:`.fleet_rows`, :mod:`.fleet_redis`). Every
+counter is defined once, in :mod:`.counters`; :mod:`.money_layer` builds the parts for the app.
 
-The read side (the summary API, the dashboard, the KV page and ``prefixgate report``) is
-:mod:`proxy.reporting`, which imports this package; nothing here imports it, and nothing
-here sends requests.
+Nothing here sends requests; the read side is :mod:`proxy.reporting` (it imports this, never back).
 """

@@ -18,7 +18,8 @@ from proxy.accounting.records import RequestRecord
 
 Number = int | float
 Kind = Literal["count", "tokens", "usd"]
-OTHER = "other"  # the key of everything past a cap
+#: the key of everything past a cap (:class:`Cap`)
+OTHER = "other"
 MAX_REWRITE_IDS = 64
 
 # Label sets a Metric may use; each value comes from the record (model capped, status as "2xx").
@@ -27,13 +28,14 @@ LABELS = (("provider",), ("provider", "model"), ("provider", "model", "status"))
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """How Prometheus exports a counter: ``<name>_total`` (or a gauge) with these labels."""
+    """How Prometheus exports a counter: ``<name>_total`` (a ``gauge`` for a value that can go down:
+    savings); ``help`` None: the counter's own; ``kind``: the label of a family counters share."""
 
     name: str
     labels: tuple[str, ...] = ("provider",)
-    help: str | None = None  # None: the counter's own help
-    kind: str | None = None  # the ``kind`` label, for a family several counters share (tokens)
-    gauge: bool = False  # the value can go down (savings)
+    help: str | None = None
+    kind: str | None = None
+    gauge: bool = False
 
     def __post_init__(self) -> None:
         if self.labels not in LABELS:
@@ -42,15 +44,17 @@ class Metric:
 
 @dataclass(frozen=True, slots=True)
 class Counter:
+    """One row of the table: ``add`` over ``r`` (the record) and ``u`` (its usage or None), ``sql``
+    over a ledger row's columns, summed (NULL adds nothing); ``metric`` None: not exported to
+    Prometheus; ``shown`` False: kept for the others' sake, never a JSON key."""
+
     name: str
-    add: (
-        str  # what one record adds: a Python expression over ``r`` (the record) and ``u`` (its usage or None)
-    )
-    sql: str  # the same for one ledger row: an SQL expression over its columns, summed (NULL adds nothing)
+    add: str
+    sql: str
     kind: Kind
     help: str
-    metric: Metric | None = None  # None: not exported to Prometheus
-    shown: bool = True  # False: kept for the others' sake, never a JSON key
+    metric: Metric | None = None
+    shown: bool = True
     _of: Callable[[RequestRecord], Number] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -64,20 +68,20 @@ class Counter:
 
 
 def _function(name: str, body: str) -> Callable[[RequestRecord], Any]:
-    """``def <name>(r): u = r.usage; <body>``, compiled from the table's expressions."""
+    """``def <name>(r): u = r.usage; <body>``, compiled from the table's expressions: its own
+    constants, never input."""
     source = f"def {name}(r):\n    u = r.usage\n    {body}\n"
     namespace: dict[str, Any] = {}
-    exec(compile(source, f"<counter {name}>", "exec"), namespace)  # noqa: S102 (the table's own constants, never input)
+    exec(compile(source, f"<counter {name}>", "exec"), namespace)
     return namespace[name]
 
 
-def _tokens_metric(kind: str) -> Metric:
-    return Metric(
-        "prefixgate_tokens", ("provider", "model"), "Tokens by kind as the provider reported them.", kind
-    )
-
-
 BY_MODEL = ("provider", "model")
+
+
+def _tokens_metric(kind: str) -> Metric:
+    return Metric("prefixgate_tokens", BY_MODEL, "Tokens by kind as the provider reported them.", kind)
+
 
 COUNTERS: tuple[Counter, ...] = (
     Counter(
@@ -284,12 +288,10 @@ class Cap:
         self._known: set[str] = set()
 
     def __call__(self, name: str) -> str:
-        if name in self._known:
-            return name
-        if len(self._known) < self.limit:
-            self._known.add(name)
-            return name
-        return OTHER
+        if name not in self._known and len(self._known) >= self.limit:
+            return OTHER
+        self._known.add(name)
+        return name
 
 
 def ranked(counts: dict[str, int]) -> dict[str, int]:

@@ -1,16 +1,12 @@
 """A bounded per-tenant memory of recent requests, for naming why a request missed the cache.
 
-For each tenant it keeps the last ``per_tenant`` analysed requests (provider, model, time
-and segments). Segment bytes are interned by content hash, so a system prompt repeated by
-a thousand requests is held once. Bounds: ``per_tenant`` requests per tenant, ``max_tenants``
-tenants (least recently seen evicted first) and ``max_bytes`` of interned segment bytes in
-total (whole tenants evicted, oldest first, until it fits).
+:meth:`DiagnosisMemory.observe` finds the tenant's closest earlier request (:meth:`_closest`),
+asks :func:`analyzer.diagnose.diagnose`, then remembers the current one. Segment bytes are
+interned by content hash; bounds: ``per_tenant`` requests, ``max_tenants`` tenants (least
+recently seen evicted first), ``max_bytes`` of segment bytes (whole tenants evicted until it fits).
 
-:meth:`DiagnosisMemory.observe` finds the tenant's closest earlier request — the one sharing
-the longest run of leading segments, then the longest byte prefix of the next segment,
-then the most recent (both lengths from :func:`analyzer.divergence.common_prefix_len`) —
-asks :func:`analyzer.diagnose.diagnose` and then remembers the current request. It lives in
-one process and is lost on restart; it never leaves the machine (no store, no ledger).
+It lives in one process and is lost on restart; it never leaves the machine (no store, no
+ledger). See docs/money.md (the miss reason).
 """
 
 from __future__ import annotations
@@ -27,18 +23,24 @@ from analyzer.segments import Seen, Segment
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
+    """One remembered request: a content hash per segment (``keys``) and per segment its
+    (kind, path, cache_control, role) (``meta``); the bytes are the memory's, shared."""
+
     provider: str
     model: str
     ts: float
-    keys: tuple[int, ...]  # content hash per segment
-    meta: tuple[tuple[str, str, str | None, str | None], ...]  # (kind, path, cache_control, role)
+    keys: tuple[int, ...]
+    meta: tuple[tuple[str, str, str | None, str | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Observation:
+    """The diagnosis, the closest ``earlier`` request (None: none) and the ``common`` leading
+    segments shared with it."""
+
     diagnosis: Diagnosis | None
-    earlier: Seen | None  # the closest earlier request, if any
-    common: int  # leading segments shared with it
+    earlier: Seen | None
+    common: int
 
 
 class DiagnosisMemory:
@@ -73,18 +75,20 @@ class DiagnosisMemory:
     def _closest(self, tenant: str, cur: Seen, keys: tuple[int, ...]) -> tuple[_Entry | None, int]:
         """The earlier request sharing the most leading segments; on a tie, the one whose
         next segment shares the longest byte prefix with ours (so a timestamp is compared
-        with the previous timestamp, not with a request that had none); then the newest."""
+        with the previous timestamp, not with a request that had none); then the newest (they are
+        read newest first, and a tie keeps the first). One sharing fewer segments than the best
+        so far cannot win: its bytes are not compared."""
         entries = self._tenants.get(tenant)
         best: _Entry | None = None
         best_n, best_bytes = -1, -1
         provider, segments, data = cur.provider, cur.segments, self._data
-        for entry in reversed(entries or ()):  # newest first: ties keep the most recent
+        for entry in reversed(entries or ()):
             if entry.provider != provider:
                 continue
             ekeys = entry.keys
             n = common_prefix_len(keys, ekeys)
             if n < best_n:
-                continue  # cannot win: skip the byte comparison
+                continue
             common = (
                 common_prefix_len(segments[n].data, data[ekeys[n]])
                 if n < len(segments) and n < len(ekeys)
@@ -102,6 +106,8 @@ class DiagnosisMemory:
         return Seen(entry.provider, entry.model, entry.ts, segments)
 
     def _remember(self, tenant: str, cur: Seen, keys: tuple[int, ...]) -> None:
+        """Keep ``cur`` as the tenant's newest, then evict to the bounds: the oldest tenants
+        first, then, when one huge tenant alone is past ``max_bytes``, its oldest requests."""
         meta = tuple((s.kind, s.path, s.cache_control, s.role) for s in cur.segments)
         entry = _Entry(cur.provider, cur.model, cur.ts, keys, meta)
         for key, seg in zip(keys, cur.segments):
@@ -119,7 +125,7 @@ class DiagnosisMemory:
             _, evicted = self._tenants.popitem(last=False)
             for old in evicted:
                 self._release(old)
-        while self.bytes_held > self.max_bytes and len(entries) > 1:  # one huge tenant
+        while self.bytes_held > self.max_bytes and len(entries) > 1:
             self._release(entries.popleft())
 
     def _ref(self, key: int, data: bytes) -> None:

@@ -1,20 +1,13 @@
-"""Rules drift, counted per (provider, model, field): what ``/prefixgate/stats``, the summary,
+"""Rules drift, counted per (provider, model, field, why): what ``/prefixgate/stats``, the summary,
 the health check, the dashboard and ``report`` say when the caching rules went stale.
 
-A record's ``drift`` (:func:`proxy.accounting.money.drift_of`: :mod:`analyzer.usage`'s notes and
-:func:`analyzer.cost.rules_drift`) lists ``"<field>:<why>"`` notes: a usage field or value the
-model's rules do not expect. Such a row is priced null (money is exact or null) and counted by
-the ``rules_drift_rows`` counter (:mod:`.counters`); here each note is counted per (provider, model,
-field, why) with when it was first and last seen (unix seconds, the requests' arrival), and
-each row says what to update (``update``, :func:`update_for`; ``warning``: the sentence the
-health check and the dashboard show, :func:`warning`): the price file (``--prices FILE``,
-``analyzer/prices.json``), the generation table (``analyzer/cache_rules/openai.py``'s
-``GENERATIONS``) or the usage parser (``analyzer/usage.py``).
+A record's ``drift`` lists ``"<field>:<why>"`` notes (:func:`proxy.accounting.money.drift_of`).
+:class:`DriftTable` counts them in memory, :func:`from_ledger` over the ledger's ``drift`` column;
+each row has its first and last arrival, what to update (:func:`update_for`) and the sentence
+saying so (:func:`warning`). At most :data:`MAX_DRIFT_ROWS` keys, then one ``other`` row per provider.
 
-Model names come from request bodies and notes from upstream answers, so the table is capped
-(:data:`MAX_DRIFT_ROWS` distinct keys; later ones are counted in one ``other`` row per
-provider), like the per-model rows of the stats. This module keeps no request data and does
-no I/O; :func:`from_ledger` reads an open connection it is given.
+It keeps no request data and does no I/O; :func:`from_ledger` reads an open connection it is given.
+See docs/money.md (rules drift).
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ from typing import Any
 from proxy.accounting.counters import OTHER
 from proxy.accounting.records import RequestRecord
 
-MAX_DRIFT_ROWS = 100  # distinct (provider, model, field, why), then one "other" row per provider
+MAX_DRIFT_ROWS = 100
 
 PRICES_OR_RULES = (
     "update its price row (--prices FILE, analyzer/prices.json: cache_write_30m / cache_write_12h) "
@@ -100,13 +93,14 @@ def _ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class DriftTable:
-    """In-memory counts per (provider, model, field, why): a recorder sink's part of the stats."""
+    """In-memory counts per (provider, model, field, why), each [count, first_seen, last_seen]:
+    a recorder sink's part of the stats."""
 
     __slots__ = ("limit", "_rows")
 
     def __init__(self, limit: int = MAX_DRIFT_ROWS) -> None:
         self.limit = limit
-        self._rows: dict[tuple[str, str, str, str], list[float]] = {}  # key → [count, first_seen, last_seen]
+        self._rows: dict[tuple[str, str, str, str], list[float]] = {}
 
     def handle(self, record: RequestRecord) -> None:
         if not record.drift:

@@ -14,18 +14,19 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
 from proxy.accounting.counters import COUNTERS
-from proxy.store.redis_store import _client
+from proxy.store.redis_clients import redis_client
 
 TAG = "{fleet}"
 RETENTION_S = 32 * 24 * 3600
 MAX_MODEL_CHARS = 200
-CLOSE_S = 1.0  # the client's close at shutdown
-READ_CHUNK = 24  # hour hashes per read script: no one read blocks Redis (every replica's look-ups) for long
+CLOSE_S = 1.0
+READ_CHUNK = 24
 NANO = 1_000_000_000
 _USD = frozenset(i for i, c in enumerate(COUNTERS) if c.kind == "usd")
 _INDEX = {c.name: i for i, c in enumerate(COUNTERS)}
 
-Key = tuple[str, str, int]  # (provider, model, unix hour)
+# A delta's key: (provider, model, unix hour).
+Key = tuple[str, str, int]
 
 # KEYS: applied:<replica>, all, hour keys…; ARGV: replica, seq, ttl, then per hour key: n, n × (field, increment).
 _WRITE_LUA = """
@@ -73,7 +74,7 @@ class FleetRedis:
     are a backstop only)."""
 
     def __init__(self, url: str, timeout_s: float = 2.0) -> None:
-        self._redis, prefix = _client(url, timeout_s, asyncio=True)
+        self._redis, prefix = redis_client(url, timeout_s, asyncio=True)
         self.base = f"{prefix}{TAG}:"
         self._write = self._redis.register_script(_WRITE_LUA)
         self._read = self._redis.register_script(_READ_LUA)
@@ -104,7 +105,7 @@ class FleetRedis:
 
     async def read_hours(self, hours: Iterable[int]) -> dict[int, dict[tuple[str, str], list[int]]]:
         """Sums per hour (those with data) and (provider, model), read :data:`READ_CHUNK` hours
-        per script call."""
+        per script call: no one read blocks Redis (every replica's look-ups) for long."""
         hours = list(hours)
         out: dict[int, dict[tuple[str, str], list[int]]] = {}
         for i in range(0, len(hours), READ_CHUNK):
@@ -117,12 +118,13 @@ class FleetRedis:
         return bool(await self._redis.ping())
 
     async def aclose(self) -> None:
-        """Close the client within :data:`CLOSE_S` (a hung Redis never hangs a shutdown)."""
+        """Close the client within :data:`CLOSE_S`: a hung Redis never hangs a shutdown (the
+        process is ending; its sockets go with it)."""
         try:
             async with asyncio.timeout(CLOSE_S):
                 await self._redis.aclose()
         except TimeoutError:
-            pass  # the process is ending: its sockets go with it
+            pass
 
 
 def parse(flat: Sequence[bytes]) -> dict[tuple[str, str], list[int]]:

@@ -29,9 +29,9 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS requests_ts ON {TABLE} (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-SCHEMA_VERSION = (
-    "6"  # 2: flags; 3: upstream; 4: store; 5: cache_storage_usd; 6: 12h writes, drift, provider miss reason
-)
+# Each version added columns: 2 flags; 3 upstream; 4 store; 5 cache_storage_usd; 6 12h writes, drift,
+# the provider's miss reason.
+SCHEMA_VERSION = "6"
 
 
 class LedgerError(RuntimeError):
@@ -51,14 +51,16 @@ def connect(path: str, *, busy_timeout_s: float = 5.0, readonly: bool = False) -
 
 
 def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection:
-    """Open (creating if needed) and check the ledger; LedgerError when it cannot be used."""
+    """Open (creating if needed: mode 0600 before SQLite creates it with the umask's) and check the
+    ledger, adding the columns an older one lacks; LedgerError when it cannot be used (not a
+    database, locked past the busy timeout, no folder)."""
     if path != ":memory:":
         try:
             private_dir(Path(path).parent)
         except OSError as exc:
             raise LedgerError(f"ledger {path}: cannot create its folder: {exc.strerror or exc}") from exc
         try:
-            create_private_file(path)  # 0600 before SQLite creates it with the umask's mode
+            create_private_file(path)
         except OSError as exc:
             raise LedgerError(f"ledger {path}: cannot create it: {exc.strerror or exc}") from exc
     try:
@@ -67,12 +69,12 @@ def open_ledger(path: str, *, busy_timeout_s: float = 5.0) -> sqlite3.Connection
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.executescript(SCHEMA)
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({TABLE})")}
-        for column, kind in COLUMN_TYPES:  # older ledgers gain new columns
+        for column, kind in COLUMN_TYPES:
             if column not in have:
                 conn.execute(f"ALTER TABLE {TABLE} ADD COLUMN {column} {kind}")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         conn.commit()
-    except sqlite3.DatabaseError as exc:  # "file is not a database", "database is locked", …
+    except sqlite3.DatabaseError as exc:
         raise LedgerError(f"ledger {path}: {exc} (move the file away or pass another --ledger)") from exc
     except OSError as exc:
         raise LedgerError(f"ledger {path}: {exc.strerror or exc}") from exc
@@ -135,10 +137,11 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 def _cell(value: Any) -> tuple[Any, str | None]:
-    """``value`` as SQLite can store it, and why it had to change (None: unchanged)."""
+    """``value`` as SQLite can store it, and why it had to change (None: unchanged). An int (a
+    bool too) must fit 64 bits, a float be finite, a str valid UTF-8."""
     if value is None or isinstance(value, bytes):
         return value, None
-    if isinstance(value, int):  # bool included
+    if isinstance(value, int):
         return (int(value), None) if _INT64[0] <= value <= _INT64[1] else (None, "out_of_range")
     if isinstance(value, float):
         return (value, None) if math.isfinite(value) else (None, "not_finite")

@@ -32,8 +32,9 @@ from proxy.provider_diagnostics import UNKNOWN_SHAPE, Reason, read_reason
 def drift_of(usage: Usage | None, price: Price | None) -> list[str]:
     """What in ``usage`` the model's rules do not expect: the parser's notes
     (:mod:`analyzer.usage` "Drift"), and cache writes on a model whose price row bills none
-    (an older OpenAI model reporting writes: the rules or the price file are stale)."""
-    return list(rules_drift(usage, price))  # the one check, shared with ``analyze`` (analyzer.cost)
+    (an older OpenAI model reporting writes: the rules or the price file are stale). The one
+    check, :func:`analyzer.cost.rules_drift`, shared with ``analyze``."""
+    return list(rules_drift(usage, price))
 
 
 def ttl_split_unknown(exchange: Exchange, usage: Usage | None) -> list[str]:
@@ -80,10 +81,12 @@ class Money:
     ) -> None:
         self.prices = prices
         self.memory = memory or DiagnosisMemory()
-        self.upstream_prices = dict(upstream_prices or {})  # upstream name → price-table key
+        self.upstream_prices = dict(upstream_prices or {})
 
     def price_for(self, model: str | None, upstream: str | None):
-        """The price row for ``model`` as served through ``upstream`` (None: unpriced)."""
+        """The price row for ``model`` as served through ``upstream``: under the upstream's
+        price-table key first (``upstream_prices``: name → key), then by the model alone (None:
+        unpriced)."""
         key = self.upstream_prices.get(upstream) if upstream else None
         return self.prices.lookup(model, key) if key else self.prices.lookup(model)
 
@@ -103,14 +106,16 @@ class Money:
         return Early(cur, obs.earlier, obs.diagnosis)
 
     def enrich(self, exchange: Exchange) -> None:
+        """Price the record, copy the provider's own miss reason (Anthropic diagnostics) and settle
+        prefixgate's. Rules drift (the rules are stale) nulls the row's money and the provider's
+        missed dollars; no price, a clamped usage number or an unknown TTL split the money; an
+        unknown prefix the missed dollars."""
         record, early = exchange.record, exchange.early
         price = self.price_for(record.model, record.upstream)
-        provider_miss(
-            record, exchange.diagnostics, price
-        )  # the provider's own miss reason (Anthropic diagnostics)
+        provider_miss(record, exchange.diagnostics, price)
         usage = record.usage
         record.drift = drift_of(usage, price)
-        if record.drift:  # the rules are stale: the row's money is null, the provider's missed dollars too
+        if record.drift:
             record.provider_missed_usd = None
         record.flags = ttl_split_unknown(exchange, usage)
         cost = cost_of(usage, price) if not record.drift and not record.flags else UNPRICED
@@ -119,14 +124,11 @@ class Money:
             record.missed_usd = 0.0 if cost.priced else None
             return
         cached = usage.cached_tokens if usage is not None else None
-        if cached is None:
-            final = early.diagnosis  # no response to settle it with
-        else:
-            final = settle(early.cur, early.earlier, early.diagnosis, cached)
+        final = (
+            early.diagnosis if cached is None else settle(early.cur, early.earlier, early.diagnosis, cached)
+        )
         record.miss_reason = final.header() if final is not None else None
-        if (
-            usage is None or not cost.priced or record.prefix_segments is None
-        ):  # unpriced (or clamped usage), or prefix unknown
+        if usage is None or not cost.priced or record.prefix_segments is None:
             record.missed_usd = None
             return
         record.missed_usd = missed_usd(self.missed_tokens(early, record.prefix_segments, usage), price, usage)
@@ -135,8 +137,9 @@ class Money:
     def missed_tokens(early: Early, repeated: int, usage: Usage) -> int:
         """:mod:`analyzer.missed` for a finished request: the longer of the prefix the store saw
         repeat (``repeated`` segments) and, when the request forked from its closest earlier
-        one at a volatile value, the prefix equal to that one but for volatile values; nothing
-        when the closest earlier request is older than the provider's TTL."""
+        one at a volatile value, the prefix equal to that one but for volatile values, cut (on
+        GPT-5.6 and later) to where a breakpoint can sit; nothing when the closest earlier
+        request is older than the provider's TTL."""
         cur, earlier = early.cur, early.earlier
         if earlier is not None and cur.ts - earlier.ts > provider_ttl_s(
             cur.provider, cur.segments, cur.model
@@ -150,9 +153,7 @@ class Money:
             and early.diagnosis.reason.startswith("volatile-")
         ):
             volatile = reusable(cur.segments, earlier.segments)
-        reuse = at_breakpoint(
-            cur.provider, cur.model, cur.segments, longest(exact, volatile)
-        )  # GPT-5.6+: where a breakpoint can sit
+        reuse = at_breakpoint(cur.provider, cur.model, cur.segments, longest(exact, volatile))
         if reuse.segments <= 0:
             return 0
         return missed_tokens(

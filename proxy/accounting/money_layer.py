@@ -1,17 +1,12 @@
 """The money layer's parts, built once for the app: :class:`MoneyLayer` (prices, money, ledger, metrics).
 
-:meth:`MoneyLayer.build` loads the price table (bundled, with ``--prices`` merged over it)
-and opens the ledger — both fail here, before the server starts, with a clear error
-(:class:`~analyzer.pricing.PriceFileError` naming the bad row, or
-:class:`~proxy.accounting.ledger.LedgerError` naming the file). The app then registers
-``enrichers`` and ``sinks`` with its recorder, and mounts the pages that read the ledger and
-the metrics (:func:`proxy.reporting.dashboard.routes`). Money takes one route: the handler
-calls :meth:`proxy.accounting.money.Money.before` (``gate.money.money``) for each analysed
-request on a caching endpoint and keeps the :class:`~proxy.exchange.Early` it returns on the
-request's exchange (its ``diagnosis`` is the ``x-prefixgate-miss-reason`` header); the
-recorder calls the same :class:`~proxy.accounting.money.Money`'s ``enrich`` when it is done.
+:meth:`MoneyLayer.build` loads the price table and opens the ledger, both failing here, before the
+server starts, with a clear error (:class:`~analyzer.pricing.PriceFileError` naming the bad row,
+:class:`~proxy.accounting.ledger_schema.LedgerError` the file). The app registers ``enrichers`` and
+``sinks`` with its recorder. Money takes one route: :meth:`~proxy.accounting.money.Money.before` at
+request time, :meth:`~proxy.accounting.money.Money.enrich` when the recorder gets the exchange.
 
-This module holds no logic of its own; each part lives in its module.
+This module holds no logic of its own; each part lives in its module. See docs/money.md.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from proxy.accounting.counters import Cap
 from proxy.accounting.records import RequestRecord
 
 MAX_REASONS = 32
-NONE = "none"  # prefixgate had no reason of its own
+#: prefixgate had no reason of its own
+NONE = "none"
 _SECTIONS = (
     ("tools", "tools_changed"),
     ("functions", "tools_changed"),
@@ -96,9 +97,7 @@ class _Entry:
         return {
             "requests": self.requests,
             "missed_tokens": self.missed_tokens,
-            "missed_usd": round(self.missed_usd, 9) + 0.0
-            if self.priced
-            else None,  # none priced: null, never $0
+            "missed_usd": round(self.missed_usd, 9) + 0.0 if self.priced else None,
             "agrees": self.agrees,
             "diagnosed": self.diagnosed,
             "prefixgate": dict(sorted(self.prefixgate.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -114,6 +113,10 @@ class ProviderMisses:
         self.total: dict[str, _Entry] = {}
         self.providers: dict[str, dict[str, _Entry]] = {}
         self._type = Cap(limit)
+
+    def seen(self, kind: str) -> str:
+        """``kind``, or ``other`` once :data:`MAX_REASONS` others were seen first."""
+        return self._type(kind)
 
     def add(
         self,
@@ -166,8 +169,8 @@ def from_ledger(conn: sqlite3.Connection, where: str, args: list) -> ProviderMis
     for _, kind, _, n, _, _ in rows:
         by_type[kind] = by_type.get(kind, 0) + n
     out = ProviderMisses()
-    for kind in sorted(by_type, key=lambda k: (-by_type[k], k)):  # the cap keeps the most frequent
-        out._type(kind)
+    for kind in sorted(by_type, key=lambda k: (-by_type[k], k)):
+        out.seen(kind)
     for provider, kind, miss_reason, n, tokens, usd in rows:
         out.add(provider or "", kind, tokens, usd, miss_reason, n)
     return out

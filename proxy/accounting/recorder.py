@@ -1,20 +1,13 @@
 """Fans each finished request out: enrichers first, then sinks.
 
-:meth:`Recorder.record` takes the request's :class:`~proxy.exchange.Exchange` once it is
-done. Enrichers run first, in order (``enrich(exchange)``: the money layer reads the
-record and the early miss diagnosis and fills cost, savings and the miss reason); then
-every sink gets the record alone (``handle(record)``: stats, ledger, metrics, access
-log, fleet totals). Both are called on the event loop and must not block: a sink that does
-I/O queues the record and batches. An enricher or sink that raises is logged and skipped, so
-one broken sink never loses the others' accounting. ``aclose()`` closes every sink.
+:meth:`Recorder.record` takes the request's :class:`~proxy.exchange.Exchange` once it is done: each
+enricher in order (``enrich(exchange)``: the money layer), then every sink gets the record alone
+(``handle(record)``: stats, ledger, metrics, access log, fleet totals). :meth:`Recorder.emit` takes
+a record with no client exchange (the Gemini auto-cache's own calls): sinks only. All run on the
+event loop and must not block; one that raises is logged and skipped. ``aclose()`` closes the sinks.
 
-:meth:`Recorder.emit` takes a record that has no client exchange: the proxy's own upstream
-calls (the Gemini auto-cache's ``cachedContents`` create and refresh,
-:mod:`proxy.gemini_cache.manager`). It goes to the sinks only: the enrichers read an
-exchange, and such a record carries its money itself (``cache_storage_usd``).
-
-This module does not build records (the handler, the relay and the auto-cache manager do) and keeps none itself;
-enrichers must not keep the exchange either (it holds the parsed request body).
+It builds no records and keeps none; enrichers must not keep the exchange (it holds the parsed
+request body). See docs/dashboard.md (how a record travels).
 """
 
 from __future__ import annotations

@@ -33,22 +33,23 @@ from proxy.accounting.provider_miss import ProviderMisses
 from proxy.accounting.records import RequestRecord
 
 _REQUESTS, _BILLABLE = INDEX["requests"], INDEX["billable"]
-MAX_UPSTREAMS = 64  # distinct upstream names, then "other" (they come from the config, so this is a guard)
-MAX_ROUTES = 20  # per model: (method, route) pairs of its requests without usage, then "other"
+MAX_UPSTREAMS = 64
+MAX_ROUTES = 20
 
 
 class Counters:
     """One row of sums (the totals, a provider, a model): a value per counter of the table,
-    also readable and settable by name (``row.output_tokens``)."""
+    also readable and settable by name (``row.output_tokens``). ``rewrites``: requests per
+    rewrite id, on the rows that count them; ``routes``: the requests without usage by (method,
+    route) → [requests, errors], at most :data:`MAX_ROUTES` pairs (then ``other``), kept in case
+    the model never bills (model lists, probes)."""
 
     __slots__ = ("rewrites", "routes", "values")
 
-    def __init__(self, *, by_rewrite: bool = False) -> None:
+    def __init__(self, *, rewrites: dict[str, int] | None = None) -> None:
         self.values: list[Number] = list(ZERO)
-        self.rewrites: dict[str, int] | None = {} if by_rewrite else None  # id → requests
-        self.routes: dict[tuple[str, str], list[int]] | None = (
-            None  # requests without usage: (method, route) → [requests, errors]
-        )
+        self.rewrites = rewrites
+        self.routes: dict[tuple[str, str], list[int]] | None = None
 
     def count_route(self, record: RequestRecord) -> None:
         routes = self.routes if self.routes is not None else {}
@@ -85,6 +86,12 @@ for _i, _counter in enumerate(COUNTERS):
 
 
 class Stats:
+    """The sums since start: ``total``, ``models`` per (provider, model) (each provider's rows add
+    up to its totals, :attr:`providers`), ``upstreams`` per upstream name (the provider's when the
+    record names none; at most :data:`MAX_UPSTREAMS`, a guard: they come from the config), the
+    rewrites per id, the rules drift per (provider, model, field, why) and the provider's own miss
+    reasons per type."""
+
     def __init__(
         self,
         max_models: int = 1000,
@@ -93,19 +100,18 @@ class Stats:
         max_drift_rows: int = MAX_DRIFT_ROWS,
     ) -> None:
         self.max_models = max_models
-        self.drift = DriftTable(max_drift_rows)  # rules drift per (provider, model, field, why)
-        self.provider_misses = ProviderMisses()  # the provider's own miss reasons per type
-        self.total = Counters(by_rewrite=True)
-        self.upstreams: dict[
-            str, Counters
-        ] = {}  # upstream name (the provider's when the record names none) → sums
+        self.drift = DriftTable(max_drift_rows)
+        self.provider_misses = ProviderMisses()
+        self._total_rewrites: dict[str, int] = {}
+        self.total = Counters(rewrites=self._total_rewrites)
+        self.upstreams: dict[str, Counters] = {}
         self._upstream_name = Cap(max_upstreams)
-        self.models: dict[tuple[str, str], Counters] = {}  # each provider's rows add up to its totals
+        self.models: dict[tuple[str, str], Counters] = {}
         self.provider_rewrites: dict[str, dict[str, int]] = {}
         self._rewrite_id = Cap(max_rewrite_ids)
 
     def handle(self, record: RequestRecord) -> None:
-        d = contributions(record)  # once per record, added to two rows
+        d = contributions(record)
         total = self.total
         total.values = list(map(add, total.values, d))
         key = (record.provider, record.model or "")
@@ -122,7 +128,7 @@ class Stats:
         if upstream is None:
             upstream = self.upstreams[name] = Counters()
         upstream.values = list(map(add, upstream.values, d))
-        if record.usage is None:  # what it was, in case the model never bills (model lists, probes)
+        if record.usage is None:
             model.count_route(record)
         if record.drift:
             self.drift.handle(record)
@@ -132,7 +138,7 @@ class Stats:
             by_id = self.provider_rewrites.setdefault(record.provider, {})
             for rewrite in record.rewrites:
                 rewrite = self._rewrite_id(rewrite)
-                total.rewrites[rewrite] = total.rewrites.get(rewrite, 0) + 1  # type: ignore[index, union-attr]
+                self._total_rewrites[rewrite] = self._total_rewrites.get(rewrite, 0) + 1
                 by_id[rewrite] = by_id.get(rewrite, 0) + 1
 
     @property
@@ -142,8 +148,7 @@ class Stats:
         for (provider, _), row in self.models.items():
             acc = out.get(provider)
             if acc is None:
-                acc = out[provider] = Counters(by_rewrite=True)
-                acc.rewrites = dict(self.provider_rewrites.get(provider, {}))
+                acc = out[provider] = Counters(rewrites=dict(self.provider_rewrites.get(provider, {})))
             acc.values = list(map(add, acc.values, row.values))
         return out
 
@@ -177,7 +182,8 @@ def not_billable(
     """The requests of models that never reported usage, by method and route, from
     ``(model, {(method, route): [requests, errors]})`` pairs: what ``/prefixgate/stats`` and
     :func:`proxy.reporting.summary.summarize` list under ``not_billable``. At most ``limit``
-    rows (the rest as one ``other`` row), at most 10 model names a row."""
+    rows (the rest, and a model's routes already past its own cap, as one ``other`` row, always
+    last), at most 10 model names a row."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for model, routes in pairs:
         for (method, route), (n, errors) in (routes or {}).items():
@@ -188,12 +194,12 @@ def not_billable(
             row["errors"] += errors
             if model and model not in row["models"] and len(row["models"]) < 10:
                 row["models"].append(model)
-    folded = [merged.pop(("", OTHER))] if ("", OTHER) in merged else []  # already past a model's own cap
+    folded = [merged.pop(("", OTHER))] if ("", OTHER) in merged else []
     ordered = sorted(merged.values(), key=lambda r: (-r["requests"], r["route"], r["method"]))
     if len(ordered) + len(folded) > limit:
         folded += ordered[limit - 1 :]
         ordered = ordered[: limit - 1]
-    if folded:  # one "other" row, always last
+    if folded:
         ordered.append(
             {
                 "method": "",

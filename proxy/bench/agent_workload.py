@@ -131,8 +131,9 @@ def _tools(provider: str, rng: random.Random | None) -> list[dict[str, Any]]:
 
 
 def _system(now: datetime, request_id: str) -> str:
+    """The volatile lines, then ~12 KB of stable instructions."""
     head = f"Current date and time: {now:%Y-%m-%d %H:%M:%S} UTC\nRequest id: {request_id}\n\n"
-    return head + (_POLICY * 30)  # ~12 KB of stable instructions after the volatile lines
+    return head + (_POLICY * 30)
 
 
 def conversation(

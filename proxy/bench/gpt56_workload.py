@@ -27,7 +27,8 @@ _RULES = (
     "repository's own conventions, run the tests that cover what you touched and report what "
     "you ran. Never commit, push or delete branches unless asked; never print secrets. "
 )
-DEVELOPER = "# Forge developer instructions\n\n" + _RULES * 104  # ~36 KB: ~9,000 estimated tokens
+#: ~36 KB: ~9,000 estimated tokens.
+DEVELOPER = "# Forge developer instructions\n\n" + _RULES * 104
 _CODEX_TOOLS = {
     "shell": (
         "Run a shell command in the workspace and return its output.",
@@ -139,5 +140,6 @@ def agent_loop(
         tools = body["tools"] if api == CHAT else _responses_tools(body["tools"])
         out = _shape(api, model, tools, system["content"], rest, marked, body["max_tokens"])
         if api == CHAT and not marked:
-            out["messages"][0]["role"] = "system"  # as the agent framework sends it
+            # as the agent framework sends it
+            out["messages"][0]["role"] = "system"
         yield out

@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -26,7 +24,7 @@ import httpx
 import orjson
 
 from proxy.bench.http import percentile
-from proxy.bench.procs import free_ports, wait_ready
+from proxy.bench.procs import Child, child, free_ports, serve_child
 
 CONNECTS_IN_FLIGHT = 256
 BODY = orjson.dumps(
@@ -41,10 +39,13 @@ BODY = orjson.dumps(
 
 @dataclass
 class Held:
+    """One stream's outcome; ``cause`` why it failed (the proxy's error kind, ``status 5xx``, or
+    the client's error)."""
+
     status: int | None = None
     ttfb_s: float | None = None
     complete: bool = False
-    cause: str | None = None  # why it failed: the proxy's error kind, "status 5xx", or the client's error
+    cause: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -153,33 +154,11 @@ def run_client(coro):
 def stream_upstream(port: int, workdir: Path, barrier: int = 1 << 30, hold_s: float = 0.0) -> Iterator[str]:
     """:mod:`proxy.bench.stream_upstream` in its own process; yields its base URL."""
     base = f"http://127.0.0.1:{port}"
+    args = ["--port", str(port), "--barrier", str(barrier), "--hold-s", str(hold_s)]
     log = workdir / "stream-upstream.log"
-    with open(log, "wb") as sink:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "proxy.bench.stream_upstream",
-                "--port",
-                str(port),
-                "--barrier",
-                str(barrier),
-                "--hold-s",
-                str(hold_s),
-            ],
-            stdout=sink,
-            stderr=sink,
-        )
-    try:
-        wait_ready(f"{base}/_stats", proc, "stream upstream", 30, log)
+    spec = Child(args, f"{base}/_stats", "stream upstream", module="proxy.bench.stream_upstream", log=log)
+    with child(spec, timeout_s=30):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 def configure(base: str, **conf) -> dict:
@@ -190,31 +169,12 @@ def run_held_bench(
     streams: int, hold_s: float, ramp_s: float, rounds: int, workdir: Path, first_s: float = 0.0
 ) -> dict:
     """The alternating rounds (module docstring); the figures as one dict."""
-    from proxy.bench.procs import children
-
     up_port, proxy_port = free_ports(2)
-    home = workdir / "proxy"
-    home.mkdir(parents=True, exist_ok=True)
+    workdir.mkdir(parents=True, exist_ok=True)
     sides: dict[str, list[Held]] = {"direct": [], "proxy": []}
     peaks: dict[str, list[int]] = {"direct": [], "proxy": []}
     with stream_upstream(up_port, workdir, hold_s=hold_s) as upstream:
-        serve = [
-            "serve",
-            "--port",
-            str(proxy_port),
-            "--openai-base",
-            f"{upstream}/v1",
-            "--anthropic-base",
-            upstream,
-            "--ledger",
-            str(home / "ledger.sqlite"),
-            "--log-level",
-            "warning",
-        ]
-        with children(
-            [(serve, f"http://127.0.0.1:{proxy_port}/prefixgate/health", "proxy", None, home / "home")],
-            workdir,
-        ):
+        with child(serve_child("proxy", proxy_port, upstream, workdir)):
             for _side, port in (("direct", up_port), ("proxy", proxy_port)):
                 configure(upstream, hold_s=0.0)
                 run_client(open_streams(port, min(200, streams), ramp_s=0.2))

@@ -47,7 +47,8 @@ def build_request(host: str, port: int, path: str, body: bytes, headers: dict[st
 
 
 async def _read_response(reader: asyncio.StreamReader, started: float) -> Sample:
-    head = await reader.readuntil(b"\r\n\r\n")  # EOF here: nothing of the response came
+    # an EOF here: nothing of the response came
+    head = await reader.readuntil(b"\r\n\r\n")
     try:
         return await _read_body(reader, head, started)
     except (asyncio.IncompleteReadError, ConnectionError) as exc:

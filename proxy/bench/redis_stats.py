@@ -5,23 +5,30 @@ Redis's cost per request: look-ups (the script calls less the fleet flushes, tol
 one ``GET`` each fleet script runs), fleet flushes, refused script calls (``NOSCRIPT``) apart,
 and the rest. Exact only when nothing else uses that Redis during the run.
 :func:`lookup_timings` times the look-up alone (the store's RESP client vs redis-py);
-:func:`drop_keys` removes the bench's keys. It starts no Redis or proxy and sends no load.
+:func:`bench_store_url` gives the bench its own key prefix, :func:`drop_keys` removes its keys,
+:func:`store_health` reads a proxy's own count. It starts no Redis or proxy and sends no load.
 See docs/measured.md (the Redis store).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from proxy.store.redis_store import split_key_prefix
+import click
+
+from proxy.store.redis_urls import split_key_prefix
 
 SCRIPT_CALLS = frozenset({"evalsha", "eval", "evalsha_ro", "eval_ro"})
-LOOKUP_INNER = frozenset({"exists", "set"})  # what the look-up script runs (proxy.store.redis_store)
-FAILED = "|failed"  # snapshot's suffix for a command's failed and rejected calls
-FLEET_MARK = "get"  # exactly one per fleet write-script call, never in the look-up script
-FLEET_INNER = frozenset(
-    {"get", "hincrby", "expire", "hgetall"}
-)  # the fleet scripts' commands (its one SET is under LOOKUP_INNER's)
+#: What the look-up script runs (proxy.store.redis_store).
+LOOKUP_INNER = frozenset({"exists", "set"})
+#: :func:`snapshot`'s suffix for a command's failed and rejected calls.
+FAILED = "|failed"
+#: Exactly one per fleet write-script call, never in the look-up script.
+FLEET_MARK = "get"
+#: The fleet scripts' commands (their one SET is under LOOKUP_INNER's).
+FLEET_INNER = frozenset({"get", "hincrby", "expire", "hgetall"})
 
 
 def _client(url: str):
@@ -43,7 +50,8 @@ def snapshot(url: str) -> dict[str, int]:
         if name.startswith("cmdstat_") and isinstance(stats, dict) and "calls" in stats:
             name = name.removeprefix("cmdstat_").lower()
             failed = int(stats.get("failed_calls", 0)) + int(stats.get("rejected_calls", 0))
-            out[name] = int(stats["calls"]) - failed  # calls that ran (an EVALSHA answered NOSCRIPT did not)
+            # the calls that ran (an EVALSHA answered NOSCRIPT did not)
+            out[name] = int(stats["calls"]) - failed
             if failed:
                 out[name + FAILED] = failed
     return out
@@ -56,7 +64,10 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 
 def round_trips(calls: dict[str, int], requests: int) -> dict[str, Any]:
-    """The per-request figures from :func:`delta`'s ``calls`` over ``requests`` requests sent."""
+    """The per-request figures from :func:`delta`'s ``calls`` over ``requests`` requests sent.
+    ``script_calls_refused`` are round trips counted apart (an EVALSHA answered NOSCRIPT, then
+    sent once as EVAL); ``other_round_trips`` neither look-ups nor flushes (PING probes, HELLO,
+    this bench's INFO)."""
     scripts = sum(n for name, n in calls.items() if name in SCRIPT_CALLS)
     refused = sum(
         n for name, n in calls.items() if name.removesuffix(FAILED) in SCRIPT_CALLS and name.endswith(FAILED)
@@ -76,8 +87,8 @@ def round_trips(calls: dict[str, int], requests: int) -> dict[str, Any]:
         "fleet_flushes": flushes,
         "fleet_flush_commands": sum(n for name, n in calls.items() if name in FLEET_INNER),
         "script_calls": scripts,
-        "script_calls_refused": refused,  # e.g. an EVALSHA answered NOSCRIPT (then sent once as EVAL): a round trip, counted apart
-        "other_round_trips": other,  # PING probes, HELLO, this bench's INFO: neither look-ups nor flushes
+        "script_calls_refused": refused,
+        "other_round_trips": other,
         "commands": calls,
     }
 
@@ -138,3 +149,35 @@ def drop_keys(url: str) -> int:
     finally:
         client.close()
     return deleted
+
+
+def bench_store_url(url: str) -> str:
+    """``url`` with a throwaway ``key_prefix`` (the bench's keys never mix with a real proxy's)."""
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise click.BadParameter(
+            "bench proxy --store wants a redis:// URL (one Redis: its INFO commandstats counts the round trips)",
+            param_hint="--store",
+        )
+    clean, _ = split_key_prefix(url)
+    parts = urlsplit(clean)
+    query = (parts.query + "&" if parts.query else "") + urlencode(
+        {"key_prefix": f"prefixgate-bench-{os.urandom(4).hex()}:"}
+    )
+    return urlunsplit(parts._replace(query=query))
+
+
+def store_health(port: int) -> dict | None:
+    """The store part of a proxy's ``/prefixgate/health`` (its breaker and look-up counts since start)."""
+    import httpx
+
+    try:
+        breaker = (
+            httpx.get(f"http://127.0.0.1:{port}/prefixgate/health", timeout=10).json().get("breaker") or {}
+        )
+    except (httpx.HTTPError, ValueError):
+        return None
+    return {
+        "lookups_since_start": breaker.get("lookups"),
+        "breaker_openings": breaker.get("openings"),
+        "state": breaker.get("state"),
+    }

@@ -6,6 +6,7 @@ Starts the emulator and the proxy on loopback and replays agent conversations
 volatile) and the tool-order part alone; each (provider, variant) has its own API key. It
 reports prompt and cached tokens, hit rate, USD and the share of the ideal's cached tokens, then
 GPT-5.6 (:mod:`proxy.bench.rewrite_gpt56`). One JSON object, then tables unless ``--json``.
+``--corpus DIR`` measures head reuse on labelled prompts instead (:mod:`proxy.bench.rewrite_corpus`).
 This module sends only to the emulator it starts. See docs/measured.md (rewrite).
 """
 
@@ -140,9 +141,28 @@ def _table(result: dict) -> None:
     type=click.IntRange(2, 500),
     help="GPT-5.6 codex pattern: one-shot requests per API and variant.",
 )
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A folder of prompts with ⟦labelled⟧ spans: head reuse off vs aggressive, rendered twice (no emulator).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the JSON object (no table).")
-def bench_rewrite_command(conversations: int, turns: int, codex_requests: int, as_json: bool) -> None:
-    """Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app: OpenAI, Anthropic, GPT-5.6."""
+def bench_rewrite_command(
+    conversations: int, turns: int, codex_requests: int, corpus: Path | None, as_json: bool
+) -> None:
+    """Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app: OpenAI, Anthropic, GPT-5.6.
+    With --corpus: head reuse of off vs aggressive on labelled prompts instead."""
+    if corpus is not None:
+        from proxy.bench.rewrite_corpus import measure, table
+
+        result = measure(corpus)
+        if not result["prompts"]:
+            raise click.ClickException(f"no labelled prompt (⟦…⟧ spans) under {corpus}")
+        click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
+        if not as_json:
+            click.echo(table(result))
+        return
     result = run(conversations, turns, codex_requests)
     click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     if not as_json:

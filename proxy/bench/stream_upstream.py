@@ -108,7 +108,8 @@ class Conn(asyncio.Protocol):
             self.streaming = True
             st.open += 1
             st.max_open = max(st.max_open, st.open)
-            if st.first_s > 0:  # a model's time to first token: head and first event come after it
+            # a model's time to first token: the head and the first event come after it
+            if st.first_s > 0:
                 self.timer = asyncio.get_running_loop().call_later(st.first_s, self._first)
             else:
                 self._first()
@@ -157,8 +158,9 @@ class Conn(asyncio.Protocol):
 async def serve(port: int, barrier: int, hold_s: float, host: str = "127.0.0.1") -> None:
     import gc
 
+    # the interpreter's own heap, never scanned again
     gc.collect()
-    gc.freeze()  # the interpreter's own heap: never scanned again
+    gc.freeze()
     state = State(barrier, hold_s)
     server = await asyncio.get_running_loop().create_server(lambda: Conn(state), host, port, backlog=8192)
     async with server:

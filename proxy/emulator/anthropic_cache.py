@@ -28,7 +28,9 @@ class CacheRuleError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class AnthropicUsage:
-    input_tokens: int  # uncached prompt tokens only
+    """Anthropic's usage numbers; ``input_tokens`` counts the uncached prompt tokens only."""
+
+    input_tokens: int
     cache_read_input_tokens: int
     cache_creation_5m: int
     cache_creation_1h: int
@@ -74,7 +76,8 @@ def apply_anthropic_cache(
     total = estimate_tokens(ch.bytes_at(len(segments)))
     minimum = anthropic_min_tokens(model)
 
-    def tokens_through(i: int) -> int:  # prompt tokens in segments 0..i
+    def tokens_through(i: int) -> int:
+        """Prompt tokens in segments 0..i."""
         return ch.tokens_at(i + 1)
 
     read_at = -1

@@ -28,16 +28,18 @@ ASSUMPTIONS = """Assumptions (how the passes are built), one a line:
 - ``pause_after_compaction`` and ``instructions`` are ignored; no ``compaction`` content block is added; the reply text is the usual one.
 """
 
-SUMMARY_RATIO = 50  # summary tokens = prompt tokens // SUMMARY_RATIO
+#: Summary tokens = prompt tokens // SUMMARY_RATIO.
+SUMMARY_RATIO = 50
 
 
 @dataclass(frozen=True, slots=True)
 class Compaction:
-    """The two passes of a compacted request."""
+    """The two passes of a compacted request: ``compaction`` over the prompt as sent (its output
+    ``summary_tokens``), ``message`` the final message's, over the compacted prompt."""
 
-    compaction: AnthropicUsage  # the pass over the prompt as sent
-    summary_tokens: int  # its output
-    message: AnthropicUsage  # the final message's pass, over the compacted prompt
+    compaction: AnthropicUsage
+    summary_tokens: int
+    message: AnthropicUsage
 
 
 def trigger_tokens(body: dict[str, Any], default: int) -> int | None:

@@ -31,17 +31,21 @@ ASSUMPTIONS = """Assumptions (the SDK types name the reasons, not the algorithm)
 - ``cache_missed_input_tokens`` is the previous request's longest cached prefix (reads plus writes on the prompt as sent); it may be 0, the reason reported all the same.
 """
 
-OTHER_PARAMS = ("thinking", "tool_choice")  # prompt-affecting, but not part of the cached prefix's parts
+#: Parameters that affect the prompt but are not part of the cached prefix's parts.
+OTHER_PARAMS = ("thinking", "tool_choice")
 
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
+    """One remembered request: its parts' digests, ``params`` (thinking and tool_choice,
+    canonical) and ``cached_tokens``, the longest prefix it left cached."""
+
     model: tuple[Any, Any]
     tools: tuple[bytes, ...]
     system: tuple[bytes, ...]
     messages: tuple[bytes, ...]
-    params: bytes  # thinking and tool_choice, canonical
-    cached_tokens: int  # the longest prefix it left cached
+    params: bytes
+    cached_tokens: int
 
 
 def _digest(parts: Sequence[bytes]) -> bytes:

@@ -107,7 +107,8 @@ def _events(
 ) -> Iterator[bytes]:
     start = {**message, "content": [], "stop_reason": None, "usage": usage_block(usage, 1)}
     delta_usage: dict = {"output_tokens": n_out}
-    if compaction:  # the compaction pass at the start, the final message's numbers at the end
+    if compaction:
+        # the compaction pass at the start, the final message's numbers at the end
         start["usage"]["iterations"] = [
             iteration("compaction", compaction.compaction, compaction.summary_tokens)
         ]

@@ -36,11 +36,15 @@ from proxy.emulator.state import Call, EmulatorState
 Handler = Callable[[EmulatorState, Call], Response]
 
 
+#: Anthropic's, Azure OpenAI's and Gemini's key headers (after a bearer token).
+KEY_HEADERS = ("x-api-key", "api-key", "x-goog-api-key")
+
+
 def api_key(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
     if auth[:7].lower() == "bearer " and auth[7:].strip():
         return auth[7:].strip()
-    for name in ("x-api-key", "api-key", "x-goog-api-key"):  # Anthropic, Azure OpenAI, Gemini
+    for name in KEY_HEADERS:
         if request.headers.get(name):
             return request.headers[name]
     return request.query_params.get("key") or None
@@ -82,7 +86,8 @@ def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
             )
         try:
             raw = await request.body()
-        except ClientDisconnect:  # the client (a proxy that gave up) left mid-body: nobody to answer
+        except ClientDisconnect:
+            # the client (a proxy that gave up) left mid-body: nobody to answer
             return Response(status_code=499)
         try:
             body = orjson.loads(raw)
@@ -90,9 +95,8 @@ def _endpoint(provider: str, handler: Handler, *, azure: bool = False):
             return provider_error(provider, 400, f"request body is not valid JSON: {exc}")
         if not isinstance(body, dict):
             return provider_error(provider, 400, "request body must be a JSON object")
-        query = {
-            k: v for k, v in request.query_params.items() if k != "key"
-        }  # Gemini's ?key= is a credential
+        # Gemini's ?key= is a credential, never kept
+        query = {k: v for k, v in request.query_params.items() if k != "key"}
         call = Call(request.url.path, body, key_id(api_key(request)), request.state.controls, query)
         return handler(state, call)
 

@@ -22,24 +22,33 @@ from analyzer.cache_rules import (
 
 @dataclass(frozen=True)
 class EmulatorConfig:
-    openai_ttl_s: float = OPENAI_TTL_S  # OpenAI: an unused prefix is evicted after 5–10 minutes
-    openai_extended_ttl_s: float = OPENAI_EXTENDED_TTL_S  # prompt_cache_retention: "24h"
+    """The emulator's knobs. TTLs: OpenAI evicts an unused prefix after 5–10 minutes (``24h`` with
+    ``prompt_cache_retention``); Gemini's implicit cache keeps one ``gemini_ttl_s`` (undocumented:
+    :mod:`analyzer.cache_rules`). ``max_cache_entries``: the LRU bound over all keys and models.
+    Replies: ``default_output_tokens`` long when the request sets no limit, never over
+    ``max_output_tokens``, streamed in ``default_chunks`` pieces unless ``x-emulator-chunks``
+    says otherwise. ``hold_timeout_s``: how long ``x-emulator-hold`` waits for a release.
+    Anthropic: ``lookback_blocks`` earlier block boundaries a breakpoint also checks, the
+    compaction trigger when the edit names none, and ``max_remembered_messages`` opted-in
+    requests remembered for diagnostics (LRU). ``require_api_key``: 401 without Authorization /
+    x-api-key."""
+
+    openai_ttl_s: float = OPENAI_TTL_S
+    openai_extended_ttl_s: float = OPENAI_EXTENDED_TTL_S
     anthropic_ttl_5m_s: float = ANTHROPIC_TTL_S["5m"]
     anthropic_ttl_1h_s: float = ANTHROPIC_TTL_S["1h"]
-    gemini_ttl_s: float = GEMINI_TTL_S  # Gemini's implicit cache: how long an unused prefix stays (undocumented; analyzer.cache_rules)
-    max_cache_entries: int = 500_000  # LRU bound over all keys and models
-    default_output_tokens: int = 16  # reply length when the request sets no limit
-    max_output_tokens: int = 8192  # cap on any reply, whatever the request asks
-    default_chunks: int = 4  # streamed content pieces unless x-emulator-chunks says otherwise
+    gemini_ttl_s: float = GEMINI_TTL_S
+    max_cache_entries: int = 500_000
+    default_output_tokens: int = 16
+    max_output_tokens: int = 8192
+    default_chunks: int = 4
     embedding_dimensions: int = 16
-    hold_timeout_s: float = 10.0  # x-emulator-hold waits at most this long for a release
-    lookback_blocks: int = (
-        ANTHROPIC_LOOKBACK_BLOCKS  # Anthropic: earlier block boundaries a breakpoint also checks
-    )
+    hold_timeout_s: float = 10.0
+    lookback_blocks: int = ANTHROPIC_LOOKBACK_BLOCKS
     max_breakpoints: int = ANTHROPIC_MAX_BREAKPOINTS
-    compaction_trigger_tokens: int = 150_000  # Anthropic compaction: the trigger when the edit names none
-    max_remembered_messages: int = 10_000  # Anthropic diagnostics: opted-in requests remembered (LRU)
-    require_api_key: bool = False  # True: 401 without Authorization / x-api-key
+    compaction_trigger_tokens: int = 150_000
+    max_remembered_messages: int = 10_000
+    require_api_key: bool = False
     clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -99,7 +99,8 @@ def handle_gemini(state: EmulatorState, call: Call) -> Response:
         return gemini_error(400, "* GenerateContentRequest.contents: contents is not specified")
     cached_content = body.get("cachedContent", body.get("cached_content"))
     explicit = 0
-    if cached_content is not None:  # an explicit cache: its parts first, then the request's
+    if cached_content is not None:
+        # an explicit cache: its parts first, then the request's
         resolved = resolve_cached(state, call, model, cached_content)
         if isinstance(resolved, Response):
             return resolved
@@ -109,7 +110,8 @@ def handle_gemini(state: EmulatorState, call: Call) -> Response:
         from analyzer.tokens import estimate_tokens
 
         return JSONResponse({"totalTokens": estimate_tokens(len(rendered_prompt(body)))})
-    if explicit:  # Google reports the cache's tokens as cachedContentTokenCount, inside promptTokenCount
+    if explicit:
+        # Google reports the cache's tokens as cachedContentTokenCount, inside promptTokenCount
         from analyzer.tokens import estimate_tokens
 
         cache = PromptCacheResult(estimate_tokens(len(rendered_prompt(body))), explicit)

@@ -38,10 +38,13 @@ MAX_ENTRIES = 10_000
 
 @dataclass(slots=True)
 class CachedContent:
+    """One explicit cache: ``model`` as ``models/gemini-2.5-flash``, ``parts`` the
+    systemInstruction / tools / toolConfig / contents it was created with (camelCase keys)."""
+
     name: str
     key: bytes
-    model: str  # "models/gemini-2.5-flash"
-    parts: dict[str, Any]  # systemInstruction / tools / toolConfig / contents as created (camelCase keys)
+    model: str
+    parts: dict[str, Any]
     tokens: int
     display_name: str
     create_time: float
@@ -63,14 +66,16 @@ class CachedContent:
 
 
 class CachedContents:
-    """Every explicit cache of one emulator, by name; expired ones are dropped on access."""
+    """Every explicit cache of one emulator, by name; expired ones are dropped on access. The
+    counters are for tests and ``/_emulator/requests`` (``reads``: generateContent requests that
+    read one)."""
 
     def __init__(self) -> None:
         self.entries: dict[str, CachedContent] = {}
-        self.created = 0  # counters for tests and /_emulator/requests
+        self.created = 0
         self.updated = 0
         self.deleted = 0
-        self.reads = 0  # generateContent requests that read one
+        self.reads = 0
 
     def live(self, name: str, now: float) -> CachedContent | None:
         entry = self.entries.get(name)
@@ -97,10 +102,11 @@ def rfc3339(ts: float) -> str:
 
 
 def parse_time(value: Any) -> float | None:
+    """An RFC 3339 time (``Z`` included, as Python 3.11 reads it) → a timestamp; None if not one."""
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value).timestamp()  # "Z" included (Python 3.11+)
+        return datetime.fromisoformat(value).timestamp()
     except ValueError:
         return None
 

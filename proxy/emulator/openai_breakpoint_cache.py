@@ -33,10 +33,12 @@ ASSUMPTIONS = """Assumptions of this emulator beyond :mod:`analyzer.cache_rules.
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """Where one request writes and where it may read (segment indexes, prompt order)."""
+    """Where one request writes and where it may read (segment indexes, prompt order):
+    ``writes`` segment index → TTL (``"30m"`` | ``"12h"``), ``candidates`` the latest
+    MAX_CONSIDERED positions looked up, ascending."""
 
-    writes: dict[int, str]  # segment index -> TTL ("30m" | "12h")
-    candidates: tuple[int, ...]  # the latest MAX_CONSIDERED positions looked up, ascending
+    writes: dict[int, str]
+    candidates: tuple[int, ...]
 
 
 def _longer(a: str | None, b: str) -> str:
@@ -66,7 +68,8 @@ def apply_breakpoints(
     prompt_tokens = estimate_tokens(ch.bytes_at(len(segments)))
     p = plan(segments, options)
 
-    def through(i: int) -> int:  # tokens of segments 0..i
+    def through(i: int) -> int:
+        """Prompt tokens in segments 0..i."""
         return ch.tokens_at(i + 1)
 
     read = 0

@@ -28,11 +28,15 @@ BLOCK_BYTES = BLOCK_TOKENS * BYTES_PER_TOKEN
 
 @dataclass(frozen=True, slots=True)
 class PromptCacheResult:
-    prompt_tokens: int  # every prompt token (cached and written ones included)
+    """``prompt_tokens`` counts every prompt token (cached and written ones included); writes are
+    GPT-5.6+ only (:mod:`proxy.emulator.openai_breakpoint_cache`), ``cache_write_12h_tokens`` of
+    them with a 12h TTL; ``breakpoints``: GPT-5.6+ rules, so the usage reports writes."""
+
+    prompt_tokens: int
     cached_tokens: int
-    cache_write_tokens: int = 0  # GPT-5.6+ only (:mod:`proxy.emulator.openai_breakpoint_cache`)
-    cache_write_12h_tokens: int = 0  # of which written with a 12h TTL
-    breakpoints: bool = False  # GPT-5.6+ rules: the usage reports writes
+    cache_write_tokens: int = 0
+    cache_write_12h_tokens: int = 0
+    breakpoints: bool = False
 
     @property
     def cache_write_30m_tokens(self) -> int:

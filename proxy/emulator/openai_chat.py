@@ -60,7 +60,8 @@ def _handle(state: EmulatorState, call: Call, *, chat: bool) -> Response:
             cache = prompt_cache(state, call, "chat")
         except ParamError as exc:
             return param_error(exc)
-    else:  # legacy Completions: the automatic rules, whatever the model
+    else:
+        # legacy Completions: the automatic rules, whatever the model
         cache = apply_openai_cache(
             state.cache, call.key, model, rendered_prompt(call.route, body), openai_ttl(state, body)
         )

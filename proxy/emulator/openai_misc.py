@@ -64,9 +64,11 @@ def handle_embeddings(state: EmulatorState, call: Call) -> Response:
 
 
 def openai_models(state: EmulatorState, model_id: str | None) -> Response:
+    """``/v1/models`` (the emulator's list) or ``/v1/models/ID`` (any model name exists here)."""
+
     def entry(name: str) -> dict:
         return {"id": name, "object": "model", "created": 1700000000, "owned_by": "prefixgate-emulator"}
 
     if model_id is not None:
-        return JSONResponse(entry(model_id))  # any model name exists here
+        return JSONResponse(entry(model_id))
     return JSONResponse({"object": "list", "data": [entry(m) for m in MODELS]})

@@ -35,8 +35,10 @@ ASSUMPTIONS = """Assumptions where the SDK types and the guide are silent, one a
 
 MODES = ("implicit", "explicit")
 API_TTLS = {"chat": CHAT_TTLS, "responses": RESPONSES_TTLS, "compact": CHAT_TTLS}
-BREAKPOINT_TTLS = tuple(TTL_S)  # a marker's own ttl: 30m or 12h on every API
-MAX_DEPTH = 12  # how deep under messages/input markers are looked for
+#: A marker's own ttl: 30m or 12h on every API.
+BREAKPOINT_TTLS = tuple(TTL_S)
+#: How deep under messages / input markers are looked for.
+MAX_DEPTH = 12
 # the SDK's PromptCacheOptions per API, and PromptCacheBreakpoint
 OPTION_KEYS = {
     "chat": ("mode", "ttl"),
@@ -107,7 +109,8 @@ def marker_places(body: dict[str, Any], api: str) -> set[str]:
         at = index_path(field, i)
         if api == "chat":
             parts(item.get("content"), key_path(at, "content"), CHAT_PART_TYPES)
-        elif item.get("type", "message") == "message":  # an assistant's output_text parts take none: by type
+        elif item.get("type", "message") == "message":
+            # an assistant's output_text parts take none: told apart by their type
             parts(item.get("content"), key_path(at, "content"), RESPONSES_PART_TYPES)
         elif item.get("type") in OUTPUT_ITEMS:
             parts(item.get("output"), key_path(at, "output"), RESPONSES_PART_TYPES)

@@ -19,11 +19,14 @@ from proxy.emulator.provider_cache import ProviderCache
 
 
 class EmulatorState:
+    """One emulator's state: the providers' cache, Gemini's explicit caches (``cachedContents/…``),
+    Anthropic diagnostics' fingerprints (``messages``), the holds and the request counts."""
+
     def __init__(self, config: EmulatorConfig):
         self.config = config
         self.cache = ProviderCache(config.max_cache_entries, config.clock)
-        self.cached_contents = CachedContents()  # Gemini's explicit caches (cachedContents/…)
-        self.messages = MessageMemory(config.max_remembered_messages)  # Anthropic diagnostics' fingerprints
+        self.cached_contents = CachedContents()
+        self.messages = MessageMemory(config.max_remembered_messages)
         self.holds = Holds()
         self.requests = 0
         self.by_route: Counter[str] = Counter()
@@ -47,10 +50,11 @@ class EmulatorState:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One parsed request as the route handlers see it."""
+    """One parsed request as the route handlers see it (``query``: the query string, e.g.
+    Gemini's ``alt=sse``, never the key)."""
 
     route: str
     body: dict
     key: bytes
     controls: Controls = field(default_factory=Controls)
-    query: dict[str, str] = field(default_factory=dict)  # the query string (Gemini: alt=sse); never the key
+    query: dict[str, str] = field(default_factory=dict)

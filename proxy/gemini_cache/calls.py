@@ -4,7 +4,7 @@
 :func:`client_key` the key it is made with (the client's own, only when the tenant is hashed
 from it); :func:`resource_url` its URL (the request's upstream, its path cut at ``/models/``:
 no other host); :func:`call_route` its record's route; :func:`storage_usd` the storage it
-bought. Pure functions: the calls themselves are :mod:`proxy.gemini_cache.manager`'s.
+bought. Pure functions: the calls themselves are :mod:`proxy.gemini_cache.background`'s.
 """
 
 from __future__ import annotations
@@ -31,14 +31,16 @@ def storage_usd(
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """What a background call keeps of the client request that caused it (never its key)."""
+    """What a background call keeps of the client request that caused it (never its key):
+    ``route`` is the records' (the client's route cut at ``/models/``, then ``/cachedContents``),
+    ``url`` the client request's upstream URL."""
 
     request_id: str
     tenant: str
     upstream: str
     model: str
-    route: str  # the records' route: the client's route cut at /models/, then /cachedContents
-    url: httpx.URL  # the client request's upstream URL
+    route: str
+    url: httpx.URL
 
 
 def client_key(headers: list[tuple[bytes, bytes]], query: bytes) -> bytes | None:

@@ -16,9 +16,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from proxy.endpoints import GEMINI
 from proxy.gemini_cache.manager import GeminiAutoCache
 from proxy.gemini_cache.resend import MAX_ERROR_BODY, mark_resent, may_be_refusal, names_cached_content
-from proxy.routing import GEMINI
 
 if TYPE_CHECKING:
     from analyzer.pricing import PriceTable
@@ -46,13 +46,14 @@ class AutoCacheHook:
         self, exchange: Exchange, raw: bytes, analysis: BodyAnalysis, headers: RawHeaders, query: bytes
     ) -> tuple[bytes, BodyAnalysis]:
         """The body to forward and its analysis: rewritten to reference a live cache (the
-        exchange keeps the body as sent in ``fallback_body``), or as they came."""
+        exchange keeps the body as sent in ``fallback_body``), or as they came (also when the
+        auto-cache fails: advice, like the rewrite)."""
         manager = self.manager
         if manager is None or not manager.applies(exchange):
             return raw, analysis
         try:
             return manager.before(exchange, headers, query, raw, analysis)
-        except Exception:  # advice, like the rewrite: the body goes as it came
+        except Exception:
             log.exception(
                 "gemini auto-cache failed on request %s; forwarding the body unchanged",
                 exchange.record.request_id,
@@ -72,15 +73,16 @@ class AutoCacheHook:
 
     def resend(self, exchange: Exchange) -> None:
         """After a refusal: the exchange carries the body as the client sent it (once), its
-        record and headers say so, and the entry is dropped now (concurrent requests go as sent)."""
+        record and headers say so, and the entry is dropped now (concurrent requests go as sent;
+        a failure to drop it is logged and the resend goes on)."""
         assert exchange.fallback_body is not None
         mark_resent(exchange)
-        exchange.upstream_body, exchange.fallback_body = exchange.fallback_body, None  # once
+        exchange.upstream_body, exchange.fallback_body = exchange.fallback_body, None
         if self.manager is None:
             return
         try:
             self.manager.refused(exchange.record.request_id)
-        except Exception:  # advice: the resend goes on
+        except Exception:
             log.exception(
                 "gemini auto-cache failed to drop the entry of request %s", exchange.record.request_id
             )
@@ -88,7 +90,7 @@ class AutoCacheHook:
     def start(self, pool: UpstreamPool, emit: Callable[[RequestRecord], None]) -> None:
         """The background calls share the proxy's pool, and each is recorded on its own (sinks only)."""
         if self.manager is not None:
-            self.manager.pool, self.manager.emit = pool, emit
+            self.manager.calls.pool, self.manager.calls.emit = pool, emit
 
     def enrich(self, exchange: Exchange) -> None:
         if self.manager is not None:

@@ -27,20 +27,26 @@ from analyzer.tokens import estimate_tokens
 HEAD_FIELDS = ("systemInstruction", "system_instruction", "tools", "toolConfig", "tool_config")
 _CONTENT = re.compile(r"^contents\[(\d+)\]")
 _SPELLINGS = (("systemInstruction", "system_instruction"), ("toolConfig", "tool_config"))
-MAX_CUTS = 64  # the longest cuts of a long conversation only
+#: A long conversation's longest cuts only.
+MAX_CUTS = 64
 
 
 @dataclass(frozen=True, slots=True)
 class Cut:
-    n_contents: int  # leading contents the cache holds
-    n_segments: int  # leading segments it covers (at least one)
-    digest: bytes  # the scope and the exact JSON the cache holds (head fields, leading contents)
-    tokens: int  # estimated tokens of those segments
+    """Where a cache may end: the leading ``n_contents`` contents it holds, the leading
+    ``n_segments`` segments it covers (at least one), the ``digest`` of the scope and the exact
+    JSON it holds (head fields, leading contents) and those segments' estimated ``tokens``."""
+
+    n_contents: int
+    n_segments: int
+    digest: bytes
+    tokens: int
 
 
 def eligible(body: Any) -> bool:
     """A body the rewrite can handle: no cachedContent yet, contents a list of two or more
-    (or one, behind a systemInstruction / tools)."""
+    (or one, behind a systemInstruction / tools), no field spelled both ways (which one the
+    upstream reads would be its guess, not ours)."""
     if (
         not isinstance(body, dict)
         or body.get("cachedContent") is not None
@@ -48,27 +54,31 @@ def eligible(body: Any) -> bool:
     ):
         return False
     if any(camel in body and snake in body for camel, snake in _SPELLINGS):
-        return False  # a field spelled both ways: which one the upstream reads is its guess, not ours
+        return False
     contents = body.get("contents")
     return isinstance(contents, list) and len(contents) >= 1
 
 
 def cuts(scope: str, body: dict[str, Any], segments: Sequence[Segment], chain: Chain) -> list[Cut]:
-    """The body's cuts, longest first (empty when it is not :func:`eligible`). ``scope``
-    names the tenant, upstream and model; it keys every digest."""
+    """The body's cuts, longest first (empty when it is not :func:`eligible`, when its segments
+    take a shape the cut does not follow or not Gemini's order, or when it holds a value orjson
+    cannot write, e.g. an integer past 64 bits: never cached). ``scope`` names the tenant,
+    upstream and model; it keys every digest. A cut after j contents leaves at least one in the
+    request."""
     if not eligible(body) or len(segments) != len(chain):
         return []
     contents = body["contents"]
-    head = 0  # segments before the first content's
-    ends: dict[int, int] = {}  # content index j → segments up to and including content j
+    # head: the segments before the first content's; ends: content j → the segments up to its end
+    head = 0
+    ends: dict[int, int] = {}
     for i, seg in enumerate(segments):
         if seg.kind == "message":
             match = _CONTENT.match(seg.path)
             if match is None:
-                return []  # a shape the cut does not follow: never cache it
+                return []
             ends[int(match.group(1))] = i + 1
         elif ends:
-            return []  # a head segment after contents: not Gemini's order
+            return []
         else:
             head = i + 1
     try:
@@ -79,7 +89,7 @@ def cuts(scope: str, body: dict[str, Any], segments: Sequence[Segment], chain: C
         )
         out: list[Cut] = []
         covered = head
-        for j, content in enumerate(contents):  # a cut after j contents: at least one stays in the request
+        for j, content in enumerate(contents):
             if covered > 0 and (j == 0 or j - 1 in ends):
                 at = running.copy()
                 at.update(b"cut:%d" % j)
@@ -87,7 +97,7 @@ def cuts(scope: str, body: dict[str, Any], segments: Sequence[Segment], chain: C
             if j + 1 < len(contents):
                 running.update(_framed(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)))
             covered = ends.get(j, covered)
-    except TypeError:  # a value orjson cannot write (an integer past 64 bits): never cache it
+    except TypeError:
         return []
     out.reverse()
     return out[:MAX_CUTS]

@@ -32,7 +32,8 @@ def may_be_refusal(status: int) -> bool:
 
 def decoded(body: bytes, encoding: str | None) -> bytes:
     """``body`` as sent (identity), or gzip / deflate decoded up to :data:`MAX_ERROR_BODY`;
-    b"" for an encoding it does not read (then no refusal is found: the error passes)."""
+    b"" for an encoding it does not read (then no refusal is found: the error passes). A
+    ``deflate`` that is not zlib-wrapped is read as raw deflate, as some servers send it."""
     encoding = (encoding or "identity").strip().lower()
     if encoding in ("", "identity"):
         return body
@@ -42,7 +43,7 @@ def decoded(body: bytes, encoding: str | None) -> bytes:
         inflater = zlib.decompressobj(zlib.MAX_WBITS | 32 if encoding != "deflate" else zlib.MAX_WBITS)
         return inflater.decompress(body, MAX_ERROR_BODY)
     except zlib.error:
-        if encoding == "deflate":  # raw deflate, as some servers send it
+        if encoding == "deflate":
             try:
                 return zlib.decompressobj(-zlib.MAX_WBITS).decompress(body, MAX_ERROR_BODY)
             except zlib.error:

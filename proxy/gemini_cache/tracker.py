@@ -25,25 +25,31 @@ MAX_TTL_S = 3600
 TTL_FACTOR = 3
 BACKOFF_S = 60.0
 PENDING_S = 120.0
-EXPIRY_MARGIN_S = 15.0  # stop referencing an entry this close to its expiry (clock skew, slow requests)
+#: An entry this close to its expiry is no longer referenced (clock skew, slow requests).
+EXPIRY_MARGIN_S = 15.0
 PENDING, READY, FAILED = "pending", "ready", "failed"
 
 
 @dataclass(slots=True)
 class Entry:
+    """One cache, made or being made: ``since`` when its ``state`` was entered; ``name``
+    (``cachedContents/…``) once ready, with the ``tokens`` the upstream counted; ``refusals``:
+    times the upstream refused this prefix's cache (kept across re-creates); ``refresh_at``: no
+    refresh before it (a failed one backs off)."""
+
     scope: str
     cut: Cut
     state: str = PENDING
-    since: float = 0.0  # when the state was entered
-    name: str = ""  # cachedContents/… once ready
-    tokens: int = 0  # what the upstream counted
+    since: float = 0.0
+    name: str = ""
+    tokens: int = 0
     ttl_s: int = MIN_TTL_S
     expires_at: float = 0.0
     refreshing: bool = False
     failures: int = 0
     retry_at: float = 0.0
-    refusals: int = 0  # times the upstream refused this prefix's cache (kept across re-creates)
-    refresh_at: float = 0.0  # no refresh before this (a failed one backs off)
+    refusals: int = 0
+    refresh_at: float = 0.0
 
 
 @dataclass(slots=True)
@@ -64,18 +70,18 @@ def ttl_for(times: Sequence[float]) -> int:
 
 @dataclass
 class Tracker:
-    after: int = 3  # sightings within the window before a create
+    """``after``: sightings within ``window_s`` before a create; ``seen``: each cut's recent
+    sightings (small lists: ~4x lighter than deques at the cap); ``held``: scope → no create
+    before (after a failed one)."""
+
+    after: int = 3
     min_tokens: Callable[[str], int] = field(default=lambda model: 4096)
     window_s: float = 3600.0
     max_keys: int = 50_000
     clock: Callable[[], float] = time.monotonic
-    seen: OrderedDict[bytes, list[float]] = field(
-        default_factory=OrderedDict
-    )  # small lists: ~4x lighter than deques at the cap
+    seen: OrderedDict[bytes, list[float]] = field(default_factory=OrderedDict)
     entries: OrderedDict[bytes, Entry] = field(default_factory=OrderedDict)
-    held: OrderedDict[str, float] = field(
-        default_factory=OrderedDict
-    )  # scope → no create before (a failed one)
+    held: OrderedDict[str, float] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         if self.after < 1:
@@ -128,11 +134,13 @@ class Tracker:
         return entry
 
     def _claim(self, scope: str, cut: Cut, ttl_s: int, now: float) -> Entry | None:
+        """A new pending entry for ``cut``; None while one is pending, ready or backing off, or
+        while a failed create of this scope holds its other prefixes too."""
         entry = self._live(cut.digest, now)
         if entry is not None and (entry.state != FAILED or now < entry.retry_at):
-            return None  # pending, ready, or backing off
+            return None
         if now < self.held.get(scope, now):
-            return None  # a create of this scope failed: its other prefixes wait too
+            return None
         failures, refusals = (entry.failures, entry.refusals) if entry is not None else (0, 0)
         entry = Entry(scope, cut, PENDING, now, ttl_s=ttl_s, failures=failures, refusals=refusals)
         self.entries[cut.digest] = entry

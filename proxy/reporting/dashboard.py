@@ -18,12 +18,13 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from analyzer.pricing import PriceTable
-from proxy.accounting.fleet import Rows, capped, shape
 from proxy.accounting.fleet_redis import RETENTION_S
+from proxy.accounting.fleet_rows import Rows, capped, shape
 from proxy.accounting.ledger import Ledger
 from proxy.accounting.metrics import Metrics
 from proxy.reporting import kv_page
-from proxy.reporting.summary import parse_since, summarize
+from proxy.reporting.summary import hit_rates, summarize
+from proxy.reporting.time_range import parse_since
 
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
@@ -50,13 +51,6 @@ def label_models(rows: list[dict], prices: PriceTable | None) -> None:
             row["priced_as"] = price.label
 
 
-def _rates(row: dict) -> dict:
-    row["token_hit_rate"] = row["cached_tokens"] / row["input_tokens"] if row["input_tokens"] else 0.0
-    known = row["requests"] - row["prefix_unknown"]
-    row["request_hit_rate"] = row["prefix_hits"] / known if known else 0.0
-    return row
-
-
 def fleet_range(
     hours: dict[int, Rows],
     since: float | None,
@@ -64,9 +58,9 @@ def fleet_range(
     now: float | None = None,
     max_models: int = 1000,
 ) -> dict:
-    """The fleet's per-hour sums → the range's totals, models and hourly series: every hour
-    that ends after ``since`` up to now (all kept hours from the first with data when None),
-    hours without requests as zeros."""
+    """The fleet's per-hour sums → the range's totals, models (every replica's names, capped
+    again) and hourly series: every hour that ends after ``since`` up to now (all kept hours from
+    the first with data when None), hours without requests as zeros."""
     now_hour = int((time.time() if now is None else now) // 3600)
     first = int(since // 3600) if since is not None else min(hours, default=now_hour)
     first = max(first, now_hour - RETENTION_S // 3600 + 1)
@@ -78,7 +72,7 @@ def fleet_range(
         for key, row in rows.items():
             acc = merged.setdefault(key, [0] * len(row))
             merged[key] = [a + b for a, b in zip(acc, row)]
-        point = _rates(shape(rows))
+        point = hit_rates(shape(rows))
         points.append(
             {
                 "t": h * 3600,
@@ -89,9 +83,9 @@ def fleet_range(
                 "hit_rate": point["token_hit_rate"],
             }
         )
-    out = _rates(shape(capped(merged, max_models)))  # every replica's names: bounded
+    out = hit_rates(shape(capped(merged, max_models)))
     for row in out["models"]:
-        _rates(row)
+        hit_rates(row)
     label_models(out["models"], prices)
     out["series"] = {"step": 3600, "points": points}
     return out
@@ -134,6 +128,9 @@ def routes(
         return _json(data)
 
     async def fleet(request: Request) -> Response:
+        """The fleet over ``?since=`` (default 24h) from the range's hours only; ``all`` from the
+        all-time hash (hours are kept 32 days). No numbers rather than zeros while Redis never
+        answered."""
         fleet = metrics.fleet
         if fleet is None:
             return _json(
@@ -150,18 +147,18 @@ def routes(
             since = parse_since(request.query_params.get("since", "24h"))
         except ValueError as exc:
             return _bad(str(exc))
-        hours, error, as_of = await fleet.hours(since)  # only the range's hours
+        hours, error, as_of = await fleet.hours(since)
         data = fleet_range(hours or {}, since, prices, max_models=fleet.max_models)
-        if since is None:  # all time: the all-time hash (hours are kept 32 days)
+        if since is None:
             rows = await fleet.rows()
             series = data["series"]
-            data = _rates(shape(capped(rows or {}, fleet.max_models)))
+            data = hit_rates(shape(capped(rows or {}, fleet.max_models)))
             for row in data["models"]:
-                _rates(row)
+                hit_rates(row)
             label_models(data["models"], prices)
             data["series"] = series
             error, as_of = fleet.error, fleet.as_of
-        if as_of is None:  # Redis never answered: no numbers rather than zeros
+        if as_of is None:
             data = {"models": [], "series": {"step": 3600, "points": []}}
         data.update(
             available=error is None,

@@ -1,18 +1,12 @@
 """``GET /prefixgate/kv``: the KV-cache calculator page, linked from the dashboard.
 
-One self-contained HTML page (``static/kv.html``: its CSS and JS inline, nothing from the
-internet, so a saved copy works offline). Its JS repeats the arithmetic of
-:mod:`analyzer.kv` and :mod:`analyzer.kv_cli` step for step — bytes per token, total KV,
-conversations that fit, the decode ceiling — and the model presets are
-:data:`analyzer.kv.PRESETS` themselves, written into the page when it is served, so the
-page and ``prefixgate kv`` cannot disagree on a preset (a test compares their numbers for
-every preset). The page's state lives in its URL query, under the CLI's flag names with
-underscores (``?model=llama-3-8b&tokens=128K&batch=1&bits=16&gpu_memory=80GB&bandwidth=3.35TB/s``),
-so a link reproduces a calculation.
+One self-contained HTML page (``static/kv.html``: CSS and JS inline, nothing from the internet)
+whose JS repeats the arithmetic of :mod:`analyzer.kv` step for step; the presets are
+:data:`analyzer.kv.PRESETS` themselves, written into the page when it is served, so the page and
+``prefixgate kv`` cannot disagree. Rendered once per process; its Content-Security-Policy allows
+exactly its own inline script and style (by hash).
 
-The page is rendered once per process; its Content-Security-Policy allows exactly its own
-inline script and style (by hash) and nothing else. Access control is
-:mod:`proxy.access`'s (the page shows no request data, but lives under ``/prefixgate/``).
+It does no access control (:mod:`proxy.access` does) and shows no request data. See docs/kv.md.
 """
 
 from __future__ import annotations
@@ -54,8 +48,9 @@ def presets() -> dict[str, object]:
 
 @lru_cache(maxsize=1)
 def render() -> tuple[bytes, str]:
-    """(the page, its Content-Security-Policy)."""
-    data = orjson.dumps(presets()).decode().replace("</", "<\\/")  # never ends the <script> it sits in
+    """(the page, its Content-Security-Policy). The presets' JSON is escaped so that it never ends
+    the ``<script>`` it sits in."""
+    data = orjson.dumps(presets()).decode().replace("</", "<\\/")
     html = TEMPLATE.read_text(encoding="utf-8").replace("{{PRESETS}}", data)
     hashes = {"script": [], "style": []}
     for tag, body in _INLINE.findall(html):

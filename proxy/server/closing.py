@@ -1,18 +1,12 @@
-"""The app's close at shutdown, within a budget: the books always close.
+"""The app's close at shutdown, within a budget: the books always close (:func:`close_gate`).
 
-:func:`close_gate` is what the app's lifespan runs at shutdown (:func:`proxy.app.create_app`):
-:meth:`proxy.gate.Gate.aclose` (the Gemini auto-cache, the upstream pool, the prefix store,
-then the recorder's sinks, the ledger among them), given :data:`PARTS_S` in all. Past it (a
-part waiting on a dependency that hangs; the gate gives each part 8 s of its own, far more
-than a stop may take) it logs one warning naming where the close was stuck, cuts the
-auto-cache's background calls still running (each records itself as cut, before the books
-close), and closes the ledger itself within :data:`BOOKS_S`, so every row handed to it is
-written. The close it went on without keeps running beside the rest of the shutdown (its
-dependency may still answer) and ends with the process; an error it raises later is logged,
-never raised.
+The app's lifespan runs it: :meth:`proxy.gate.Gate.aclose`, given :data:`PARTS_S` in all. Past
+it, one warning names where the close was stuck, the Gemini auto-cache's background calls are
+cut (each records itself as cut) and the ledger is closed directly within :data:`BOOKS_S`. The
+close it went on without keeps running and ends with the process (a later error is logged).
+:data:`PARTS_S` + :data:`CUT_S` + :data:`BOOKS_S` is :data:`proxy.server.shutdown.LIFESPAN_S`.
 
-Budgets: :data:`PARTS_S` + :data:`CUT_S` + :data:`BOOKS_S` is what the server gives the app's
-shutdown (:data:`proxy.server.shutdown.LIFESPAN_S`). This module closes nothing else.
+It closes nothing else. See docs/shutdown.md.
 """
 
 from __future__ import annotations
@@ -28,9 +22,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("prefixgate.shutdown")
 
-PARTS_S = 0.8  # the gate's whole close (a healthy one takes milliseconds)
-CUT_S = 0.1  # the auto-cache's background calls, cut, to record themselves
-BOOKS_S = 0.5  # the ledger's last rows, when the gate's close was left behind
+#: the gate's whole close (a healthy one takes milliseconds)
+PARTS_S = 0.8
+#: the auto-cache's background calls, cut, to record themselves
+CUT_S = 0.1
+#: the ledger's last rows, when the gate's close was left behind
+BOOKS_S = 0.5
 
 
 async def close_gate(gate: Gate, parts_s: float = PARTS_S, books_s: float = BOOKS_S) -> None:
@@ -42,19 +39,17 @@ async def close_gate(gate: Gate, parts_s: float = PARTS_S, books_s: float = BOOK
         closing.result()
         return
     me = asyncio.current_task()
-    parts = [
+    gate_parts = [
         stack for t in asyncio.all_tasks() if t not in (closing, me) and " aclose" in (stack := task_stack(t))
-    ]  # the gate's own
+    ]
     log.warning(
         "shutdown: closing the app took over %.1f s; closing the books without it (stuck in: %s%s)",
         parts_s,
         task_stack(closing),
-        "".join(f"; {stack}" for stack in parts),
+        "".join(f"; {stack}" for stack in gate_parts),
     )
     closing.add_done_callback(_said)
-    calls = (
-        gate.gemini_auto_cache.cut()
-    )  # its background calls still running, cancelled: each records itself as cut
+    calls = gate.gemini_auto_cache.cut()
     if calls:
         await asyncio.wait(calls, timeout=CUT_S)
     ledger = gate.money.ledger if gate.money is not None else None

@@ -51,7 +51,8 @@ class _Refusing:
         peer = "%s:%d " % self.client if self.client else ""
         log.warning("%srequest head over %d bytes refused (431)", peer, self.max_head)
         if self._response_in_flight():
-            self.refusal_due = True  # a pipelined head: the 431 goes out after the response before it
+            # a pipelined head: the 431 goes out after the response before it
+            self.refusal_due = True
             return
         self._send_refusal()
 
@@ -66,61 +67,68 @@ class _Refusing:
             self.transport.close()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocol, next in the MRO
+        super().on_response_complete()  # type: ignore[misc]
         if self.refusal_due and not self._response_in_flight():
             self._send_refusal()
 
 
 def _header_bytes(name: bytes, value: bytes) -> int:
-    return len(name) + len(value) + 4  # "name: value\r\n"
+    """The size of ``name: value\\r\\n``."""
+    return len(name) + len(value) + 4
 
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-except ImportError:  # httptools not installed: uvicorn's "auto" is h11 then, and so is ours
+except ImportError:
+    # httptools not installed: uvicorn's "auto" is h11 then, and so is ours
     HttpToolsProtocol = None  # type: ignore[assignment,misc]
 else:
 
     class HeadLimitedHttpTools(_Refusing, HttpToolsProtocol):  # type: ignore[misc]
+        """httptools has no limit of its own: the head is counted both as bytes received while it
+        is incomplete (less the previous request's body bytes in the same read) and as the URL
+        and header bytes the parser handed over. A head over the limit starts no request cycle:
+        the app never runs."""
+
         def __init__(self, config, server_state, app_state, _loop=None) -> None:
             super().__init__(config, server_state, app_state, _loop)
             self._setup_limit(config)
             self._in_head = False
-            self._received = 0  # bytes received while the current head was incomplete
-            self._read_body = 0  # body bytes in the read being parsed
-            self._parsed = 0  # URL and header bytes the parser has handed over
+            self._received_in_head = 0
+            self._body_in_read = 0
+            self._parsed_head = 0
 
         def data_received(self, data: bytes) -> None:
             if self.refused:
                 return
-            self._read_body = 0
+            self._body_in_read = 0
             super().data_received(data)
             if self._in_head and not self.refused:
-                self._received += len(data) - self._read_body  # the previous request's body is not head
-                if max(self._received, self._parsed) > self.max_head:
+                self._received_in_head += len(data) - self._body_in_read
+                if max(self._received_in_head, self._parsed_head) > self.max_head:
                     self._refuse()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._in_head, self._received, self._parsed = True, 0, 0
+            self._in_head, self._received_in_head, self._parsed_head = True, 0, 0
 
         def on_url(self, url: bytes) -> None:
             super().on_url(url)
-            self._parsed += len(url)
+            self._parsed_head += len(url)
 
         def on_header(self, name: bytes, value: bytes) -> None:
             super().on_header(name, value)
-            self._parsed += _header_bytes(name, value)
+            self._parsed_head += _header_bytes(name, value)
 
         def on_headers_complete(self) -> None:
             self._in_head = False
-            if self.refused or self._parsed > self.max_head:
-                self._refuse()  # no request cycle: the app never runs
+            if self.refused or self._parsed_head > self.max_head:
+                self._refuse()
                 return
             super().on_headers_complete()
 
         def on_body(self, body: bytes) -> None:
-            self._read_body += len(body)
+            self._body_in_read += len(body)
             if not self.refused:
                 super().on_body(body)
 

@@ -1,32 +1,22 @@
-"""``prefixgate serve``: build a :class:`~proxy.config.ProxyConfig` from flags and run uvicorn.
+"""``prefixgate serve``: its flags → a :class:`~proxy.config.ProxyConfig` → :func:`.launch.run`.
 
-Invalid settings (a bad URL, a public host without ``--admin-token``, an unreadable size)
-are reported as a usage error (exit 2) before anything starts; a bad config file
-(``--config``, :mod:`proxy.config_file`) as one line naming the file and line (exit 2). uvicorn's own access log is
-off: it prints query strings, which can carry keys; the proxy logs its own line per
-request (``prefixgate.access``), without headers, query or body. uvicorn runs on uvloop
-with the httptools parser when they are installed (``PREFIXGATE_SERVER=asyncio``: plain
-asyncio + h11, the benchmark reference). Either way request heads over ``--max-header-size``
-get a 431 before the app sees them (:mod:`proxy.server.head_limit`), and a shutdown gives requests
-in flight ``--shutdown-timeout`` seconds, then cuts and records them and flushes the ledger,
-and the whole stop ends within ``--shutdown-timeout`` plus a few seconds whatever a dependency
-does (:mod:`proxy.server.shutdown`; a second Ctrl-C cuts at once). At start the soft open-file
-limit is raised to the hard one and, without ``--max-connections``, the upstream pool is sized
-from it (:mod:`proxy.transport.limits`); the listen backlog is the kernel's cap.
+Invalid settings (a bad URL, a public host without ``--admin-token``, an unreadable size) are a
+usage error (exit 2) before anything starts; a bad config file (``--config``,
+:mod:`proxy.config_file`) one line naming the file and line (exit 2). A ``./pyproject.toml``
+found without ``--config`` may add upstreams, never redirect a built-in one.
 
-This module does not implement any request handling.
+It does not start the server (:mod:`.launch`) or handle requests. See docs/configuration.md.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 
 import click
-import httpx
 
 from analyzer.sizes import parse_bytes
 from proxy.config import ANTHROPIC_DEFAULT_BASE, GEMINI_DEFAULT_BASE, OPENAI_DEFAULT_BASE, ProxyConfig
+from proxy.server.launch import run
 
 
 def parse_size(text: str) -> int:
@@ -221,9 +211,7 @@ def serve_command(
         upstreams = files.load(path) if path is not None else ()
     except files.ConfigFileError as exc:
         raise BadConfigFile(str(exc)) from None
-    if (
-        config_file is None
-    ):  # found in ./pyproject.toml, not asked for: it may add upstreams, never redirect a default
+    if config_file is None:
         for spec in upstreams:
             if spec.name in ("openai", "anthropic", "gemini"):
                 raise BadConfigFile(
@@ -259,95 +247,3 @@ def serve_command(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     run(config, log_level)
-
-
-def _backlog() -> int:
-    """The listen backlog: the kernel's cap (``net.core.somaxconn``), at least uvicorn's 2048, so a
-    burst of thousands of connections is queued rather than its SYNs dropped (a 1 s retry each)."""
-    try:
-        with open("/proc/sys/net/core/somaxconn") as f:
-            return max(2048, int(f.read()))
-    except (OSError, ValueError):
-        return 2048
-
-
-def _freeze_startup_heap() -> None:
-    """Move everything built so far (modules, price tables, the app) out of the collector's
-    reach (``gc.freeze``): a full collection then scans only what requests made. Measured here:
-    with 1,000 streams in flight, full collections over the startup heap stalled the loop up to
-    ~45 ms at a time, most of the proxy's p99 time to first byte."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
-
-
-def run(config: ProxyConfig, log_level: str = "info") -> None:
-    import uvicorn
-
-    from analyzer.pricing import PriceFileError
-    from proxy.accounting.ledger import LedgerError
-    from proxy.app import create_app
-    from proxy.server.head_limit import head_limited
-    from proxy.server.shutdown import serve
-    from proxy.tenant import TenantSecretError
-    from proxy.transport.limits import fds_needed, pool_size, raise_fd_limit
-
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _, fds = (
-        raise_fd_limit()
-    )  # each stream holds two sockets: let the process open what its hard limit allows
-    if config.max_connections and fds_needed(config.max_connections) > fds:
-        logging.getLogger("prefixgate.transport").warning(
-            "--max-connections %d wants about %d open files; the limit is %d: streams past about %d will fail to connect",
-            config.max_connections,
-            fds_needed(config.max_connections),
-            fds,
-            pool_size(fds),
-        )
-    try:
-        app = create_app(config)
-    except (LedgerError, PriceFileError, TenantSecretError) as exc:
-        raise click.UsageError(str(exc)) from None
-    except (
-        ValueError,
-        UnicodeError,
-        httpx.InvalidURL,
-    ) as exc:  # an upstream URL only the router's parser refuses (e.g. a bad IDNA host)
-        raise click.UsageError(f"bad upstream URL: {exc}") from None
-    pool = config.max_connections or pool_size(fds)
-    click.echo(
-        f"prefixgate proxy on http://{config.host}:{config.port}  (upstream pool {pool} connections"
-        f"{'' if config.max_connections else f', from the open-file limit {fds}'})",
-        err=True,
-    )
-    for spec in config.all_upstreams:
-        root = {"openai": "/v1/ ", "anthropic": "/v1/messages ", "gemini": "/v1beta/ "}.get(spec.name, "")
-        click.echo(
-            f"  {spec.protocol:9} {root}/{spec.name}/  →  {spec.base_url}"
-            + (f"  (rules {spec.rules})" if spec.rules != spec.protocol else ""),
-            err=True,
-        )
-    # uvloop + httptools when installed (uvicorn's "auto"; 20-30% more requests/s through the
-    # proxy); PREFIXGATE_SERVER=asyncio keeps plain asyncio + h11 as the benchmark reference.
-    loop, http = ("asyncio", "h11") if os.environ.get("PREFIXGATE_SERVER") == "asyncio" else ("auto", "auto")
-    server_config = uvicorn.Config(
-        app,
-        host=config.host,
-        port=config.port,
-        log_level=log_level,
-        access_log=False,
-        server_header=False,
-        date_header=False,
-        timeout_keep_alive=75,
-        backlog=_backlog(),
-        loop=loop,
-        http=head_limited(http),
-        h11_max_incomplete_event_size=config.max_header_size,
-        timeout_graceful_shutdown=config.shutdown_timeout,  # type: ignore[arg-type]  # a float works (asyncio deadline)
-    )
-    _freeze_startup_heap()
-    gate = app.state.gate
-    serve(
-        server_config, books=gate.money.ledger if gate.money is not None else None
-    )  # the ledger closes last, always

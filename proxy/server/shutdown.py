@@ -29,11 +29,16 @@ from proxy.server.watchdog import HARD_S, Watchdog
 
 log = logging.getLogger("prefixgate.shutdown")
 
-CUT_GRACE_S = 1.0  # how long cut requests get to write their records
-LISTENERS_S = 0.1  # the listening sockets' close
-LIFESPAN_S = 1.5  # the app's shutdown (proxy.server.closing: 0.8 + 0.1 + 0.5 of it)
-BOOKS_S = 0.2  # the ledger's close when the app's shutdown did not close it (at least; plus what the steps before left)
-TIDY_S = 0.1  # tasks left over, cancelled
+#: how long cut requests get to write their records
+CUT_GRACE_S = 1.0
+#: the listening sockets' close
+LISTENERS_S = 0.1
+#: the app's shutdown (:mod:`proxy.server.closing`: 0.8 + 0.1 + 0.5 of it)
+LIFESPAN_S = 1.5
+#: the ledger's close when the app's shutdown did not close it: at least this, plus what the steps before left
+BOOKS_S = 0.2
+#: tasks left over, cancelled
+TIDY_S = 0.1
 POLL_S = 0.05
 
 
@@ -53,14 +58,16 @@ class ProxyServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, books: Books | None = None) -> None:
         super().__init__(config)
         self.books = books
-        self.stop_at: float | None = None  # time.monotonic() of the first stop signal
+        #: ``time.monotonic()`` of the first stop signal
+        self.stop_at: float | None = None
         self.watchdog = Watchdog(books.close_from_thread if books is not None else None)
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: tasks running before the server (its caller's): never cancelled by it
         self._theirs: set[asyncio.Task] = set()
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = self.watchdog.loop = asyncio.get_running_loop()
-        self._theirs = asyncio.all_tasks()  # running before the server (its caller's): never cancelled by it
+        self._theirs = asyncio.all_tasks()
         self.watchdog.start()
         await super().serve(sockets)
 
@@ -82,13 +89,14 @@ class ProxyServer(uvicorn.Server):
         if loop is not None and not loop.is_closed():
             try:
                 loop.call_soon_threadsafe(_noop)
-            except RuntimeError:  # closed meanwhile
+            except RuntimeError:
                 pass
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        if (
-            self.stop_at is None
-        ):  # stopped without a signal (a request limit, an embedder): timed from now, no watchdog
+        """The sequence (docs/shutdown.md): stop accepting, drain, cut, the app's shutdown, the
+        books, tidy. A server stopped without a signal (a request limit, an embedder) is timed
+        from now and arms no watchdog."""
+        if self.stop_at is None:
             self.stop_at = time.monotonic()
         log.info("shutting down")
         for server in self.servers:
@@ -100,9 +108,7 @@ class ProxyServer(uvicorn.Server):
             connection.shutdown()
         grace = self.config.timeout_graceful_shutdown
         await self._drain(grace, math.inf if grace is None else self.stop_at + grace)
-        fixed_end = (
-            time.monotonic() + CUT_GRACE_S + LISTENERS_S + LIFESPAN_S + BOOKS_S
-        )  # what steps 3-5 may take
+        cut_to_books_end = time.monotonic() + CUT_GRACE_S + LISTENERS_S + LIFESPAN_S + BOOKS_S
         await self._cut()
         for server in self.servers:
             try:
@@ -110,9 +116,7 @@ class ProxyServer(uvicorn.Server):
             except TimeoutError:
                 pass
         await self._app_shutdown()
-        await self._close_books(
-            max(BOOKS_S, fixed_end - time.monotonic())
-        )  # what the steps before left, at least BOOKS_S
+        await self._close_books(max(BOOKS_S, cut_to_books_end - time.monotonic()))
         await self._tidy()
 
     async def _drain(self, timeout_s: float | None, until: float) -> None:
@@ -169,10 +173,11 @@ class ProxyServer(uvicorn.Server):
         )
 
     async def _close_books(self, timeout_s: float) -> None:
+        """The ledger's close; its own failure is logged and the stop goes on."""
         if self.books is not None:
             try:
                 await self.books.aclose(timeout_s)
-            except Exception:  # the books' own failure is logged; the stop goes on
+            except Exception:
                 log.exception("shutdown: closing the ledger failed")
 
     async def _tidy(self) -> None:
@@ -185,11 +190,12 @@ class ProxyServer(uvicorn.Server):
 
 
 def serve(config: uvicorn.Config, books: Books | None = None) -> None:
-    """Runs ``config``'s app until a signal stops it, closing ``books`` last; exits 3 if it never started."""
+    """Runs ``config``'s app until a signal stops it, closing ``books`` last; exits 3 if it never
+    started. The Ctrl-C uvicorn re-raises after its shutdown ends it quietly."""
     server = ProxyServer(config, books)
     try:
         server.run()
-    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught, after the shutdown
+    except KeyboardInterrupt:
         pass
     if not server.started:
         sys.exit(STARTUP_FAILURE)

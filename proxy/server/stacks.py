@@ -19,17 +19,18 @@ import threading
 import traceback
 from types import FrameType
 
-MAX_FRAMES = 12  # per task or thread, innermost last
+#: per task or thread, innermost last
+MAX_FRAMES = 12
 
 
 _LIBRARY = re.compile(r"^.*/(site-packages|lib/python\d+\.\d+)/")
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # the project's
+_PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def _where(frame: FrameType, lineno: int | None = None) -> str:
     path = frame.f_code.co_filename
-    if path.startswith(_ROOT):
-        path = path[len(_ROOT) :]
+    if path.startswith(_PROJECT_ROOT):
+        path = path[len(_PROJECT_ROOT) :]
     else:
         path = _LIBRARY.sub("", path)
     return f"{path}:{frame.f_lineno if lineno is None else lineno} {frame.f_code.co_name}"
@@ -52,7 +53,8 @@ def task_stack(task: asyncio.Task) -> str:
                 None,
             )
             if frame is None:
-                out.append(f"<{type(awaited).__name__}>")  # a future (a task, an event, a socket read...)
+                # a future: a task, an event, a socket read...
+                out.append(f"<{type(awaited).__name__}>")
                 break
             out.append(_where(frame))
             awaited = next(
@@ -63,7 +65,8 @@ def task_stack(task: asyncio.Task) -> str:
                 ),
                 None,
             )
-    except Exception:  # being torn down meanwhile
+    except Exception:
+        # torn down meanwhile
         pass
     return " > ".join(out) or "?"
 
@@ -87,7 +90,8 @@ def everywhere(loop: asyncio.AbstractEventLoop | None) -> str:
             lines.append(f"thread {thread.name}: {thread_stack(frame)}")
     if loop is not None:
         try:
-            tasks = list(asyncio.all_tasks(loop))  # retries itself while the loop changes the set
+            # all_tasks retries itself while the loop changes the set
+            tasks = list(asyncio.all_tasks(loop))
         except Exception:
             tasks = []
         for task in tasks:

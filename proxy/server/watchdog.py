@@ -21,9 +21,12 @@ from proxy.server.stacks import everywhere
 
 log = logging.getLogger("prefixgate.shutdown")
 
-HARD_S = 3.0  # past --shutdown-timeout: the whole stop, whatever a dependency does
-SAY_S = 0.1  # its log line (where the stop was stuck), from a thread of its own
-BOOKS_S = 0.4  # its own close of the books, from its thread: it ends the process within HARD_S + 0.5 s
+#: past --shutdown-timeout: the whole stop, whatever a dependency does
+HARD_S = 3.0
+#: its log line (where the stop was stuck), from a thread of its own
+SAY_S = 0.1
+#: its own close of the books, from its thread: it ends the process within HARD_S + 0.5 s
+BOOKS_S = 0.4
 
 
 class Watchdog:
@@ -35,7 +38,8 @@ class Watchdog:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.books = books
-        self.loop: asyncio.AbstractEventLoop | None = None  # whose pending tasks it names
+        #: the loop whose pending tasks it names
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.deadline: float | None = None
         self.code = 1
         self.why = "a stop"
@@ -62,7 +66,8 @@ class Watchdog:
         self.code, self.why = code, why
         try:
             os.write(self._write, b"!")
-        except OSError:  # not started or already torn down: nothing to wake
+        except OSError:
+            # not started or already torn down: nothing to wake
             pass
 
     def stand_down(self) -> None:
@@ -75,13 +80,15 @@ class Watchdog:
             pass
 
     def _run(self) -> None:
+        """Blocks until armed, then sleeps to the deadline and fires; stood down (no deadline):
+        returns."""
         try:
-            os.read(self._read, 64)  # blocks until armed (or stood down)
+            os.read(self._read, 64)
         except OSError:
             return
         while True:
             deadline = self.deadline
-            if deadline is None:  # stood down
+            if deadline is None:
                 return
             left = deadline - self._clock()
             if left <= 0:
@@ -118,5 +125,6 @@ class Watchdog:
             )
             for handler in logging.getLogger().handlers:
                 handler.flush()
-        except Exception:  # the log itself must never keep the process alive
+        except Exception:
+            # the log itself must never keep the process alive
             pass

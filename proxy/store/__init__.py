@@ -11,11 +11,12 @@ See docs/store.md.
 
 from __future__ import annotations
 
-from proxy.routing import ANTHROPIC
+from proxy.endpoints import ANTHROPIC
 from proxy.store.base import PrefixStore
 from proxy.store.guard import GuardedStore, guarded
 from proxy.store.memory import MemoryStore
-from proxy.store.redis_store import RedisStore, split_key_prefix
+from proxy.store.redis_store import RedisStore
+from proxy.store.redis_urls import split_key_prefix
 
 __all__ = [
     "GuardedStore",

@@ -15,13 +15,16 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 
 
 class PrefixStore:
-    waits: bool = True  # False: seen_sync answers at once (the memory store): no task, no deadline
-    scoped: bool = False  # True: look-ups go to different servers (a Redis Cluster), one scope per server
-    on_lost_data: Callable[[], None] | None = None  # set by the guard; called when the server lost its data
-    warm: Callable[[], Awaitable[None]] | None = (
-        None  # a remote store's read-ahead at start (a Cluster's slot map); None: none
-    )
-    _background: asyncio.Task | None = None  # hold_until's work, on a store that cannot be held
+    #: False: :meth:`seen_sync` answers at once (the memory store): no task, no deadline
+    waits: bool = True
+    #: True: look-ups go to different servers (a Redis Cluster), one scope per server
+    scoped: bool = False
+    #: set by the guard; called when the server lost its data
+    on_lost_data: Callable[[], None] | None = None
+    #: a remote store's read-ahead at start (a Cluster's slot map); None: nothing to read ahead
+    warm: Callable[[], Awaitable[None]] | None = None
+    #: :meth:`hold_until`'s work, on a store that cannot be held
+    _background: asyncio.Task | None = None
 
     def ready(self, tenant: str | None = None) -> bool:
         """False: skip the store for this tenant now, awaiting nothing."""

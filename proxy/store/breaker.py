@@ -39,7 +39,8 @@ class Backoff:
             raise ValueError("jitter must be in [0, 1)")
         self.first_s, self.max_s, self.jitter = first_s, max_s, jitter
         self._rng = rng
-        self.current_s = first_s  # the step the next delay is drawn from, before jitter
+        #: the step the next delay is drawn from, before jitter
+        self.current_s = first_s
 
     def next_delay(self) -> float:
         """The delay before the next try, then the step doubles (capped)."""
@@ -52,6 +53,12 @@ class Backoff:
 
 
 class Breaker:
+    """One dependency's breaker. Its clock times (``opened_at``: the failure that opened it,
+    ``next_probe_at``: when the next probe is due, open and none in flight) come from ``clock``;
+    ``last_error`` is the latest failure's exception name, ``probes`` counts the probes since it
+    last opened, ``openings`` its openings since start, ``delay_s`` is the wait before the next
+    probe (jitter applied)."""
+
     def __init__(
         self,
         first_backoff_s: float = FIRST_BACKOFF_S,
@@ -64,13 +71,13 @@ class Breaker:
         self.backoff = Backoff(first_backoff_s, max_backoff_s, jitter, rng)
         self._clock = clock
         self.state = CLOSED
-        self.opened_at: float | None = None  # clock time of the failure that opened it
-        self.last_error: str | None = None  # the latest failure, as an exception name
-        self.probing = False  # a probe is in flight
-        self.probes = 0  # probes started since the breaker last opened
-        self.openings = 0  # times it opened since start
-        self.next_probe_at: float | None = None  # clock time the next probe is due (open, none in flight)
-        self.delay_s: float | None = None  # the wait before that probe (jitter applied)
+        self.opened_at: float | None = None
+        self.last_error: str | None = None
+        self.probing = False
+        self.probes = 0
+        self.openings = 0
+        self.next_probe_at: float | None = None
+        self.delay_s: float | None = None
 
     def sibling(self) -> Breaker:
         """A new closed breaker with this one's backoff, jitter and clock (one per store scope)."""
@@ -133,9 +140,7 @@ class Breaker:
             "probing": self.probing,
             "probes": self.probes,
             "openings": self.openings,
-            "backoff_s": None
-            if self.delay_s is None
-            else round(self.delay_s, 3),  # the current wait between probes
+            "backoff_s": None if self.delay_s is None else round(self.delay_s, 3),
             "next_probe_in_s": None
             if self.next_probe_at is None
             else round(max(0.0, self.next_probe_at - now), 3),

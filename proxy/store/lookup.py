@@ -1,18 +1,11 @@
 """The prefix store's look-up of one request, in flight beside its upstream call: :class:`Lookup`.
 
-The handler starts it (:meth:`Lookup.start`) when the body's analysis is ready, as its last
-step before the relay: a store that never waits (``waits`` False: the memory store) answers at
-once; a remote one runs as an asyncio task (named :data:`LOOKUP_TASK`) under its guard's
-deadline (:mod:`proxy.store.guard`), and nothing sent upstream depends on it. The relay
-awaits :meth:`Lookup.result` only right before a response head (the ``x-prefixgate-prefix-*``
-headers) and calls :meth:`Lookup.close` on every way out (the answer if it came, else the
-task is cancelled: ``store`` ``cancelled``), before the record goes. Until an answer the record
-says ``store`` ``unavailable`` (or ``skipped``, when the store was not ``ready``: nothing
-awaited) and the prefix is unknown (``None``, headers ``unknown``). A store that fails is
-logged and the prefix stays unknown, never 0.
-
-It holds the request's record, its ``x-prefixgate-*`` headers and its chain, never the
-exchange.
+The handler starts it (:meth:`Lookup.start`) as its last step before the relay: the memory store
+answers at once, a remote one runs as a task (:data:`LOOKUP_TASK`) under its guard's deadline, and
+nothing sent upstream depends on it. The relay awaits :meth:`Lookup.result` right before a
+response head and calls :meth:`Lookup.close` on every way out, before the record goes. Until an
+answer the prefix is unknown (``None``, headers ``unknown``), never 0; a store is advice: its
+failure is logged, never a request's. It never holds the exchange. See docs/store.md.
 """
 
 from __future__ import annotations
@@ -35,8 +28,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("prefixgate.handler")
 
-UNKNOWN = "unknown"  # prefix header value when the store was skipped, failed or never answered
-LOOKUP_TASK = "prefixgate-lookup"  # the name of every look-up task (tests look for leftovers by it)
+#: the prefix headers' value when the store was skipped, failed or never answered
+UNKNOWN = "unknown"
+#: the name of every look-up task (tests look for leftovers by it)
+LOOKUP_TASK = "prefixgate-lookup"
 SEGMENTS, BYTES = "x-prefixgate-prefix-segments", "x-prefixgate-prefix-bytes"
 
 
@@ -51,19 +46,20 @@ class Lookup:
         self.task: asyncio.Task[int | None] | None = None
 
     def start(self, store: PrefixStore) -> None:
-        """Asks the store (skipped while it is not ``ready``: nothing awaited); the prefix is
-        unknown until an answer is written."""
+        """Asks the store, or skips it (``store`` ``skipped``, nothing awaited) while it is not
+        ``ready``: the tenant's Redis (node) breaker is open, or the store is held. A store that
+        never ``waits`` answers here, without a task; the prefix is unknown until an answer."""
         record = self.record
         record.prefix_segments = record.prefix_bytes = None
         self.headers[SEGMENTS] = self.headers[BYTES] = UNKNOWN
-        if not store.ready(record.tenant):  # the tenant's Redis (node) breaker is open, or the store is held
+        if not store.ready(record.tenant):
             record.store = STORE_SKIPPED
             return
         record.store = STORE_UNAVAILABLE
-        if not store.waits:  # the memory store answers at once: no task
+        if not store.waits:
             try:
                 self._answer(store.seen_sync(record.tenant, record.provider, self.chain.hashes))
-            except Exception as exc:  # the store is advice; never fail a request on it
+            except Exception as exc:
                 log.warning("prefix store failed on request %s: %s", record.request_id, type(exc).__name__)
             return
         task = self.task = asyncio.get_running_loop().create_task(
@@ -79,26 +75,28 @@ class Lookup:
             return
         try:
             seen = await task
-        except Exception as exc:  # the store is advice; never fail a request on it
+        except Exception as exc:
             log.warning("prefix store failed on request %s: %s", self.record.request_id, type(exc).__name__)
             seen = None
         self.task = None
         self._answer(seen)
 
     def close(self) -> None:
-        """Ends it without waiting: writes the answer if it came, else cancels the task (the
-        prefix stays unknown). Idempotent."""
+        """Ends it without waiting: writes the answer if it came, else cancels the task (here,
+        or it was with the request awaiting it): ``store`` ``cancelled``, not the store's failure
+        (the request ended first), and the prefix stays unknown. Idempotent."""
         task, self.task = self.task, None
         if task is None:
             return
-        if not task.done() or task.cancelled():  # cancelled here, or with the request awaiting it
+        if not task.done() or task.cancelled():
             task.cancel()
-            self.record.store = STORE_CANCELLED  # not the store's failure: the request ended first
+            self.record.store = STORE_CANCELLED
         elif task.exception() is None:
             self._answer(task.result())
 
     def _answer(self, seen: int | None) -> None:
-        if seen is None:  # failed or past its deadline: unknown, never 0
+        """Writes an answer; None (failed or past its deadline) leaves the prefix unknown."""
+        if seen is None:
             return
         record = self.record
         record.store = STORE_OK

@@ -27,10 +27,10 @@ class MemoryStore(PrefixStore):
         self.max_entries = max_entries
         self.ttl_s = ttl_s or {}
         self._clock = clock
-        self._entries: OrderedDict[bytes, float] = OrderedDict()  # key → expiry
+        self._expiry_of: OrderedDict[bytes, float] = OrderedDict()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._expiry_of)
 
     async def seen(self, tenant: str, provider: str, hashes: Sequence[bytes]) -> int:
         return self.seen_sync(tenant, provider, hashes)
@@ -41,12 +41,12 @@ class MemoryStore(PrefixStore):
         keys = [head + h for h in hashes]
         found = 0
         for i in range(len(keys) - 1, -1, -1):
-            expiry = self._entries.get(keys[i])
+            expiry = self._expiry_of.get(keys[i])
             if expiry is not None and expiry > now:
                 found = i + 1
                 break
         expiry = now + self.ttl_s.get(provider, 3600.0)
-        entries = self._entries
+        entries = self._expiry_of
         for key in keys:
             entries[key] = expiry
             entries.move_to_end(key)
@@ -55,5 +55,5 @@ class MemoryStore(PrefixStore):
         return found
 
     async def aclose(self) -> None:
-        self._entries.clear()
+        self._expiry_of.clear()
         await super().aclose()

@@ -68,10 +68,13 @@ class RespPool:
         self.max_idle = max_idle
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._closed = False
-        self.connects = 0  # connections opened since start
+        #: connections opened since start
+        self.connects = 0
 
     async def call(self, command: bytes) -> Reply:
-        """Send one packed command (:func:`pack`) and return its reply; RespError for an error reply."""
+        """Send one packed command (:func:`pack`) and return its reply; RespError for an error
+        reply. A server gone (or speaking no RESP) likely took its idle peers too: they are
+        closed. A connection cancelled or failed mid-command may still get a reply: never reused."""
         conn = self._idle_connection() or await self._connect()
         reader, writer = conn
         reply: Reply | RespError = None
@@ -80,10 +83,10 @@ class RespPool:
             writer.write(command)
             reply = await read_reply(reader)
             done = True
-        except Exception:  # the server is gone (or spoke no RESP): so, likely, are its idle peers
+        except Exception:
             self._drop_idle()
             raise
-        finally:  # cancelled or failed mid-command: this connection may still get a reply; never reuse it
+        finally:
             if done and not self._closed and len(self._idle) < self.max_idle:
                 self._idle.append(conn)
             else:
@@ -109,7 +112,8 @@ class RespPool:
         if self._closed:
             raise ConnectionError("the Redis connection pool is closed")
         async with asyncio.timeout(self.connect_timeout_s):
-            reader, writer = await asyncio.open_connection(self.host, self.port)  # asyncio sets TCP_NODELAY
+            # asyncio sets TCP_NODELAY
+            reader, writer = await asyncio.open_connection(self.host, self.port)
             try:
                 for command in ([self._auth] if self._auth else []) + (
                     [[b"SELECT", b"%d" % self.db]] if self.db else []

@@ -2,14 +2,11 @@
 
 A :class:`Connection` owns its transport (TCP or TLS) and at most one
 :class:`~proxy.transport.response_parser.ResponseParser` at a time. Bytes that arrive while no
-exchange is running, or after the running one's response ended, are unsolicited: the
-connection is marked :attr:`dead` and closed at once (a ``408`` sent to an idle
-keep-alive connection is the common case). The end of the stream is handed to the
-exchange (a close-delimited body ends there) and also kills the connection. Writing
-waits for the transport's buffer to drain below its high-water mark; a connection killed with
-bytes still unsent is aborted, never left waiting for a peer that does not read.
+exchange runs, or after its response ended, are unsolicited: the connection is marked
+:attr:`~Connection.dead` and closed at once; so is it at the end of the stream (handed to the
+exchange: a close-delimited body ends there).
 
-This module does not decide reuse (:mod:`proxy.transport.reuse`) or keep a pool.
+It does not decide reuse (:mod:`proxy.transport.reuse`) or keep a pool. See docs/request-path.md.
 """
 
 from __future__ import annotations
@@ -22,10 +19,13 @@ from proxy.transport.response_parser import ResponseParser
 
 
 class Connection(asyncio.Protocol):
+    """``dead``: never to be reused; ``lost``: the transport is gone; ``reused``: it carried an
+    exchange before; ``idle_since``: when it last went back to the pool (``time.monotonic``)."""
+
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.parser: ResponseParser | None = None
-        self.dead = False  # never to be reused
+        self.dead = False
         self.lost = False
         self.reused = False
         self.idle_since = 0.0
@@ -48,10 +48,11 @@ class Connection(asyncio.Protocol):
             self.kill()
 
     def eof_received(self) -> bool:
+        """The end of the stream: handed to the exchange, then the transport closes."""
         self.dead = True
         if self.parser is not None:
             self.parser.eof()
-        return False  # close the transport
+        return False
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.dead = self.lost = True
@@ -59,7 +60,8 @@ class Connection(asyncio.Protocol):
             self.parser.eof(exc)
         if self._drained is not None and not self._drained.done():
             self._drained.set_exception(ConnectionResetError("connection lost while writing"))
-            self._drained.exception()  # retrieved: with no writer waiting (a send cut, then killed) it is no error to log
+            # retrieved: with no writer waiting (a send cut, then killed) it is no error to log
+            self._drained.exception()
 
     def pause_writing(self) -> None:
         if self._drained is None or self._drained.done():
@@ -79,9 +81,9 @@ class Connection(asyncio.Protocol):
 
     async def write(self, payload: bytes, timeout: float | None) -> None:
         """Sends ``payload`` in one write; waits (up to ``timeout``) only when the kernel
-        buffer is full, and stops waiting when the upstream answers first (an early 413,
-        say: the response is read, the connection never reused). Raises
-        ``ConnectionError`` when the connection is gone."""
+        buffer is full (until it drains below its high-water mark), and stops waiting when the
+        upstream answers first (an early 413, say: the response is read, the connection never
+        reused). Raises ``ConnectionError`` when the connection is gone."""
         transport, parser = self.transport, self.parser
         if transport is None or transport.is_closing() or self.lost:
             raise ConnectionResetError("connection closed before the request was sent")
@@ -90,7 +92,7 @@ class Connection(asyncio.Protocol):
         deadline = None if timeout is None else loop.time() + timeout
         while self._drained is not None and not self._drained.done():
             if parser is not None and (parser.head_done or parser.failed is not None):
-                self.dead = True  # answered before the request was out: never reused
+                self.dead = True
                 return
             waits = {self._drained} if parser is None else {self._drained, parser.news()}
             left = None if deadline is None else deadline - loop.time()

@@ -1,18 +1,12 @@
 """How many upstream connections the pool may hold: sized from the file-descriptor limit.
 
-Each proxied stream holds two sockets (the client's and the upstream's), so the pool's
-default size is half of what the process may open, less :data:`RESERVED_FDS` for everything
-else (the listening socket, the ledger, Redis, logs, the event loop). A fixed 512 made the
-513th concurrent stream wait for a slot, and that wait was reported as the upstream's timeout.
+Each proxied stream holds two sockets (the client's and the upstream's), so the default pool is
+half of what the process may open, less :data:`RESERVED_FDS` for everything else.
+:func:`raise_fd_limit` lifts the soft ``RLIMIT_NOFILE`` to the hard limit (``serve`` does at
+start), :func:`fd_limit` reads it, :func:`pool_size` turns it into a pool size (at least
+:data:`MIN_POOL`), :func:`fds_needed` says what ``n`` streams want (for ``--max-connections``).
 
-- :func:`raise_fd_limit` lifts the soft ``RLIMIT_NOFILE`` to the hard limit (a process may do
-  so without privileges; ``prefixgate serve`` does it at start);
-- :func:`fd_limit` reads the soft limit now;
-- :func:`pool_size` turns a limit into a pool size (at least :data:`MIN_POOL`);
-- :func:`fds_needed` says how many descriptors ``n`` pooled connections want (for a warning
-  when ``--max-connections`` asks for more than the limit allows).
-
-This module opens no connection and keeps no state.
+It opens no connection and keeps no state. See docs/request-path.md.
 """
 
 from __future__ import annotations
@@ -21,12 +15,16 @@ import logging
 
 try:
     import resource
-except ImportError:  # not on this platform (Windows): no limit to read or raise
+except ImportError:
+    # not on this platform (Windows): no limit to read or raise
     resource = None  # type: ignore[assignment]
 
-RESERVED_FDS = 128  # listening socket, ledger, Redis, logs, epoll, the interpreter's own
+#: the listening socket, the ledger, Redis, logs, epoll, the interpreter's own
+RESERVED_FDS = 128
 MIN_POOL = 16
-UNLIMITED = 1 << 20  # what an unlimited (RLIM_INFINITY) descriptor limit counts as
+#: what an unlimited (RLIM_INFINITY) descriptor limit counts as: Linux refuses more than
+#: fs.nr_open, 2^20 by default
+UNLIMITED = 1 << 20
 log = logging.getLogger("prefixgate.transport")
 
 
@@ -45,9 +43,7 @@ def raise_fd_limit() -> tuple[int, int]:
     if resource is None:
         return before, before
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = (
-        UNLIMITED if hard == resource.RLIM_INFINITY else hard
-    )  # Linux refuses more than fs.nr_open (2^20 by default)
+    target = UNLIMITED if hard == resource.RLIM_INFINITY else hard
     if soft == resource.RLIM_INFINITY or soft >= target:
         return before, before
     try:

@@ -28,7 +28,7 @@ def _ssl_context() -> ssl.SSLContext:
         import certifi
 
         return ssl.create_default_context(cafile=certifi.where())
-    except ImportError:  # pragma: no cover - httpx depends on certifi
+    except ImportError:  # pragma: no cover
         return ssl.create_default_context()
 
 
@@ -68,15 +68,16 @@ class H1Transport(httpx.AsyncBaseTransport):
         self.keepalive_expiry = keepalive_expiry
         self.stale_window_s = stale_window_s
         self._idle: dict[tuple, list[Connection]] = defaultdict(list)
-        self._idle_count = (
-            0  # connections in the idle lists (some may have been closed by their server meanwhile)
-        )
+        #: connections in the idle lists (some may have been closed by their server meanwhile)
+        self._idle_count = 0
         self._slots = asyncio.Semaphore(max_connections) if max_connections else None
-        self.in_use = 0  # exchanges holding a slot (each on one connection)
-        self.waiting = 0  # sends waiting for a slot now
-        self.waited = 0  # sends that had to wait for a slot, since start
-        self.exhausted = 0  # sends that gave up waiting (PoolTimeout), since start
-        self._ssl = ssl_context  # None: certifi's CA bundle, verification on
+        #: exchanges holding a slot (each on one connection)
+        self.in_use = 0
+        #: sends waiting for a slot now; since start: sends that waited, sends that gave up
+        self.waiting = self.waited = self.exhausted = 0
+        #: None: certifi's CA bundle, verification on
+        self._ssl = ssl_context
+        #: responses still open close their connections when done
         self._closed = False
 
     # -- pool -------------------------------------------------------------------------------
@@ -231,7 +232,8 @@ class H1Transport(httpx.AsyncBaseTransport):
                         raise httpx.RemoteProtocolError(
                             "upstream closed the connection without a response"
                         ) from None
-        except BaseException:  # errors and cancellation: the half-used connection is never reused
+        except BaseException:
+            # an error or a cancellation: the half-used connection is never reused
             if conn is not None:
                 conn.parser = None
                 conn.kill()
@@ -265,7 +267,7 @@ class H1Transport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        self._closed = True  # responses still open close their connections when done
+        self._closed = True
         for conns in self._idle.values():
             for conn in conns:
                 conn.kill()

@@ -19,9 +19,12 @@ import httpx
 
 from proxy.transport.strict import ChunkFraming, strict_codings, strict_heads
 
-HIGH_WATER = 256 * 1024  # body bytes buffered before reading from the socket pauses
+#: body bytes buffered before reading from the socket pauses
+HIGH_WATER = 256 * 1024
 LOW_WATER = 64 * 1024
-MAX_HEAD = 256 * 1024  # bytes of response head (status line, headers, interim responses)
+#: bytes of response head (status lines, headers, interim responses); also the bound on the
+#: framing bytes (chunk lines, trailers) between two body bytes
+MAX_HEAD = 256 * 1024
 
 
 class _Leftover(Exception):
@@ -30,36 +33,35 @@ class _Leftover(Exception):
 
 class ResponseParser:
     """Parser callbacks and the state of one response (one HTTP exchange on one connection;
-    not :class:`proxy.exchange.Exchange`, the proxy's whole request)."""
+    not :class:`proxy.exchange.Exchange`, the proxy's whole request). ``received`` counts every
+    byte, head included; ``complete``: the response ended as framed; ``tolerated``: why llhttp
+    accepted framing that RFC 9112 does not (:mod:`proxy.transport.strict`: never reused).
+    llhttp is lenient only about LF-only heads, as h11 is."""
 
     def __init__(self, method: str, pause: Callable[[], None], resume: Callable[[], None]) -> None:
         self.parser = httptools.HttpResponseParser(self)
-        self.parser.set_dangerous_leniencies(lenient_optional_cr_before_lf=True)  # LF-only heads, as h11
+        self.parser.set_dangerous_leniencies(lenient_optional_cr_before_lf=True)
         self.head_only = method == "HEAD"
         self._pause, self._resume = pause, resume
         self.status = 0
         self.version = b"HTTP/1.1"
         self.headers: list[tuple[bytes, bytes]] = []
-        self.received = 0  # bytes received, head included
-        self._head_bytes = 0  # header names and values of the head being parsed
-        self._wire_head = 0  # bytes received while the head is still incomplete
-        self._framing = 0  # bytes received since the last body byte, once the head is in
+        self.received = 0
+        self._header_field_bytes = 0
+        self._received_in_head = 0
+        self._framing_since_body = 0
         self.body_bytes = 0
-        self._in_head = True  # headers of the final response not complete yet
-        self._interim = False  # the message being parsed is a 1xx
+        self._in_head = True
+        self._in_interim = False
         self._has_length = False
         self._chunked = False
         self.head_done = False
-        self.complete = False  # the response ended as framed
+        self.complete = False
         self.keep_alive = False
         self.leftover = False
         self.failed: Exception | None = None
-        self.tolerated: str | None = (
-            None  # framing llhttp accepted that RFC 9112 does not (proxy.transport.strict): never reused
-        )
-        self._head_wire: (
-            list[bytes] | None
-        ) = []  # the bytes received while the head is incomplete, for the strict check
+        self.tolerated: str | None = None
+        self._head_pieces: list[bytes] | None = []
         self._chunk_check: ChunkFraming | None = None
         self.paused = False
         self.buffered = 0
@@ -69,12 +71,15 @@ class ResponseParser:
     # -- bytes in (called by the connection) ----------------------------------------------
 
     def feed(self, data: bytes) -> None:
+        """The next bytes from the connection. A parse error after the response was whole is a
+        leftover (what followed it was not ours), else the response's failure; the piece in which
+        the final head arrives is the one that has the heads checked."""
         self.received += len(data)
         in_head = self._in_head
         if in_head:
-            self._wire_head += len(data)
-            if self._head_wire is not None:
-                self._head_wire.append(data)
+            self._received_in_head += len(data)
+            if self._head_pieces is not None:
+                self._head_pieces.append(data)
         body_before = self.body_bytes
         try:
             self.parser.feed_data(data)
@@ -84,24 +89,26 @@ class ResponseParser:
             )
         except httptools.HttpParserError as exc:
             if self.complete or self.leftover:
-                self.leftover = True  # the response was whole; what followed it was not ours
+                self.leftover = True
             else:
                 cause = exc.__context__ if isinstance(exc.__context__, httpx.RemoteProtocolError) else None
                 self.fail(cause or httpx.RemoteProtocolError(f"malformed upstream response: {exc}"))
         else:
-            if self._in_head and self._wire_head > MAX_HEAD:
+            if self._in_head and self._received_in_head > MAX_HEAD:
                 self.fail(httpx.RemoteProtocolError("upstream response head too large"))
             elif not self._in_head:
                 # bytes that are neither head nor body (chunk lines, trailers) since the last
                 # body byte: llhttp buffers a trailer whole, so it is bounded like a head
-                self._framing = 0 if self.body_bytes > body_before else self._framing + len(data)
-                if self._framing > MAX_HEAD:
+                self._framing_since_body = (
+                    0 if self.body_bytes > body_before else self._framing_since_body + len(data)
+                )
+                if self._framing_since_body > MAX_HEAD:
                     self.fail(
                         httpx.RemoteProtocolError("upstream sent too many bytes of chunk framing or trailers")
                     )
         if in_head:
             if not self._in_head and self.failed is None:
-                self._check_head()  # the final head arrived in this piece
+                self._check_head()
         elif self._chunk_check is not None:
             self._check_chunks(data)
         self._wake()
@@ -109,7 +116,7 @@ class ResponseParser:
     def _check_head(self) -> None:
         """The final head is in: were the heads, and the body's framing so far, strict RFC 9112?
         (:mod:`proxy.transport.strict`; a fault only forbids reuse.)"""
-        wire, self._head_wire = self._head_wire or [], None
+        wire, self._head_pieces = self._head_pieces or [], None
         data = wire[0] if len(wire) == 1 else b"".join(wire)
         end, why = strict_heads(data)
         why = why or strict_codings(self.headers)
@@ -128,13 +135,13 @@ class ResponseParser:
 
     def eof(self, exc: Exception | None = None) -> None:
         """The server closed its side (``exc``: the connection broke): the end of a
-        close-delimited body, else an error."""
+        close-delimited body (read until close: never kept alive), else an error."""
         if self.complete or self.failed:
             return
         if exc is not None:
             self.fail(httpx.ReadError(f"upstream connection failed: {type(exc).__name__}"))
         elif self.head_done and not self.head_only and not self._has_length and not self._chunked:
-            self.complete = True  # read-until-close body; keep_alive stays False
+            self.complete = True
         elif not self.head_done:
             self.fail(
                 httpx.RemoteProtocolError("upstream closed the connection without a full response head")
@@ -156,10 +163,11 @@ class ResponseParser:
             raise _Leftover
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        """A field of the head (a trailer's is dropped)."""
         if not self._in_head:
-            return  # a trailer: dropped
-        self._head_bytes += len(name) + len(value) + 4
-        if self._head_bytes > MAX_HEAD:
+            return
+        self._header_field_bytes += len(name) + len(value) + 4
+        if self._header_field_bytes > MAX_HEAD:
             raise httpx.RemoteProtocolError("upstream response head too large")
         self.headers.append((name, value))
         lname = name.lower()
@@ -178,7 +186,7 @@ class ResponseParser:
         if status == 101:
             raise httpx.RemoteProtocolError("upstream switched protocols (101), which was never asked for")
         if status < 200:
-            self._interim = True
+            self._in_interim = True
             self.headers = []
             self._has_length = self._chunked = False
             return
@@ -191,7 +199,9 @@ class ResponseParser:
             self.complete = True
 
     def on_body(self, body: bytes) -> None:
-        if self.complete:  # bytes after a HEAD response's head
+        """Body bytes, buffered; past :data:`HIGH_WATER` reading pauses. After a complete
+        response (a HEAD response's head) they are a leftover."""
+        if self.complete:
             self.leftover = True
             raise _Leftover
         self.chunks.append(body)
@@ -202,12 +212,14 @@ class ResponseParser:
             self._pause()
 
     def on_message_complete(self) -> None:
-        if self._interim:
-            self._interim = False
+        """A message ended: an interim one, or the response (its keep-alive read now, before
+        llhttp resets its flags)."""
+        if self._in_interim:
+            self._in_interim = False
             return
         if self.complete:
             return
-        self.keep_alive = self.parser.should_keep_alive()  # before llhttp resets its flags
+        self.keep_alive = self.parser.should_keep_alive()
         self.complete = True
 
     # -- the caller's side ------------------------------------------------------------------

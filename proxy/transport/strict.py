@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
-_TEXT = rb"[\t\x20-\x7e\x80-\xff]*"  # field value with its optional whitespace; reason phrase
+#: a field value with its optional whitespace; a reason phrase
+_TEXT = rb"[\t\x20-\x7e\x80-\xff]*"
 _HEAD = re.compile(
     rb"HTTP/1\.[01] ([0-9]{3})(?: " + _TEXT + rb")?\r\n(?:" + _TOKEN + rb":" + _TEXT + rb"\r\n)*\r\n"
 )
@@ -22,7 +23,8 @@ _SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t\x20-\x7e\x80-\xff]*)?")
 _BLANK = re.compile(rb"\r?\n\r?\n")
 _BARE_LF = re.compile(rb"(?<!\r)\n")
 _FOLD = re.compile(rb"\n[ \t]")
-MAX_LINE = 256 * 1024  # a framing line longer than this is not checked further: the connection is not reused
+#: a framing line longer than this is not checked further: the connection is not reused
+MAX_LINE = 256 * 1024
 
 
 def strict_heads(data: bytes) -> tuple[int | None, str | None]:
@@ -67,6 +69,7 @@ def strict_codings(headers: list[tuple[bytes, bytes]]) -> str | None:
 _SIZE_LINE, _DATA, _DATA_END, _TRAILER, _DONE = range(5)
 _ONE_CHUNK = re.compile(rb"([0-9A-Fa-f]{1,16})\r\n")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+_CR = 13
 
 
 def _hex(data: bytes, start: int, end: int) -> int:
@@ -79,21 +82,25 @@ def _hex(data: bytes, start: int, end: int) -> int:
 class ChunkFraming:
     """Checks a chunked body's framing lines as the bytes after the head arrive, in any
     pieces; :attr:`fault` says what was not strict (None so far). Stops checking at the
-    first fault or at the end of the body (bytes after it are the parser's leftover)."""
+    first fault or at the end of the body (bytes after it are the parser's leftover).
+    ``left``: data bytes of the current chunk still to come; ``line``: the framing line so far
+    (it may span arrivals)."""
 
     __slots__ = ("state", "left", "line", "fault")
 
     def __init__(self) -> None:
         self.state = _SIZE_LINE
-        self.left = 0  # data bytes of the current chunk still to come
-        self.line = b""  # the framing line so far (it may span arrivals)
+        self.left = 0
+        self.line = b""
         self.fault: str | None = None
 
     def feed(self, data: bytes) -> None:
+        """The next bytes of the body's framing. The usual cases (an arrival that is exactly one
+        whole chunk, a plain size line, the CRLF after a chunk's data) take a short cut."""
         if self.fault is not None or self.state == _DONE:
             return
         state, left, i, n = self.state, self.left, 0, len(data)
-        if state == _SIZE_LINE and not self.line:  # the usual arrival: exactly one whole chunk
+        if state == _SIZE_LINE and not self.line:
             m = _ONE_CHUNK.match(data)
             if (
                 m is not None
@@ -102,7 +109,8 @@ class ChunkFraming:
                 and end > m.end()
             ):
                 return
-        if self.line:  # a framing line split across arrivals: finish it first
+        if self.line:
+            # a framing line split across arrivals: finish it first
             j = data.find(b"\n")
             if j < 0:
                 self.line += data
@@ -123,11 +131,9 @@ class ChunkFraming:
             if j < 0:
                 self.line = data[i:]
                 break
-            if state == _DATA_END and j == i + 1 and data[i] == 13:  # the usual CRLF after a chunk's data
+            if state == _DATA_END and j == i + 1 and data[i] == _CR:
                 state = _SIZE_LINE
-            elif (
-                state == _SIZE_LINE and j > i and data[j - 1] == 13 and (size := _hex(data, i, j - 1))
-            ):  # the usual size line
+            elif state == _SIZE_LINE and j > i and data[j - 1] == _CR and (size := _hex(data, i, j - 1)):
                 state, left = _DATA, size
             else:
                 state, left = self._line(data[i : j + 1], state)
@@ -135,7 +141,8 @@ class ChunkFraming:
         self.state, self.left = state, left
 
     def _line(self, line: bytes, state: int) -> tuple[int, int]:
-        """One whole framing line (ending in LF) in ``state``: (the next state, data bytes to come)."""
+        """One whole framing line (ending in LF) in ``state``: (the next state, data bytes to
+        come). Past the last chunk come trailer lines, until the empty line that ends the body."""
         if line[-2:-1] != b"\r" or b"\r" in line[:-2]:
             self.fault = "a bare LF (or CR) in the chunked framing"
             return state, 0
@@ -151,7 +158,7 @@ class ChunkFraming:
             if text:
                 self.fault = "chunk data longer than its size"
             return _SIZE_LINE, 0
-        if not text:  # _TRAILER: the empty line ends the body
+        if not text:
             return _DONE, 0
         if _FIELD.fullmatch(text) is None:
             self.fault = "a trailer line outside RFC 9112's grammar"

@@ -7,7 +7,7 @@ headers, cookies, redirects or environment proxies; the response is streamed unt
 send raises :class:`UpstreamError` carrying its :class:`proxy.errors.ProxyError`
 (``upstream_unreachable``, ``upstream_protocol_error``, ``pool_exhausted``, ``upstream_timeout``).
 
-This module does not pick the upstream (:mod:`proxy.routing`) or read bodies. See docs/request-path.md.
+This module does not pick the upstream (:mod:`proxy.upstream_urls`) or read bodies. See docs/request-path.md.
 """
 
 from __future__ import annotations
@@ -51,6 +51,10 @@ def _describe(url: httpx.URL) -> str:
 
 
 class UpstreamPool:
+    """Sends through ``transport``: by default the proxy's own :class:`H1Transport` (per-origin
+    pools behind one bound), or httpx's with ``PREFIXGATE_UPSTREAM_TRANSPORT=httpcore`` (the
+    benchmarks' reference). Timeouts and the bound come from ``config``."""
+
     def __init__(self, config, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.fd_limit = fd_limit()
         self.sized_by = "--max-connections" if config.max_connections else "fd_limit"
@@ -62,7 +66,7 @@ class UpstreamPool:
             keepalive_expiry=60.0,
         )
         if transport is None:
-            if os.environ.get("PREFIXGATE_UPSTREAM_TRANSPORT") == "httpcore":  # the reference, for benchmarks
+            if os.environ.get("PREFIXGATE_UPSTREAM_TRANSPORT") == "httpcore":
                 transport = httpx.AsyncHTTPTransport(
                     limits=limits, socket_options=NODELAY, retries=0, trust_env=False
                 )
@@ -80,10 +84,12 @@ class UpstreamPool:
     async def send(
         self, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]], body: bytes
     ) -> httpx.Response:
-        """Sends the request (body in one piece) and returns once the response headers are in."""
+        """Sends the request (body in one piece) and returns once the response headers are in;
+        through :class:`H1Transport` without building an ``httpx.Request``. A pool timeout is the
+        proxy's own limit (``pool_exhausted``), never reported as the upstream's timeout."""
         request: httpx.Request | None = None
         try:
-            if isinstance(self.transport, H1Transport):  # fast path: no httpx.Request to build
+            if isinstance(self.transport, H1Transport):
                 response = await self.transport.send(
                     method, url, wire_headers(method, url, headers, body), body, self._timeout_ext
                 )
@@ -92,7 +98,7 @@ class UpstreamPool:
                     method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext}
                 )
                 response = await self.transport.handle_async_request(request)
-        except httpx.PoolTimeout:  # the proxy's own limit: never reported as the upstream's timeout
+        except httpx.PoolTimeout:
             raise UpstreamError(
                 POOL_EXHAUSTED,
                 f"all {self.max_connections} upstream connections of this proxy stayed busy for "

@@ -102,6 +102,16 @@ def test_guess_shape():
     assert guess_shape([1]) is None
 
 
+def test_guess_shape_never_raises_on_fields_of_the_wrong_type():
+    """A log line's ``messages`` or ``tools`` that is no list (a number, ``null``) is no Anthropic
+    block: the body reads as Chat Completions (whose segmenter then skips the field)."""
+    for odd in (5, 2.5, None, True):
+        assert guess_shape({"messages": odd, "tools": odd}) == ("openai", "/v1/chat/completions")
+    marked = {"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}], "tools": 7}
+    assert guess_shape(marked) == ("openai", "/v1/chat/completions")
+    assert guess_shape({"messages": 5, "tools": [{"input_schema": {}}]}) == ("anthropic", "/v1/messages")
+
+
 def test_nested_tool_result_markers_do_not_change_bytes_but_mark_the_segment():
     inner = [{"type": "text", "text": "result"}]
     marked = [{"type": "text", "text": "result", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from analyzer.cost import format_usd
-from analyzer.logs.analysis import AnalyzeConfig
 from analyzer.logs.cli import run_analysis
+from analyzer.logs.config import AnalyzeConfig
 from analyzer.pricing import PriceTable
 from proxy.app import create_app
 from proxy.cli import cli

@@ -15,7 +15,8 @@ import pytest
 
 from proxy.config import ProxyConfig
 from proxy.store import RedisStore, open_store
-from proxy.store.redis_store import chain_key, shared_secret
+from proxy.store.redis_store import chain_key
+from proxy.store.shared_secret import shared_secret
 from proxy.tenant import TenantHasher
 from tests.support.redis_procs import redis_cluster
 

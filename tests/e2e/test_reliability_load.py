@@ -33,7 +33,7 @@ import orjson
 import pytest
 
 from proxy.bench.http import build_request
-from proxy.store.redis_store import shared_secret
+from proxy.store.shared_secret import shared_secret
 from proxy.tenant import TenantHasher
 from tests.support.loadclient import Connection
 from tests.support.procs import (

@@ -28,7 +28,8 @@ import openai
 import pytest
 
 from proxy.emulator.app import create_app as create_emulator
-from proxy.store.redis_store import chain_key, shared_secret
+from proxy.store.redis_store import chain_key
+from proxy.store.shared_secret import shared_secret
 from proxy.tenant import TenantHasher
 from tests.support.payloads import ANTHROPIC_SYSTEM, CHAT
 from tests.support.procs import ledger_rows, log_problems, replicas, sigterm

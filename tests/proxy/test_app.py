@@ -341,12 +341,12 @@ def test_a_model_name_cannot_forge_access_log_lines(make, caplog):
 
 def test_a_failing_rewrite_forwards_the_body_unchanged_and_keeps_the_record(make, monkeypatch, caplog):
     # Before: an exception in --rewrite escaped the handler: a 500 and no record at all.
-    import proxy.handler
+    import proxy.request_rewrite
 
     def broken(*args, **kwargs):
         raise KeyError("rewrite bug")
 
-    monkeypatch.setattr(proxy.handler, "rewrite_request", broken)
+    monkeypatch.setattr(proxy.request_rewrite, "rewrite_request", broken)
     client, up = make(rewrite=True)
     body = json.dumps(MESSAGES).encode()
     with client:

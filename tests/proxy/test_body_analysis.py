@@ -16,7 +16,8 @@ from proxy.body_analysis import (
 from proxy.body_analysis import (
     with_stream_usage,
 )
-from proxy.routing import Target, endpoint_for
+from proxy.endpoints import endpoint_for
+from proxy.upstream_urls import Target
 
 
 def target(provider: str, route: str) -> Target:

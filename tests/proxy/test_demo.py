@@ -67,15 +67,15 @@ def no_children(monkeypatch):
     started: dict = {}
 
     @contextlib.contextmanager
-    def child(args, url, what, timeout_s):
-        started.setdefault("children", []).append(args[0])
+    def child(spec, timeout_s=60.0):
+        started.setdefault("children", []).append(spec.args[0])
         yield
 
     def run(config, level):
         started["config"] = config
         started["prices"] = json.loads(Path(config.prices).read_text()) if config.prices else None
 
-    monkeypatch.setattr(demo, "_child", child)
+    monkeypatch.setattr(demo, "child", child)
     monkeypatch.setattr(demo, "run", run)
     monkeypatch.setattr(demo, "_torch_available", lambda: True)
     monkeypatch.setattr(demo, "listed_models", lambda base: [LOCAL_MODEL])

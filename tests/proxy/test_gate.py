@@ -12,8 +12,8 @@ from proxy.accounting.recorder import Recorder
 from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
-from proxy.routing import Router
 from proxy.tenant import TenantHasher
+from proxy.upstream_urls import Router
 
 
 class Sink:

@@ -9,8 +9,9 @@ import httpx
 
 from analyzer.usage import Usage
 from proxy.accounting.records import RequestRecord
+from proxy.endpoints import endpoint_for
 from proxy.exchange import Exchange
-from proxy.routing import Target, endpoint_for
+from proxy.upstream_urls import Target
 from proxy.usage_tap import JSONTap, SSETap, tap_for, usage_from_body
 
 

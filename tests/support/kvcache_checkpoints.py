@@ -4,7 +4,7 @@ Each is built once per test session (cached by name) into a temporary folder: co
 weights, and a byte-level BPE tokenizer trained on local text. ``hf_model(name)`` returns the matching
 transformers model (fp32, eval) for logit comparisons. ``one_torch_thread`` is an autouse fixture for the
 test modules that import it: every kvcache test computes on one torch thread (the machine is shared).
-Nothing downloads.
+``needs_cuda`` marks a GPU test: it runs where CUDA is present and is skipped elsewhere. Nothing downloads.
 """
 
 from __future__ import annotations
@@ -35,6 +35,12 @@ COMMON = dict(
     eos_token_id=1,
 )
 SLIDING_WINDOW = 8
+
+
+needs_cuda = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the one allowed skip)"),
+]
 
 
 @pytest.fixture(autouse=True)

@@ -14,20 +14,17 @@ module sends no load and asserts nothing.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import signal
 import sqlite3
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
-from proxy.bench.procs import child
-from tests.support.proxy_process import ProxyProcess, stop
+from proxy.bench.procs import Child, child, children
+from tests.support.proxy_process import ProxyProcess, serve_spec
 from tests.support.servers import free_port
 
 
@@ -37,8 +34,11 @@ def emulator(workdir: Path) -> Iterator[tuple[str, Path]]:
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    with child(["emulator", "--port", str(port)], f"{base}/_emulator/requests", "emulator", workdir):
-        yield base, workdir / "emulator.log"
+    log, env = workdir / "emulator.log", {"PREFIXGATE_HOME": str(workdir / "home")}
+    with child(
+        Child(["emulator", "--port", str(port)], f"{base}/_emulator/requests", "emulator", log=log, env=env)
+    ):
+        yield base, log
 
 
 @contextlib.contextmanager
@@ -53,53 +53,16 @@ def replicas(
 ) -> Iterator[list[ProxyProcess]]:
     """``n`` ``prefixgate serve`` processes in front of ``upstream`` with ``args``, started
     together; replica i lives in ``workdir/replica-i`` (state, ``ledger.sqlite``, ``serve.log``)."""
-    procs: list[ProxyProcess] = []
-    try:
-        for i in range(n):
-            home = workdir / f"replica-{i}"
-            home.mkdir(parents=True, exist_ok=True)
-            port, ledger, log = free_port(), home / "ledger.sqlite", home / "serve.log"
-            cmd = [
-                sys.executable,
-                "-m",
-                "proxy.cli",
-                "serve",
-                "--port",
-                str(port),
-                "--openai-base",
-                f"{upstream}/v1",
-                "--anthropic-base",
-                upstream,
-                "--ledger",
-                str(ledger),
-                *args,
-            ]
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(
-                    cmd,
-                    env={
-                        **os.environ,
-                        "PREFIXGATE_HOME": str(home),
-                        "PYTHONFAULTHANDLER": "1",
-                        **(env or {}),
-                    },
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                )
-            procs.append(ProxyProcess(proc, f"http://127.0.0.1:{port}", ledger, log))
-        deadline = time.monotonic() + timeout_s
-        for replica in procs:
-            while True:
-                with contextlib.suppress(httpx.TransportError):
-                    if httpx.get(f"{replica.base}/prefixgate/health", timeout=2).status_code == ready_status:
-                        break
-                if replica.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"prefixgate serve did not come up:\n{replica.output()}")
-                time.sleep(0.05)
-        yield procs
-    finally:
-        for replica in procs:
-            stop(replica.proc)
+    specs, procs = [], []
+    for i in range(n):
+        home = workdir / f"replica-{i}"
+        home.mkdir(parents=True, exist_ok=True)
+        port, ledger, log = free_port(), home / "ledger.sqlite", home / "serve.log"
+        faults = {"PYTHONFAULTHANDLER": "1", **(env or {})}
+        specs.append(serve_spec(port, upstream, home, ledger, log, args, faults, ready_status=ready_status))
+        procs.append((f"http://127.0.0.1:{port}", ledger, log))
+    with children(specs, timeout_s) as started:
+        yield [ProxyProcess(proc, *where) for proc, where in zip(started, procs)]
 
 
 class StopTimeout(AssertionError):

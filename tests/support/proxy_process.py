@@ -1,19 +1,21 @@
-"""A real ``prefixgate serve`` process for tests: free port, output to a file, waited for."""
+"""A real ``prefixgate serve`` process for tests: free port, output to a file, waited for.
+
+Started, waited for and stopped by :mod:`proxy.bench.procs` (SIGTERM, then SIGKILL after
+:data:`STOP_TIMEOUT_S`), like the benches' and the demo's children.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
+from proxy.bench.procs import Child, child
 from tests.support.servers import free_port
+
+STOP_TIMEOUT_S = 20.0
 
 
 @dataclass
@@ -34,6 +36,32 @@ class ProxyProcess:
         raise RuntimeError("no VmRSS")
 
 
+def serve_spec(
+    port: int,
+    upstream: str,
+    home: Path,
+    ledger: Path,
+    log: Path,
+    args: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+    anthropic: str | None = None,
+    ready_status: int = 200,
+) -> Child:
+    """``prefixgate serve`` on ``port`` in front of ``upstream`` (both providers, or Anthropic at
+    ``anthropic``) with ``args``, ``PREFIXGATE_HOME`` ``home``, stdout and stderr to ``log``."""
+    serve = ["serve", "--port", str(port), "--openai-base", f"{upstream}/v1"]
+    serve += ["--anthropic-base", anthropic or upstream, "--ledger", str(ledger), *args]
+    return Child(
+        serve,
+        f"http://127.0.0.1:{port}/prefixgate/health",
+        "prefixgate serve",
+        log=log,
+        env={"PREFIXGATE_HOME": str(home), **(env or {})},
+        ready_status=ready_status,
+        stop_timeout_s=STOP_TIMEOUT_S,
+    )
+
+
 @contextlib.contextmanager
 def proxy_process(
     tmp_path: Path, upstream: str, *args: str, env: dict[str, str] | None = None, anthropic: str | None = None
@@ -41,50 +69,7 @@ def proxy_process(
     """``prefixgate serve`` in front of ``upstream`` (both providers, or Anthropic at
     ``anthropic``), plus ``args``; stopped (SIGTERM, then SIGKILL) when the block exits if
     it is still running."""
-    port = free_port()
-    ledger = tmp_path / "ledger.sqlite"
-    log = tmp_path / "serve.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "proxy.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--openai-base",
-        f"{upstream}/v1",
-        "--anthropic-base",
-        anthropic or upstream,
-        "--ledger",
-        str(ledger),
-        *args,
-    ]
-    full_env = {**os.environ, "PREFIXGATE_HOME": str(tmp_path), **(env or {})}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=subprocess.STDOUT)
-    running = ProxyProcess(proc, f"http://127.0.0.1:{port}", ledger, log)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{running.base}/prefixgate/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"prefixgate serve did not come up:\n{running.output()}")
-            time.sleep(0.05)
-        yield running
-    finally:
-        stop(proc)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """SIGTERM, 20 s to exit, then SIGKILL: for the ``finally`` of whatever started ``proc``."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    port, ledger, log = free_port(), tmp_path / "ledger.sqlite", tmp_path / "serve.log"
+    spec = serve_spec(port, upstream, tmp_path, ledger, log, args, env, anthropic)
+    with child(spec, timeout_s=30) as proc:
+        yield ProxyProcess(proc, f"http://127.0.0.1:{port}", ledger, log)

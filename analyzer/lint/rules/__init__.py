@@ -1,7 +1,7 @@
 """The rule registry: every rule's entry, each with ``RULE`` and ``check``.
 
 An entry is a one-rule module (``pg101_volatile_before_static_block`` …) or one entry of a
-parametrised rule family (PG001–PG008: :mod:`.volatile_values`, one class, eight entries).
+parametrised rule family (PG001–PG009: :mod:`.volatile_values`, one class, nine entries).
 ``check`` takes a :class:`~analyzer.lint.doc.Doc` for scopes ``text`` and ``request``, a
 :class:`~analyzer.lint.documents.SourceFile` for ``file``, and the list of a file's
 requests for ``log``. Codes: PG0xx volatile values, PG1xx cache structure, PG2xx bytes and

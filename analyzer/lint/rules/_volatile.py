@@ -1,5 +1,5 @@
 """How a volatile value is named in a finding: the kind's label, the value shortened, where
-it stands and why it was judged volatile. Shared by the rules that quote a value (PG001–PG008 in
+it stands and why it was judged volatile. Shared by the rules that quote a value (PG001–PG009 in
 :mod:`.volatile_values`, PG101 and others). This module finds nothing and checks nothing.
 """
 

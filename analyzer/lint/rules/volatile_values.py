@@ -1,5 +1,5 @@
-"""PG001–PG008: a volatile value (time, date, "today is", placeholder, UUID, id, JWT, random id)
-inside the cacheable prefix. One rule class, eight entries.
+"""PG001–PG009: a volatile value (time, date, "today is", placeholder, UUID, id, JWT, random id,
+session state) inside the cacheable prefix. One rule class, nine entries.
 
 Each :class:`VolatileValueRule` pairs its :class:`~analyzer.lint.model.Rule` with the detector
 kinds it reports; ``check`` gives one finding per such value in a cacheable unit, saying why it
@@ -165,5 +165,19 @@ VOLATILE_VALUE_RULES: list[VolatileValueRule] = [
             severity="high",
         ),
         kinds=("hex-id", "base64-id"),
+    ),
+    VolatileValueRule(
+        Rule(
+            code="PG009",
+            name="session-state-in-prefix",
+            summary="Session state (a count, free memory, state JSON, an environment or git-status block) in a cacheable prefix",
+            message="{label} `{value}` in the cacheable prefix is read per request or per session and forks the cache there",
+            why="Agents render their environment into the prompt: tokens used, free memory, the app's state, the working directory, the git branch and status. Each is read afresh per request or per session, so the cached prefix ends where it starts.",
+            example="system: '<env>\\nWorking directory: /home/ana/shop\\nToday's date: 2026-11-30\\n</env>\\nYou are a coding agent…'",
+            fix="Move the block or value to the end of the latest user message (`--rewrite aggressive` does), or send it as a tool result.",
+            severity="high",
+        ),
+        kinds=("state",),
+        own_severity=True,
     ),
 ]

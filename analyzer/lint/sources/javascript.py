@@ -259,7 +259,8 @@ class _Finder:
                 continue
             name, skip = self.context(node)
             t = Template([p for p in pieces if p.text], name)
-            if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated):
+            volatile = any(p.verdict for p in t.pieces if not p.literal)
+            if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
                 out.append(t)
         return sorted(out, key=lambda t: t.file_offset(0))
 

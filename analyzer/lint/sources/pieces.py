@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analyzer.detect import Volatile, find_volatile
-from analyzer.detection.names import Verdict
+from analyzer.detection.names import Verdict, is_setting
 
 
 @dataclass
@@ -81,6 +81,8 @@ def volatile_values(t: Template) -> list[Volatile]:
     for p in t.pieces:
         if p.literal:
             filled.append(p.text)
+        elif p.verdict is None and is_setting(p.text):
+            filled.append("_" * len(p.text))  # `${timeZone}`: a setting, whatever its label
         else:
             filled.append(_slot(len(p.text)))
             slots.append((at, at + len(p.text), p))

@@ -3,16 +3,18 @@
 A literal or template is a prompt when the code names it like one (assigned to, passed as,
 keyed by or returned from ``*prompt*``, ``system``, ``instructions``, ``template`` …:
 :data:`PROMPT_NAME`, not ``message``; or built by a ``*Prompt*``/``SystemMessage`` call), or
-it reads like prose (three different common English words; interpolated: five words, two).
+it reads like prose (three different common English words; interpolated: five words, two), or
+it labels a volatile interpolation as now ("Current date: " + …).
 
 It does NOT take examples (``example=…``, ``TEST_PROMPT``) or arguments of logging, printing,
-exceptions, regexes, date parsing, paths, env look-ups or string methods (:func:`skipped_call`),
-nor find names itself (the language modules do).
+exceptions, regexes, date parsing, paths, env look-ups or string methods (:func:`skipped_call`).
 """
 
 from __future__ import annotations
 
 import re
+
+from analyzer.detection.context import MAX_LABEL, word_classes
 
 PROMPT_NAME = re.compile(
     r"(?i)(?:prompt|system|instruction|template|persona|preamble|content|context|guideline|rules|"
@@ -26,9 +28,11 @@ _SKIP_CALL = re.compile(
     r"|getElementById|addEventListener|fetch|setHeader|set|format_exc|assert\w*|fail|skip|xfail|raises|warns|Error|Exception"
     r"|\w+Error|\w+Exception)$"
 )
+#: a key or a heading ends the literal text before a value ("ID: ", "# Git Status\n")
+_KEY_END = re.compile(r"(?:[^\W\d_]{2,}[ \t]*[:：]|^#{1,4}[ \t]+[^\n]+\n)[ \t]*$", re.MULTILINE)
 #: words in lower or sentence case: SQL and constants are upper case
 _WORD = re.compile(r"\b[A-Z]?[a-z]+\b")
-_ANY_WORD = re.compile(r"[A-Za-z]{2,}")
+_ANY_WORD = re.compile(r"[^\W\d_]{2,}")
 _COMMON = frozenset(
     "the a an you your to of and is are be in for with on this that it as if or not do use will can must should "
     "when what which who how they them their we our from by at have has was were never always only all any "
@@ -55,9 +59,12 @@ def prose(text: str) -> bool:
     return len(_common(text)) >= 3
 
 
-def is_prompt(literal_text: str, name: str, interpolated: bool) -> bool:
+def is_prompt(literal_text: str, name: str, interpolated: bool, volatile: bool = False) -> bool:
+    """``volatile``: one of its interpolations is volatile by what it calls or names."""
     if name and _SAMPLE_NAME.search(name):
         return False  # example=…, sample_prompt, TEST_PROMPT: a prompt shown, not sent
+    if volatile and ("now" in word_classes(literal_text[-MAX_LABEL:]) or _KEY_END.search(literal_text)):
+        return True  # 'Current date: ' + now.strftime(…), f'- CONVERSATION_ID: {cid}': a line for a prompt
     if prompt_named(name):
         return bool(_ANY_WORD.search(literal_text)) or interpolated
     if prose(literal_text):

@@ -1,11 +1,25 @@
-"""`prefixgate lint` on the labelled corpus: precision and recall pinned above issue 12's targets
-(precision ≥ 0.95, recall ≥ 0.90), and the corpus itself kept well-formed."""
+"""`prefixgate lint` on the labelled corpora: the adapted corpus pinned above issue 12's targets
+(precision ≥ 0.95, recall ≥ 0.90); the real corpus's held-out test half pinned at what it
+measures (issue 22 aims at 0.97 and 0.92), the detector being tuned on the dev half only; both
+corpora kept well-formed and the real one split by repository."""
 
 from __future__ import annotations
 
-from tests.support.lint_corpus import CODES, CORPUS, corpus, score, strip_marks
+from tests.support.lint_corpus import (
+    CODES,
+    CORPUS,
+    HALVES,
+    corpus,
+    half_of,
+    real,
+    score,
+    sources,
+    strip_marks,
+)
 
 PRECISION, RECALL = 0.95, 0.90
+#: the test half as measured (precision 0.780, recall 0.746 on 169 spans), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.75, 0.72
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 
@@ -45,4 +59,31 @@ def test_scoring_counts_a_today_phrase_before_a_label_as_neither(tmp_path):
     )
     s = score(tmp_path, [Labelled("t.md", text, spans)])
     assert (s.true, s.neutral, s.recall) == (1, 1, 1.0)
-    assert CODES == {f"PG00{i}" for i in range(1, 9)}
+    assert CODES == {f"PG00{i}" for i in range(1, 10)}
+
+
+def test_the_test_half_is_pinned_at_what_it_measures(tmp_path):
+    docs = real("test")
+    s = score(tmp_path, docs)
+    assert s.labelled >= 150, "the test half shrank"
+    # figures only: the held-out half's findings are not for reading while the detector changes
+    assert s.precision >= TEST_PRECISION, f"precision {s.precision:.3f}"
+    assert s.recall >= TEST_RECALL, f"recall {s.recall:.3f}"
+
+
+def test_the_real_corpus_is_split_by_repository_and_each_folder_is_cited():
+    found = sources()
+    assert len(found) >= 30 and {half_of(s.repo) for s in found} == set(HALVES)
+    for src in found:
+        assert src.repo.count("/") == 1 and src.folder.name == src.repo.replace("/", "__"), src.folder
+        assert src.half == half_of(src.repo), f"{src.repo}: SOURCE.md says {src.half}"
+        files = {p.name for p in src.folder.iterdir() if p.is_file() and p.name != "SOURCE.md"}
+        assert files and files <= set(src.counts), (
+            f"{src.repo}: files without a row {files - set(src.counts)}"
+        )
+    docs = {d.name: d for d in real()}
+    assert len(docs) >= 150
+    for src in found:
+        for name, n in src.counts.items():
+            doc = docs.get(f"{src.folder.name}/{name}")
+            assert doc is not None and len(doc.spans) == n, f"{src.folder.name}/{name}: {n} announced"

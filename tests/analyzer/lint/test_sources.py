@@ -10,7 +10,7 @@ from analyzer.lint.inputs import load
 from analyzer.lint.sources import javascript, python
 from analyzer.lint.sources.pieces import volatile_values
 
-CODES = {f"PG00{i}" for i in range(1, 9)}
+CODES = {f"PG00{i}" for i in range(1, 10)}
 
 
 def found(templates) -> list[tuple[str, str]]:

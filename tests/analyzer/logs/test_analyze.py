@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.logs.analysis import AnalyzeConfig, LogAnalysis
+from analyzer.logs.analysis import LogAnalysis
 from analyzer.logs.cli import analyze_command, run_analysis
+from analyzer.logs.config import AnalyzeConfig
 from analyzer.logs.reader import LogRecord
 from analyzer.prefix import chain, root_hash
 from analyzer.pricing import PriceTable

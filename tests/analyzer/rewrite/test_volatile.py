@@ -173,3 +173,48 @@ def test_glued_values_all_move_in_one_pass():
     out, _ = move_volatile("openai-chat", body)
     assert move_volatile("openai-chat", out) == (None, [])
     assert "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b" in out["messages"][1]["content"]
+
+
+ENV_BLOCK = "<env>\nWorking directory: /home/ana/shop\nPlatform: linux\nToday's date: 2026-11-30\n</env>"
+GIT_BLOCK = (
+    "gitStatus: This is the git status at the start of the conversation.\nCurrent branch: feature/cart\n\n"
+    "Status:\nM src/cart.py\n\nRecent commits:\na1b2c3d Fix the cart total\ne4f5a6b Add tests"
+)
+
+
+def _chat(system: str) -> dict:
+    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": "go"}]}
+
+
+def test_an_environment_and_a_git_status_block_move_whole_and_nothing_is_dropped():
+    system = f"You are a coding agent.\n\n{ENV_BLOCK}\n\n{GIT_BLOCK}\n\nRun the tests before you finish."
+    out, applied = move_volatile("openai-chat", _chat(system))
+    assert applied == [MOVE_VALUES]
+    head = out["messages"][0]["content"]
+    assert head == f"You are a coding agent.\n\n{MARKER}\n\n{MARKER}\n\nRun the tests before you finish."
+    moved = out["messages"][1]["content"]
+    assert moved == f"go\n\n{OPEN}\n{ENV_BLOCK}\n{GIT_BLOCK}\n{CLOSE}"
+
+
+def test_values_in_other_languages_and_session_readings_move_with_their_labels():
+    system = "Heute ist Donnerstag, 24. April 2025.\n现在时间：2025年04月24日 14:05\nTokens used: 48,213 / 200,000\nSei freundlich."
+    out, _ = move_volatile("openai-chat", _chat(system))
+    assert (
+        out["messages"][0]["content"]
+        == f"Heute ist {MARKER}.\n现在时间：{MARKER}\nTokens used: {MARKER} / 200,000\nSei freundlich."
+    )
+    moved = out["messages"][1]["content"]
+    for line in (
+        "Heute ist Donnerstag, 24. April 2025",
+        "现在时间： 2025年04月24日 14:05",
+        "Tokens used: 48,213",
+    ):
+        assert line in moved
+
+
+def test_a_static_environment_section_and_a_cut_off_stay_in_the_head():
+    system = (
+        "## Environment\nYou run in a sandbox with network access disabled, so install what you need first.\n\n"
+        "训练数据截止到2023年10月。Knowledge cutoff: 2024-06."
+    )
+    assert move_volatile("openai-chat", _chat(system)) == (None, [])

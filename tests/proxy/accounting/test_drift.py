@@ -163,7 +163,7 @@ def test_metrics_export_each_field_and_the_rows():
 
 
 def test_report_prints_the_drift_and_what_to_update(tmp_path):
-    from proxy.reporting.report import render_table, total_rows
+    from proxy.reporting.report_tables import render_table, total_rows
 
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)

@@ -225,7 +225,7 @@ def test_rows_handled_on_the_loop_reach_the_writer_as_one_list(tmp_path):
         ledger = Ledger(path, handoff_interval_s=0.05, handoff_size=1000)
         for i in range(5):
             ledger.handle(record(i))
-        handed_at_once = ledger._queue.qsize()
+        handed_at_once = ledger._writer.queue.qsize()
         await asyncio.sleep(0.2)  # the timer hands the inbox over
         count = await ledger.read(lambda conn: conn.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
         ledger.handle(record(5))  # still in the inbox when the ledger closes: written, not lost
@@ -245,7 +245,7 @@ def test_a_full_inbox_is_handed_over_without_waiting_for_the_timer(tmp_path):
         ledger = Ledger(path, handoff_interval_s=60.0, handoff_size=4)
         for i in range(9):
             ledger.handle(record(i))
-        lists, inbox = ledger._queue.qsize(), len(ledger._inbox)
+        lists, inbox = ledger._writer.queue.qsize(), len(ledger._inbox)
         await ledger.aclose()
         return lists, inbox, ledger
 
@@ -349,11 +349,11 @@ def test_a_writer_error_of_any_type_is_counted_and_the_writer_keeps_writing(tmp_
 
     async def main():
         ledger = Ledger(path, batch_size=4)
-        ledger._conn = _Breaking(ledger._conn, exc, bad_ids={"r2"})
+        ledger._writer.conn = _Breaking(ledger._writer.conn, exc, bad_ids={"r2"})
         for i in range(6):
             ledger.handle(record(i))
         await ledger.flush()
-        ledger._conn = ledger._conn.conn  # healthy again
+        ledger._writer.conn = ledger._writer.conn.conn  # healthy again
         ledger.handle(record(6))
         assert await ledger.flush()
         health = ledger.health()
@@ -373,12 +373,12 @@ def test_a_busy_database_during_row_by_row_keeps_the_rest_queued(tmp_path):
 
     async def main():
         ledger = Ledger(path, busy_timeout_s=0.05, flush_interval_s=0.05)
-        ledger._conn = _Breaking(ledger._conn, sqlite3.OperationalError, bad_ids={"r1"})
-        ledger._conn.executemany = lambda sql, rows: (_ for _ in ()).throw(ValueError("boom"))
+        ledger._writer.conn = _Breaking(ledger._writer.conn, sqlite3.OperationalError, bad_ids={"r1"})
+        ledger._writer.conn.executemany = lambda sql, rows: (_ for _ in ()).throw(ValueError("boom"))
         for i in range(3):
             ledger.handle(record(i))
         assert await ledger.flush() is False  # r0 written; r1 and r2 wait
-        ledger._conn = ledger._conn.conn
+        ledger._writer.conn = ledger._writer.conn.conn
         for _ in range(50):
             if await ledger.flush():
                 break
@@ -393,10 +393,10 @@ def test_a_busy_database_during_row_by_row_keeps_the_rest_queued(tmp_path):
 def test_health_clears_after_the_trouble_window_and_tells_a_dead_writer(tmp_path):
     async def main():
         ledger = Ledger(str(tmp_path / "l.sqlite"), trouble_window_s=0.05)
-        ledger._conn = _Breaking(ledger._conn, OverflowError)
+        ledger._writer.conn = _Breaking(ledger._writer.conn, OverflowError)
         ledger.handle(record(1))
         await ledger.flush()
-        ledger._conn = ledger._conn.conn
+        ledger._writer.conn = ledger._writer.conn.conn
         troubled = ledger.health()
         await asyncio.sleep(0.1)
         clear = ledger.health()

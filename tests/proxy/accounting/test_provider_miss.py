@@ -13,7 +13,7 @@ from proxy.accounting.metrics import Metrics
 from proxy.accounting.provider_miss import NONE, ProviderMisses, agrees, as_provider_type, code_of
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
-from proxy.reporting.report import render_table
+from proxy.reporting.report_tables import render_table
 from proxy.reporting.summary import summarize
 
 T0 = 1_800_000_000.0

@@ -19,7 +19,7 @@ from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
 from proxy.cli import cli
 from proxy.exchange import Exchange
-from proxy.reporting.report import render_table
+from proxy.reporting.report_tables import render_table
 from proxy.reporting.summary import summarize
 from tests.support.prometheus import samples
 from tests.support.request_records import T0, write

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -170,3 +171,34 @@ def test_bench_proxy_store_must_be_one_redis():
         bench_proxy_command, ["--requests", "4", "--store", "redis-cluster://h:1", "--json"]
     )
     assert result.exit_code == 2 and "redis://" in result.output
+
+
+def test_bench_proxy_runs_a_baseline_checkout_side_by_side():
+    """The baseline here is this very checkout, run as a second proxy from its own folder: the
+    figures' shape and arithmetic, not a speed."""
+    root = Path(__file__).resolve().parents[3]
+    result = CliRunner().invoke(
+        bench_proxy_command,
+        ["--requests", "4", "--warmup", "0", "--concurrency", "2", "--baseline", str(root), "--json"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["errors"] == 0 and data["baseline"]["dir"] == str(root)
+    for scenario in data["latency_ms"].values():
+        assert scenario["baseline"]["n"] == 4 and scenario["baseline"]["errors"] == 0
+        for q in ("p50", "p99"):
+            old, new = scenario[f"baseline_added_{q}_ms"], scenario[f"added_{q}_ms"]
+            assert old == pytest.approx(scenario["baseline"][q] - scenario["direct"][q])
+            ratio = scenario[f"added_{q}_new_over_old"]
+            assert ratio == (pytest.approx(new / old) if old > 0 and new > 0 else None)
+    t = data["throughput_rps"]
+    assert t["new_over_old"] == pytest.approx(t["proxy"] / t["baseline"])
+    assert t["baseline_over_direct"] == pytest.approx(t["baseline"] / t["direct"])
+
+
+def test_bench_proxy_baseline_must_be_a_checkout(tmp_path):
+    result = CliRunner().invoke(
+        bench_proxy_command, ["--requests", "4", "--baseline", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 2 and "not a prefixgate checkout" in result.output

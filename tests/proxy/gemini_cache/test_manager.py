@@ -1,80 +1,26 @@
 """The auto-cache manager inside the app, against a mocked Gemini upstream (httpx.MockTransport):
 what it sends (the client's key in a header, never in a URL; only the configured host),
 that a failed create backs off, that a refused cache is resent as sent and dropped, that a
-refresh is a PATCH, and that every background call is its own record with its storage cost,
-however it ends."""
+refresh is a PATCH with the storage it bought (the calls' own ends: test_background.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-
-import httpx
 import orjson
 import pytest
-from starlette.testclient import TestClient
 
 from proxy.app import create_app
 from proxy.config import ProxyConfig, UpstreamSpec
+from tests.support.cached_contents_upstream import (
+    GEN,
+    KEY,
+    SYSTEM,
+    Upstream,
+    app_for,
+    background,
+    body,
+    settle,
+)
 from tests.support.sinks import Keep
-
-SYSTEM = {"parts": [{"text": "policy " * 1500}]}  # ≈ 2600 tokens
-KEY = "AIza-manager-test"
-GEN = "/v1beta/models/gemini-2.5-flash:generateContent"
-
-
-def body(question: str) -> dict:
-    return {"systemInstruction": SYSTEM, "contents": [{"role": "user", "parts": [{"text": question}]}]}
-
-
-class Upstream:
-    def __init__(self, create_status: int = 200, refuse_cached: bool = False):
-        self.seen: list[httpx.Request] = []
-        self.create_status = create_status
-        self.refuse_cached = refuse_cached
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(request)
-        doc = orjson.loads(request.content) if request.content else {}
-        if request.url.path.endswith("/cachedContents"):
-            if self.create_status != 200:
-                return httpx.Response(
-                    self.create_status,
-                    json={"error": {"code": self.create_status, "message": "no", "status": "INTERNAL"}},
-                )
-            return httpx.Response(
-                200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}}
-            )
-        if request.method == "PATCH":
-            return httpx.Response(
-                200, json={"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 2600}}
-            )
-        if "cachedContent" in doc and self.refuse_cached:
-            return httpx.Response(
-                404,
-                json={"error": {"code": 404, "message": "CachedContent not found", "status": "NOT_FOUND"}},
-            )
-        return httpx.Response(
-            200, json={"candidates": [], "usageMetadata": {"promptTokenCount": 2610, "totalTokenCount": 2620}}
-        )
-
-    def calls(self, what: str) -> list[httpx.Request]:
-        return (
-            [r for r in self.seen if r.url.path.endswith(what)]
-            if what != "PATCH"
-            else [r for r in self.seen if r.method == "PATCH"]
-        )
-
-
-def app_for(state_dir, upstream: Upstream, **config) -> TestClient:
-    cfg = ProxyConfig(gemini_base="http://gemini.test", state_dir=state_dir, ledger=":memory:", **config)
-    return TestClient(create_app(cfg, transport=httpx.MockTransport(upstream)))
-
-
-def settle(manager) -> None:
-    deadline = time.monotonic() + 5
-    while manager.tasks and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 def test_off_by_default_and_only_for_gemini_upstreams(state_dir):
@@ -123,10 +69,6 @@ def test_query_key_goes_in_a_header_and_a_failed_create_backs_off(state_dir):
         and sent["ttl"] == "300s"
     )
     assert manager.counts["create_failed"] == 1
-
-
-def background(records, what: str) -> list:
-    return [r for r in records if r.request_id.endswith(f"-{what}")]
 
 
 def test_refused_cache_is_resent_and_dropped_and_refresh_is_a_patch(state_dir):
@@ -210,50 +152,6 @@ def test_refused_cache_is_resent_and_dropped_and_refresh_is_a_patch(state_dir):
     assert len(keep.records) == 8
 
 
-def test_a_failed_create_is_recorded_with_its_status(state_dir):
-    keep = Keep()
-    with app_for(
-        state_dir, Upstream(create_status=500), gemini_auto_cache=True, gemini_auto_cache_after=1
-    ) as client:
-        client.app.state.gate.recorder.add_sink(keep)
-        client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
-        settle(client.app.state.gate.gemini_auto_cache.manager)
-    (create,) = background(keep.records, "create")
-    assert (create.status, create.error, create.cache_storage_usd, create.method) == (500, None, None, "POST")
-
-
-def test_a_create_the_upstream_never_answers_is_recorded_at_shutdown(state_dir, monkeypatch):
-    from proxy.gemini_cache import manager as manager_module
-
-    monkeypatch.setattr(
-        manager_module, "CLOSE_WAIT_S", 0.05
-    )  # the wait before cutting; its bound, not a speed check
-    keep = Keep()
-
-    async def slow(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/cachedContents"):
-            await asyncio.sleep(3600)  # cut by the shutdown
-        return Upstream()(request)
-
-    cfg = ProxyConfig(
-        gemini_base="http://gemini.test",
-        state_dir=state_dir,
-        ledger=":memory:",
-        gemini_auto_cache=True,
-        gemini_auto_cache_after=1,
-    )
-    with TestClient(create_app(cfg, transport=httpx.MockTransport(slow))) as client:
-        client.app.state.gate.recorder.add_sink(keep)
-        assert (
-            client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY}).headers[
-                "x-prefixgate-gemini-cache"
-            ]
-            == "creating"
-        )
-    (create,) = background(keep.records, "create")
-    assert (create.status, create.error, create.cache_storage_usd) == (503, "shutdown_cut", None)
-
-
 def test_config_file_auto_cache_per_upstream():
     from proxy.config_file import ConfigFileError, parse
 
@@ -329,32 +227,6 @@ def test_a_cache_refused_again_and_again_is_not_bought_again_and_again(state_dir
     assert len(upstream.calls("/cachedContents")) == 2  # made again once at once, then backing off
 
 
-def test_expiry_counts_from_before_the_create_was_sent(state_dir):
-    """Google's ttl runs from its create: a slow answer must not stretch the proxy's idea of it."""
-    clock = {"t": 1000.0}
-    upstream = Upstream()
-
-    def slow(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/cachedContents"):
-            clock["t"] += 30  # the create took 30 s
-        return upstream(request)
-
-    cfg = ProxyConfig(
-        gemini_base="http://gemini.test",
-        state_dir=state_dir,
-        ledger=":memory:",
-        gemini_auto_cache=True,
-        gemini_auto_cache_after=1,
-    )
-    with TestClient(create_app(cfg, transport=httpx.MockTransport(slow))) as client:
-        manager = client.app.state.gate.gemini_auto_cache.manager
-        manager.tracker.clock = lambda: clock["t"]
-        client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
-        settle(manager)
-        (entry,) = manager.tracker.entries.values()
-    assert entry.state == "ready" and entry.expires_at <= 1000.0 + entry.ttl_s
-
-
 def test_a_request_with_another_system_instruction_is_never_pointed_at_the_cache(state_dir):
     upstream = Upstream()
     headers = {"x-goog-api-key": KEY}
@@ -368,57 +240,3 @@ def test_a_request_with_another_system_instruction_is_never_pointed_at_the_cache
             settle(manager)
     sent = [orjson.loads(r.content) for r in upstream.seen if r.url.path == GEN]
     assert all("cachedContent" not in doc for doc in sent)
-
-
-class Huge(httpx.AsyncByteStream):
-    """A create answer far past any cachedContents resource; counts what was pulled from it."""
-
-    def __init__(self):
-        self.pulled = 0
-
-    async def __aiter__(self):
-        for _ in range(64):
-            self.pulled += 1 << 20
-            yield b" " * (1 << 20)
-
-
-def test_a_huge_or_compressed_create_answer_is_read_bounded(state_dir):
-    import gzip
-
-    huge = Huge()
-    bomb = gzip.compress(
-        b"{" + b" " * (8 << 20), compresslevel=1
-    )  # 8 MiB of JSON-looking spaces, some KiB compressed
-    answers = iter(
-        [
-            httpx.Response(500, stream=huge),
-            httpx.Response(200, headers={"content-encoding": "gzip"}, content=bomb),
-        ]
-    )
-    keep = Keep()
-
-    def upstream(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/cachedContents"):
-            return next(answers)
-        return Upstream()(request)
-
-    cfg = ProxyConfig(
-        gemini_base="http://gemini.test",
-        state_dir=state_dir,
-        ledger=":memory:",
-        gemini_auto_cache=True,
-        gemini_auto_cache_after=1,
-    )
-    with TestClient(create_app(cfg, transport=httpx.MockTransport(upstream))) as client:
-        client.app.state.gate.recorder.add_sink(keep)
-        manager = client.app.state.gate.gemini_auto_cache.manager
-        client.post(GEN, json=body("q0"), headers={"x-goog-api-key": KEY})
-        settle(manager)
-        (entry,) = manager.tracker.entries.values()
-        entry.retry_at = 0  # past its backoff: the next request creates again
-        manager.tracker.held.clear()
-        client.post(GEN, json=body("q1"), headers={"x-goog-api-key": KEY})
-        settle(manager)
-    assert huge.pulled <= 2 << 20  # stopped near the bound, not at 64 MiB
-    first, second = background(keep.records, "create")
-    assert (first.status, second.status, second.error) == (500, 200, "cache_bad_answer")

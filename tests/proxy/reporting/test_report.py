@@ -85,18 +85,18 @@ def test_no_rewrite_table_when_nothing_was_rewritten(tmp_path):
 
 def test_every_shown_counter_is_in_the_totals_table(monkeypatch):
     from proxy.accounting.counters import COUNTERS, Counter
-    from proxy.reporting import report
+    from proxy.reporting import report_tables
 
     summary = {c.name: 7 if c.kind != "usd" else 1.5 for c in COUNTERS if c.shown}
     summary.update(token_hit_rate=0.5, request_hit_rate=0.25)
-    rows = dict(report.total_rows(summary))
+    rows = dict(report_tables.total_rows(summary))
     assert rows["spent"] == "$1.50" and rows["rewritten requests"] == "7"
-    assert {c.name for c in COUNTERS if c.shown} <= report.PLACED
+    assert {c.name for c in COUNTERS if c.shown} <= report_tables.PLACED
     # a counter added to the table is printed (by its name, formatted by its kind) with no change to the report
     extra = Counter("tool_calls_usd", "0.0", "0.0", "usd", "A counter added later.")
-    monkeypatch.setattr(report, "COUNTERS", (*COUNTERS, extra))
-    monkeypatch.setitem(report.BY_NAME, extra.name, extra)
-    assert report.total_rows({**summary, "tool_calls_usd": 2.25})[-1] == ("tool calls usd", "$2.25")
+    monkeypatch.setattr(report_tables, "COUNTERS", (*COUNTERS, extra))
+    monkeypatch.setitem(report_tables.BY_NAME, extra.name, extra)
+    assert report_tables.total_rows({**summary, "tool_calls_usd": 2.25})[-1] == ("tool calls usd", "$2.25")
 
 
 def test_the_table_fits_80_columns_with_long_names_and_big_amounts(tmp_path):

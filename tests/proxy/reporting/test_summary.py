@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from analyzer.usage import Usage
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import Stats
-from proxy.reporting.summary import parse_since, summarize
+from proxy.reporting.summary import summarize
 from tests.support.request_records import T0, records, write
 
 
@@ -77,18 +75,6 @@ def test_preview_only_with_logged_bodies(tmp_path):
     write(path, records(), log_bodies=True)
     top = summarize(sqlite3.connect(path))["top_prefixes"][0]
     assert "You are terse." in top["preview"]
-
-
-def test_parse_since():
-    now = 1_000_000.0
-    assert parse_since("24h", now) == now - 86400
-    assert parse_since("30m", now) == now - 1800
-    assert parse_since("7d", now) == now - 7 * 86400
-    assert parse_since("all", now) is None and parse_since(None) is None
-    assert parse_since("2026-11-30T00:00:00Z") == datetime(2026, 11, 30, tzinfo=UTC).timestamp()
-    assert parse_since("2026-11-30") == datetime(2026, 11, 30, tzinfo=UTC).timestamp()
-    with pytest.raises(ValueError, match="24h"):
-        parse_since("yesterday")
 
 
 def test_unknown_prefixes_agree_with_stats_and_stay_out_of_the_hit_rate(tmp_path):
@@ -229,17 +215,6 @@ def test_one_minute_of_traffic_in_a_day_range_is_a_curve_not_a_bar(tmp_path):
     assert len(series["points"]) <= 36 and sum(p["requests"] for p in series["points"]) == 20
 
 
-def test_pick_step_is_the_smallest_round_size_that_fits():
-    from proxy.reporting.summary import pick_step
-
-    assert pick_step(1_700_000_000, 1_700_000_060, 36) == (1_700_000_000, 2, 31)
-    assert pick_step(0, 86400 - 1, 24) == (0, 3600, 24)
-    assert pick_step(0, 86400, 24) == (0, 7200, 13)  # the bucket holding the end counts too
-    assert pick_step(5, 5, 36) == (5, 1, 1)
-    start, step, count = pick_step(0, 400 * 86400, 36)
-    assert step % 86400 == 0 and count <= 36 and start + count * step > 400 * 86400
-
-
 def test_model_lists_and_probes_are_not_model_rows(tmp_path):
     import sqlite3
 
@@ -276,7 +251,7 @@ def test_a_miss_reason_whose_rows_were_all_unpriced_shows_unknown_money(tmp_path
     drift) missed an unknown amount, not $0.00; one priced row makes it a sum again."""
     import sqlite3
 
-    from proxy.reporting.report import render_table
+    from proxy.reporting.report_tables import render_table
 
     def row(rid: str, reason: str, missed: float | None, **kw) -> RequestRecord:
         return RequestRecord(

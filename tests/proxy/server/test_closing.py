@@ -21,10 +21,10 @@ from proxy.accounting.stats import Stats
 from proxy.config import ProxyConfig
 from proxy.gate import Gate
 from proxy.gemini_cache.hook import AutoCacheHook
-from proxy.routing import Router
 from proxy.server import closing
 from proxy.server.closing import close_gate
 from proxy.tenant import TenantHasher
+from proxy.upstream_urls import Router
 
 
 def record(i: int, **kw) -> RequestRecord:

@@ -76,7 +76,7 @@ def guard(fake: Fake, clock: Clock, deadline: float = DEADLINE) -> GuardedStore:
 
 async def settle(store: GuardedStore) -> None:
     """Let a background probe finish (it is bounded by the deadline)."""
-    task = store._probe_task
+    task = store.probes.latest
     if task is not None:
         await asyncio.wait_for(asyncio.shield(task), 5)
 
@@ -530,16 +530,16 @@ def test_lost_data_runs_the_recovery_work_once_at_a_time():
         fake.on_lost_data()  # a second look-up meanwhile: no second run
         await asyncio.sleep(0)
         release.set()
-        await store._recovery_task
+        await store.probes.recovery_task
         return runs, store.breaker.state
 
     assert asyncio.run(scenario()) == ([1], "closed")
 
 
 def test_health_never_waits_on_recovery_work_longer_than_the_deadline(monkeypatch):
-    import proxy.store.guard as guard_module
+    import proxy.store.probes as probes_module
 
-    monkeypatch.setattr(guard_module, "RECOVERY_DEADLINE_S", 3600.0)  # awaiting the work inline would hang
+    monkeypatch.setattr(probes_module, "RECOVERY_DEADLINE_S", 3600.0)  # awaiting the work inline would hang
 
     async def scenario():
         fake, clock = Fake(), Clock()

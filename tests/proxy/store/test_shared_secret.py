@@ -1,5 +1,5 @@
 """The replicas' shared tenant secret in Redis: written back after Redis lost it, the store's
-value adopted when another replica created a new one (proxy.store.redis_store, proxy.tenant)."""
+value adopted when another replica created a new one (proxy.store.shared_secret, proxy.tenant)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 
 import redis
 
-from proxy.store.redis_store import SECRET_KEY, shared_secret, write_back_secret
+from proxy.store.shared_secret import SECRET_KEY, shared_secret, write_back_secret
 from proxy.tenant import TenantHasher
 
 OLD, NEW = b"\x11" * 32, b"\x22" * 32

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from proxy.config import ProxyConfig
-from proxy.store import MemoryStore, RedisStore, open_store, split_key_prefix
+from proxy.store import MemoryStore, RedisStore, open_store
 
 A, B, C, D, E = (bytes([i]) * 16 for i in range(1, 6))
 
@@ -55,11 +53,6 @@ def test_lru_bound_evicts_the_least_recently_used():
     assert len(store) == 3
     assert store.seen_sync("t", "openai", [B]) == 0
     assert store.seen_sync("t", "openai", [A]) == 1
-
-
-def test_key_prefix_from_url():
-    assert split_key_prefix("redis://h:1/0?key_prefix=team:&db=2") == ("redis://h:1/0?db=2", "team:")
-    assert split_key_prefix("redis://h:1/0") == ("redis://h:1/0", "prefixgate:")
 
 
 def test_open_store_picks_by_config(redis_url):
@@ -209,7 +202,7 @@ def test_redis_py_path_reports_lost_data_on_noscript(tmp_path):
 
 def test_a_cluster_url_with_a_password_keeps_it_out_of_node_names():
     """Node names are scope names: in health, logs and errors. The password goes to the client."""
-    from proxy.store.redis_store import cluster_nodes
+    from proxy.store.redis_urls import cluster_nodes
 
     url = "redis-cluster://app:s3cr%40t@127.0.0.1:7000,127.0.0.1:7001/?key_prefix=x:"
     assert cluster_nodes(url) == ([("127.0.0.1", 7000), ("127.0.0.1", 7001)], "x:")
@@ -234,44 +227,3 @@ def test_on_a_cluster_only_the_secrets_node_needs_the_write_back():
     manager.slots_cache = {s: [Node("127.0.0.1:1" if s == slot else "127.0.0.1:2")] for s in range(16384)}
     assert store.recovers("127.0.0.1:1") and not store.recovers("127.0.0.1:2") and store.recovers(None)
     assert RedisStore("redis://127.0.0.1:1/0").recovers(None)
-
-
-def test_a_cluster_key_prefix_with_a_hash_tag_is_refused():
-    """``{`` in the key prefix would be the keys' hash tag: every tenant on one node, and the
-    guard's per-node scope (the tenant's slot) wrong."""
-    import pytest
-
-    from proxy.store.redis_store import cluster_nodes
-
-    with pytest.raises(ValueError, match="key_prefix"):
-        cluster_nodes("redis-cluster://127.0.0.1:7000?key_prefix=pg{x}:")
-    with pytest.raises(ValueError, match="key_prefix"):
-        ProxyConfig(store="redis-cluster://127.0.0.1:7000?key_prefix=pg{x}:")
-
-
-@pytest.mark.parametrize(
-    "url, shown",
-    [
-        ("redis://:s3cret@h:6379/0", "redis://:***@h:6379/0"),
-        ("redis://alice:s3cret@h:6379/0?key_prefix=a@b:", "redis://alice:***@h:6379/0?key_prefix=a@b:"),
-        ("redis://s3cret@h", "redis://***@h"),
-        ("redis-cluster://u:s3cret@a:1,b:2/?key_prefix=x:", "redis-cluster://u:***@a:1,b:2/?key_prefix=x:"),
-        ("redis://h:6379/0", "redis://h:6379/0"),
-        ("memory", "memory"),
-    ],
-)
-def test_a_store_url_is_shown_without_its_password(url, shown):
-    from proxy.store.redis_store import redacted
-
-    assert redacted(url) == shown
-
-
-@pytest.mark.parametrize(
-    "store", ["redis-cluster://u:s3cret@a:1,b:x", "redis-cluster://u:s3cret@", "redis+x://u:s3cret@h"]
-)
-def test_a_bad_store_url_is_refused_without_echoing_its_password(store):
-    from proxy.config import ProxyConfig
-
-    with pytest.raises(ValueError) as caught:
-        ProxyConfig(store=store)
-    assert "s3cret" not in str(caught.value) and "--store" in str(caught.value)

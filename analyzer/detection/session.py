@@ -1,0 +1,185 @@
+"""Session state rendered into a prompt under weak labels: counts, memory, state JSON, env blocks.
+
+:func:`quantity` reads a number that a label makes a per-request reading ("Tokens used: 48,213",
+"18,412 / 200K tokens used", "Free memory: 3.2 GB", ``<budget:token_budget>…``, coordinates);
+:func:`state_json` a JSON object after a state label ("Current state: {…}"); :func:`blocks` an
+agent's environment or git-status snapshot (``<env>…</env>``, ``gitStatus: …``, a
+``# Environment`` section of key: value lines) as one span from its header to its end.
+
+It does NOT judge (:mod:`.judge` drops code and examples) and reads only near its anchors.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
+
+#: what may follow the first digits of a quantity ("48,213", "3.2 GB", "16GB", "1000000<")
+QUANTITY_NEXT = frozenset(",.<GMKTgmk%")
+_BEFORE_KEYS = re.compile(
+    r"(?i)tok|mem|ram|disk|swap|stor|space|credit|quota|request|budget|coord|lat|lon|lng|gps|<"
+)
+_AFTER_KEYS = re.compile(r"(?i)token|free|avail")
+_NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
+_LABEL_BEFORE = re.compile(
+    r"(?i)(?:\btokens?\b[\w ]{0,20}\b(?:used|left|remaining|usage|consumed|spent|so far)"
+    r"|\b(?:used|remaining|left|consumed)\s+tokens?|\btoken\s+(?:usage|count)|\bcontext(?:\s+window)?\s+usage"
+    r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)"
+    r"|\b(?:memory|mem|ram|vram|disk|swap)\s*(?:free|available|usage|used|left)"
+    r"|\b(?:credits?|quota|requests?|budget)\s+(?:left|remaining|used)"
+    r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)\W{0,4}$"
+    r"|<[\w:.-]*(?:token|budget|usage|remaining)[\w:.-]*>\s*$"
+)
+_LABEL_AFTER = re.compile(
+    r"(?i)(?:\s*/\s*[\d.,_]+\s*[KkMm]?)?\s*(?:tokens?\s+(?:used|left|remaining)|(?:[KMGT]i?B\s+)?(?:free|available)\b)"
+)
+_STATE_LABEL = re.compile(
+    r"(?i)(?:\b(?:current|global|session|app|application|agent|game|world|conversation|workflow|runtime)"
+    r"[ _-]?state|^\s*state|<(?:[\w-]*_)?state>)\s*[:=]?\s*$"
+)
+_BLOCK_NAMES = (
+    "env environment environment_details environment_info env_info system_info git_status gitstatus "
+    "workspace_info system_state session_state"
+).split()
+_BLOCK_TAG = re.compile(r"[ \t]*<(?P<tag>[\w-]+)(?:\s+(?:name|type|id)=[\"'](?P<name>[\w-]+)[\"'])?\s*>")
+_BLOCK_HEAD = re.compile(
+    r"(?im)^[ \t]*(?:(?P<hashes>#{1,4})[ \t]*)?(?P<name>gitstatus|git status|env|environment(?: details| information| info)?"
+    r"|system information|current environment)[ \t]*(?P<colon>:)?[^\n]*$"
+)
+_KEY_VALUE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w ()./'-]{0,48}:[ \t]*\S")
+_GIT_LINE = re.compile(
+    r"(?im)^[ \t]*(?:[MADRCU?!]{1,2}[ \t]+\S|[0-9a-f]{7,40}[ \t]+\S|(?:current |main |base )?branch\b|status:"
+    r"|recent commits|(?:changes|untracked|staged|modified|deleted|new file)\b|on branch\b|your branch\b)"
+)
+
+
+def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
+    """A count or amount read per request at the digits text[s:]; returns where it ends (``s`` when none)."""
+    m = _NUMBER.match(text, s)
+    if not m or text[max(0, s - 2) : s].rstrip().endswith("/"):
+        return s  # "/ 200K": the total a count is read against
+    end = m.end()
+    unit = _UNIT.match(text, end)
+    if unit:
+        end = unit.end()
+    line = text.rfind("\n", max(0, s - 64), s) + 1
+    if not (_BEFORE_KEYS.search(text, max(line, s - 48), s) or _AFTER_KEYS.search(text, end, end + 40)):
+        return s  # no word a reading is labelled with: a price, a version, a size
+    if _LABEL_BEFORE.search(text, max(line, s - 48), s) or _LABEL_AFTER.match(text, end):
+        out.append(Candidate("state", s, end, HIGH, "quantity"))
+        return end
+    return s
+
+
+def state_json(text: str, at: int, out: list[Candidate]) -> int:
+    """A JSON object at text[at] ("{") under a state label; returns where it ends (``at`` when none)."""
+    k = at - 1
+    while k >= 0 and text[k] in " \t\n":
+        k -= 1
+    if k < 0 or text[k] not in ":=>":
+        return at
+    line = text.rfind("\n", max(0, k - 60), k) + 1
+    if not _STATE_LABEL.search(text, line, k + 1):
+        return at
+    end = _closing(text, at)
+    if end < 0:
+        return at
+    out.append(Candidate("state", at, end, HIGH, "state-json"))
+    return end
+
+
+def _closing(text: str, at: int, limit: int = 8000) -> int:
+    depth, k, stop, quoted = 0, at, min(len(text), at + limit), False
+    while k < stop:
+        ch = text[k]
+        if quoted:
+            if ch == "\\":
+                k += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+        k += 1
+    return -1
+
+
+def blocks(text: str, low: str, out: list[Candidate]) -> None:
+    """Environment and git-status blocks, each one candidate from its header to its end."""
+    done = -1
+    for key in ("env", "git"):
+        k = low.find(key)
+        while k >= 0:
+            if k >= done:
+                span = _block_at(text, low, k)
+                if span:
+                    out.append(Candidate("state", span[0], span[1], MEDIUM, "block", span[2]))
+                    done = span[1]
+            k = low.find(key, k + 3)
+
+
+def _block_at(text: str, low: str, k: int) -> tuple[int, int, str] | None:
+    ls = text.rfind("\n", 0, k) + 1
+    tag = _BLOCK_TAG.match(text, ls) if "<" in text[ls:k] else None
+    if tag and k < tag.end():
+        name = (tag.group("name") or tag.group("tag")).lower()
+        if name not in _BLOCK_NAMES:
+            return None
+        close = low.find(f"</{tag.group('tag').lower()}>", tag.end(), tag.end() + 20000)
+        body = text[tag.end() : close]
+        git = name.startswith("git") and len(_GIT_LINE.findall(body)) >= 2
+        if close < 0 or not (git or _has_values(body) or body.count("\n#") >= 3):
+            return None
+        return ls, close + len(tag.group("tag")) + 3, tag.group(0).strip()
+    head = _BLOCK_HEAD.match(text, ls)
+    if not head or head.start("name") != k:
+        return None
+    git = head.group("name").lower().startswith("git")
+    if not (head.group("hashes") or head.group("colon")):
+        return None
+    end = _block_end(text, head.end(), git, head.group("hashes"))
+    if not _has_values(text[head.end() : end]) and not (git and _GIT_LINE.search(text[head.end() : end])):
+        return None
+    return ls, end, head.group(0).strip()
+
+
+def _block_end(text: str, at: int, git: bool, hashes: str | None) -> int:
+    """Where a header's block ends: a heading's at the next heading of its level or above; a
+    ``name:`` block's at a blank line followed by a line that is not ``key: value`` (a git
+    block goes on over its branch, status and commit lines)."""
+    end, pos, limit = at, at, min(len(text), at + 4000)
+    blank = False
+    while pos < limit:
+        nl = text.find("\n", pos + 1, limit)
+        nl = limit if nl < 0 else nl
+        line = text[pos + 1 : nl]
+        stripped = line.strip()
+        if not stripped:
+            blank = True
+        else:
+            level = len(stripped) - len(stripped.lstrip("#"))
+            if hashes and 0 < level <= len(hashes):
+                break
+            if not hashes and blank and not _KEY_VALUE.match(line) and not (git and _GIT_LINE.match(line)):
+                break
+            blank = False
+            end = nl
+        pos = nl
+    return end
+
+
+def _has_values(body: str) -> bool:
+    """Mostly short ``key: value`` lines: a rendered snapshot, not a paragraph about one."""
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    if not lines:
+        return False
+    pairs = sum(1 for ln in lines if _KEY_VALUE.match(ln) and len(ln) <= 160)
+    prose = sum(1 for ln in lines if len(ln.split()) >= 12)
+    return pairs >= 2 and prose <= max(1, len(lines) // 4)

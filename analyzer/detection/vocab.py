@@ -1,0 +1,244 @@
+"""The word and call vocabularies that say a template slot or an expression is volatile.
+
+Sets of lower-case words (a slot's name split into words, :func:`.names.words`) and of call
+names; :mod:`.names` combines them into verdicts.
+
+It does NOT judge anything itself.
+"""
+
+from __future__ import annotations
+
+TIME = {"now", "time", "timestamp", "datetime", "clock", "hour", "minute", "ts", "epoch", "utc", "tonight"}
+TIME |= {"zeit", "uhrzeit", "jetzt", "hora", "heure", "ahora", "zeitpunkt", "sekunde"}
+DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "month", "year"}
+DATE |= {"datum", "heute", "fecha", "hoy", "jour", "aujourdhui", "oggi", "hoje", "wochentag"}
+RANDOM = {
+    "uuid",
+    "guid",
+    "nonce",
+    "random",
+    "rand",
+    "salt",
+    "otp",
+    "csrf",
+    "jwt",
+    "cookie",
+    "ulid",
+    "nanoid",
+}
+STATE = {
+    "session",
+    "sess",
+    "turn",
+    "iteration",
+    "attempt",
+    "retry",
+    "seq",
+    "counter",
+    "remaining",
+    "quota",
+    "balance",
+    "credits",
+    "elapsed",
+    "uptime",
+    "latency",
+    "login",
+    "ip",
+    "weather",
+    "location",
+    "latitude",
+    "longitude",
+    "lat",
+    "lng",
+    "lon",
+    "geo",
+    "geolocation",
+    "unread",
+    "cart",
+}
+#: a quantity read per request ("tokens_left", "freeMem", "available_memory") …
+MEASURED = {
+    "token",
+    "tokens",
+    "mem",
+    "memory",
+    "ram",
+    "vram",
+    "disk",
+    "storage",
+    "cpu",
+    "gpu",
+    "battery",
+    "context",
+}
+#: … when one of these words reads it
+MEASURE_READS = {"left", "used", "free", "available", "avail", "usage", "consumed", "spent", "remaining"}
+#: rendered application state ("global_state", "agentState"), not a postal state
+STATE_OWNERS = {
+    "global",
+    "app",
+    "application",
+    "agent",
+    "game",
+    "world",
+    "workflow",
+    "graph",
+    "runtime",
+    "system",
+}
+#: a snapshot of the working copy ("git_status", "currentBranch")
+GIT = {"git", "repo", "vcs"}
+GIT_PARTS = {"status", "branch", "diff", "log", "changes", "commits"}
+#: a stored moment's date ("receivedDate", "due_date", "birth_date"), not today's
+MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "due", "birth", "release"}
+MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}
+#: where the user is now ("currentTimezone", "current_city"): per user, not a setting
+WHERE = {"timezone", "tz", "zone", "locale", "location", "city", "country", "region"}
+ID_OWNERS = {
+    "request",
+    "req",
+    "session",
+    "sess",
+    "trace",
+    "span",
+    "correlation",
+    "conversation",
+    "thread",
+    "chat",
+    "run",
+    "job",
+    "message",
+    "msg",
+    "call",
+    "transaction",
+    "txn",
+    "turn",
+    "interaction",
+    "event",
+    "execution",
+    "invocation",
+    "task",
+    "query",
+    "response",
+    "completion",
+    "visit",
+    "order",
+    "ticket",
+    "device",
+}
+LAST_OF = {
+    "login",
+    "seen",
+    "active",
+    "activity",
+    "visit",
+    "message",
+    "interaction",
+    "order",
+    "purchase",
+    "sync",
+}
+EVENT_AT = {
+    "created",
+    "updated",
+    "sent",
+    "received",
+    "started",
+    "logged",
+    "requested",
+    "generated",
+    "issued",
+    "expires",
+}
+COUNTS = {"count", "number", "num", "index", "idx", "no"}
+COUNTED = {
+    "dialogue",
+    "message",
+    "msg",
+    "step",
+    "round",
+    "request",
+    "conversation",
+    "chat",
+    "interaction",
+    "reply",
+    "call",
+    "visit",
+}
+SETTING = {
+    "limit",
+    "max",
+    "min",
+    "format",
+    "fmt",
+    "zone",
+    "tz",
+    "window",
+    "unit",
+    "units",
+    "period",
+    "interval",
+    "budget",
+    "out",
+    "range",
+    "pattern",
+    "locale",
+    "style",
+    "policy",
+    "template",
+    "field",
+    "column",
+    "type",
+    "kind",
+    "label",
+}
+
+NOW_CALLS = {
+    "now",
+    "utcnow",
+    "today",
+    "time_ns",
+    "localtime",
+    "gmtime",
+    "ctime",
+    "asctime",
+    "monotonic",
+    "perf_counter",
+}
+NOW_DOTTED = {
+    "time.time",
+    "time.strftime",
+    "Date",
+    "moment",
+    "dayjs",
+    "DateTime.local",
+    "DateTime.utc",
+    "new Date",
+}
+RANDOM_CALLS = {
+    "uuid1",
+    "uuid4",
+    "uuid6",
+    "uuid7",
+    "uuidv4",
+    "uuidv7",
+    "v4",
+    "v7",
+    "randomUUID",
+    "nanoid",
+    "ulid",
+    "cuid",
+    "createId",
+    "urandom",
+    "token_hex",
+    "token_urlsafe",
+    "token_bytes",
+    "getRandomValues",
+    "randint",
+    "randrange",
+    "random",
+    "randomBytes",
+    "shortid",
+    "generate_id",
+    "gen_id",
+}

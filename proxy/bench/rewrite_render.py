@@ -1,0 +1,151 @@
+"""Render a labelled value as a live app would on a later request, for ``bench rewrite --corpus``.
+
+:func:`render` gives the ``k``-th rendering of one labelled span: a date ``k`` days on and a time
+``k`` minutes on, in the span's own format and language (ISO, numeric day-first or month-first,
+written-out in any language of :mod:`analyzer.detection.calendar`, CJK, weekday names); a template
+slot filled by what its name says (a date, a time, an id, a count, state JSON …); anything else
+with its digits (or, with none, its last letter) changed. ``k=0`` of a rendered value is itself.
+
+It does NOT detect anything: it is the stand-in for the app, independent of the detector.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from analyzer.detection.calendar import MONTH_WORDS, WEEKDAY_WORDS, weekday_name
+
+_SLOT = re.compile(
+    r"^(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\$\{[^{}]*\}|%\(\w+\)[sd]|<%=?[^%]*%>|\{\{\{[^{}]*\}\}\})$"
+)
+_STRFTIME = re.compile(r"%[aAbBdHIjmMpSyYZ]")
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d])")
+_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_NUMERIC = re.compile(r"(?<![\d/.])(\d{1,2})([/.])(\d{1,2})\2(\d{4})(?!\d)")
+_CJK = re.compile(r"(\d{4})(\s*[年년]\s*)(\d{1,2})(\s*[月월]\s*)(\d{1,2})(?=\s*[日号일])")
+_WORDS = re.compile(r"[^\W\d_]+(?:-feira)?")
+_DAY_NEAR_MONTH = re.compile(r"(?<!\d)(\d{1,2})(?!\d)")
+_JA_DAY = re.compile(r"([(（])([月火水木金土日])([)）])")
+_JA = "月火水木金土日"
+#: a moment with a day and minute to shift; fixed so both renderings are reproducible
+BASE = dt.datetime(2025, 4, 24, 13, 52, 3)
+
+
+def render(value: str, k: int, before: str = "") -> str:
+    """The ``k``-th rendering of the labelled span ``value``; ``before``: the text before it, which
+    names what an unnamed slot (``{}``) holds."""
+    if _SLOT.match(value.strip()):
+        return _fill(value if re.search(r"[A-Za-z]", value) else before[-40:], k)
+    if len(_STRFTIME.findall(value)) >= 2:
+        return (BASE + dt.timedelta(days=k, minutes=k)).strftime(value)
+    if k == 0:
+        return value
+    out = _shift_dates(value, k)
+    out = _CLOCK.sub(lambda m: _minute(m, k), out)
+    if out != value:
+        return out
+    if any(ch.isdigit() for ch in value):
+        return re.sub(r"\d", lambda m: str((int(m.group(0)) + k) % 10), value)
+    return _last_letter(value, k)
+
+
+def _fill(slot: str, k: int) -> str:
+    words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", slot).lower()))
+    moment = BASE + dt.timedelta(days=k, minutes=k)
+    if words & {"time", "now", "timestamp", "datetime", "clock", "ts"}:
+        return moment.strftime("%Y-%m-%d %H:%M:%S")
+    if words & {"date", "today", "day", "weekday"}:
+        return moment.strftime("%A, %B %d, %Y")
+    if words & {"uuid", "guid"}:
+        return f"3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a{k:02d}"
+    if words & {"email", "mail"}:
+        return ("ana@example.com", "ben@example.com")[k % 2]
+    if words & {"name", "username"}:
+        return ("Ana", "Ben")[k % 2]
+    if words & {"id", "session", "request", "trace", "conversation"}:
+        return f"sess_8f3a9c1d2e7b6a{k:02d}"
+    if words & {"state", "json", "context", "metadata"}:
+        return '{"step": %d, "open_tasks": ["review", "deploy"], "cart_items": %d}' % (3 + k, 2 + k)
+    if words & {"mem", "memory", "ram", "disk"}:
+        return f"{3.2 + k / 10:.1f} GB"
+    if words & {"lat", "latitude", "lon", "lng", "longitude", "coordinates"}:
+        return f"{41.0082 + k / 1000:.4f}"
+    if words & {"location", "city", "place"}:
+        return ("Istanbul", "Ankara")[k % 2]
+    if words & {"timezone", "tz", "zone"}:
+        return ("Europe/Warsaw", "America/New_York")[k % 2]
+    return str(48_213 + 17 * k)
+
+
+def _minute(m: re.Match, k: int) -> str:
+    h, mi = int(m.group(1)), int(m.group(2))
+    if h > 23 or mi > 59:
+        return m.group(0)
+    total = (h * 60 + mi + k) % (24 * 60)
+    hh = f"{total // 60:0{len(m.group(1))}d}"
+    out = f"{hh}:{total % 60:02d}"
+    return out + (f":{m.group(3)}" if m.group(3) else "")
+
+
+def _shift_dates(value: str, k: int) -> str:
+    def iso(m: re.Match) -> str:
+        try:
+            d = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))) + dt.timedelta(
+                days=_days(int(m.group(3)), k)
+            )
+        except ValueError:
+            return m.group(0)
+        return d.isoformat()
+
+    def numeric(m: re.Match) -> str:
+        a, sep, b, y = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4)
+        day_first = a > 12 or (sep == "." and b <= 12)
+        day = a if day_first else b
+        new = day + _days(day, k)
+        first, second = (new, b) if day_first else (a, new)
+        return f"{first:0{len(m.group(1))}d}{sep}{second:0{len(m.group(3))}d}{sep}{y}"
+
+    def cjk(m: re.Match) -> str:
+        day = int(m.group(5))
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{m.group(4)}{day + _days(day, k)}"
+
+    out = _CJK.sub(cjk, _NUMERIC.sub(numeric, _ISO.sub(iso, value)))
+    months = [w for w in _WORDS.finditer(value) if w.group(0).lower().rstrip(".") in MONTH_WORDS]
+    if out == value and months:
+        at = months[0].start()
+        days = [
+            m
+            for m in _DAY_NEAR_MONTH.finditer(value)
+            if ":" not in value[max(0, m.start() - 1) : m.end() + 1]
+        ]
+        days = [m for m in days if 1 <= int(m.group(1)) <= 31]
+        if days:
+            m = min(days, key=lambda d: abs(d.start() - at))
+            day = int(m.group(1))
+            out = value[: m.start()] + f"{day + _days(day, k):0{len(m.group(1))}d}" + value[m.end() :]
+    shift = -k if out != value and _went_back(value, out) else k
+    out = _WORDS.sub(
+        lambda w: weekday_name(w.group(0), shift) if w.group(0).lower() in WEEKDAY_WORDS else w.group(0), out
+    )
+    return _JA_DAY.sub(lambda m: m.group(1) + _JA[(_JA.index(m.group(2)) + shift) % 7] + m.group(3), out)
+
+
+def _days(day: int, k: int) -> int:
+    """``k`` days on, or back where that would leave the month (the weekday follows)."""
+    return -k if day + k > 28 else k
+
+
+def _went_back(old: str, new: str) -> bool:
+    a = [int(x) for x in re.findall(r"\d+", old)]
+    b = [int(x) for x in re.findall(r"\d+", new)]
+    return sum(b) < sum(a)
+
+
+def _last_letter(value: str, k: int) -> str:
+    for i in range(len(value) - 1, -1, -1):
+        ch = value[i]
+        if ch.isalpha() and ch.isascii():
+            base = "a" if ch.islower() else "A"
+            return value[:i] + chr(ord(base) + (ord(ch) - ord(base) + k) % 26) + value[i + 1 :]
+    return value + "·" * k

@@ -1,0 +1,70 @@
+"""analyzer.detection.dates and .calendar: dates in other languages and scripts, found and not found."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+from analyzer.detection.calendar import MONTH_OF, weekday_name
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    return [(v.kind, v.value) for v in find_volatile(text) if v.kind != "today-phrase"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("今天是2025年4月24日 星期四。", "2025年4月24日 星期四"),
+        ("当前日期：2025年04月24日", "2025年04月24日"),
+        ("今日は2025年4月24日(木)です。", "2025年4月24日(木)"),
+        ("本日は令和7年4月24日です。", "令和7年4月24日"),
+        ("오늘은 2025년 4월 24일 목요일입니다.", "2025년 4월 24일 목요일"),
+        ("Heute ist Donnerstag, 24. April 2025.", "Donnerstag, 24. April 2025"),
+        ("Aktuelles Datum: 24.04.2025", "24.04.2025"),
+        ("Nous sommes le jeudi 24 avril 2025.", "jeudi 24 avril 2025"),
+        ("Hoy es jueves, 24 de abril de 2025.", "jueves, 24 de abril de 2025"),
+        ("Hoje é quinta-feira, 24 de abril de 2025.", "quinta-feira, 24 de abril de 2025"),
+        ("Сегодня 24 апреля 2025 г., четверг.", "24 апреля 2025 г., четверг"),
+        ("Oggi è giovedì 24 aprile 2025.", "giovedì 24 aprile 2025"),
+        ("Today: Thursday, 24 April 2025", "Thursday, 24 April 2025"),
+        ("Date: 24/04/2025", "24/04/2025"),
+        ("Yesterday was April 23, 2025.", "April 23, 2025"),
+    ],
+)
+def test_a_date_of_today_in_any_language_is_found_whole(text, value):
+    assert ("date", value) in found(text)
+
+
+def test_a_cjk_date_with_its_clock_time_is_one_timestamp():
+    assert found("现在时间：2025年04月24日 14:05") == [("time", "2025年04月24日 14:05")]
+
+
+def test_us_numeric_date_time_and_current_utc_label():
+    assert found("Sent 4/26/2025, 1:52:03 PM here") == [("date", "4/26/2025"), ("time", "1:52:03 PM")]
+    assert found("Current UTC: 2025-04-24 13:52:03") == [("time", "2025-04-24 13:52:03")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "训练数据截止到2023年10月。",  # a cut-off, and no day
+        "知识截止日期：2024年6月1日",
+        "Wissensstand: 24. April 2024",
+        "Knowledge cutoff: 2024-06",
+        "Die Version vom 3. März 2021 ist veraltet.",  # running prose, no now label
+        "如果今天是2024年6月1日，下一次触发在6月3日。",  # a supposition
+        "오늘이 2024-06-01이라면 다음 실행은 2024-06-03입니다.",
+        "Gegründet am 12. Mai 1998 in Berlin.",
+    ],
+)
+def test_cut_offs_history_and_suppositions_are_not_findings(text):
+    assert [k for k, _ in found(text) if k in ("date", "time")] == []
+
+
+def test_month_and_weekday_tables():
+    assert MONTH_OF["avril"] == MONTH_OF["апреля"] == MONTH_OF["abr"] == 4
+    assert weekday_name("Thursday", 1) == "Friday"
+    assert weekday_name("jueves", 1) == "viernes"
+    assert weekday_name("星期日", 1) == "星期一"
+    assert weekday_name("MONTAG", -1) == "SONNTAG"

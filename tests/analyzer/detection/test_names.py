@@ -1,0 +1,47 @@
+"""analyzer.detection.names and .vocab: slots filled per request by their name, content slots not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+from analyzer.detection.names import is_setting, name_verdict
+
+
+@pytest.mark.parametrize(
+    "slot",
+    [
+        "{tokens_left}",
+        "{{global_state}}",
+        "${freeMem}",
+        "{available_memory}",
+        "{git_status}",
+        "{{ currentTimezone }}",
+        "{DATUM}",
+    ],
+)
+def test_slots_rendered_per_request_are_found(slot):
+    assert [v.value for v in find_volatile(f"Context: {slot}.")] == [slot]
+
+
+@pytest.mark.parametrize(
+    "slot",
+    ["{input}", "{question}", "{context}", "{{model}}", "{state}", "{token_budget}", "{currentContent}"],
+)
+def test_content_slots_and_settings_are_not(slot):
+    assert find_volatile(f"Use this: {slot}.") == []
+
+
+def test_a_setting_is_never_flagged_by_its_label():
+    assert is_setting("timeZone") and not is_setting("now")
+    assert [
+        v.value for v in find_volatile("Current time: {now} ({timeZone})") if v.kind == "placeholder"
+    ] == ["{now}"]
+    assert find_volatile("Current model: {{model}}") == []
+    assert name_verdict("latitude") is not None
+
+
+def test_an_unnamed_slot_after_a_date_phrase_and_a_strftime_format():
+    assert [v.value for v in find_volatile("The current date is {}.") if v.kind == "placeholder"] == ["{}"]
+    assert [v.value for v in find_volatile("当前日期: %Y-%m-%d")] == ["%Y-%m-%d"]
+    assert find_volatile("Write dates in the format %Y-%m-%d.") == []

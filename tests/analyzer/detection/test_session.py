@@ -1,0 +1,66 @@
+"""analyzer.detection.session: counts, memory, state JSON and environment/git blocks, found and not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+
+
+def state(text: str) -> list[str]:
+    return [v.value for v in find_volatile(text) if v.kind == "state"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Tokens used: 48,213 / 200,000", "48,213"),
+        ("18,412 / 200K tokens used (9%)", "18,412"),
+        ("<budget:token_budget>1000000</budget:token_budget>", "1000000"),
+        ("Free memory: 3.2 GB", "3.2 GB"),
+        ('Current state: {"step": 3, "cart": [1, 2]}', '{"step": 3, "cart": [1, 2]}'),
+        ("Current coordinates: 41.0082, 28.9784", "41.0082"),
+    ],
+)
+def test_a_reading_under_a_weak_label_is_session_state(text, value):
+    assert value in state(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Stay under 200,000 tokens per task.",
+        "The Pro plan costs $1,299.00 per year; Python 3.11.4 is supported.",
+        'A status line such as "Tokens used: 1,234 / 200,000" is shown to the user.',
+        "Servers have 16GB memory and 4 vCPU.",
+        'The schema is {"type": "object"}.',
+    ],
+)
+def test_limits_prices_examples_and_schemas_are_not_state(text):
+    assert state(text) == []
+
+
+ENV = "You are an agent.\n\n<env>\nWorking directory: /home/ana/shop\nPlatform: linux\nToday's date: 2026-11-30\n</env>\n\nBe brief.\n"
+GIT = (
+    "gitStatus: This is the git status at the start of the conversation.\nCurrent branch: feature/cart\n\n"
+    "Status:\nM src/cart.py\n?? notes.txt\n\nRecent commits:\na1b2c3d Fix the cart total\ne4f5a6b Add tests\n\n"
+    "Follow the style guide.\n"
+)
+
+
+def test_an_environment_block_is_one_finding_from_its_tag_to_its_end():
+    values = state(ENV)
+    assert values == [ENV[ENV.index("<env>") : ENV.index("</env>") + 6]]
+
+
+def test_a_git_status_snapshot_is_one_block_with_its_parts():
+    (block,) = state(GIT)
+    assert block.startswith("gitStatus:") and "e4f5a6b Add tests" in block and "style guide" not in block
+
+
+def test_a_section_about_the_environment_without_values_is_not_a_block():
+    text = (
+        "## Environment\nYou run in a sandbox with network access disabled, so install what you need before "
+        "you start.\nThe tests run with make test.\n"
+    )
+    assert state(text) == []

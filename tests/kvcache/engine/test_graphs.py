@@ -1,0 +1,67 @@
+"""Decode steps on static buffers (the CUDA-graph path, run eagerly here): the ladder's sizes, and the same
+greedy tokens as the eager path for batches padded to a ladder size, with a sliding window and int8."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kvcache.engine.engine import Engine, EngineConfig  # noqa: E402
+from kvcache.engine.graphs import DecodeGraphs, batch_ladder, key_ladder, pick  # noqa: E402
+from kvcache.params import GenerationParams  # noqa: E402
+from tests.support.kvcache_checkpoints import checkpoint, one_torch_thread, prompt_ids  # noqa: E402, F401
+
+pytestmark = pytest.mark.local
+
+
+def test_the_ladders_and_the_pick():
+    assert batch_ladder(64) == (1, 2, 4, 8, 16, 32, 48, 64)
+    assert batch_ladder(5) == (1, 2, 4, 5) and batch_ladder(1) == (1,)
+    assert key_ladder(8192, 16) == (256, 512, 1024, 2048, 4096, 8192)
+    assert key_ladder(1000, 16) == (256, 512, 1008) and key_ladder(100, 16) == (112,)
+    assert pick((1, 2, 4, 8), 3) == 4 and pick((1, 2, 4, 8), 8) == 8 and pick((1, 2, 4, 8), 9) is None
+
+
+def test_capture_needs_cuda():
+    eng = Engine(EngineConfig(model_path=str(checkpoint("llama3")), device="cpu", threads=1, max_context=64))
+    with pytest.raises(ValueError, match="CUDA graphs need the model and pool on a CUDA device"):
+        DecodeGraphs(eng.model, eng.pool, 4, capture=True)
+    assert eng.runner.graphs is None  # the CPU engine never takes the static path by itself
+    eng.close()
+
+
+def _generate(name: str, static: bool, count: int, **config) -> tuple[list[list[int]], int]:
+    eng = Engine(
+        EngineConfig(
+            model_path=str(checkpoint(name)), device="cpu", threads=1, max_context=256, block_size=4, **config
+        )
+    )
+    if static:
+        eng.runner.graphs = DecodeGraphs(eng.model, eng.pool, eng.config.max_seqs, capture=False)
+    prompts = [prompt_ids(3 + 11 * i, seed=40 + i) for i in range(count)]
+    out: list[list[int] | None] = [None] * count
+
+    def run(i: int) -> None:
+        out[i] = list(eng.run(prompts[i], GenerationParams(max_new_tokens=40)))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    steps = eng.runner.graph_steps
+    eng.close()
+    return out, steps
+
+
+@pytest.mark.parametrize(
+    "name, config", [("llama3", {}), ("mistral", {}), ("qwen2", {}), ("llama3", {"kv_cache": "int8"})]
+)
+def test_the_static_path_gives_the_eager_paths_tokens(name, config):
+    eager, none = _generate(name, False, 5, **config)
+    static, steps = _generate(name, True, 5, **config)  # 5 rows run padded to 8; mistral's window is 8
+    assert none == 0 and steps > 30
+    assert static == eager and all(len(t) == 40 for t in static)

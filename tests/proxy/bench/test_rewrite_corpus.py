@@ -1,0 +1,53 @@
+"""proxy.bench.rewrite_corpus: `prefixgate bench rewrite --corpus DIR`, off vs aggressive head reuse."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from proxy.bench.rewrite import bench_rewrite_command
+from proxy.bench.rewrite_corpus import labelled, measure, prompts
+
+POLICY = "Answer in full sentences. Refunds take five days. Never share internal notes. " * 20
+
+
+def _corpus(tmp_path):
+    repo = tmp_path / "acme__agent"
+    repo.mkdir()
+    (repo / "SOURCE.md").write_text("repo: acme/agent\nhalf: dev\n", encoding="utf-8")
+    (repo / "system.md").write_text(
+        f"You are Nova.\nCurrent time: ⟦2025-04-24 13:52:03⟧\nTokens used: ⟦48,213⟧ / 200,000\n\n{POLICY}",
+        encoding="utf-8",
+    )
+    (repo / "env.txt").write_text(
+        f"You are a coding agent.\n\n⟦<env>\nWorking directory: /home/ana/shop\nToday's date: 2026-11-30\n</env>⟧\n\n{POLICY}",
+        encoding="utf-8",
+    )
+    (repo / "code.py").write_text('PROMPT = f"Now: ⟦{now}⟧"\n', encoding="utf-8")  # code: skipped
+    (repo / "chat.jinja").write_text("{%- set today = ⟦strftime_now('%d %b %Y')⟧ %}\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_marks_cut_a_prompt_into_text_and_spans():
+    assert labelled("a ⟦b⟧ c ⟦d⟧.") == (["a ", " c ", "."], ["b", "d"])
+
+
+def test_aggressive_keeps_the_head_where_off_forks_it_and_keeps_every_value(tmp_path):
+    folder = _corpus(tmp_path)
+    assert [name for name, _, _ in prompts(folder)] == ["acme__agent/env.txt", "acme__agent/system.md"]
+    result = measure(folder)
+    off, aggressive = result["head_reuse"]["off"], result["head_reuse"]["aggressive"]
+    assert result["prompts"] == 2 and off["mean"] < 0.2 and aggressive["mean"] > 0.95
+    assert aggressive["share_at_0.9"] == 1.0 and result["values_kept"] == result["values"] == 6
+
+
+def test_the_command_prints_json_and_a_table(tmp_path):
+    out = CliRunner().invoke(bench_rewrite_command, ["--corpus", str(_corpus(tmp_path))])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout[: out.stdout.rindex("}") + 1])
+    assert data["bench"] == "rewrite-corpus" and "values kept by aggressive: 6 of 6" in out.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = CliRunner().invoke(bench_rewrite_command, ["--corpus", str(empty)])
+    assert bad.exit_code != 0 and "no labelled prompt" in bad.output
