@@ -35,6 +35,7 @@ from proxy.config import ProxyConfig
 from proxy.gate import Gate
 from proxy.gemini_cache.hook import auto_cache_for
 from proxy.handler import handle
+from proxy.replicas.upstream_pools import Pools
 from proxy.reporting import dashboard
 from proxy.server.aborts import install_log_filter
 from proxy.store import PrefixStore, open_store
@@ -56,13 +57,13 @@ def _printable(text: str | None) -> str | None:
 
 class AccessLogSink:
     """One INFO line per request: id, provider (and the upstream's name when it is not the
-    provider's), route, model, status, timing, prefix. Never the query string (Gemini's
+    provider's, and a pool's replica), route, model, status, timing, prefix. Never the query string (Gemini's
     ``?key=``), headers or body (they can hold keys)."""
 
     def handle(self, r: RequestRecord) -> None:
         if log.isEnabledFor(logging.INFO):
             log.info(
-                "%s %s %s %s model=%s status=%d %.1fms prefix=%s/%d%s%s",
+                "%s %s %s %s model=%s status=%d %.1fms prefix=%s/%d%s%s%s",
                 r.request_id,
                 r.provider,
                 r.method,
@@ -73,6 +74,7 @@ class AccessLogSink:
                 "unknown" if r.prefix_segments is None else r.prefix_segments,
                 r.total_segments,
                 f" upstream={r.upstream}" if r.upstream and r.upstream != r.provider else "",
+                f" replica={r.replica}" if r.replica else "",
                 f" error={r.error}" if r.error else "",
             )
 
@@ -115,6 +117,15 @@ async def health_endpoint(request: Request) -> Response:
             )
     if gate.pool is not None:
         body["pool"] = gate.pool.pool_stats()
+    if gate.replicas:
+        # engines out of rotation are the pool's business (a 502 no_healthy_replica), not the proxy's health
+        body["replicas"] = {
+            name: {
+                "in_rotation": sum(r.health.in_rotation for r in rs.replicas),
+                "replicas": len(rs.replicas),
+            }
+            for name, rs in gate.replicas.sets.items()
+        }
     ledger = gate.money.ledger.health() if gate.money is not None else None
     if ledger is not None:
         body["ledger"] = ledger
@@ -163,10 +174,13 @@ def create_app(
         stats=stats,
         money=money,
         fleet=fleet,
+        replicas=Pools(config.upstreams, config.store),
         gemini_auto_cache=auto_cache_for(config, money.prices),
     )
 
     money.metrics.attach_pool(lambda: gate.pool.pool_stats() if gate.pool is not None else None)
+    if gate.replicas:
+        money.metrics.attach_replicas(gate.replicas.snapshot)
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
@@ -199,7 +213,13 @@ def create_app(
         Route("/v1/{path:path}", handle, methods=ALL_METHODS),
         Route("/prefixgate/stats", stats_endpoint, methods=["GET"]),
         Route("/prefixgate/health", health_endpoint, methods=["GET"]),
-        *dashboard.routes(money.ledger, money.metrics, log_bodies=money.log_bodies, prices=money.prices),
+        *dashboard.routes(
+            money.ledger,
+            money.metrics,
+            log_bodies=money.log_bodies,
+            prices=money.prices,
+            replicas=gate.replicas.snapshot if gate.replicas else None,
+        ),
         Route("/{path:path}", handle_other, methods=ALL_METHODS),
     ]
     middleware = [Middleware(AdminAccess, token=config.admin_token)]

@@ -31,6 +31,7 @@ BENCH_COMMANDS: dict[str, str] = {
     "server": "kvcache.bench.server:bench_server_command",
     "analyze": "analyzer.bench:bench_analyze_command",
     "rewrite": "proxy.bench.rewrite:bench_rewrite_command",
+    "route": "proxy.bench.route:bench_route_command",
     "lint": "analyzer.lint.bench.command:bench_lint_command",
 }
 
@@ -43,7 +44,7 @@ HELP = {
     "kv": "KV-cache calculator: bytes, conversations that fit, decode ceiling.",
     "rewrite": "Show what --rewrite safe|aggressive would send for a request body.",
     "report": "Cost and savings summary from the ledger.",
-    "bench": "Benchmarks (JSON + table): the proxy, the local engine, analyze, rewrite.",
+    "bench": "Benchmarks (JSON + table): the proxy, the local engine, analyze, rewrite, route.",
     "local": "Serve a local Llama-family model with a real KV cache (OpenAI-style API).",
 }
 
@@ -53,6 +54,7 @@ BENCH_HELP = {
     "server": "The local server: continuous batching, prefix sharing and chunked prefill, via the openai SDK.",
     "analyze": "Time `prefixgate analyze` on a generated request log.",
     "rewrite": "Cached tokens, hit rate and USD for off / safe / aggressive vs the ideal app.",
+    "route": "Round robin vs least-loaded vs prefix routing over several engines, through the proxy.",
     "lint": "Time volatile-value detection and `prefixgate lint` on generated prompts.",
 }
 

@@ -7,8 +7,7 @@ optional ``rules``, ``prices``, ``auto_cache``, ``routing``, ``health_path``,
 Every mistake is one :class:`ConfigFileError`, one line naming the file and the line (found
 by scanning the text: ``tomllib`` gives none for values).
 It reads one file and builds :class:`~proxy.config.UpstreamSpec` values; it checks nothing
-about the network and starts nothing.
-See docs/providers.md (named upstreams) and docs/configuration.md.
+about the network and starts nothing. See docs/providers.md and docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -125,10 +124,18 @@ def parse(text: str, origin: str, *, pyproject: bool = False) -> tuple[UpstreamS
             both = "base_url" in table
             raise ConfigFileError(
                 f"{origin}:{keys.get('base_urls', at) if both else at}: upstream "
-                + ("gives both 'base_url' and 'base_urls' (one of them)" if both else "is missing 'base_url' (or 'base_urls')")
+                + (
+                    "gives both 'base_url' and 'base_urls' (one of them)"
+                    if both
+                    else "is missing 'base_url' (or 'base_urls')"
+                )
             )
         for key, value in table.items():
             _check_type(origin, keys.get(key, at), key, value)
+        if table.get("base_urls") == []:
+            raise ConfigFileError(
+                f"{origin}:{keys.get('base_urls', at)}: base_urls must be a non-empty list of URLs"
+            )
         name = table["name"]
         if name.lower() in names:
             raise ConfigFileError(

@@ -51,6 +51,8 @@ UPSTREAM_READ_ERROR = ProxyError(502, "upstream_read_error", "api_error", "api_e
 SHUTDOWN_CUT = ProxyError(503, "shutdown_cut", "api_error", "api_error")
 # every pooled upstream connection stayed busy for --pool-timeout: the proxy's own limit, not the upstream's timeout
 POOL_EXHAUSTED = ProxyError(503, "pool_exhausted", "api_error", "overloaded_error", retry_after=1)
+#: every replica of a pool (several base_urls) is out of rotation: the health checks bring them back
+NO_HEALTHY_REPLICA = ProxyError(502, "no_healthy_replica", "api_error", "api_error", retry_after=1)
 
 
 def broken_off(exc: BaseException) -> ProxyError:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from analyzer.segments import Seen
     from proxy.body_analysis import BodyAnalysis
     from proxy.headers import RawHeaders
+    from proxy.replicas.replica_set import ReplicaSet, Ticket
     from proxy.store.lookup import Lookup
     from proxy.upstream_urls import Target
 
@@ -50,7 +51,9 @@ class Exchange:
     rewrote ``upstream_body`` to reference a cachedContent; the relay sends it once instead if
     the upstream refuses that cache (None: no second try). ``lookup``: the prefix store's look-up
     in flight, started by the handler (None: none needed). ``diagnostics``: the answer's
-    Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer."""
+    Anthropic ``diagnostics`` object as sent (the usage tap's), for the money layer. ``replicas``:
+    the target's pool (several base URLs; None: one), ``route_key`` / ``route_head`` what it routes
+    by (:func:`proxy.replicas.routing_key.route_of`), ``ticket`` the send's books on its replica."""
 
     record: RequestRecord
     started: float = 0.0
@@ -64,3 +67,7 @@ class Exchange:
     fallback_body: bytes | None = None
     lookup: Lookup | None = None
     diagnostics: object = None
+    replicas: ReplicaSet | None = None
+    route_key: bytes | None = None
+    route_head: bool = False
+    ticket: Ticket | None = None

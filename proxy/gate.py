@@ -1,9 +1,10 @@
 """Everything the request path shares, in one object: :class:`Gate`.
 
 One per app (``app.state.gate``): the config, router, tenant hasher, guarded store, recorder
-with its sinks and enrichers, stats, fleet totals, money layer, head-returns tracker and, once
-started, the upstream pool (``pool``). :meth:`Gate.start` opens the pool; :meth:`Gate.aclose`
-closes auto-cache, pool, store and sinks, each even if the one before failed.
+with its sinks and enrichers, stats, fleet totals, money layer, head-returns tracker, the pools of
+replicas (``replicas``) and, once started, the upstream pool (``pool``). :meth:`Gate.start` opens
+the pool and the pools' health checks; :meth:`Gate.aclose` closes auto-cache, replica pools,
+pool, store and sinks, each even if the one before failed.
 :meth:`Gate.stats_json` is ``/prefixgate/stats``; :meth:`Gate.finish` hands a done exchange to
 the recorder. It does not build the parts (:func:`proxy.app.create_app` does) and holds no
 per-request state. See docs/architecture.md (``proxy/``) and docs/shutdown.md.
@@ -27,6 +28,7 @@ from proxy.config import ProxyConfig
 from proxy.gemini_cache.hook import AutoCacheHook
 from proxy.head_returns import HeadReturnsTracker
 from proxy.provider_diagnostics import ProviderDiagnostics
+from proxy.replicas.upstream_pools import Pools
 from proxy.store import PrefixStore
 from proxy.tenant import TenantHasher
 from proxy.transport.upstream import UpstreamPool
@@ -53,6 +55,7 @@ class Gate:
     money: MoneyLayer | None = None
     fleet: Fleet | None = None
     pool: UpstreamPool | None = None
+    replicas: Pools = field(default_factory=Pools)
     head_returns: HeadReturnsTracker = field(default_factory=HeadReturnsTracker)
     gemini_auto_cache: AutoCacheHook = field(default_factory=AutoCacheHook)
     started: float = field(default_factory=time.monotonic)
@@ -66,6 +69,7 @@ class Gate:
     def start(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         """Opens the pool, which the auto-cache's background calls share (each recorded on its own)."""
         self.pool = UpstreamPool(self.config, transport)
+        self.replicas.start(self.pool)
         self.gemini_auto_cache.start(self.pool, self.recorder.emit)
         self.started = time.monotonic()
         if self.fleet is not None:
@@ -74,6 +78,8 @@ class Gate:
     async def stats_json(self) -> dict:
         """The stats, and the fleet's view (bounded by its deadline, cached 1 s; never raises)."""
         out = self.stats.to_json()
+        if self.replicas:
+            out["replicas"] = self.replicas.snapshot()
         if self.fleet is not None:
             out["fleet"] = await self.fleet.view()
         return out
@@ -89,6 +95,7 @@ class Gate:
         errors = []
         if self.gemini_auto_cache.on:
             errors.append(await _bounded("gemini auto-cache", self.gemini_auto_cache.aclose()))
+        errors.append(await _bounded("replica pools", self.replicas.aclose()))
         if self.pool is not None:
             errors.append(await _bounded("upstream pool", self.pool.aclose()))
         errors.append(await _bounded("prefix store", self.store.aclose()))

@@ -2,8 +2,8 @@
 :class:`~proxy.relay.Relay` that sends it.
 
 Route → tenant → :class:`~proxy.exchange.Exchange` → body (bounded) → analyse → rewrite and
-the provider-diagnostics ask (:mod:`proxy.request_rewrite`) → the Gemini auto-cache hook → early
-miss diagnosis → maybe ask an OpenAI stream for usage → start the store look-up → the relay.
+the provider-diagnostics ask (:mod:`proxy.request_rewrite`) → the Gemini auto-cache hook → a pool's
+routing key → early miss diagnosis → maybe ask a stream for usage → the store look-up → the relay.
 Every outcome ends in exactly one record (but an unknown first segment: a 404, no record). The
 store, the rewrite and the diagnosis are advice: a failure is logged, the request goes on.
 It sends nothing upstream, streams nothing, never reads the path suffix, never logs headers or bodies.
@@ -31,6 +31,7 @@ from proxy.endpoints import OPENAI
 from proxy.exchange import Exchange
 from proxy.headers import request_headers
 from proxy.relay import Relay
+from proxy.replicas.routing_key import route_of
 from proxy.request_rewrite import rewrite_mode, rewrite_step
 from proxy.store.lookup import Lookup
 from proxy.upstream_urls import BadPath, error_provider
@@ -147,6 +148,11 @@ async def _prepare(request: Request, gate: Gate, exchange: Exchange) -> Response
         exchange, raw, analysis, request.scope["headers"], request.scope.get("query_string", b"")
     )
     exchange.analysis = analysis
+    replicas = gate.replicas.get(target.upstream)
+    if replicas is not None:
+        # the pool's replica is picked at send time (proxy.replica_send), by the final body's chain
+        exchange.replicas = replicas
+        exchange.route_key, exchange.route_head = route_of(analysis.segments, analysis.chain)
     record.analysed = analysis.analysed
     record.model = analysis.model
     record.stream = analysis.stream

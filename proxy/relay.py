@@ -1,7 +1,7 @@
 """Sends one request upstream, relays the answer chunk by chunk, and closes the books on it.
 
 :class:`Relay` (the ASGI callable the handler returns) sends a prepared
-:class:`~proxy.exchange.Exchange` through the gate's upstream pool while the store look-up runs,
+:class:`~proxy.exchange.Exchange` (:mod:`proxy.replica_send`) while the store look-up runs,
 awaits that look-up before the head, then relays each raw chunk as it arrives (whole SSE events
 in edit mode), feeding a copy to the usage tap. It reads ahead a Gemini cache refusal (resent once)
 and an Anthropic provider miss reason (:mod:`proxy.read_ahead`), and ends early on a client gone
@@ -29,6 +29,7 @@ from proxy.headers import has_no_body, response_headers
 from proxy.provider_diagnostics import HEADER as PROVIDER_HEADER
 from proxy.provider_diagnostics import names_previous
 from proxy.read_ahead import ReadAhead, peek_diagnostics, read_at_most
+from proxy.replica_send import close_ticket, send_exchange
 from proxy.server.aborts import ShutdownCut, UpstreamFailed
 from proxy.transport.upstream import UpstreamError
 from proxy.usage_tap import SSETap, Tap, tap_for
@@ -100,11 +101,9 @@ class Relay:
         """Sends the exchange upstream and relays the answer; returns the proxy's error reply
         instead when the upstream could not be reached."""
         exchange, record, pool = self.exchange, self.record, self.gate.pool
-        assert exchange.target is not None and exchange.upstream_headers is not None and pool is not None
+        assert exchange.target is not None and pool is not None
         try:
-            self.response = await pool.send(
-                record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body
-            )
+            self.response = await send_exchange(pool, exchange)
         except UpstreamError as exc:
             return await self._error(exc.error, exc.message)
         if self.gate.gemini_auto_cache.may_refuse(exchange, self.response.status_code):
@@ -136,7 +135,7 @@ class Relay:
         instead; otherwise what was read is relayed first, then the rest. Returns the proxy's
         error reply (a clear error, not a cut connection: nothing went out yet) when the error
         broke off or the resend could not reach the upstream."""
-        exchange, record, first, auto = self.exchange, self.record, self.response, self.gate.gemini_auto_cache
+        exchange, first, auto = self.exchange, self.response, self.gate.gemini_auto_cache
         assert first is not None and exchange.target is not None
         try:
             ahead = await read_at_most(first, MAX_ERROR_BODY)
@@ -156,9 +155,7 @@ class Relay:
         auto.resend(exchange)
         assert self.gate.pool is not None and exchange.upstream_headers is not None
         try:
-            self.response = await self.gate.pool.send(
-                record.method, exchange.target.url, exchange.upstream_headers, exchange.upstream_body
-            )
+            self.response = await send_exchange(self.gate.pool, exchange)
         except UpstreamError as exc:
             return await self._error(exc.error, exc.message)
         return None
@@ -223,7 +220,7 @@ class Relay:
                 if self.response is not None:
                     await self.response.aclose()
             finally:
-                self._close_books(client_gone and error_reply is None, cut is not None)
+                self._close_books(client_gone and error_reply is None, cut is not None, failure)
         if cut is not None:
             await self._cut(scope, receive, send)
         if failure is not None:
@@ -233,10 +230,11 @@ class Relay:
             log.warning("%s", message)
             raise UpstreamFailed(message)
 
-    def _close_books(self, client_gone: bool, cut: bool) -> None:
-        """The record's last fields, then the recorder: exactly once, whatever happened (a look-up
-        not awaited, as the client left, the request was cut or failed first, is cancelled; a tap
-        that fails never loses the record)."""
+    def _close_books(self, client_gone: bool, cut: bool, failure: BaseException | None = None) -> None:
+        """The record's last fields, the pool's books on its replica (``failure``: the answer broke
+        off, the replica's fault; a client gone or a cut is not), then the recorder: exactly once,
+        whatever happened (a look-up not awaited, as the client left, the request was cut or
+        failed first, is cancelled; a tap that fails never loses the record)."""
         record, exchange = self.record, self.exchange
         if client_gone:
             errors.record_failure(record, errors.CLIENT_GONE, keep_error=True)
@@ -252,6 +250,7 @@ class Relay:
                 exchange.diagnostics = self.tap.diagnostics
         except Exception:
             log.exception("usage tap failed on request %s", record.request_id)
+        close_ticket(exchange, None if failure is None else f"answer broke off: {type(failure).__name__}")
         self.gate.finish(exchange)
 
     async def _cut(self, scope: Scope, receive: Receive, send: Send) -> None:

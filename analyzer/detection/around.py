@@ -14,6 +14,7 @@ import re
 from functools import cached_property
 
 from analyzer.detection import context as cx
+from analyzer.detection import regions
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.wording import SUPPOSED_AFTER
 
@@ -34,8 +35,8 @@ def short(s: str, limit: int = 32) -> str:
 class Around:
     """The words around one candidate, each read only when a rule asks for it."""
 
-    def __init__(self, text: str, c: Candidate, floor: int) -> None:
-        self.text, self.c, self.floor = text, c, floor
+    def __init__(self, text: str, c: Candidate, floor: int, tags: regions.ExampleTags | None = None) -> None:
+        self.text, self.c, self.floor, self.tags = text, c, floor, tags
 
     @cached_property
     def value(self) -> str:
@@ -79,5 +80,6 @@ class Around:
             "example" in self.words
             or bool(_EXAMPLE_AFTER.match(after))
             or (not after.isascii() and bool(SUPPOSED_AFTER.match(after)))
-            or cx.in_example_block(self.text, self.c.start)
+            or regions.in_example_block(self.text, self.c.start)
+            or (self.tags is not None and self.c.start in self.tags)
         )

@@ -64,6 +64,11 @@ _WEEKDAYS = {
     "ja-short": "月曜 火曜 水曜 木曜 金曜 土曜 日曜",
     "ko": "월요일 화요일 수요일 목요일 금요일 토요일 일요일",
 }
+#: weekday abbreviations read only with their period and a date after them ("jeu. 24 avr. 2025")
+WEEKDAY_ABBR = (
+    "lun mar mer jeu ven sam dim lu ma mi ju vi sá sa do mo di fr so mié jue vie sáb dom seg ter qua qui sex "
+    "gio sab wo vr za zo pon wt śr czw pt sob niedz пн вт ср чт пт сб вс"
+).split()
 #: the one-character weekdays of a Japanese date ("2025年4月24日(木)")
 JA_DAY = "月火水木金土日"
 #: Korean one-syllable weekdays ("(목)")

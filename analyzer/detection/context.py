@@ -5,14 +5,13 @@
 into "now", "static", "around", "session" and "example" wording (other languages from
 :mod:`.wording`); :data:`FIXED` (hardware and protocol ids) and :data:`DIGEST` (commit,
 sha256, checksum) label ids; helpers say where a value stands (changelog or release line,
-version, alone on its line, in code or a link).
+version, alone on its line, in a link). Code and example regions are :mod:`.regions`'.
 
-It does NOT decide anything (:mod:`.judge`) or keep state, but :class:`CodeSpans` (once per text).
+It does NOT decide anything (:mod:`.judge`) nor keep state.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from analyzer.detection import wording
@@ -24,7 +23,7 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bNo)[.;!?](?:\s
 # marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
 _CLASS_WORDS = {
     "example": "example examples like format formatted sample samples placeholder placeholders pattern syntax mock dummy fake "
-    "say demo specimen",
+    "say demo specimen suppose supposing assume assuming imagine pretend hypothetical hypothetically",
     "static": "cutoff cutoffs trained training knowledge updated modified revised revision founded established incorporated "
     "release released launch launched published introduced version versions effective valid expires expire expiry "
     "expiration deadline due born died birthday anniversary copyright deprecated sunset announced signed happened "
@@ -32,7 +31,7 @@ _CLASS_WORDS = {
     "meeting meetings appointment appointments maintenance history historical timeline",
     "now": "now current currently today today's tonight date datetime time timestamp clock ts sent received logged requested "
     "generated rendered started created fetched retrieved it's",
-    "session": "session request conversation turn run trace remaining quota balance login visit",
+    "session": "session request conversation turn run trace remaining quota balance login visit iteration attempt",
     "around": "in by from before after since until till between every daily weekly each during ago start starts end ends first "
     "last earliest latest was were default reference fixed static constant build built window",
 }
@@ -89,13 +88,17 @@ for _table in (_CLASS_WORDS, wording.WORDS):
     for _cls, _words in _table.items():
         for _w in _words.split():
             _BY_WORD.setdefault(_w, []).append(_cls)
+_USER_OWNER = frozenset(("user", "user's", "users", "your"))
+_USER_PART = frozenset(
+    "name email e-mail timezone zone location city country region phone address nickname coordinates".split()
+)
 _BY_PHRASE = {p: c for c, ps in _CLASS_PHRASES.items() for p in ps}
 _BY_PHRASE.pop("in the")  # "in the form" only: checked below
 _BY_PHRASE.pop("at the")  # "at the moment" only: checked below
 
 
 def word_classes(label_text: str) -> frozenset[str]:
-    """Which classes ("example", "static", "now", "session", "around") the words of a label
+    """Which classes ("example", "static", "now", "session", "user", "around") the words of a label
     belong to; one split of the label and set look-ups, no regex per class."""
     low = label_text.lower()
     words: list[str] = []
@@ -115,6 +118,8 @@ def word_classes(label_text: str) -> frozenset[str]:
         c = _BY_PHRASE.get(f"{a} {b}")
         if c:
             found.add(c)
+    if _USER_OWNER.intersection(words) and _USER_PART.intersection(words):
+        found.add("user")  # "User's timezone:", "the user's name is": the current user's own value
     if "in the form" in low:
         found.add("example")
     if "at the moment" in low:
@@ -185,32 +190,6 @@ def clause(label_text: str) -> str:
     return label_text[cut + 1 :]
 
 
-_EXAMPLE_INTRO = re.compile(
-    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$)"
-)
-
-
-def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480) -> bool:
-    """The value sits under a line that introduces an example ("Example output:"), with at most
-    one blank line right under it (looking ``max_lines`` lines and ``reach`` characters back)."""
-    ls = text.rfind("\n", max(0, start - reach), start) + 1
-    if ls == 0:
-        return False
-    lines = text[max(0, ls - reach) : ls - 1].split("\n")[-max_lines:]
-    for i in range(len(lines) - 1, -1, -1):
-        line = lines[i]
-        if not line.strip():
-            # one blank line may stand right under the intro ("EXAMPLE 1:", "", the example)
-            return i == len(lines) - 1 and i > 0 and _intro(lines[i - 1])
-        if _intro(line):
-            return True
-    return False
-
-
-def _intro(line: str) -> bool:
-    return line.rstrip().endswith(":") and bool(_EXAMPLE_INTRO.search(line[-120:]))
-
-
 def after(text: str, end: int, width: int = 24) -> str:
     """The words right after a value, up to the end of its line."""
     stop = text.find("\n", end, end + width)
@@ -233,6 +212,21 @@ def static_date(text: str, start: int, end: int) -> str:
     return "release heading" if _RELEASE_HEADING.match(text[ls:le]) else ""
 
 
+_JSON_KEY = re.compile(r"[\"“”]\w+[\"“”]\s*:\s*[\"“]?$")
+
+
+def in_record_list(text: str, start: int, reach: int = 1500) -> bool:
+    """A JSON field of an object inside a list (``"messages":[{…"date":"…"}]``): a record's own
+    moment (an e-mail's, a message's), not the request's."""
+    if not _JSON_KEY.search(text, max(0, start - 40), start):
+        return False
+    lo = max(0, start - reach)
+    opened = text.rfind("[", lo, start)
+    return (
+        opened >= 0 and text.count("[", lo, start) > text.count("]", lo, start) and "{" in text[opened:start]
+    )
+
+
 def in_url(text: str, start: int) -> bool:
     return bool(_URL_TAIL.search(text, max(0, start - 400), start))
 
@@ -241,57 +235,3 @@ def digest_label(text: str, start: int, lab: str = "") -> bool:
     """Labelled as a digest: right before it ("commit 3f2a…", "sha256:") or anywhere in its
     label ("Checksum of quill-4.2.0.tar.gz: 5d41…")."""
     return bool(DIGEST.search(text, max(0, start - 24), start) or _DIGEST_WORD.search(lab))
-
-
-class CodeSpans:
-    """Fenced (```` ``` ````/``~~~``) and inline (`` `…` ``) code of one text, found on first use."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.any = "`" in text or "~~~" in text
-        self._fences: list[tuple[int, int]] | None = None
-
-    def _fenced(self) -> list[tuple[int, int]]:
-        if self._fences is None:
-            text = self.text
-            marks: list[tuple[int, str]] = []
-            for mark in ("```", "~~~"):
-                k = text.find(mark)
-                while k >= 0:
-                    ls = text.rfind("\n", max(0, k - 64), k) + 1
-                    if (ls or k < 64) and not text[ls:k].strip(" \t"):
-                        marks.append((k, mark))
-                    k = text.find(mark, k + 3)
-                    while k > 0 and text[k - 1] == mark[0]:
-                        k = text.find(mark, k + 1)
-            spans: list[tuple[int, int]] = []
-            opened: tuple[int, str] | None = None
-            for k, mark in sorted(marks):
-                nl = text.find("\n", k)
-                info = text[k + 3 : nl if nl >= 0 else len(text)].strip(mark[0] + " \t")
-                if opened is not None and mark == opened[1] and not info:
-                    end = text.find("\n", k)
-                    spans.append((opened[0], len(text) if end < 0 else end))
-                    opened = None
-                elif opened is None or info:  # a fence with an info string opens one, even inside another
-                    if opened is not None:
-                        spans.append((opened[0], k))
-                    opened = (k, mark)
-            if opened is not None:  # never closed: to its first blank line
-                end = text.find("\n\n", opened[0])
-                spans.append((opened[0], len(text) if end < 0 else end))
-            # a long fence opening the text and holding most of it wraps a quoted prompt: no code sample
-            self._fences = [(a, b) for a, b in spans if not (a < 200 and b - a >= max(500, len(text) // 2))]
-        return self._fences
-
-    def __contains__(self, pos: int) -> bool:
-        if not self.any:
-            return False
-        text = self.text
-        fences = self._fenced()
-        i = bisect.bisect_right(fences, (pos, len(text) + 1)) - 1
-        if i >= 0 and fences[i][0] <= pos < fences[i][1]:
-            return True
-        ls, le = line_bounds(text, pos, pos)
-        ticks = text.count("`", ls, pos)
-        return ticks % 2 == 1 and text.find("`", pos, le) >= 0

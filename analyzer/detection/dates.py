@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection.calendar import ERAS, MONTH_NAMES, MONTH_WORDS, WEEKDAY_NAMES
+from analyzer.detection.calendar import ERAS, MONTH_NAMES, MONTH_WORDS, WEEKDAY_ABBR, WEEKDAY_NAMES
 from analyzer.detection.candidate import HIGH, LOW, Candidate
 
 _WD = "|".join(map(re.escape, WEEKDAY_NAMES))
 _MON = "|".join(map(re.escape, MONTH_NAMES))
+_WDA = "|".join(map(re.escape, sorted(set(WEEKDAY_ABBR), key=len, reverse=True)))
 _DAY = r"(?:0?[1-9]|[12]\d|3[01])"
 _YEAR = r"(?:19|20)\d\d(?!\d)"
 _Y_TAIL = r"(?:\s*(?:г\.|г\b|года\b|р\.|року\b|roku\b|r\.|yılı\b))?"
 _AFTER_WD = rf"(?:,?\s+(?:\({_WD}\)|(?:{_WD})\b))?"
 NAMED = re.compile(
-    rf"(?<![^\W\d_])(?:(?:{_WD})\.?,?\s+(?:(?:der|den|le|el|il|lo|o|de|am)\s+)?)?"
+    rf"(?<![^\W\d_])(?:(?:(?:{_WD})\.?|(?:{_WDA})\.),?\s+(?:(?:der|den|le|el|il|lo|o|de|am)\s+)?)?"
     rf"(?:{_DAY}(?:st|nd|rd|th|er|º|ª|\.)?\s*(?:(?:de|of|del|di)\s+)?(?:{_MON})\.?,?\s*(?:(?:de|del|di)\s+)?{_YEAR}{_Y_TAIL}"
     rf"|(?:{_MON})\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+{_YEAR}){_AFTER_WD}",
     re.IGNORECASE,

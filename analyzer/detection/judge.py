@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 
 from analyzer.detection import context as cx
+from analyzer.detection import regions
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
@@ -41,6 +42,7 @@ _ID_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$"
 )
 _CURRENT = frozenset(("current", "currently"))
+_SLOT_KEYS = frozenset(("session",))
 _FULL, _SECONDS = "a full timestamp", "a clock reading to the second"
 _DATE_ALONE, _CLOCK_ALONE = "a date alone on its line", "a clock time alone on its line"
 #: the reasons of values kept for their shape alone, with no label
@@ -49,6 +51,7 @@ _STATE_REASONS = {
     "quantity": lambda c, w: "a count or amount read per request",
     "state-json": lambda c, w: f"state JSON {w.labelled}",
     "block": lambda c, w: f"a session snapshot under `{short(c.expr)}`",
+    "user": lambda c, w: f"the current user's value under `{short(c.expr)}`",
 }
 #: a clock time right after a date ("4/26/2025, 1:52:03 PM")
 _TIME_AFTER = re.compile(r"[ \t]?(?:,|at|@|-)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d")
@@ -75,7 +78,8 @@ class _Judge:
     def __init__(self, text: str, cands: list[Candidate], context: str) -> None:
         self.text = text
         self.cands = cands
-        self.code = cx.CodeSpans(text)
+        self.code = regions.CodeSpans(text)
+        self.tags = regions.ExampleTags(text)
         self.description = context == "description"
         self.families = uuid_families([text[c.start : c.end] for c in cands if c.kind == "uuid"])
         self.phrase_start = self.phrase_end = -10
@@ -114,7 +118,7 @@ class _Judge:
         text = self.text
         if c.start in self.code or (c.kind != "placeholder" and _in_statement(text, c.start)):
             return None
-        w = Around(text, c, self.floor)
+        w = Around(text, c, self.floor, self.tags)
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
         if c.kind == "placeholder":
@@ -140,7 +144,8 @@ class _Judge:
             # {x}" names a setting ("current" alone is no clock)
             key = cx.word_classes(" ".join(words))
             now = cx.word_classes(" ".join(t for t in words if t.lower().strip(":=-,()") not in _CURRENT))
-            return w.labelled if ("now" in now and "static" not in key) or "session" in key else None
+            user = "user" in cx.word_classes(w.near)
+            return w.labelled if ("now" in now and "static" not in key) or key & _SLOT_KEYS or user else None
         if c.kind == "state":
             if w.example or (c.shape == "block" and not self.holds_values(c)):
                 return None
@@ -229,6 +234,9 @@ class _Judge:
         year = _year(w.value)
         if year is not None and year < 2000:
             return None
+        if '"' in text[c.start - 3 : c.start] or "“" in text[c.start - 3 : c.start]:
+            if cx.in_record_list(text, c.start):
+                return None
         if w.now:
             return w.labelled
         if self.description or w.around:

@@ -53,9 +53,11 @@ def name_verdict(name: str) -> Verdict | None:
     ws = words(name)
     if ws and ws[0] == "current" and vocab.WHERE.intersection(ws):
         return Verdict(f"named `{name}`: where the user is now", HIGH)
-    if not ws or vocab.SETTING.intersection(ws):
-        return None
     found = set(ws)
+    if found & vocab.USER_WORDS or (found & vocab.USER and found & vocab.USER_PARTS and "role" not in found):
+        return Verdict(f"named `{name}`: the current user's own value", HIGH)
+    if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
+        return None
     for i, w in enumerate(ws):
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
         if w == "id" and i and ws[i - 1] in vocab.ID_OWNERS:
@@ -76,6 +78,10 @@ def name_verdict(name: str) -> Verdict | None:
         return Verdict(f"named `{name}`: per-request or per-session state", HIGH)
     if found & vocab.MEASURED and found & vocab.MEASURE_READS:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)
+    if found & vocab.MEMORY:
+        return Verdict(f"named `{name}`: a memory block rendered per session", HIGH)
+    if found & vocab.RUNNING and found & vocab.RUNNING_OWNERS:
+        return Verdict(f"named `{name}`: a running total of the session", HIGH)
     if "state" in found and found & vocab.STATE_OWNERS:
         return Verdict(f"named `{name}`: rendered application state", HIGH)
     if found & vocab.GIT_PARTS and (found & vocab.GIT or "current" in found):

@@ -73,6 +73,35 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
     return s
 
 
+_READING = re.compile(
+    r"(?i)(?:\b(?:remaining|used|left|consumed)\s+tokens?|\btokens?\s+(?:used|left|remaining|consumed|so far)"
+    r"|\btoken\s+(?:usage|count)|\b(?:free|available|used)\s+(?:memory|ram|disk|storage)|\bbattery(?:\s+level)?"
+    r"|\b(?:credits?|quota|requests?)\s+(?:left|remaining|used))\s*[:=]?\s*(?P<n>\d[\d,_]*(?:\.\d+)?)"
+    r"|(?:\b(?:currently|you are|now)\s+on\s+|\bthis is\s+)(?:iteration|attempt|turn|round|step)\s+(?P<i>\d+)"
+    r"|\b(?:iteration|attempt)\s*[:#]?\s*(?P<j>\d+)\s*(?:/|of)\s*\d+"
+)
+_READING_KEY = re.compile("token|memory|battery|iteration|attempt|credit|quota")
+_DIGIT = re.compile(r"\d")
+
+
+def readings(text: str, low: str, out: list[Candidate]) -> None:
+    """Numbers under a strong reading label ("Remaining tokens: 151787", "on iteration 3 of 10"),
+    found at the label's words: a bare number is no anchor of the scan."""
+    seen: set[int] = set()
+    for key in _READING_KEY.finditer(low):
+        k = key.start()
+        if not _DIGIT.search(text, k, k + 32):
+            continue
+        for m in _READING.finditer(text, max(0, k - 24), min(len(text), k + 64)):
+            g = "n" if m.group("n") else "i" if m.group("i") else "j"
+            a, b = m.span(g)
+            if a not in seen and m.start() <= key.end():
+                seen.add(a)
+                b = a + len(text[a:b].rstrip(",._"))
+                unit = _UNIT.match(text, b)
+                out.append(Candidate("state", a, unit.end() if unit else b, HIGH, "quantity"))
+
+
 def state_json(text: str, at: int, out: list[Candidate]) -> int:
     """A JSON object at text[at] ("{") under a state label; returns where it ends (``at`` when none)."""
     k = at - 1

@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection import dates, session
-from analyzer.detection.candidate import HIGH, LOW, MEDIUM, SETTING, STRFTIME, Candidate
+from analyzer.detection import dates, phrases, session, slots
+from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
 from analyzer.detection.names import is_setting, judge_expression
 
 __all__ = ["EPOCH_MS", "LOW", "RANGE_AFTER", "RANGE_BEFORE", "Candidate", "scan"]
 
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-_WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday)?"
-_DAY = r"(?:0?[1-9]|[12]\d|3[01])"
 
 ISO_TS = re.compile(
     r"(?<![\d-])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d):?[0-5]\d| ?UTC)?(?![\d])"
@@ -35,22 +32,14 @@ EPOCH = re.compile(r"(?<!\w)(?<!\d\.)1[0-9]{9}(?:[0-9]{3}|\.[0-9]{1,6})?(?!\w|\.
 #: 2017–2036 in milliseconds: a clock reading even unlabelled
 EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)
 ISO_DATE = re.compile(r"(?<![\d.\-/])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d\-.]\d)")
-TEXT_DATE = re.compile(
-    rf"\b(?:{_WEEKDAY},?\s+)?(?:{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+\d{{4}}|{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+\d{{4}}|{_WEEKDAY},?\s+{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?)\b"
-)
-WEEKDAY_ONLY = re.compile(rf"\b{_WEEKDAY}\b")
-#: a leading class: sre skips to J F M A S O N D
-_MONTH_RX = re.compile(r"[JFMASOND](?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
 NUM_DATE = re.compile(
-    r"(?<![\d/.\-])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{2}/\d{2}|\d{1,2}\.\d{1,2}\.\d{4})(?![\d/]|\.\d)"
+    r"(?<![\d/.\-])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{2}/\d{2}|\d{1,2}\.\d{1,2}\.\d{4}|(?:0?[1-9]|[12]\d|3[01])-(?:0?[1-9]|1[0-2])-(?:19|20)\d\d"
+    r"|(?:19|20)\d\d\.(?:0[1-9]|1[0-2])\.(?:0[1-9]|[12]\d|3[01])|(?:19|20)\d\d\. (?:0?[1-9]|1[0-2])\. (?:0?[1-9]|[12]\d|3[01])\.?)(?![\d/\-]|\.\d)"
 )
-TODAY = re.compile(
-    r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)(?:,?\s*(?:which|that) (?:is|was|will be)\b|\s*\((?:utc|gmt|local|[a-z]{2,5} time)\)(?: is\b)?)?"
+#: "14h05" (French), "14時05分", "下午2点05分", "오후 2시 5분"
+OTHER_CLOCK = re.compile(
+    r"(?:[01]?\d|2[0-3])(?:h[0-5]\d(?!\w)|\s*[时時点點]\s*[0-5]?\d\s*分(?:\s*[0-5]?\d\s*秒)?|\s*시\s*[0-5]?\d\s*분(?:\s*[0-5]?\d\s*초)?)"
 )
-TODAY_VALUE = re.compile(
-    rf"(?i)\s*[:=,]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)"
-)
-_TODAY_KEYS = ("today", "current", "now", "date is", "time is")
 
 _PH = re.compile(
     r"\{\{#(?P<dify>[\w.]{1,80})#\}\}"  # Dify: {{#sys.conversation_id#}}
@@ -84,7 +73,7 @@ B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 # (":", "-", "/", a letter, ".5", 年/월), six digits or more, or a year (1000–2999). Bare numbers ("30 days", "$12") are
 # skipped in C; a written-out date is anchored at its month name instead (_MONTH_RX).
 _ANCHOR = re.compile(
-    r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-年月년월]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
+    r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
     r"|(?<=[12])(?<![0-9][12])[0-9]{3}(?![0-9]))"
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/.:-")
@@ -149,12 +138,21 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
                 shape = "seconds" if m.group(0).count(":") > 1 else "clock"
                 out.append(Candidate("time", s, m.end(), HIGH, shape))
                 end = m.end()
-        elif (n <= 2 and nxt in "/.") or (n == 4 and nxt == "/"):
+        elif nxt and ((n <= 2 and nxt in "/.-") or (n == 4 and nxt in "/.")):
             m = NUM_DATE.match(text, s)
             if m:
                 out.append(Candidate("date", s, m.end(), LOW, "numeric"))
                 end = m.end()
+            elif n == 4 and text[s] in "12":
+                end = dates.at_year(text, s, e, out)
         elif nxt and nxt in "年月년월":
+            end = dates.cjk_at(text, s, out)
+        elif n <= 2 and nxt and nxt in "h时時点點시 ":
+            m = OTHER_CLOCK.match(text, s)
+            if m:
+                out.append(Candidate("time", s, m.end(), HIGH, "clock"))
+                end = m.end()
+        elif n == 4 and text[s] in "12" and text[e + 1 : e + 2] in ("年", "년"):
             end = dates.cjk_at(text, s, out)
         elif n == 4 and text[s] in "12":
             end = dates.at_year(text, s, e, out)
@@ -216,50 +214,6 @@ def _token_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> None:
             out.append(Candidate("base64-id", m.start(), end, HIGH))
 
 
-def _today_phrases(text: str, low: str, out: list[Candidate]) -> None:
-    seen: set[int] = set()
-    for key in _TODAY_KEYS:
-        k = low.find(key)
-        while k >= 0:
-            if not (k and low[k - 1].isalpha()):
-                for m in TODAY.finditer(text, max(0, k - 24), min(len(text), k + 48)):
-                    if m.start() in seen or not (m.start() <= k < m.end()):
-                        continue
-                    value = TODAY_VALUE.match(text, m.end())
-                    if value:
-                        seen.add(m.start())
-                        out.append(Candidate("today-phrase", *m.span(), MEDIUM))
-                        _word_value(text, m.end(), out)
-            k = low.find(key, k + len(key))
-
-
-def _word_value(text: str, at: int, out: list[Candidate]) -> None:
-    """The weekday or written date right after a today-phrase ("Today is Monday")."""
-    while at < len(text) and text[at] in " \t:=,":
-        at += 1
-    m = TEXT_DATE.match(text, at) or WEEKDAY_ONLY.match(text, at)
-    end = m.end() if m else dates.weekday_at(text, at)
-    if end > at:
-        out.append(Candidate("date", at, end, LOW, "after-today"))
-
-
-_MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())
-
-
-def _text_dates(text: str, out: list[Candidate]) -> None:
-    """Written-out dates ("Nov 30, 2026", "Monday, 30 November 2026"), anchored at their month name."""
-    seen = -1
-    for m in _MONTH_RX.finditer(text):
-        k = m.start()
-        if k < seen or (k and text[k - 1].isalpha()) or m.group(0) not in _MONTHS:
-            continue
-        for d in TEXT_DATE.finditer(text, max(0, k - 12), min(len(text), m.end() + 26)):
-            if d.start() <= k < d.end():
-                out.append(Candidate("date", d.start(), d.end(), LOW, "text"))
-                seen = d.end()
-                break
-
-
 def scan(text: str) -> list[Candidate]:
     """Every candidate span of ``text``, unjudged, in no particular order."""
     out: list[Candidate] = []
@@ -286,8 +240,14 @@ def scan(text: str) -> list[Candidate]:
         if m and not any(c.kind == "jwt" and c.start == k for c in out):
             out.append(Candidate("jwt", *m.span(), HIGH))
         k = text.find("eyJ", k + 3)
-    _text_dates(text, out)
+    phrases.text_dates(text, out)
     low = text.lower()
-    _today_phrases(text, low, out)
+    phrases.today_phrases(text, low, out)
     session.blocks(text, low, out)
+    session.readings(text, low, out)
+    slots.user_values(text, low, out)
+    if "___" in text or "[" in text:
+        slots.blanks(text, out)
+    if "{%" in text:
+        slots.concatenated(text, out)
     return out

@@ -55,7 +55,30 @@ STATE = {
     "geolocation",
     "unread",
     "cart",
+    "battery",
 }
+#: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
+MEMORY = {"memory", "memories", "storage", "mem"}
+#: a running total of the session ("total_cost", "costSoFar")
+RUNNING = {"cost", "costs", "spend", "spent", "usage", "charges"}
+RUNNING_OWNERS = {"total", "current", "session", "so", "accumulated", "cumulative", "running"}
+#: the current user's own values ("{user_name}", "{USER_EMAIL}", "{user_city}"), per user
+USER = {"user", "users", "me", "my"}
+USER_PARTS = {
+    "name",
+    "email",
+    "mail",
+    "id",
+    "city",
+    "location",
+    "country",
+    "region",
+    "timezone",
+    "tz",
+    "phone",
+}
+USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode"}
+USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
 #: a quantity read per request ("tokens_left", "freeMem", "available_memory") …
 MEASURED = {
     "token",
@@ -73,6 +96,9 @@ MEASURED = {
 }
 #: … when one of these words reads it
 MEASURE_READS = {"left", "used", "free", "available", "avail", "usage", "consumed", "spent", "remaining"}
+MEASURE_READS |= {"count", "total", "size", "level", "percent", "percentage", "status"}
+#: read words that win over a setting word ("token_budget_remaining")
+READ_OVER_SETTING = {"left", "used", "remaining", "consumed", "spent"}
 #: rendered application state ("global_state", "agentState"), not a postal state
 STATE_OWNERS = {
     "global",
@@ -85,6 +111,14 @@ STATE_OWNERS = {
     "graph",
     "runtime",
     "system",
+    "current",
+    "session",
+    "conversation",
+    "chat",
+    "dialog",
+    "dialogue",
+    "task",
+    "user",
 }
 #: a snapshot of the working copy ("git_status", "currentBranch")
 GIT = {"git", "repo", "vcs"}
@@ -125,6 +159,12 @@ ID_OWNERS = {
     "order",
     "ticket",
     "device",
+    "user",
+    "scratchpad",
+    "tab",
+    "window",
+    "page",
+    "client",
 }
 LAST_OF = {
     "login",

@@ -17,7 +17,8 @@ WORDS = {
     "now": "heute heutige heutiges heutigen jetzt aktuell aktuelle aktueller aktuelles aktuellen derzeit momentan "
     "uhrzeit datum zeitpunkt aujourd'hui maintenant actuel actuelle actuellement heure sommes hoy ahora actual "
     "fecha hora hoje agora atual atualmente oggi adesso attuale attualmente odierna odierno vandaag huidige "
-    "huidig tijd dzisiaj teraz obecnie utc gmt",
+    "huidig tijd dzisiaj teraz obecnie utc gmt idag nu dagens klockan tid tarih tarihi saat godzina godz ora "
+    "dzisiejsza dzisiejszy aktualna aktualny aktualne",
     "static": "stand wissensstand trainingsdaten aktualisiert ver\u00f6ffentlicht gegr\u00fcndet connaissances "
     "actualizado actualizada conocimiento publicado publicada lanzado atualizado atualizada conhecimento "
     "aggiornato aggiornata conoscenze pubblicato bijgewerkt gepubliceerd kennis corte",
@@ -26,7 +27,7 @@ WORDS = {
     "around": "seit bis depuis avant desde hasta antes dopo prima fino sinds",
 }
 MARKS = {
-    "example": r"例如|比如|示例|例子|样例|範例|例えば|예시|예를 들어|например|пример|приклад|如果|假如|假设|もし|만약|라면|だとしたら|とすると|"
+    "example": r"例如|比如|示例|例子|样例|範例|例えば|举例|^例[:：]|[\s(（]例[:：）)]|예시|예를 들어|например|пример|приклад|如果|假如|假设|もし|만약|라면|だとしたら|とすると|"
     r"если",
     "static": r"截止|截至|训练|訓練|知识|知識|更新|发布|發布|成立|创立|版本|カットオフ|学習|リリース|公開|改訂|"
     r"기준|학습|지식|출시|업데이트|обучен|знани|обновл|выпущ|опубликов|версия|навчан|оновлен|"

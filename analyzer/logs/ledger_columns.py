@@ -56,5 +56,6 @@ COLUMN_TYPES: tuple[tuple[str, str], ...] = (
     ("provider_miss_reason", "TEXT"),
     ("provider_missed_tokens", "INTEGER"),
     ("provider_missed_usd", "REAL"),
+    ("replica", "TEXT"),
 )
 COLUMNS: tuple[str, ...] = tuple(name for name, _ in COLUMN_TYPES)

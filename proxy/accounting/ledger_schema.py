@@ -30,8 +30,8 @@ CREATE INDEX IF NOT EXISTS requests_ts ON {TABLE} (ts);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 # Each version added columns: 2 flags; 3 upstream; 4 store; 5 cache_storage_usd; 6 12h writes, drift,
-# the provider's miss reason.
-SCHEMA_VERSION = "6"
+# the provider's miss reason; 7 replica.
+SCHEMA_VERSION = "7"
 
 
 class LedgerError(RuntimeError):
@@ -129,6 +129,7 @@ def row_for(record: RequestRecord, log_bodies: bool) -> tuple[Any, ...]:
         record.provider_miss_reason,
         record.provider_missed_tokens,
         record.provider_missed_usd,
+        record.replica,
     )
 
 

@@ -1,8 +1,9 @@
-"""Prometheus families read at each scrape: the ledger's counters, the upstream pool's state and the
-fleet's totals (``prefixgate_ledger_*``, ``prefixgate_pool_*``, ``prefixgate_fleet_*``).
+"""Prometheus families read at each scrape: the ledger's counters, the upstream pool's state, the
+replicas of pools and the fleet's totals (``prefixgate_ledger_*``, ``prefixgate_pool_*``,
+``prefixgate_replica_*``, ``prefixgate_fleet_*``).
 
 Each collector calls what it is given when scraped; :class:`proxy.accounting.metrics.Metrics`
-registers them (``attach_ledger``, ``attach_pool``, ``attach_fleet``).
+registers them (``attach_ledger``, ``attach_pool``, ``attach_replicas``, ``attach_fleet``).
 
 They keep nothing between scrapes and read Redis never: the fleet's is its last read, refreshed
 by ``Metrics.refresh``. See docs/dashboard.md.
@@ -77,6 +78,46 @@ class PoolCollector(Collector):
         for name, key, help_text in self.COUNTERS:
             if key in now:
                 yield CounterMetricFamily(f"prefixgate_pool_{name}", help_text, value=now[key])
+
+
+class ReplicaCollector(Collector):
+    """``prefixgate_replica_*{upstream, replica}`` from the pools' snapshot now (``snapshot`` →
+    upstream → :meth:`proxy.replicas.replica_set.ReplicaSet.snapshot`); at most ``max_labels``
+    (upstream, replica) pairs, the rest left out (they come from the config, which caps them too)."""
+
+    COUNTERS = (
+        ("requests", "Sends to the replica (a retry on another replica is a send of its own)."),
+        ("prompt_tokens", "Prompt tokens the replica reported."),
+        ("cached_tokens", "Prompt tokens the replica reported read from its cache."),
+        ("errors", "Sends to the replica that failed or answered a failing status (5xx)."),
+        ("retried_away", "Sends whose connection failed before any byte and went to another replica."),
+        ("spilled", "Requests it took for a busier first choice (bounded load)."),
+    )
+    GAUGES = (
+        ("in_flight", "Requests on the replica now (this proxy's)."),
+        ("heads", "Apps' heads placed on the replica now."),
+    )
+
+    def __init__(self, snapshot: Callable[[], dict], max_labels: int) -> None:
+        self.snapshot, self.max_labels = snapshot, max_labels
+
+    def collect(self) -> Iterable[CounterMetricFamily | GaugeMetricFamily]:
+        labels = ["upstream", "replica"]
+        counters = {
+            k: CounterMetricFamily(f"prefixgate_replica_{k}", h + " By replica.", labels=labels)
+            for k, h in self.COUNTERS
+        }
+        gauges = {k: GaugeMetricFamily(f"prefixgate_replica_{k}", h, labels=labels) for k, h in self.GAUGES}
+        up = GaugeMetricFamily("prefixgate_replica_up", "1 while the replica is in rotation.", labels=labels)
+        pairs = [(name, r) for name, pool in sorted(self.snapshot().items()) for r in pool["replicas"]]
+        for name, r in pairs[: self.max_labels]:
+            pair = [name, r["url"]]
+            for k, family in (*counters.items(), *gauges.items()):
+                family.add_metric(pair, r.get(k, 0))
+            up.add_metric(pair, 1 if r["health"]["state"] == "up" else 0)
+        yield from counters.values()
+        yield from gauges.values()
+        yield up
 
 
 class FleetCollector(Collector):

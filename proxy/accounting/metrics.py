@@ -25,7 +25,12 @@ from prometheus_client import (
 
 from proxy.accounting.counters import COUNTERS, LABELS, MAX_REWRITE_IDS, OTHER, Cap, contributions
 from proxy.accounting.drift import MAX_DRIFT_ROWS, split
-from proxy.accounting.metric_collectors import FleetCollector, LedgerCollector, PoolCollector
+from proxy.accounting.metric_collectors import (
+    FleetCollector,
+    LedgerCollector,
+    PoolCollector,
+    ReplicaCollector,
+)
 from proxy.accounting.provider_miss import MAX_REASONS, agrees
 from proxy.accounting.records import RequestRecord
 from proxy.accounting.stats import MAX_UPSTREAMS
@@ -54,7 +59,7 @@ class Metrics:
         max_upstreams: int = MAX_UPSTREAMS,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.max_models = max_models
+        self.max_models, self.max_upstreams = max_models, max_upstreams
         self._model = Cap(max_models)
         self._upstream = Cap(max_upstreams)
         self._rewrite_id = Cap(max_rewrite_ids)
@@ -161,6 +166,11 @@ class Metrics:
     def attach_pool(self, stats: Callable[[], dict | None]) -> None:
         """Export the upstream pool (:meth:`proxy.transport.upstream.UpstreamPool.pool_stats`) as ``prefixgate_pool_*``."""
         self.registry.register(PoolCollector(stats))
+
+    def attach_replicas(self, snapshot: Callable[[], dict]) -> None:
+        """Export the pools' replicas (:meth:`proxy.replicas.upstream_pools.Pools.snapshot`) as
+        ``prefixgate_replica_*``, their labels capped like the upstreams'."""
+        self.registry.register(ReplicaCollector(snapshot, self.max_upstreams))
 
     def attach_fleet(self, fleet: Fleet) -> None:
         """Export ``fleet``'s totals as ``prefixgate_fleet_*``."""

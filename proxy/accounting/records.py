@@ -91,3 +91,7 @@ class RequestRecord:
     #: (proxy.accounting.money "TTL split"), "<field>:<why>"; non-empty: cost null; the ledger's
     #: flags column stores them beside the usage's
     flags: list[str] = field(default_factory=list)
+    #: the replica that served it (its base URL) when the upstream is a pool of several; None: one
+    replica: str | None = None
+    #: sends it took: 2 when the first replica's connection failed before any byte (not in the ledger)
+    attempts: int = 1

@@ -136,20 +136,26 @@ def child(spec: Child, timeout_s: float = 60.0) -> Iterator[subprocess.Popen]:
 def serve_child(
     name: str,
     port: int,
-    upstream: str,
+    upstream: str | None,
     workdir: Path,
     store: str = "memory",
     profile: Path | None = None,
     checkout: Path | None = None,
+    config: Path | None = None,
 ) -> Child:
-    """A ``prefixgate serve`` on ``port`` before ``upstream`` (both providers), its ledger and home
-    in ``workdir/NAME``, its log ``workdir/NAME.log``; run from ``checkout`` when given."""
+    """A ``prefixgate serve`` on ``port`` before ``upstream`` (both providers; None: the defaults)
+    and the ``[[upstream]]`` tables of ``config``, its ledger and home in ``workdir/NAME``, its log
+    ``workdir/NAME.log``; run from ``checkout`` when given."""
     home = workdir / name
     home.mkdir(exist_ok=True)
     env = {"PREFIXGATE_HOME": str(home / "home")}
     if checkout is not None:
         env["PYTHONPATH"] = str(checkout)
-    serve = ["serve", "--port", str(port), "--openai-base", f"{upstream}/v1", "--anthropic-base", upstream]
+    serve = ["serve", "--port", str(port)]
+    if upstream is not None:
+        serve += ["--openai-base", f"{upstream}/v1", "--anthropic-base", upstream]
+    if config is not None:
+        serve += ["--config", str(config)]
     serve += ["--ledger", str(home / "ledger.sqlite"), "--store", store, "--log-level", "warning"]
     return Child(
         serve,

@@ -19,6 +19,8 @@ from analyzer.detection.calendar import MONTH_WORDS, WEEKDAY_WORDS, weekday_name
 _SLOT = re.compile(
     r"^(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\$\{[^{}]*\}|%\(\w+\)[sd]|<%=?[^%]*%>|\{\{\{[^{}]*\}\}\})$"
 )
+#: a collector's blank standing for a value ("_____", "[Server Name]"): filled like a slot
+_BLANK = re.compile(r"^(?:_{3,}(?:@[\w.-]+)?|\[[A-Z][a-z]+(?: [A-Z][a-z]+){0,3}\])$")
 _STRFTIME = re.compile(r"%[aAbBdHIjmMpSyYZ]")
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d])")
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
@@ -35,8 +37,9 @@ BASE = dt.datetime(2025, 4, 24, 13, 52, 3)
 def render(value: str, k: int, before: str = "") -> str:
     """The ``k``-th rendering of the labelled span ``value``; ``before``: the text before it, which
     names what an unnamed slot (``{}``) holds."""
-    if _SLOT.match(value.strip()):
-        return _fill(value if re.search(r"[A-Za-z]", value) else before[-40:], k)
+    if _SLOT.match(value.strip()) or _BLANK.match(value.strip()):
+        named = re.search(r"[A-Za-z]", value) and not value.startswith("_")
+        return _fill(value if named else before[-40:], k)
     if len(_STRFTIME.findall(value)) >= 2:
         return (BASE + dt.timedelta(days=k, minutes=k)).strftime(value)
     if k == 0:

@@ -4,17 +4,17 @@ A replica in rotation that fails its check counts a failure (as a failed request
 out of rotation is probed only once its backoff has passed, and a check that succeeds brings it
 back. Each check is bounded by ``check_timeout_s``; the checks run in a background task, never
 on a request's way. The probe is a callable (``url → ok``): :func:`http_probe` by default, the
-proxy's own pool in phase 2. It does not choose replicas (see :mod:`.replica_set`).
+proxy's own pool in the proxy (:func:`.upstream_pools.pool_probe`). It chooses no replica.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
 import httpx
 
+from proxy.replicas.periodic import Periodic
 from proxy.replicas.replica_set import Replica, ReplicaSet
 
 Probe = Callable[[str], Awaitable[bool]]
@@ -38,7 +38,7 @@ def http_probe(timeout_s: float) -> Probe:
     return probe
 
 
-class HealthChecks:
+class HealthChecks(Periodic):
     def __init__(self, replicas: ReplicaSet, probe: Probe | None = None) -> None:
         policy = replicas.health_policy
         if policy.check_interval_s is None:
@@ -46,7 +46,6 @@ class HealthChecks:
         self.replicas, self.policy = replicas, policy
         self.probe = probe or http_probe(policy.check_timeout_s)
         self.rounds = 0
-        self._task: asyncio.Task | None = None
 
     async def _ok(self, replica: Replica) -> tuple[bool, str | None]:
         try:
@@ -75,19 +74,9 @@ class HealthChecks:
         await asyncio.gather(*(self._check(r) for r in self.replicas.replicas))
         self.rounds += 1
 
-    async def _loop(self) -> None:
+    async def tick(self) -> None:
+        await self.check_once()
+
+    def period_s(self) -> float:
         assert self.policy.check_interval_s is not None
-        while True:
-            await self.check_once()
-            await asyncio.sleep(self.policy.check_interval_s)
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._loop())
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        return self.policy.check_interval_s

@@ -5,7 +5,8 @@
 with active checks off, an out-of-rotation replica whose backoff passed gets one live request as
 its probe. Every send is a :class:`Ticket`: :meth:`answered` at the head, then exactly one of
 :meth:`failed` (which says whether to retry, :mod:`.retry_rule`) or :meth:`done`. No replica in
-rotation is a :class:`Pick` without one (reason ``none-healthy``). It sends nothing.
+rotation is a :class:`Pick` without one (reason ``none-healthy``). An app's head goes where
+:mod:`.head_assign` placed it, under the prefix policy. It sends nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from proxy.config import check_base_urls
+from proxy.replicas.head_assign import HeadWindow, assign
 from proxy.replicas.health import HealthPolicy, ReplicaHealth
-from proxy.replicas.load_share import DEFAULT_EPSILON, PREFIX, Chooser
+from proxy.replicas.load_share import BALANCE_ABS, DEFAULT_EPSILON, PREFIX, Chooser, bounded
+from proxy.replicas.rendezvous import ranked
 from proxy.replicas.replica_stats import ReplicaStats
 from proxy.replicas.retry_rule import LOCAL, NextStep, after_failure, status_fails
 from proxy.replicas.shared_load import SharedLoad
@@ -52,7 +55,9 @@ class Ticket:
 def normalised_urls(urls: Sequence[str], what: str = "base_urls") -> tuple[str, ...]:
     """The URLs checked and without a trailing ``/``; ValueError on an empty list or a duplicate
     (:func:`proxy.config.check_base_urls`)."""
-    return check_base_urls(list(urls) if isinstance(urls, Sequence) and not isinstance(urls, str) else urls, what)
+    return check_base_urls(
+        list(urls) if isinstance(urls, Sequence) and not isinstance(urls, str) else urls, what
+    )
 
 
 class ReplicaSet:
@@ -65,9 +70,13 @@ class ReplicaSet:
         shared: SharedLoad | None = None,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
+        heads: HeadWindow | None = None,
+        slack: int = BALANCE_ABS,
     ) -> None:
         self.health_policy = health or HealthPolicy()
-        self.chooser = Chooser(policy, epsilon)
+        self.heads = heads if heads is not None else HeadWindow()
+        self._placed: tuple[tuple, dict[bytes, str]] = ((), {})
+        self.chooser = Chooser(policy, epsilon, slack)
         self.replicas = tuple(
             Replica(url, ReplicaHealth(self.health_policy, clock, rng)) for url in normalised_urls(urls)
         )
@@ -91,9 +100,20 @@ class ReplicaSet:
                     load[url] += n
         return load
 
-    def pick(self, key: bytes | None, exclude: Collection[str] = ()) -> Pick:
+    def placement(self, healthy: Sequence[str]) -> dict[bytes, str]:
+        """The heads' assignment over ``healthy`` (:func:`.head_assign.assign`), kept until the set
+        of heads or of replicas moves."""
+        stamp = (self.heads.version, tuple(healthy))
+        if self._placed[0] != stamp:
+            self._placed = (stamp, assign(self.heads.heads(), healthy))
+        return self._placed[1]
+
+    def pick(self, key: bytes | None, exclude: Collection[str] = (), *, head: bool = False) -> Pick:
         """The replica for a request routed by ``key`` (None: no key), never one in ``exclude``
-        (a retry's: it never goes to a replica out of rotation as its probe)."""
+        (a retry's: it never goes to a replica out of rotation as its probe). ``head``: the key is
+        an app's head, placed by :meth:`placement` under the prefix policy, then bounded by load."""
+        if head and key is not None and self.policy == PREFIX:
+            self.heads.touch(key)
         if self.health_policy.check_interval_s is None and not exclude:
             for r in self.replicas:
                 if r.url not in exclude and not r.health.in_rotation and r.health.try_probe():
@@ -102,8 +122,19 @@ class ReplicaSet:
         if not healthy:
             self.none_healthy += 1
             return Pick(None, -1, NONE_HEALTHY)
+        if head and key is not None and self.policy == PREFIX:
+            return self._pick_head(key, healthy, exclude)
         url, rank, reason = self.chooser.choose(key, healthy, self.loads())
         return Pick(self._by_url[url], rank, reason)
+
+    def _pick_head(self, key: bytes, healthy: list[str], exclude: Collection[str]) -> Pick:
+        """The head's assigned replica first, then the rest in its rendezvous order, bounded by load."""
+        rotation = [r.url for r in self.replicas if r.health.in_rotation]
+        home = self.placement(rotation).get(key)
+        order = [home] if home in healthy else []
+        order += [u for u in ranked(key, healthy) if u != home]
+        i = bounded(order, self.loads(), self.chooser.epsilon, self.chooser.slack)
+        return Pick(self._by_url[order[i]], i, "home" if i == 0 else "spill")
 
     def start(self, pick: Pick, attempt: int = 1) -> Ticket:
         """A send to the picked replica begins (it counts as in flight until the ticket closes)."""
@@ -166,11 +197,19 @@ class ReplicaSet:
 
     def snapshot(self) -> dict:
         """The pool for ``/prefixgate/stats``: its policy and, per replica, counters and health."""
+        placed = list(self._placed[1].values())
         return {
             "routing": self.policy,
             "epsilon": self.chooser.epsilon,
             "none_healthy": self.none_healthy,
+            "heads": len(self.heads),
             "replicas": [
-                {"url": r.url, **r.stats.snapshot(), "health": r.health.to_json()} for r in self.replicas
+                {
+                    "url": r.url,
+                    **r.stats.snapshot(),
+                    "heads": placed.count(r.url),
+                    "health": r.health.to_json(),
+                }
+                for r in self.replicas
             ],
         }

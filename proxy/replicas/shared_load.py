@@ -4,17 +4,18 @@ Each proxy publishes its own in-flight count per replica to a :class:`LoadBoard`
 others' in a background loop (every ``interval_s``, each call bounded by ``timeout_s``); a pick
 reads only the last snapshot (:meth:`SharedLoad.others`), so a hung or dead board never delays
 a request, and a snapshot older than ``stale_s`` counts as nothing. :class:`MemoryLoadBoard`
-serves proxies in one process (tests); the Redis board is phase 2 (docs/several-engines.md).
+serves proxies in one process (tests); the Redis one is :mod:`.redis_board`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Protocol
+
+from proxy.replicas.periodic import Periodic
 
 log = logging.getLogger("prefixgate.replicas")
 
@@ -40,7 +41,7 @@ class MemoryLoadBoard:
         return {p: dict(c) for p, (until, c) in self._rows.items() if until > now}
 
 
-class SharedLoad:
+class SharedLoad(Periodic):
     def __init__(
         self,
         board: LoadBoard,
@@ -60,7 +61,6 @@ class SharedLoad:
         self._others: dict[str, int] = {}
         self._read_at: float | None = None
         self.failures = 0  # refreshes that failed or missed their deadline
-        self._task: asyncio.Task | None = None
 
     def others(self) -> dict[str, int]:
         """The other proxies' in-flight per replica at the last refresh; {} when stale. No I/O."""
@@ -87,18 +87,8 @@ class SharedLoad:
         self._others, self._read_at = total, self._clock()
         return True
 
-    async def _loop(self) -> None:
-        while True:
-            await self.refresh()
-            await asyncio.sleep(self.interval_s)
+    async def tick(self) -> bool:
+        return await self.refresh()
 
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._loop())
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+    def period_s(self) -> float:
+        return self.interval_s

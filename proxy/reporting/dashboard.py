@@ -10,6 +10,7 @@ proxy logs bodies. See docs/dashboard.md.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -92,8 +93,16 @@ def fleet_range(
 
 
 def routes(
-    ledger: Ledger, metrics: Metrics, *, log_bodies: bool = False, prices: PriceTable | None = None
+    ledger: Ledger,
+    metrics: Metrics,
+    *,
+    log_bodies: bool = False,
+    prices: PriceTable | None = None,
+    replicas: Callable[[], dict] | None = None,
 ) -> list[Route]:
+    """``replicas``: the pools' live snapshot (:meth:`proxy.replicas.upstream_pools.Pools.snapshot`),
+    whose health the per-upstream table shows beside each replica's totals from the ledger."""
+
     async def dashboard(request: Request) -> Response:
         return FileResponse(
             STATIC / "dashboard.html",
@@ -125,6 +134,11 @@ def routes(
         data["bodies_logged"] = log_bodies
         data["fleet"] = metrics.fleet is not None
         data["ledger"] = {"written": ledger.written, "failures": ledger.failures, "dropped": ledger.dropped}
+        if replicas is not None:
+            data["pools"] = {
+                name: {r["url"]: r["health"]["state"] for r in pool["replicas"]}
+                for name, pool in replicas().items()
+            }
         return _json(data)
 
     async def fleet(request: Request) -> Response:

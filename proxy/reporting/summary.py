@@ -20,6 +20,7 @@ from proxy.accounting.stats import MAX_UPSTREAMS, not_billable
 from proxy.reporting.series import series
 from proxy.reporting.time_range import where as range_where
 from proxy.reporting.top_prefixes import top_prefixes
+from proxy.upstream_spec import MAX_REPLICAS
 
 # One SUM per counter of the table, in its order; NULL adds nothing.
 _AGG = ", ".join(f"COALESCE(SUM({c.sql}), {'0.0' if c.kind == 'usd' else '0'})" for c in COUNTERS)
@@ -91,7 +92,9 @@ def summarize(
 
 def _upstreams(conn, where, args, limit: int = MAX_UPSTREAMS) -> dict[str, dict[str, Any]]:
     """Per upstream name (NULL: the provider's name), the same totals as the top level; past
-    ``limit`` names (most requests first) the rest summed as ``other``."""
+    ``limit`` names (most requests first) the rest summed as ``other``. A pool's upstream also
+    has ``replicas``: the same totals per replica that served its rows (at most
+    :data:`~proxy.upstream_spec.MAX_REPLICAS`, most requests first)."""
     rows = conn.execute(
         f"SELECT COALESCE(upstream, provider) AS name, {_AGG} FROM requests{where} GROUP BY name", args
     ).fetchall()
@@ -102,6 +105,16 @@ def _upstreams(conn, where, args, limit: int = MAX_UPSTREAMS) -> dict[str, dict[
         for row in rows[limit:]:
             sums = [a + (b or 0) for a, b in zip(sums, row[1:])]
         out[OTHER] = _totals(sums)
+    cond = (where + " AND" if where else " WHERE") + " replica IS NOT NULL"
+    replicas = conn.execute(
+        f"SELECT COALESCE(upstream, provider) AS name, replica, {_AGG} FROM requests{cond} GROUP BY name, replica",
+        args,
+    ).fetchall()
+    replicas.sort(key=lambda row: (-row[2], row[1]))
+    for name, replica, *sums in replicas:
+        pool = out[name].setdefault("replicas", {}) if name in out else None
+        if pool is not None and len(pool) < MAX_REPLICAS:
+            pool[replica] = _totals(sums)
     return dict(sorted(out.items()))
 
 

@@ -18,6 +18,7 @@ import socket
 import httpx
 
 from proxy.errors import POOL_EXHAUSTED, UPSTREAM_PROTOCOL, UPSTREAM_TIMEOUT, UPSTREAM_UNREACHABLE, ProxyError
+from proxy.replicas.retry_rule import SENT, phase_of
 from proxy.transport import H1Transport
 from proxy.transport.limits import fd_limit, pool_size
 
@@ -39,10 +40,14 @@ def wire_headers(
 
 
 class UpstreamError(Exception):
-    def __init__(self, error: ProxyError, message: str) -> None:
+    """``phase``: how far the send got (:func:`proxy.replicas.retry_rule.phase_of`): a pool of
+    replicas sends one that failed before any byte to another replica."""
+
+    def __init__(self, error: ProxyError, message: str, phase: str = SENT) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
+        self.phase = phase
 
 
 def _describe(url: httpx.URL) -> str:
@@ -98,23 +103,28 @@ class UpstreamPool:
                     method, url, headers=headers, content=body, extensions={"timeout": self._timeout_ext}
                 )
                 response = await self.transport.handle_async_request(request)
-        except httpx.PoolTimeout:
+        except httpx.PoolTimeout as exc:
             raise UpstreamError(
                 POOL_EXHAUSTED,
                 f"all {self.max_connections} upstream connections of this proxy stayed busy for "
                 f"{self.pool_timeout:g} s (--max-connections, --pool-timeout); retry",
+                phase_of(exc),
             ) from None
         except httpx.TimeoutException as exc:
             raise UpstreamError(
-                UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})"
+                UPSTREAM_TIMEOUT, f"upstream {_describe(url)} timed out ({type(exc).__name__})", phase_of(exc)
             ) from None
         except (httpx.RemoteProtocolError, httpx.LocalProtocolError) as exc:
             raise UpstreamError(
-                UPSTREAM_PROTOCOL, f"upstream {_describe(url)} broke the HTTP protocol ({type(exc).__name__})"
+                UPSTREAM_PROTOCOL,
+                f"upstream {_describe(url)} broke the HTTP protocol ({type(exc).__name__})",
+                phase_of(exc),
             ) from None
         except (httpx.TransportError, OSError) as exc:
             raise UpstreamError(
-                UPSTREAM_UNREACHABLE, f"could not reach upstream {_describe(url)} ({type(exc).__name__})"
+                UPSTREAM_UNREACHABLE,
+                f"could not reach upstream {_describe(url)} ({type(exc).__name__})",
+                phase_of(exc),
             ) from None
         if request is not None:
             response.request = request

@@ -110,3 +110,55 @@ def test_serve_stops_at_start_with_one_line(tmp_path):
     ]
     missing = CliRunner().invoke(serve_command, ["--config", str(tmp_path / "none.toml")])
     assert missing.exit_code == 2 and "none.toml: cannot read the config file" in missing.output
+
+
+POOL = """\
+[[upstream]]
+name = "llama"
+protocol = "openai"
+base_urls = ["http://engine-0:8000/v1", "http://engine-1:8000/v1/"]
+routing = "least-loaded"
+health_path = "/health"
+health_interval = 2.5
+"""
+
+
+def test_a_pool_of_base_urls_with_its_routing_and_health_keys():
+    (spec,) = parse(POOL, "pool.toml")
+    assert spec.base_urls == ("http://engine-0:8000/v1", "http://engine-1:8000/v1")
+    assert spec.base_url == "http://engine-0:8000/v1" and spec.pooled
+    assert (spec.routing, spec.health_path, spec.health_interval) == ("least-loaded", "/health", 2.5)
+    (default,) = parse(POOL.replace('routing = "least-loaded"\n', ""), "pool.toml")
+    assert default.routing == "prefix"
+
+
+@pytest.mark.parametrize(
+    "old, new, line, words",
+    [
+        ('routing = "least-loaded"', 'routing = "random"', 5, "routing of upstream 'llama' must be one of"),
+        (
+            '"http://engine-1:8000/v1/"',
+            '"http://engine-0:8000/v1/"',
+            4,
+            "lists 'http://engine-0:8000/v1' twice",
+        ),
+        (
+            'base_urls = ["http://engine-0:8000/v1", "http://engine-1:8000/v1/"]',
+            "base_urls = []",
+            4,
+            "non-empty",
+        ),
+        ("health_interval = 2.5", 'health_interval = "5"', 7, "health_interval must be a number"),
+        ("health_interval = 2.5", "health_interval = -1", 7, "health_interval of upstream"),
+        ('health_path = "/health"', 'health_path = "health"', 6, "health_path of upstream"),
+        ('"http://engine-1:8000/v1/"', "3", 4, "base_urls must be a list of strings"),
+        ('"http://engine-1:8000/v1/"', '"http://engine-1:8000/api"', 4, "share one path"),
+        ('routing = "least-loaded"', 'base_url = "http://x/v1"', 4, "both 'base_url' and 'base_urls'"),
+    ],
+)
+def test_bad_pools_are_start_errors_naming_the_key(old, new, line, words):
+    assert old in POOL
+    with pytest.raises(ConfigFileError) as err:
+        parse(POOL.replace(old, new), "pool.toml")
+    assert str(err.value).startswith(f"pool.toml:{line}:") and words in str(err.value), str(err.value)
+    assert "\n" not in str(err.value)

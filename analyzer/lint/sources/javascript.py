@@ -15,6 +15,7 @@ import bisect
 from functools import cache
 
 from analyzer.detection.names import Verdict, judge
+from analyzer.lint.sources.jsslots import slot_templates
 from analyzer.lint.sources.pieces import Piece, Template
 from analyzer.lint.sources.promptlike import is_prompt, skipped_call
 
@@ -262,6 +263,7 @@ class _Finder:
             volatile = any(p.verdict for p in t.pieces if not p.literal)
             if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
                 out.append(t)
+        out += slot_templates(f)
         return sorted(out, key=lambda t: t.file_offset(0))
 
 

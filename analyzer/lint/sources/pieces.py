@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analyzer.detect import Volatile, find_volatile
+from analyzer.detection.context import MAX_LABEL, word_classes
 from analyzer.detection.names import Verdict, is_setting
 
 
@@ -81,7 +82,11 @@ def volatile_values(t: Template) -> list[Volatile]:
     for p in t.pieces:
         if p.literal:
             filled.append(p.text)
-        elif p.verdict is None and is_setting(p.text):
+        elif (
+            p.verdict is None
+            and is_setting(p.text)
+            and "user" not in word_classes("".join(filled)[-MAX_LABEL:])
+        ):
             filled.append("_" * len(p.text))  # `${timeZone}`: a setting, whatever its label
         else:
             filled.append(_slot(len(p.text)))

@@ -59,6 +59,21 @@ def prose(text: str) -> bool:
     return len(_common(text)) >= 3
 
 
+_SLOT_SIGNS = ("{", "%(", "<%")
+
+
+def slotted(literal_text: str) -> bool:
+    """A short literal of words with a template slot volatile by name ("Current time is {{now}}"):
+    a prompt template whatever the code calls it."""
+    if len(literal_text) > 4000 or not any(s in literal_text for s in _SLOT_SIGNS):
+        return False
+    if len(_ANY_WORD.findall(literal_text)) < 3:
+        return False
+    from analyzer.detect import find_volatile
+
+    return any(v.kind == "placeholder" and v.reason.startswith("named") for v in find_volatile(literal_text))
+
+
 def is_prompt(literal_text: str, name: str, interpolated: bool, volatile: bool = False) -> bool:
     """``volatile``: one of its interpolations is volatile by what it calls or names."""
     if name and _SAMPLE_NAME.search(name):

@@ -126,8 +126,11 @@ class PyFile:
         return pieces
 
     def interpolation(self, node: ast.AST) -> Piece:
+        return self.interpolation_with(node, self.verdict(node))
+
+    def interpolation_with(self, node: ast.AST, verdict: Verdict | None) -> Piece:
         a, b = self.node_span(node)
-        return Piece(self.text[a:b], start=a, verdict=self.verdict(node))
+        return Piece(self.text[a:b], start=a, verdict=verdict)
 
 
 def is_text(node: ast.AST) -> bool:

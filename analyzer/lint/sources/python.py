@@ -15,8 +15,9 @@ import re
 
 from analyzer.detection.names import Verdict
 from analyzer.lint.sources.pieces import Piece, Template
-from analyzer.lint.sources.promptlike import is_prompt, skipped_call
+from analyzer.lint.sources.promptlike import is_prompt, skipped_call, slotted
 from analyzer.lint.sources.pyfile import PyFile, dotted, is_str
+from analyzer.lint.sources.pyslots import prompt_vars, slot_templates
 
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{([^{}!:]*)(?:![rsa])?(?::[^{}]*)?\}")
 _PERCENT = re.compile(r"%%|%(?:\((\w+)\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa]")
@@ -50,6 +51,7 @@ class _Finder:
     def __init__(self, f: PyFile) -> None:
         self.f = f
         self.handled: set[int] = set()
+        self.pvars = prompt_vars(f)
 
     def context(self, node: ast.AST) -> tuple[str, bool]:
         """(the name the code gives this text, whether it is an argument of a call that is no prompt)."""
@@ -67,6 +69,8 @@ class _Finder:
             if isinstance(p, ast.keyword):
                 call = f.parents.get(p)
                 return p.arg or "", isinstance(call, ast.Call) and skipped_call(dotted(call.func))
+            if isinstance(p, ast.AugAssign) and isinstance(p.target, ast.Name) and p.target.id in self.pvars:
+                return f"{p.target.id} (prompt)", False
             if isinstance(p, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = p.targets if isinstance(p, ast.Assign) else [p.target]
                 return " ".join(
@@ -192,6 +196,9 @@ class _Finder:
             volatile = any(p.verdict for p in t.pieces if not p.literal)
             if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
                 out.append(t)
+            elif t.pieces and not skip and not t.interpolated and slotted(t.literal_text):
+                out.append(t)
+        out += slot_templates(self.f, self.pvars)
         return sorted(out, key=lambda t: t.file_offset(0))
 
 

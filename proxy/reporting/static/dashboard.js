@@ -197,20 +197,31 @@ function fillModels(rows) {
   }
 }
 
-function fillUpstreams(upstreams) {
-  // Shown only when more than one upstream had traffic in the range.
+function fillUpstreams(upstreams, pools) {
+  // Shown when more than one upstream had traffic in the range, or a pool of replicas did: a pool
+  // shows one row per replica under its own (totals from the ledger, health as the proxy sees it now).
   const rows = Object.entries(upstreams || {}).filter(([, u]) => u.requests > 0)
     .sort((a, b) => b[1].requests - a[1].requests || (a[0] < b[0] ? -1 : 1));
+  const pooled = rows.some(([, u]) => Object.keys(u.replicas || {}).length > 0);
   const body = document.querySelector("#upstreams tbody");
   body.replaceChildren();
-  document.getElementById("per-upstream").hidden = rows.length < 2;
-  if (rows.length < 2) return;
+  const shown = rows.length >= 2 || pooled;
+  document.getElementById("per-upstream").hidden = !shown;
+  if (!shown) return;
+  const num = (v, text) => el("td", { class: "n", "data-value": v === null ? "" : v }, text);
+  const cells = (u) => [num(u.requests, int(u.requests)), num(u.token_hit_rate, pct(u.token_hit_rate)),
+    num(u.cost_usd, usd(u.cost_usd)), num(u.saved_usd, usd(u.saved_usd)), num(u.missed_usd, usd(u.missed_usd)),
+    num(u.unpriced, int(u.unpriced)), num(u.errors, int(u.errors))];
   for (const [name, u] of rows) {
-    const num = (v, text) => el("td", { class: "n", "data-value": v === null ? "" : v }, text);
-    body.append(el("tr", { "data-upstream": name },
-      el("td", {}, name), num(u.requests, int(u.requests)), num(u.token_hit_rate, pct(u.token_hit_rate)),
-      num(u.cost_usd, usd(u.cost_usd)), num(u.saved_usd, usd(u.saved_usd)), num(u.missed_usd, usd(u.missed_usd)),
-      num(u.unpriced, int(u.unpriced))));
+    body.append(el("tr", { "data-upstream": name }, el("td", {}, name), ...cells(u), el("td", {}, "")));
+    const live = (pools || {})[name] || {};
+    const replicas = Object.entries(u.replicas || {})
+      .sort((a, b) => b[1].requests - a[1].requests || (a[0] < b[0] ? -1 : 1));
+    for (const [url, r] of replicas) {
+      const health = live[url] || "—";
+      body.append(el("tr", { "data-pool": name, "data-replica": url, "data-health": health, class: "replica" },
+        el("td", {}, el("span", { class: "sub" }, "↳ "), url), ...cells(r), el("td", {}, health)));
+    }
   }
 }
 
@@ -242,7 +253,7 @@ function render(s) {
   fillDrift(s);
   fillRewrites(s);
   fillModels(s.models);
-  fillUpstreams(s.upstreams);
+  fillUpstreams(s.upstreams, s.pools);
   fillNotBillable(s.not_billable || []);
   document.getElementById("footer").textContent =
     `requests ${int(s.requests)} · errors ${int(s.errors)} · unanalysed ${int(s.unanalysed)} · ledger rows written ${int(s.ledger.written)}` +

@@ -18,8 +18,10 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.780, recall 0.746 on 169 spans), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.75, 0.72
+#: the test half as measured (precision 0.933, recall 0.778 on 216 spans, issue 22 round 2), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.91, 0.75
+#: the dev half as measured (precision 0.953, recall 0.799 on 174 spans, while new dev files arrived), less a margin
+DEV_PRECISION, DEV_RECALL = 0.93, 0.77
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 
@@ -69,6 +71,14 @@ def test_the_test_half_is_pinned_at_what_it_measures(tmp_path):
     # figures only: the held-out half's findings are not for reading while the detector changes
     assert s.precision >= TEST_PRECISION, f"precision {s.precision:.3f}"
     assert s.recall >= TEST_RECALL, f"recall {s.recall:.3f}"
+
+
+def test_the_dev_half_is_pinned_at_what_it_measures(tmp_path):
+    s = score(tmp_path, real("dev"))
+    report = "\n".join(["missed:", *s.missed, "false:", *s.false])
+    assert s.labelled >= 100, "the dev half shrank"
+    assert s.precision >= DEV_PRECISION, report
+    assert s.recall >= DEV_RECALL, report
 
 
 def test_the_real_corpus_is_split_by_repository_and_each_folder_is_cited():

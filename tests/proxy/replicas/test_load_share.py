@@ -92,3 +92,13 @@ def test_bad_settings_are_refused(policy, epsilon, message):
         Chooser(policy, epsilon)
     with pytest.raises(ValueError, match="no healthy replica"):
         Chooser().choose(b"k", [], {})
+
+
+def test_a_home_within_the_absolute_slack_keeps_its_request():
+    order = ["a", "b", "c"]
+    busy = {"a": 5, "b": 0, "c": 0}
+    assert bounded(order, busy, 0.0) == 1  # 6 > ceil(6 / 3): the bound alone moves it
+    assert bounded(order, busy, 0.0, slack=6) == 0  # 6 - 0 <= 6: no imbalance worth a cold cache
+    assert bounded(order, busy, 0.0, slack=5) == 1
+    with pytest.raises(ValueError, match="slack"):
+        Chooser(PREFIX, 1.0, slack=-1)

@@ -6,7 +6,7 @@ import pytest
 
 from proxy.replicas.health import HealthPolicy
 from proxy.replicas.rendezvous import ranked
-from proxy.replicas.replica_set import NONE_HEALTHY, TRIAL, ReplicaSet, normalised_urls
+from proxy.replicas.replica_set import NONE_HEALTHY, TRIAL, Pick, ReplicaSet, normalised_urls
 from proxy.replicas.retry_rule import LOCAL, NOT_SENT, SENT
 
 URLS = ["http://127.0.0.1:9001/v1", "http://127.0.0.1:9002/v1", "http://127.0.0.1:9003/v1"]
@@ -20,9 +20,9 @@ class Clock:
         return self.now
 
 
-def pool(policy: str = "prefix", interval: float | None = 5.0, clock=None) -> ReplicaSet:
+def pool(policy: str = "prefix", interval: float | None = 5.0, clock=None, slack: int = 0) -> ReplicaSet:
     health = HealthPolicy(failures_to_open=2, first_backoff_s=1.0, check_interval_s=interval)
-    return ReplicaSet(URLS, policy, 0.25, health=health, clock=clock or Clock(), rng=lambda: 0.0)
+    return ReplicaSet(URLS, policy, 0.25, health=health, clock=clock or Clock(), rng=lambda: 0.0, slack=slack)
 
 
 @pytest.mark.parametrize(
@@ -138,3 +138,24 @@ def test_a_body_broken_off_counts_against_the_replica():
     rs.answered(t, 200)
     rs.done(t, error="upstream_read_error")
     assert t.replica.health.consecutive == 1 and t.replica.stats.snapshot()["errors"] == 1
+
+
+def test_app_heads_go_where_the_placement_put_them_evenly_and_spill_only_when_busy():
+    rs = pool()
+    keys = [f"app {i}".encode() * 8 for i in range(6)]
+    for key in keys:
+        rs.pick(key, head=True)
+    homes = {key: rs.pick(key, head=True).replica.url for key in keys}
+    assert sorted(list(homes.values()).count(u) for u in URLS) == [2, 2, 2]  # 6 heads, 3 replicas
+    assert homes == {k: rs.placement(URLS)[k] for k in keys}
+    other = ReplicaSet(list(reversed(URLS)))
+    for key in reversed(keys):
+        other.pick(key, head=True)
+    assert {k: other.pick(k, head=True).replica.url for k in keys} == homes  # a second proxy agrees
+    home = next(r for r in rs.replicas if r.url == homes[keys[0]])
+    held = [rs.start(Pick(home, 0, "home")) for _ in range(4)]
+    spill = rs.pick(keys[0], head=True)
+    assert spill.reason == "spill" and spill.replica.url != homes[keys[0]]  # bound 0.25, slack 0
+    for t in held:
+        rs.done(t)
+    assert rs.snapshot()["heads"] == 6 and sum(r["heads"] for r in rs.snapshot()["replicas"]) == 6

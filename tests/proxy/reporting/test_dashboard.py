@@ -369,3 +369,38 @@ def test_no_drift_notice_and_no_provider_table_without_them(dashboard_app, chrom
         dom = Elements(dump_dom(chromium_path, f"{url}/prefixgate/dashboard?token=adm1n&since=24h"))
     assert dom.find("body")[0]["data-state"] == "ready"
     assert "hidden" in dom.by_id["drift-notice"] and "hidden" in dom.by_id["provider-miss"]
+
+
+def test_a_pool_shows_one_row_per_replica_with_its_health(tmp_path, chromium_path):
+    a, b = "http://engine-0:8000/v1", "http://engine-1:8000/v1"
+    recs = records()
+    for i, r in enumerate(recs):
+        r.ts = time.time() - 3000 + i * 100
+        r.upstream, r.replica = "llama", (a if i % 3 else b)
+    box: dict = {}
+
+    async def fill():
+        ledger = Ledger(str(tmp_path / "pool.sqlite"))
+        for r in recs:
+            ledger.handle(r)
+        await ledger.flush()
+        box["ledger"] = ledger
+
+    asyncio.run(fill())
+    live = {
+        "llama": {
+            "replicas": [{"url": a, "health": {"state": "up"}}, {"url": b, "health": {"state": "down"}}]
+        }
+    }
+    app = Starlette(routes=routes(box["ledger"], Metrics(), replicas=lambda: live))
+    try:
+        with serve(app) as url:
+            dom = Elements(dump_dom(chromium_path, f"{url}/prefixgate/dashboard?since=24h"))
+    finally:
+        box["ledger"].close_sync()
+    assert dom.find("body")[0]["data-state"] == "ready"
+    assert "hidden" not in dom.by_id["per-upstream"]  # one upstream, but a pool
+    rows = {r["data-replica"]: r for r in dom.find("tr") if "data-replica" in r}
+    assert set(rows) == {a, b} and {r["data-pool"] for r in rows.values()} == {"llama"}
+    assert rows[a]["data-health"] == "up" and rows[b]["data-health"] == "down"
+    assert [r["data-upstream"] for r in dom.find("tr") if "data-upstream" in r] == ["llama"]

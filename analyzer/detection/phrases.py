@@ -1,0 +1,76 @@
+"""English written dates and "today is" phrases, found at their words.
+
+:func:`text_dates` finds written-out dates ("Nov 30, 2026", "Monday, 30 November 2026") at their
+month names; :func:`today_phrases` the phrases that introduce the current date or time ("Today is",
+"The current time is", "As of today,") and the weekday or written date right after one.
+
+It does NOT judge (:mod:`.judge`); other languages' dates are :mod:`.dates`'.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detection import dates
+from analyzer.detection.candidate import LOW, MEDIUM, Candidate
+
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday)?"
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])"
+TEXT_DATE = re.compile(
+    rf"\b(?:{_WEEKDAY},?\s+)?(?:{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+\d{{4}}|{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+\d{{4}}|{_WEEKDAY},?\s+{_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?)\b"
+)
+WEEKDAY_ONLY = re.compile(rf"\b{_WEEKDAY}\b")
+#: a leading class: sre skips to J F M A S O N D
+_MONTH_RX = re.compile(r"[JFMASOND](?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
+TODAY = re.compile(
+    r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)(?:,?\s*(?:which|that) (?:is|was|will be)\b|\s*\((?:utc|gmt|local|[a-z]{2,5} time)\)(?: is\b)?)?"
+)
+TODAY_VALUE = re.compile(
+    rf"(?i)\s*[:=,]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)"
+)
+_TODAY_KEYS = ("today", "current", "now", "date is", "time is")
+
+
+def today_phrases(text: str, low: str, out: list[Candidate]) -> None:
+    seen: set[int] = set()
+    for key in _TODAY_KEYS:
+        k = low.find(key)
+        while k >= 0:
+            if not (k and low[k - 1].isalpha()):
+                for m in TODAY.finditer(text, max(0, k - 24), min(len(text), k + 48)):
+                    if m.start() in seen or not (m.start() <= k < m.end()):
+                        continue
+                    value = TODAY_VALUE.match(text, m.end())
+                    if value:
+                        seen.add(m.start())
+                        out.append(Candidate("today-phrase", *m.span(), MEDIUM))
+                        _word_value(text, m.end(), out)
+            k = low.find(key, k + len(key))
+
+
+def _word_value(text: str, at: int, out: list[Candidate]) -> None:
+    """The weekday or written date right after a today-phrase ("Today is Monday")."""
+    while at < len(text) and text[at] in " \t:=,":
+        at += 1
+    m = TEXT_DATE.match(text, at) or WEEKDAY_ONLY.match(text, at)
+    end = m.end() if m else dates.weekday_at(text, at)
+    if end > at:
+        out.append(Candidate("date", at, end, LOW, "after-today"))
+
+
+_MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())
+
+
+def text_dates(text: str, out: list[Candidate]) -> None:
+    """Written-out dates ("Nov 30, 2026", "Monday, 30 November 2026"), anchored at their month name."""
+    seen = -1
+    for m in _MONTH_RX.finditer(text):
+        k = m.start()
+        if k < seen or (k and text[k - 1].isalpha()) or m.group(0) not in _MONTHS:
+            continue
+        for d in TEXT_DATE.finditer(text, max(0, k - 12), min(len(text), m.end() + 26)):
+            if d.start() <= k < d.end():
+                out.append(Candidate("date", d.start(), d.end(), LOW, "text"))
+                seen = d.end()
+                break

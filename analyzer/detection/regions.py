@@ -1,0 +1,121 @@
+"""The regions of one text where nothing is a live value: code and examples.
+
+:class:`CodeSpans` (fenced and inline code) and :class:`ExampleTags` (``<example>`` elements),
+each found once per text on first use; :func:`in_example_block` says whether a value sits under a
+line that introduces an example ("Example output:").
+
+It does NOT decide anything (:mod:`.judge` does).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from analyzer.detection.context import line_bounds
+
+_EXAMPLE_INTRO = re.compile(
+    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$)"
+)
+
+
+def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480) -> bool:
+    """The value sits under a line that introduces an example ("Example output:"), with at most
+    one blank line right under it (looking ``max_lines`` lines and ``reach`` characters back)."""
+    ls = text.rfind("\n", max(0, start - reach), start) + 1
+    if ls == 0:
+        return False
+    lines = text[max(0, ls - reach) : ls - 1].split("\n")[-max_lines:]
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if not line.strip():
+            # one blank line may stand right under the intro ("EXAMPLE 1:", "", the example)
+            return i == len(lines) - 1 and i > 0 and _intro(lines[i - 1])
+        if _intro(line):
+            return True
+    return False
+
+
+_EXAMPLE_TAG = re.compile(r"(?i)<(/?)(?:examples?|samples?|demo|few[_-]?shots?|illustration)\b[^>\n]{0,80}>")
+
+
+class ExampleTags:
+    """The ``<example>`` (``<examples>``, ``<sample>``, ``<few_shot>`` …) elements of one text, found on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._spans: list[tuple[int, int]] | None = None
+
+    def __contains__(self, pos: int) -> bool:
+        if self._spans is None:
+            spans, opened = [], -1
+            if "<" in self.text:
+                for m in _EXAMPLE_TAG.finditer(self.text):
+                    if not m.group(1) and opened < 0:
+                        opened = m.end()
+                    elif m.group(1) and opened >= 0:
+                        spans.append((opened, m.start()))
+                        opened = -1
+            if opened >= 0:
+                spans.append((opened, len(self.text)))
+            self._spans = spans
+        i = bisect.bisect_right(self._spans, (pos, len(self.text) + 1)) - 1
+        return i >= 0 and self._spans[i][0] <= pos < self._spans[i][1]
+
+
+def _intro(line: str) -> bool:
+    return line.rstrip().endswith(":") and bool(_EXAMPLE_INTRO.search(line[-120:]))
+
+
+class CodeSpans:
+    """Fenced (```` ``` ````/``~~~``) and inline (`` `…` ``) code of one text, found on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.any = "`" in text or "~~~" in text
+        self._fences: list[tuple[int, int]] | None = None
+
+    def _fenced(self) -> list[tuple[int, int]]:
+        if self._fences is None:
+            text = self.text
+            marks: list[tuple[int, str]] = []
+            for mark in ("```", "~~~"):
+                k = text.find(mark)
+                while k >= 0:
+                    ls = text.rfind("\n", max(0, k - 64), k) + 1
+                    if (ls or k < 64) and not text[ls:k].strip(" \t"):
+                        marks.append((k, mark))
+                    k = text.find(mark, k + 3)
+                    while k > 0 and text[k - 1] == mark[0]:
+                        k = text.find(mark, k + 1)
+            spans: list[tuple[int, int]] = []
+            opened: tuple[int, str] | None = None
+            for k, mark in sorted(marks):
+                nl = text.find("\n", k)
+                info = text[k + 3 : nl if nl >= 0 else len(text)].strip(mark[0] + " \t")
+                if opened is not None and mark == opened[1] and not info:
+                    end = text.find("\n", k)
+                    spans.append((opened[0], len(text) if end < 0 else end))
+                    opened = None
+                elif opened is None or info:  # a fence with an info string opens one, even inside another
+                    if opened is not None:
+                        spans.append((opened[0], k))
+                    opened = (k, mark)
+            if opened is not None:  # never closed: to its first blank line
+                end = text.find("\n\n", opened[0])
+                spans.append((opened[0], len(text) if end < 0 else end))
+            # a long fence opening the text and holding most of it wraps a quoted prompt: no code sample
+            self._fences = [(a, b) for a, b in spans if not (a < 200 and b - a >= max(500, len(text) // 2))]
+        return self._fences
+
+    def __contains__(self, pos: int) -> bool:
+        if not self.any:
+            return False
+        text = self.text
+        fences = self._fenced()
+        i = bisect.bisect_right(fences, (pos, len(text) + 1)) - 1
+        if i >= 0 and fences[i][0] <= pos < fences[i][1]:
+            return True
+        ls, le = line_bounds(text, pos, pos)
+        ticks = text.count("`", ls, pos)
+        return ticks % 2 == 1 and text.find("`", pos, le) >= 0

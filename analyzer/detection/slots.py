@@ -1,0 +1,77 @@
+"""Template slots that have no sigil the scan anchors at: blanks and Jinja concatenations.
+
+:func:`blanks` finds a collector's blank standing for a value (``_____``, ``_____@gmail.com``,
+``[Server Name]``), judged like a slot of no name (its label decides); :func:`concatenated` the
+operands of ``+`` inside a Jinja statement (``{% set s = "The date is " + today + "." %}``),
+judged by name like any slot.
+
+It does NOT judge (:mod:`.judge`) and reads only near its marks.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detection.candidate import HIGH, Candidate
+from analyzer.detection.names import judge_expression
+
+_BLANK = re.compile(r"_{3,}(?:@[\w-]+(?:\.[\w-]+)+)?")
+_BRACKET = re.compile(r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){0,3}\](?![(\[:])")
+_OPERAND = re.compile(
+    r"(?:[\"']\s*\+\s*|\+\s*)(?P<x>[A-Za-z_]\w*(?:\.\w+)*(?:\(\))?)(?=\s*(?:\+|-?%\}|-?\}\}|\)))"
+)
+
+
+_USER_LABEL = re.compile(
+    r"(?i)\buser(?:'s|s)?\s+(?:name|e-?mail(?:\s+address)?|location|city|country|time\s?zone|phone(?:\s+number)?"
+    r"|address|nickname)\s*(?:is\s+|:\s*|=\s*)|\buser is (?:based|located) in (?:country |city )?"
+)
+_USER_VALUE = re.compile(
+    r"(?:[A-Z0-9][\w@+\-/]*|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)(?:[ .][A-Z0-9][\w@+\-/]*){0,3}(?=[,;)]|\.(?:\s|$)|[ \t]*(?:\n|$))"
+)
+
+
+def user_values(text: str, low: str, out: list[Candidate]) -> None:
+    """A value rendered under a label that says it is the current user's ("The user's name is
+    Ana", "User's timezone: Europe/Warsaw", "the user is based in country US")."""
+    k = low.find("user")
+    while k >= 0:
+        m = _USER_LABEL.match(text, k)
+        if m:
+            v = _USER_VALUE.match(text, m.end())
+            if v:
+                out.append(Candidate("state", v.start(), v.end(), HIGH, "user", m.group(0).strip()))
+        k = low.find("user", k + 4)
+
+
+def blanks(text: str, out: list[Candidate]) -> None:
+    k = text.find("___")
+    while k >= 0:
+        m = _BLANK.match(text, k)
+        if text[k - 1 : k].isalnum():
+            k = text.find("___", m.end())
+            continue
+        out.append(Candidate("placeholder", k, m.end(), HIGH, "", "blank"))
+        k = text.find("___", m.end())
+    k = text.find("[")
+    while k >= 0:
+        m = _BRACKET.match(text, k)
+        if m:
+            out.append(Candidate("placeholder", k, m.end(), HIGH, "", "blank"))
+        k = text.find("[", k + 1)
+
+
+def concatenated(text: str, out: list[Candidate]) -> None:
+    k = text.find("{%")
+    while k >= 0:
+        end = text.find("%}", k)
+        if end < 0:
+            return
+        if "+" in text[k:end]:
+            for m in _OPERAND.finditer(text, k, end + 2):
+                v = judge_expression(m.group("x"))
+                if v:
+                    out.append(
+                        Candidate("placeholder", m.start("x"), m.end("x"), v.severity, v.reason, m.group("x"))
+                    )
+        k = text.find("{%", end)

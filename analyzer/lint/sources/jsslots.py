@@ -1,0 +1,59 @@
+"""JavaScript/TypeScript: where a volatile value enters a prompt other than inside a literal.
+
+The value argument of ``.replace("{{CURRENT_DATE}}", new Date()…)`` / ``.replaceAll`` (a string or
+regex key), and a non-literal appended to a prompt variable (``prompt += now()``), one template
+each. It does NOT find literals (:mod:`.javascript`) nor judge text.
+"""
+
+from __future__ import annotations
+
+from analyzer.detection.names import Verdict, name_verdict
+from analyzer.lint.sources.pieces import Piece, Template
+from analyzer.lint.sources.promptlike import prompt_named
+
+_TEXT = ("string", "template_string", "binary_expression")
+_SIGILS = "{}$%#<>[]()/\\g "
+
+
+def _key_verdict(key: str) -> Verdict | None:
+    bare = key.strip("'\"`").strip(_SIGILS)
+    return name_verdict(bare) if bare.replace("_", "").isalnum() else None
+
+
+def slot_templates(f) -> list[Template]:
+    """``f`` is a parsed :class:`.javascript._File`."""
+    out: list[Template] = []
+    declared_text = set()
+    for n in f.walk(f.tree.root_node):
+        if n.type == "variable_declarator":
+            name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+            if name is not None and value is not None and value.type in _TEXT:
+                declared_text.add(f.src(name))
+    for n in f.walk(f.tree.root_node):
+        if n.type == "call_expression":
+            fn, args = n.child_by_field_name("function"), n.child_by_field_name("arguments")
+            if fn is None or args is None or fn.type != "member_expression":
+                continue
+            prop = fn.child_by_field_name("property")
+            if prop is None or f.src(prop) not in ("replace", "replaceAll") or len(args.named_children) != 2:
+                continue
+            key, value = args.named_children
+            if value.type in _TEXT or key.type not in ("string", "regex"):
+                continue
+            v = f.verdict(value) or _key_verdict(f.src(key))
+            if v:
+                out.append(
+                    Template([Piece(f.src(value), start=f.char(value.start_byte), verdict=v)], "replace")
+                )
+        elif n.type == "augmented_assignment_expression" and f.src(n.child_by_field_name("operator")) == "+=":
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if left is None or right is None or right.type in _TEXT:
+                continue
+            target = f.src(left)
+            if target in declared_text or prompt_named(target):
+                v = f.verdict(right)
+                if v:
+                    out.append(
+                        Template([Piece(f.src(right), start=f.char(right.start_byte), verdict=v)], target)
+                    )
+    return out

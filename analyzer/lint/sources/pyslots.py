@@ -1,0 +1,175 @@
+"""Python: where a volatile value enters a prompt other than inside a literal, one template each.
+
+A slot filled by a call (``.replace("{{DATE}}", value)``, ``.format(today=…)``, ``.render(now=…)``,
+a render dict ``{"today": datetime.now()…}``), a value appended to a prompt (``prompt += now()``,
+an element of a list of prompt parts that is joined), and the bare word a ``.replace`` fills in its
+literal ("Heute ist der DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables
+that hold prompt text. It does NOT find literals (:mod:`.python`) nor judge text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from analyzer.detection.names import Verdict, name_verdict
+from analyzer.lint.sources.pieces import Piece, Template
+from analyzer.lint.sources.promptlike import prompt_named
+from analyzer.lint.sources.pyfile import PyFile, is_str, is_text
+
+#: calls that fill a template's slots from their keywords (and dict arguments)
+FILLS = {"format", "format_map", "render", "substitute", "safe_substitute", "partial", "format_messages"}
+FILLS |= {"format_prompt", "invoke", "ainvoke", "render_async"}
+_SIGILS = "{}$%#<>[]() "
+#: a dict assigned to one of these names holds a template's values ("render_vars", "context")
+_RENDER_VARS = re.compile(r"(?i)var|context|input|param|render|template|prompt|values|fields|kwargs")
+
+
+def _key_verdict(key: str) -> Verdict | None:
+    bare = key.strip(_SIGILS)
+    return name_verdict(bare) if bare else None
+
+
+def prompt_vars(f: PyFile) -> set[str]:
+    """Variables holding prompt text: assigned a string, a template or a prompt-named name, or
+    assigned inside a prompt-named function (``build_system_prompt``)."""
+    out: set[str] = set()
+    for fn in ast.walk(f.tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and prompt_named(fn.name):
+            out.update(
+                t.id
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Assign)
+                for t in n.targets
+                if isinstance(t, ast.Name)
+            )
+    for n in ast.walk(f.tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            v = n.value
+            if is_text(v) or (isinstance(v, (ast.Name, ast.Attribute)) and prompt_named(ast.unparse(v))):
+                out.add(n.targets[0].id)
+    return out
+
+
+def _one(f: PyFile, node: ast.AST, v: Verdict, name: str) -> Template:
+    return Template([f.interpolation_with(node, v)], name)
+
+
+def _receiver_literal(node: ast.AST) -> ast.AST | None:
+    """The string a chain of ``.replace`` (and wrapping calls like ``dedent(…)``) starts from."""
+    while True:
+        if is_str(node):
+            return node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "replace"
+        ):
+            node = node.func.value
+        elif isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            node = node.args[0]
+        else:
+            return None
+
+
+def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
+    out: list[Template] = []
+    joined = {
+        a.id
+        for n in ast.walk(f.tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "join"
+        for a in n.args
+        if isinstance(a, ast.Name)
+    }
+    for n in ast.walk(f.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            attr = n.func.attr
+            if attr == "replace" and len(n.args) == 2 and isinstance(n.args[0], ast.Constant):
+                key, value = n.args[0].value, n.args[1]
+                if not isinstance(key, str):
+                    continue
+                v = f.verdict(value) or _key_verdict(key)
+                if v is None:
+                    continue
+                base = _receiver_literal(n.func.value)
+                if base is not None and key.strip(_SIGILS) == key:  # a bare word in the literal
+                    pieces = [
+                        Piece(key, start=p.offsets[i], verdict=v)
+                        for p in f.literal_pieces(base) or []
+                        if p.literal
+                        for i in _find_all(p.text, key)
+                    ]
+                    if pieces:
+                        out.append(Template(pieces, "replace"))
+                if not is_text(value):
+                    out.append(_one(f, value, v, "replace"))
+            elif attr in FILLS:
+                for k in n.keywords:
+                    v = f.verdict(k.value) or (_key_verdict(k.arg) if k.arg else None)
+                    if k.arg and v and not is_text(k.value):
+                        out.append(_one(f, k.value, v, attr))
+                for a in n.args:
+                    if isinstance(a, ast.Dict):
+                        out += _dict_values(f, a, strict=False)
+            if attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id in joined:
+                out += _parts(f, n.args)
+        elif isinstance(n, ast.Dict) and _RENDER_VARS.search(_assigned_to(f, n)):
+            out += _dict_values(f, n, strict=True)
+        elif isinstance(n, (ast.List, ast.Tuple)):
+            parent = f.parents.get(n)
+            if (
+                isinstance(parent, ast.Call)
+                and isinstance(parent.func, ast.Attribute)
+                and parent.func.attr == "join"
+            ) or (
+                isinstance(parent, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in joined for t in parent.targets)
+            ):
+                out += _parts(f, n.elts)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name):
+            if n.target.id in pvars and not is_text(n.value):
+                v = f.verdict(n.value)
+                if v:
+                    out.append(_one(f, n.value, v, n.target.id))
+    return out
+
+
+def _parts(f: PyFile, elts: list[ast.AST]) -> list[Template]:
+    """Non-literal prompt parts (``get_date_prompt()``) volatile by what they call or name."""
+    out = []
+    for e in elts:
+        if isinstance(e, (ast.Call, ast.Subscript)) and not is_text(e):
+            v = f.verdict(e)
+            if v:
+                out.append(_one(f, e, v, "prompt part"))
+    return out
+
+
+def _dict_values(f: PyFile, d: ast.Dict, strict: bool) -> list[Template]:
+    """A render dict's volatile values; ``strict`` (a dict anywhere): its key must say so too and its value call it."""
+    out = []
+    for k, val in zip(d.keys, d.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)) or is_text(val):
+            continue
+        kv = _key_verdict(k.value)
+        v = f.verdict(val, calls_only=strict) or (None if strict else kv)
+        if v and (kv or not strict):
+            out.append(_one(f, val, v, "render"))
+    return out
+
+
+def _assigned_to(f: PyFile, node: ast.AST) -> str:
+    p = f.parents.get(node)
+    if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
+        return p.targets[0].id
+    return ""
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    out, k = [], text.find(word)
+    while k >= 0:
+        before, after = text[k - 1 : k], text[k + len(word) : k + len(word) + 1]
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            out.append(k)
+        k = text.find(word, k + len(word))
+    return out

@@ -1,0 +1,76 @@
+"""analyzer.lint.sources.pyslots and .jsslots: volatile values that enter a prompt outside a
+literal (a slot filled by a call, parts joined, ``+=``), found and not found."""
+
+from __future__ import annotations
+
+from analyzer.detect import find_volatile
+from analyzer.lint.sources import javascript, python
+from analyzer.lint.sources.pieces import volatile_values
+
+
+def values(templates) -> list[str]:
+    return [v.value for t in templates for v in volatile_values(t) if v.kind != "today-phrase"]
+
+
+def test_python_fills_joins_and_appends():
+    src = '''
+from datetime import datetime
+from textwrap import dedent
+
+def sysprompt(date, time):
+    return dedent("""Du bist Dobbi, ein hilfreicher Hauself.
+Heute ist der DATUM und es ist ZEIT.""").replace("DATUM", date).replace("ZEIT", time)
+
+def build_prompt():
+    parts = [RULES, EXAMPLES, get_date_prompt()]
+    return "\\n\\n".join(parts)
+
+def build_system_prompt():
+    value = SELF_PROMPT
+    value += "\\n\\n" + datetime.now().strftime(DATE_PROMPT)
+    return value
+
+out = BASE.replace("{{CURRENT_DATE}}", datetime.now().strftime("%Y-%m-%d")).replace("{{CWD}}", cwd)
+msg = PROMPT.format(time_stamp=stamp, question=question)
+render_vars = {"today": datetime.now().strftime("%d %B %Y"), "goal": goal}
+HEADERS = {"X-Request-Id": str(uuid.uuid4())}
+'''
+    got = values(python.templates(src))
+    for expected in (
+        "DATUM",
+        "ZEIT",
+        "date",
+        "time",
+        "get_date_prompt()",
+        "datetime.now().strftime(DATE_PROMPT)",
+    ):
+        assert expected in got, (expected, got)
+    assert 'datetime.now().strftime("%Y-%m-%d")' in got and "stamp" in got
+    assert 'datetime.now().strftime("%d %B %Y")' in got
+    assert not {"cwd", "question", "goal", "str(uuid.uuid4())", "RULES"} & set(got)
+
+
+def test_a_literal_with_a_labelled_slot_is_a_prompt_whatever_it_is_passed_to():
+    src = 'agent = Agent("Current time is {{now}}")\nlabel = Label("{{now}}")\n'
+    assert values(python.templates(src)) == ["{{now}}"]
+
+
+def test_javascript_replace_value_and_appended_values():
+    src = """
+const prompt = base
+  .replace("{{PLATFORM_NAME}}", platform)
+  .replace("{{CURRENT_DATE}}", new Date().toLocaleDateString());
+let details = `You are a coding agent.`;
+details += getCurrentTime();
+details += workspaceName;
+"""
+    got = values(javascript.templates(src, ".ts"))
+    assert "new Date().toLocaleDateString()" in got and "getCurrentTime()" in got
+    assert "platform" not in got and "workspaceName" not in got
+
+
+def test_jinja_concatenation_in_a_statement():
+    text = '{%- set today = strftime_now("%Y-%m-%d") %}\n{%- set msg = "You are Mistral. The current date is " + today + "." %}'
+    found = [(v.kind, v.value) for v in find_volatile(text)]
+    assert ("placeholder", "today") in found
+    assert find_volatile('{%- set msg = "Hello " + model_name + "." %}') == []
