@@ -16,6 +16,8 @@ if [[ -z "$out" ]]; then
   exit 2
 fi
 shift
+case "$out" in /*) ;; *) out="$PWD/$out" ;; esac # relative to where it is run, not the repository
+mkdir -p "$(dirname "$out")"
 cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 
@@ -24,6 +26,9 @@ echo "== what this needs beyond the repository: torch with CUDA (required), tran
 import importlib.util
 import sys
 
+if sys.version_info < (3, 10):  # the engine uses zip(strict=) and X | Y at run time
+    sys.exit(f"python {sys.version.split()[0]}: too old (the engine needs 3.10 or later; set PYTHON=...)")
+print(f"python {sys.version.split()[0]}")
 if importlib.util.find_spec("torch") is None:
     sys.exit("torch: MISSING (required)")
 import torch
@@ -45,5 +50,5 @@ for name in ("safetensors", "tokenizers", "jinja2", "click", "rich", "starlette"
 PY
 
 echo "== the device suite (python -m kvcache.bench.gpu)"
-timeout --signal=TERM --kill-after=15 420 "$python" -m kvcache.bench.gpu --device cuda --out "$out" "$@"
+PYTHONUNBUFFERED=1 timeout --signal=TERM --kill-after=15 420 "$python" -m kvcache.bench.gpu --device cuda --out "$out" "$@"
 echo "== wrote $out"

@@ -40,6 +40,10 @@ def _f(value, spec: str = ".1f", unit: str = "") -> str:
     return "—" if value is None else f"{format(value, spec)}{unit}"
 
 
+def _cut(text: str, most: int = 70) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def _verdict(result: dict, key: str) -> str:
     aim = result["aims"][key]
     if aim["met"] is None:
@@ -60,7 +64,7 @@ def render(r: dict) -> str:
         ),
         (
             "transformers.generate() tok/s, same weights and device",
-            _f(hf.get("decode_tokens_per_s")) if "skipped" not in hf else hf["skipped"],
+            _f(hf.get("decode_tokens_per_s")) if "skipped" not in hf else _cut(hf["skipped"]),
             "",
         ),
         (
@@ -107,6 +111,16 @@ def render(r: dict) -> str:
                 "logits vs transformers: max |diff| (tolerance)",
                 f"{lg['max_abs_diff']:.3g} ({lg['tolerance']:.3g}; argmax agrees {lg['argmax_agreement'] * 100:.0f}%)",
                 _verdict(r, "logits_within_tolerance"),
+            )
+        )
+    if r.get("graph_steps") or r.get("graph_capture_error"):
+        rows.append(
+            (
+                "decode steps on the static path / CUDA graphs captured",
+                f"{r['graph_steps']} / {r.get('graphs_captured', 0)}",
+                "capture FAILED, eager: " + _cut(r["graph_capture_error"])
+                if r.get("graph_capture_error")
+                else "",
             )
         )
     width = max(len(a) for a, _, _ in rows)

@@ -1,8 +1,8 @@
 """The measurements behind the device suite (``bench.device_suite``); each returns plain numbers.
 
 - ``copy_bandwidth``: the device's copy bandwidth (read + write), the seeds' ceiling's numerator.
-- ``hf_model`` / ``hf_decode`` / ``logits_vs_hf``: ``transformers``' model on the same weights and device,
-  its ``generate()`` speed, and how far our logits are from its.
+- ``transformers_figures`` (``hf_model`` / ``hf_decode`` / ``logits_vs_hf``): ``transformers``' model on
+  the same weights and device, its ``generate()`` speed, and how far our logits are from its.
 - ``decode`` / ``aggregate``: greedy sequences through the engine (its loop thread, graphs, sampler), one
   or many at once, timed from the tokens' arrival; ``ttft``: a prompt's time to its first token.
 - ``pool_holds``: how many conversations of N tokens the engine's allocator fits in its pool at once.
@@ -11,6 +11,7 @@ Every timed run is preceded by a warm-up of the same sizes (graphs are captured 
 
 from __future__ import annotations
 
+import logging
 import statistics
 import threading
 import time
@@ -22,6 +23,8 @@ from kvcache.engine.sequence import Sequence
 from kvcache.models.llama import Model
 from kvcache.params import GenerationParams
 from kvcache.utils.device import synchronize
+
+log = logging.getLogger(__name__)
 
 
 def random_prompt(vocab: int, length: int, seed: int) -> list[int]:
@@ -65,7 +68,37 @@ def hf_model(shape: dict, weights: dict[str, torch.Tensor], device: torch.device
         return f"transformers' model does not take these weights (missing {missing}, unexpected {unexpected})"
     if tied:
         model.tie_weights()
+    # no end token: greedy to a fixed length, as ours (an eos would stop it, and min_new_tokens would
+    # mask it: a different argmax wherever ours picks that token)
+    model.generation_config.eos_token_id = None
     return model.eval()
+
+
+def transformers_figures(cfg, shape, weights, model, prompt, device, dtype) -> dict:
+    """Logits against transformers' and its ``generate()`` speed and tokens; ``skipped`` (why) when
+    turned off, not installed or failing (logged: the suite's other figures still come)."""
+    if not cfg.transformers:
+        return {"skipped": "--no-transformers"}
+    try:
+        return _transformers(cfg, shape, weights, model, prompt, device, dtype)
+    except Exception as exc:  # noqa: BLE001 (transformers' API varies by version; said, not fatal)
+        log.exception("the comparison with transformers failed")
+        return {"skipped": f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+
+
+def _transformers(cfg, shape, weights, model, prompt, device, dtype) -> dict:
+    hf = hf_model(shape, weights, device, dtype)
+    if isinstance(hf, str):
+        return {"skipped": hf}
+    logits = logits_vs_hf(model, hf, prompt[: cfg.logits_tokens])
+    if not all(v == v and abs(v) != float("inf") for v in logits.values()):
+        raise RuntimeError(f"non-finite logits comparing with transformers: {logits}")
+    rtol = 1e-4 if dtype == torch.float32 else 2e-2
+    logits["tolerance"] = rtol * max(1.0, logits["max_abs_logit"])
+    logits["within_tolerance"] = logits["max_abs_diff"] <= logits["tolerance"]
+    hf_decode(hf, prompt, 8, device)  # warm-up
+    decode = hf_decode(hf, prompt, cfg.new_tokens, device)
+    return {"logits": logits, "decode_tokens_per_s": decode["tokens_per_s"], "tokens": decode["tokens"]}
 
 
 @torch.inference_mode()

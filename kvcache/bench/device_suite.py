@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
 import torch
@@ -83,15 +84,18 @@ class SuiteConfig:
 class _Clock:
     seconds: dict[str, float] = field(default_factory=dict)
     last: float = field(default_factory=time.perf_counter)
+    progress: Callable[[str], None] | None = None  # told each part's end (a run cut short shows where)
 
     def lap(self, name: str) -> None:
         now = time.perf_counter()
         self.seconds[name] = round(now - self.last, 2)
         self.last = now
+        if self.progress is not None:
+            self.progress(f"{name}: {self.seconds[name]} s")
 
 
-def run_suite(cfg: SuiteConfig) -> dict:
-    clock = _Clock()
+def run_suite(cfg: SuiteConfig, progress: Callable[[str], None] | None = None) -> dict:
+    clock = _Clock(progress=progress)
     torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
     dtype = resolve_dtype(cfg.dtype, device)
@@ -131,7 +135,7 @@ def run_suite(cfg: SuiteConfig) -> dict:
         "ceiling_tokens_per_s": ceiling,
         "torch": torch.__version__,
     }
-    result["transformers"] = _transformers(cfg, shape, weights, model, prompt, device, dtype)
+    result["transformers"] = runs.transformers_figures(cfg, shape, weights, model, prompt, device, dtype)
     del weights
     gc.collect()
     if device.type == "cuda":
@@ -163,8 +167,10 @@ def run_suite(cfg: SuiteConfig) -> dict:
         clock.lap("identity")
         result["ttft"] = _ttft(engine, cfg, vocab)
         clock.lap("ttft")
+        graphs = engine.runner.graphs
         result["graph_steps"] = engine.runner.graph_steps
-        result["graphs_captured"] = engine.runner.graphs.captured if engine.runner.graphs else 0
+        result["graphs_captured"] = graphs.captured if graphs else 0
+        result["graph_capture_error"] = graphs.capture_error if graphs else None
     finally:
         engine.close()
     if device.type == "cuda" and cfg.cuda_graphs and not result["graph_steps"]:
@@ -172,28 +178,6 @@ def run_suite(cfg: SuiteConfig) -> dict:
     result["seconds"] = clock.seconds
     result["aims"] = aims(result)
     return result
-
-
-def _transformers(cfg, shape, weights, model, prompt, device, dtype) -> dict:
-    if not cfg.transformers:
-        return {"skipped": "--no-transformers"}
-    hf = runs.hf_model(shape, weights, device, dtype)
-    if isinstance(hf, str):
-        return {"skipped": hf}
-    logits = runs.logits_vs_hf(model, hf, prompt[: cfg.logits_tokens])
-    if not all(map(_finite, logits.values())):
-        raise RuntimeError(f"non-finite logits comparing with transformers: {logits}")
-    rtol = 1e-4 if dtype == torch.float32 else 2e-2
-    logits["tolerance"] = rtol * max(1.0, logits["max_abs_logit"])
-    logits["within_tolerance"] = logits["max_abs_diff"] <= logits["tolerance"]
-    runs.hf_decode(hf, prompt, 8, device)  # warm-up
-    decode = runs.hf_decode(hf, prompt, cfg.new_tokens, device)
-    del hf
-    return {"logits": logits, "decode_tokens_per_s": decode["tokens_per_s"], "tokens": decode["tokens"]}
-
-
-def _finite(value) -> bool:
-    return not isinstance(value, float) or value == value and abs(value) != float("inf")
 
 
 def _pool(engine: Engine, cfg: SuiteConfig, vocab: int, before: int | None) -> dict:

@@ -2,9 +2,10 @@
 torch (and transformers) but none of the HTTP server's dependencies, nor click or rich.
 
 It checks what it needs first and says what is missing (torch; CUDA when ``--device cuda``; transformers,
-optional), runs ``bench.device_suite``, prints a plain table, and writes the JSON to ``--out``. Any failure
-ends with one line on stderr and exit code 1, before any JSON is written: never a half-filled result. It
-is what ``scripts/gpu-bench.sh`` runs; ``prefixgate bench engine --device`` runs the same suite.
+optional), runs ``bench.device_suite`` (each part's seconds on stderr unless ``--json``), prints a plain
+table, and writes the JSON to ``--out``. A failure ends with its traceback, one line on stderr and exit
+code 1, before any JSON is written: never a half-filled result (a failing transformers part is skipped,
+and said). It is what ``scripts/gpu-bench.sh`` runs; ``prefixgate bench engine --device`` runs it too.
 """
 
 from __future__ import annotations
@@ -12,8 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import logging
+import os
 import sys
+import traceback
 from pathlib import Path
+
+MIN_TORCH = (2, 5)
 
 
 def _batches(text: str) -> tuple[int, ...]:
@@ -55,6 +61,9 @@ def missing_requirements(device: str) -> list[str]:
         return ["torch is not installed (the suite needs torch; transformers is optional)"]
     import torch
 
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    if (major, minor) < MIN_TORCH:  # SDPA's enable_gqa (2.5), F.rms_norm (2.4)
+        return [f"torch {torch.__version__} is too old: the engine needs torch >= 2.5"]
     if device.startswith("cuda") and not torch.cuda.is_available():
         return [f"--device {device}: torch {torch.__version__} sees no CUDA device"]
     return []
@@ -73,9 +82,16 @@ def suite_argv(**options: object) -> list[str]:
     return argv
 
 
+def _progress(line: str) -> None:
+    print(f"[suite] {line}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")  # a failed part's traceback
     lacking = missing_requirements(args.device)
+    if args.out and not os.access(args.out.resolve().parent, os.W_OK):  # before minutes of work, not after
+        lacking.append(f"--out {args.out}: its folder does not exist or is not writable")
     if lacking:
         print("\n".join(lacking), file=sys.stderr)
         return 1
@@ -100,8 +116,9 @@ def main(argv: list[str] | None = None) -> int:
             conversation_tokens=args.conversation_tokens,
             threads=args.threads,
         )
-        result = run_suite(cfg)
-    except Exception as exc:  # noqa: BLE001 (one clear line, then a non-zero exit: no figures from a broken run)
+        result = run_suite(cfg, progress=None if args.json else _progress)
+    except Exception as exc:  # noqa: BLE001 (the traceback, then one clear line and a non-zero exit)
+        traceback.print_exc()
         print(f"the device suite failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     text = json.dumps(result, indent=2)

@@ -5,13 +5,14 @@ smallest key width ``>= `` its longest row's visible keys (powers of two from ``
 so one graph serves many steps. Inputs live in buffers made once at the largest sizes (each graph reads
 views of them): a step fills a pinned host copy, copies it over without waiting, and replays; the graph
 also takes the greedy argmax, so the host reads back only the sampled tokens. Graphs are captured when a
-size is first needed (after an eager warm-up of that size), all into one memory pool. With ``capture``
-off (the CPU, or ``--no-cuda-graphs``) the same static path runs eagerly: what the tests exercise here.
-It does not decide which steps qualify (``model_runner``) or sample non-greedy rows.
+size is first needed (after an eager warm-up), all into one memory pool; a failed capture turns capture
+off (``capture_error``, logged). With ``capture`` off (the CPU, ``--no-cuda-graphs``) the same static path
+runs eagerly, as the tests do. It does not decide which steps qualify (``model_runner``) or sample.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
@@ -21,6 +22,7 @@ from kvcache.layers.static_decode import PaddedDecode
 from kvcache.models.llama import Model
 
 MIN_KEYS = 256
+log = logging.getLogger(__name__)
 
 
 def batch_ladder(max_seqs: int) -> tuple[int, ...]:
@@ -88,6 +90,7 @@ class DecodeGraphs:
         self.sizes: dict[tuple[int, int], _Sized] = {}
         self.graph_pool = None
         self.captured = 0
+        self.capture_error: str | None = None  # why capture stopped (then every size runs eagerly)
 
     def fits(self, rows: int, keys: int) -> bool:
         return rows <= self.batches[-1] and keys <= self.widths[-1]
@@ -106,11 +109,17 @@ class DecodeGraphs:
         if sized is None:
             sized = self.sizes[(batch, width)] = _Sized(self, batch, width)
         self._fill(rows, sized)
+        if self.capture and sized.graph is None:
+            try:
+                self._capture(sized)
+            except RuntimeError as exc:  # a kernel that cannot be captured: the same path, eagerly, said so
+                self.capture, self.capture_error = False, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                log.exception(
+                    "CUDA graph capture failed at batch %d, %d keys: decoding eagerly", batch, width
+                )
         if not self.capture:
             logits, greedy = sized.forward(self.model)
         else:
-            if sized.graph is None:
-                self._capture(sized)
             sized.graph.replay()
             logits, greedy = sized.logits, sized.greedy
         return logits[: len(rows)], greedy[: len(rows)]
@@ -137,9 +146,14 @@ class DecodeGraphs:
         with torch.cuda.stream(stream):
             sized.forward(self.model)
         torch.cuda.current_stream(self.pool.device).wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.graph_pool, capture_error_mode="thread_local"):
-            sized.logits, sized.greedy = sized.forward(self.model)
+        graph, current = torch.cuda.CUDAGraph(), torch.cuda.current_stream(self.pool.device)
+        try:
+            with torch.cuda.graph(graph, pool=self.graph_pool, capture_error_mode="thread_local"):
+                sized.logits, sized.greedy = sized.forward(self.model)
+        except BaseException:
+            torch.cuda.set_stream(current)  # a failed capture_end leaves the capture stream current
+            sized.logits = sized.greedy = None
+            raise
         if self.graph_pool is None:
             self.graph_pool = graph.pool()
         sized.graph = graph

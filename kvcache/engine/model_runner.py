@@ -58,8 +58,9 @@ class ModelRunner:
         return [(chunk.seq, token) for chunk, token in zip(sampled, tokens, strict=True)]
 
     def _decode_rows(self, chunks: list[Chunk]) -> list[DecodeRow] | None:
-        """The step as static-path rows when it is decodes only and within the ladder; else None."""
-        if any(c.count != 1 for c in chunks):
+        """The step as static-path rows when every chunk is one token that samples (a decode, or a prompt's
+        last token) and within the ladder; else None (a one-token chunk mid-prompt must not sample)."""
+        if any(c.count != 1 or not c.samples for c in chunks):
             return None
         size, window, rows = self.pool.block_size, self.window, []
         for chunk in chunks:

@@ -109,7 +109,7 @@ class Model:
         ``cache`` a ``layers.static_decode.PaddedDecode`` (or anything with its ``attend``) → fp32 logits
         [B, vocab]. Nothing here reads a value back to the host or branches on one, so a CUDA graph can
         capture it (``engine.graphs``); positions are not checked against the context (the caller does)."""
-        rope = (self.rotary.cos[positions], self.rotary.signed_sin[positions])
+        rope = (self.rotary.cos.index_select(0, positions), self.rotary.signed_sin.index_select(0, positions))
         h = self.embed.index_select(0, token_ids)
         for layer in self.layers:
             h = layer.forward(h, rope, positions, cache)

@@ -83,3 +83,42 @@ def test_suite_argv_passes_set_options_only():
     argv = gpu.suite_argv(device="cpu", shape=None, threads=2, no_transformers=True, json=False)
     assert argv == ["--device", "cpu", "--threads", "2", "--no-transformers"]
     assert gpu.parser().parse_args(argv).no_transformers
+
+
+def test_generate_runs_to_length_without_masking_the_end_token():
+    from kvcache.bench import device_runs as runs
+    from kvcache.config import ModelConfig
+    from kvcache.models.shapes import random_weights, shape_dict
+
+    shape = shape_dict("tiny")
+    weights = random_weights(ModelConfig.from_dict(shape), "cpu", torch.float32, 0)
+    weights["lm_head.weight"][1] = 10.0  # the shape's eos (1) is often the argmax
+    hf = runs.hf_model(shape, weights, torch.device("cpu"), torch.float32)
+    tokens = runs.hf_decode(hf, [5, 6, 7], 6, torch.device("cpu"))["tokens"]
+    assert len(tokens) == 6 and 1 in tokens  # min_new_tokens with an eos would have masked it
+
+
+def test_a_failing_transformers_comparison_is_said_and_the_rest_measured(tmp_path, capsys, monkeypatch):
+    from kvcache.bench import device_runs as runs
+
+    def broken(*args):
+        raise TypeError("from_config() got an unexpected keyword argument")
+
+    monkeypatch.setattr(runs, "hf_model", broken)
+    out = tmp_path / "suite.json"
+    assert gpu.main([*SMALL, "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    r = json.loads(out.read_text())
+    assert r["transformers"] == {
+        "skipped": "failed: TypeError: from_config() got an unexpected keyword argument"
+    }
+    assert "vs_transformers" not in r["decode"] and r["aims"]["logits_within_tolerance"]["met"] is None
+    assert r["decode"]["batch_1_tokens_per_s"] > 0 and r["identity"]["identical"]
+    assert "failed: TypeError" in captured.out and "[suite] ttft:" in captured.err
+
+
+def test_too_old_a_torch_is_said_before_anything_runs(monkeypatch):
+    monkeypatch.setattr(torch, "__version__", "2.4.1+cu121")
+    assert gpu.missing_requirements("cpu") == ["torch 2.4.1+cu121 is too old: the engine needs torch >= 2.5"]
+    monkeypatch.setattr(torch, "__version__", "2.10.0a0+git1234")
+    assert gpu.missing_requirements("cpu") == []

@@ -33,7 +33,7 @@ def test_capture_needs_cuda():
     eng.close()
 
 
-def _generate(name: str, static: bool, count: int, **config) -> tuple[list[list[int]], int]:
+def _generate(name: str, static: bool, count: int, graphs=None, **config) -> tuple[list[list[int]], int]:
     eng = Engine(
         EngineConfig(
             model_path=str(checkpoint(name)), device="cpu", threads=1, max_context=256, block_size=4, **config
@@ -41,6 +41,8 @@ def _generate(name: str, static: bool, count: int, **config) -> tuple[list[list[
     )
     if static:
         eng.runner.graphs = DecodeGraphs(eng.model, eng.pool, eng.config.max_seqs, capture=False)
+        if graphs is not None:
+            graphs(eng.runner.graphs)
     prompts = [prompt_ids(3 + 11 * i, seed=40 + i) for i in range(count)]
     out: list[list[int] | None] = [None] * count
 
@@ -65,3 +67,28 @@ def test_the_static_path_gives_the_eager_paths_tokens(name, config):
     static, steps = _generate(name, True, 5, **config)  # 5 rows run padded to 8; mistral's window is 8
     assert none == 0 and steps > 30
     assert static == eager and all(len(t) == 40 for t in static)
+
+
+def test_a_one_token_chunk_mid_prompt_does_not_sample_on_the_static_path():
+    # two tokens a step, two seats: a decode plus one token of another prompt, a step of one-token chunks
+    # of which one is mid-prompt (it must not sample: the eager path's tokens)
+    eager, _ = _generate("llama3", False, 3, max_seqs=2, max_batched_tokens=2)
+    static, steps = _generate("llama3", True, 3, max_seqs=2, max_batched_tokens=2)
+    assert steps > 30 and static == eager
+
+
+def test_a_capture_that_fails_turns_capture_off_and_decodes_eagerly(caplog):
+    def failing(graphs: DecodeGraphs) -> None:
+        def capture(sized):
+            raise RuntimeError("operation not permitted when stream is capturing\nmore")
+
+        graphs.capture, graphs._capture = True, capture  # as on CUDA, with a kernel that cannot be captured
+
+    seen: list[DecodeGraphs] = []
+    eager, _ = _generate("llama3", False, 3)
+    static, steps = _generate("llama3", True, 3, graphs=lambda g: (seen.append(g), failing(g)))
+    assert static == eager and steps > 30
+    graphs = seen[0]
+    assert not graphs.capture and graphs.captured == 0
+    assert graphs.capture_error == "RuntimeError: operation not permitted when stream is capturing"
+    assert "CUDA graph capture failed" in caplog.text
