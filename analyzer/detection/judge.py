@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from analyzer.detection import context as cx
-from analyzer.detection import regions
+from analyzer.detection import regions, slotcontext
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
@@ -41,8 +41,6 @@ _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as
 _ID_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$"
 )
-_CURRENT = frozenset(("current", "currently"))
-_SLOT_KEYS = frozenset(("session",))
 _FULL, _SECONDS = "a full timestamp", "a clock reading to the second"
 _DATE_ALONE, _CLOCK_ALONE = "a date alone on its line", "a clock time alone on its line"
 #: the reasons of values kept for their shape alone, with no label
@@ -85,6 +83,8 @@ class _Judge:
         self.phrase_start = self.phrase_end = -10
         self.last_kept: Candidate | None = None
         self.floor = 0
+        #: the expressions of kept slots: the same slot again renders the same value
+        self.kept_slots: set[str] = set()
 
     def holds_values(self, block: Candidate) -> bool:
         """A snapshot block holds a rendered value (or a slot, or git status lines)."""
@@ -122,8 +122,11 @@ class _Judge:
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
         if c.kind == "placeholder":
+            if c.expr in self.kept_slots:
+                return f"the same slot as `{short(c.expr)}` before"
             if c.shape == SETTING:
-                return None
+                bound = slotcontext.range_bound(c.expr) and slotcontext.in_period(text, c.start, c.end)
+                return "the bound of a period counted back from today" if bound and not w.example else None
             if c.shape == STRFTIME:  # not as an argument: strftime_now("%d %b %Y") is judged as the call
                 arg = text[max(0, c.start - 2) : c.start] in ('("', "('")
                 return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
@@ -133,19 +136,10 @@ class _Judge:
                 return None
             if self.after_phrase(c):
                 return self.follows()
-            tokens = w.near.split()
-            start = max(0, len(tokens) - 3)  # the slot's own key: "Current date:", "Session:"
-            words = [
-                t
-                for i, t in enumerate(tokens[start:], start)
-                if not (i and tokens[i - 1].lower() in ("per", "each", "every"))
-            ]
-            # "bytes per conversation at batch {x}" is a rate, not a conversation's; "Current model:
-            # {x}" names a setting ("current" alone is no clock)
-            key = cx.word_classes(" ".join(words))
-            now = cx.word_classes(" ".join(t for t in words if t.lower().strip(":=-,()") not in _CURRENT))
-            user = "user" in cx.word_classes(w.near)
-            return w.labelled if ("now" in now and "static" not in key) or key & _SLOT_KEYS or user else None
+            k = self.last_kept
+            if k and k.kind in ("date", "time") and text[k.end : c.start] in (" in ", " in: "):
+                return "the place of the date before it"  # "Today is Thursday, 24 April 2025 in _____"
+            return slotcontext.labelled(text, c, w)
         if c.kind == "state":
             if w.example or (c.shape == "block" and not self.holds_values(c)):
                 return None
@@ -266,6 +260,8 @@ class _Judge:
                 dropped_until = max(dropped_until, c.end)
                 continue
             taken_until = c.end
+            if c.kind == "placeholder" and c.expr.strip("_{}") and c.expr != "blank":
+                self.kept_slots.add(c.expr)
             if c.kind == "today-phrase":
                 self.phrase_start, self.phrase_end = c.start, c.end
             else:

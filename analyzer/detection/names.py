@@ -40,6 +40,8 @@ class Verdict:
 _DOT_SPACE = re.compile(r"\s*\.\s*")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRING_LIT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+#: a lookup by key names the value as an identifier would: ctx['user_id'], msg.get("person_id")
+_KEY = re.compile(r"(?:\[\s*|\.get\(\s*)(['\"])([A-Za-z_]\w*)\1")
 _IDENT = re.compile(r"(new\s+)?([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)(\s*\(\s*\))?(\s*\()?")
 
 
@@ -51,10 +53,15 @@ def words(name: str) -> list[str]:
 def name_verdict(name: str) -> Verdict | None:
     """Whether a slot named ``name`` (``user_session``, ``turn_count``, ``CURRENT_DATE``) is filled per request."""
     ws = words(name)
+    found = set(ws)
     if ws and ws[0] == "current" and vocab.WHERE.intersection(ws):
         return Verdict(f"named `{name}`: where the user is now", HIGH)
-    found = set(ws)
-    if found & vocab.USER_WORDS or (found & vocab.USER and found & vocab.USER_PARTS and "role" not in found):
+    if found & vocab.WHERE_OWNERS and found & vocab.WHERE and "locale" not in found:
+        return Verdict(f"named `{name}`: where the request comes from", HIGH)
+    own = (
+        set(words(name.rsplit(".", 1)[-1])) if "." in name else found
+    )  # a field's own name says it is the user's
+    if own & vocab.USER_WORDS or (own & vocab.USER and own & vocab.USER_PARTS and "role" not in own):
         return Verdict(f"named `{name}`: the current user's own value", HIGH)
     if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
         return None
@@ -142,8 +149,8 @@ def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict
 def expression_parts(expr: str) -> tuple[list[str], list[tuple[str, int | None]]]:
     """Identifiers and calls of a template-language expression (Jinja, Handlebars, Go
     templates, Semantic Kernel, ERB): ``formatDate now``, ``now() | date('%H:%M')``."""
+    names: list[str] = [m.group(2) for m in _KEY.finditer(expr)] if "'" in expr or '"' in expr else []
     bare = _STRING_LIT.sub("''", expr)
-    names: list[str] = []
     calls: list[tuple[str, int | None]] = []
     for m in _IDENT.finditer(bare):
         dotted = "".join(m.group(2).split())
@@ -152,6 +159,8 @@ def expression_parts(expr: str) -> tuple[list[str], list[tuple[str, int | None]]
         elif m.group(3) or m.group(4):
             calls.append((dotted, 0 if m.group(3) else None))
         names.extend(dotted.split("."))
+        if "." in dotted:
+            names.append(dotted)  # user.name, requestHints.city: the owner's words with the field's
     return names, calls
 
 

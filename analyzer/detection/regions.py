@@ -30,7 +30,7 @@ def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480
         line = lines[i]
         if not line.strip():
             # one blank line may stand right under the intro ("EXAMPLE 1:", "", the example)
-            return i == len(lines) - 1 and i > 0 and _intro(lines[i - 1])
+            return i > 0 and _intro(lines[i - 1])
         if _intro(line):
             return True
     return False
@@ -67,6 +67,48 @@ def _intro(line: str) -> bool:
     return line.rstrip().endswith(":") and bool(_EXAMPLE_INTRO.search(line[-120:]))
 
 
+#: info strings of fences that hold prose, not code
+_PROSE = frozenset(("txt", "text", "plain", "plaintext", "markdown", "md", "prompt"))
+
+
+def _marks(text: str) -> list[tuple[int, str]]:
+    """Each fence mark at the start of a line (after indentation): its offset and its run (```` ``` ````, ``~~~~``)."""
+    marks: list[tuple[int, str]] = []
+    for mark in ("```", "~~~"):
+        k = text.find(mark)
+        while k >= 0:
+            ls = text.rfind("\n", max(0, k - 64), k) + 1
+            run = k + 3
+            while text[run : run + 1] == mark[0]:
+                run += 1
+            if (ls or k < 64) and not text[ls:k].strip(" \t"):
+                marks.append((k, text[k:run]))
+            k = text.find(mark, run)
+    return sorted(marks)
+
+
+def _paired(text: str, marks: list[tuple[int, str]]) -> list[tuple[int, int, str, str]]:
+    """Fences as (start, end, opening mark, info string): a shorter mark inside a longer fence is its content."""
+    spans: list[tuple[int, int, str, str]] = []
+    opened: tuple[int, str, str] | None = None
+    for k, mark in marks:
+        nl = text.find("\n", k)
+        info = text[k + len(mark) : nl if nl >= 0 else len(text)].strip(mark[0] + " \t")
+        if opened is not None and (mark[0] != opened[1][0] or len(mark) < len(opened[1])):
+            continue
+        if opened is not None and not info:
+            spans.append((opened[0], len(text) if nl < 0 else nl, opened[1], opened[2]))
+            opened = None
+        elif opened is None or info:  # a fence with an info string opens one, even inside another
+            if opened is not None:
+                spans.append((opened[0], k, opened[1], opened[2]))
+            opened = (k, mark, info)
+    if opened is not None:  # never closed: to its first blank line
+        end = text.find("\n\n", opened[0])
+        spans.append((opened[0], len(text) if end < 0 else end, opened[1], opened[2]))
+    return spans
+
+
 class CodeSpans:
     """Fenced (```` ``` ````/``~~~``) and inline (`` `…` ``) code of one text, found on first use."""
 
@@ -78,34 +120,17 @@ class CodeSpans:
     def _fenced(self) -> list[tuple[int, int]]:
         if self._fences is None:
             text = self.text
-            marks: list[tuple[int, str]] = []
-            for mark in ("```", "~~~"):
-                k = text.find(mark)
-                while k >= 0:
-                    ls = text.rfind("\n", max(0, k - 64), k) + 1
-                    if (ls or k < 64) and not text[ls:k].strip(" \t"):
-                        marks.append((k, mark))
-                    k = text.find(mark, k + 3)
-                    while k > 0 and text[k - 1] == mark[0]:
-                        k = text.find(mark, k + 1)
-            spans: list[tuple[int, int]] = []
-            opened: tuple[int, str] | None = None
-            for k, mark in sorted(marks):
-                nl = text.find("\n", k)
-                info = text[k + 3 : nl if nl >= 0 else len(text)].strip(mark[0] + " \t")
-                if opened is not None and mark == opened[1] and not info:
-                    end = text.find("\n", k)
-                    spans.append((opened[0], len(text) if end < 0 else end))
-                    opened = None
-                elif opened is None or info:  # a fence with an info string opens one, even inside another
-                    if opened is not None:
-                        spans.append((opened[0], k))
-                    opened = (k, mark)
-            if opened is not None:  # never closed: to its first blank line
-                end = text.find("\n\n", opened[0])
-                spans.append((opened[0], len(text) if end < 0 else end))
-            # a long fence opening the text and holding most of it wraps a quoted prompt: no code sample
-            self._fences = [(a, b) for a, b in spans if not (a < 200 and b - a >= max(500, len(text) // 2))]
+            marks = _marks(text)
+            fences: list[tuple[int, int]] = []
+            for a, b, mark, _ in _paired(text, marks):
+                if a < 200 and b - a >= max(500, len(text) // 2):
+                    # a long fence opening the text and holding most of it wraps a quoted prompt: the
+                    # prompt's own code samples inside stay code, its prose fences (```txt) do not
+                    inner = [m for m in marks if a < m[0] < b and len(m[1]) < len(mark)]
+                    fences += [(x, y) for x, y, _, info in _paired(text, inner) if info.lower() not in _PROSE]
+                else:
+                    fences.append((a, b))
+            self._fences = sorted(fences)
         return self._fences
 
     def __contains__(self, pos: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TIME = {"now", "time", "timestamp", "datetime", "clock", "hour", "minute", "ts", "epoch", "utc", "tonight"}
 TIME |= {"zeit", "uhrzeit", "jetzt", "hora", "heure", "ahora", "zeitpunkt", "sekunde"}
-DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "month", "year"}
+DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "week", "month", "year"}
 DATE |= {"datum", "heute", "fecha", "hoy", "jour", "aujourdhui", "oggi", "hoje", "wochentag"}
 RANDOM = {
     "uuid",
@@ -77,7 +77,7 @@ USER_PARTS = {
     "tz",
     "phone",
 }
-USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode"}
+USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode", "profile"}
 USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
 #: a quantity read per request ("tokens_left", "freeMem", "available_memory") …
 MEASURED = {
@@ -128,6 +128,8 @@ MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "
 MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}
 #: where the user is now ("currentTimezone", "current_city"): per user, not a setting
 WHERE = {"timezone", "tz", "zone", "locale", "location", "city", "country", "region"}
+#: … or whose whereabouts ("requestHints.city", "visitor_country", "geo.region"): the request's origin
+WHERE_OWNERS = {"request", "req", "client", "visitor", "caller", "sender", "geo", "ip", "device", "browser"}
 ID_OWNERS = {
     "request",
     "req",
@@ -165,6 +167,9 @@ ID_OWNERS = {
     "window",
     "page",
     "client",
+    "sender",
+    "person",
+    "group",
 }
 LAST_OF = {
     "login",

@@ -5,9 +5,8 @@ Where a string sits in a request body decides how it is read: JSON-schema ``exam
 ``example``, ``enum``, ``default`` and ``const`` values are examples, never findings; a
 ``description`` is read with :func:`analyzer.detect.find_volatile`'s ``"description"``
 context (a clock time or date there needs a "now" label). A source file's units are its
-prompt-like literals and templates (:mod:`analyzer.lint.sources`).
-
-This module runs no rule.
+prompt-like literals and templates (:mod:`analyzer.lint.sources`); in a Jinja, Handlebars or
+Go template file a single-brace ``{name}`` is literal text, never a slot. It runs no rule.
 """
 
 from __future__ import annotations
@@ -34,6 +33,16 @@ def field_context(path: str | None) -> str | None:
     return "description" if path and _DESCRIPTION.search(path) else "prompt"
 
 
+#: template files whose slots are ``{{ … }}``: a single-brace ``{month}`` there is literal text the model reads
+BRACE_TEMPLATES = frozenset(
+    ".j2 .jinja .jinja2 .njk .hbs .handlebars .mustache .liquid .tmpl .gotmpl".split()
+)
+
+
+def _single_brace(v: Volatile) -> bool:
+    return v.kind == "placeholder" and v.value.startswith("{") and not v.value.startswith(("{{", "{%", "{#"))
+
+
 def _vols(unit: TextUnit) -> list[Volatile]:
     context = field_context(unit.field)
     return [] if context is None else find_volatile(unit.text, context=context)
@@ -49,7 +58,10 @@ class Doc:
     @classmethod
     def for_text(cls, src: SourceFile) -> Doc:
         unit = text_unit(src)
-        return cls(src, None, [unit], [find_volatile(unit.text)])
+        vols = find_volatile(unit.text)
+        if Path(src.path).suffix.lower() in BRACE_TEMPLATES:
+            vols = [v for v in vols if not _single_brace(v)]
+        return cls(src, None, [unit], [vols])
 
     @classmethod
     def for_source(cls, src: SourceFile) -> Doc:

@@ -2,11 +2,12 @@
 
 :func:`movable` keeps the detections of :func:`analyzer.detect.find_volatile` that are certainly
 per-request values (timestamps, epochs, "now"-labelled times and dates in any language, repeats,
-per-request ids, session state and environment or git-status blocks), each with its label. Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the
-text's shape, reused only when a fresh scan would give the same answer.
+ids under a label, session state and environment or git-status blocks), each with its label.
+Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the text's shape,
+reused only when a fresh scan would give the same answer.
 
-It does NOT change any text, and never moves examples, schedules, historical dates or fixed
-account ids. See docs/rewrite.md ("aggressive") for what moves and how the cache is checked.
+It does NOT change any text, and never moves examples, schedules, historical dates, unlabelled ids
+or ids labelled as configuration. See docs/rewrite.md ("aggressive") for what moves and the cache.
 """
 
 from __future__ import annotations
@@ -32,12 +33,32 @@ _EXAMPLE = re.compile(
 )
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d|\d{1,2}:\d{2}.*\d{4}|\d{4}.*\d{1,2}:\d{2}")
 _EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
+_WORD = re.compile(r"[^\W\d_]{2,}")
 # Labels that name a per-request or per-session value (a fixed account, merchant or knowledge
 # base id in a system prompt is configuration: it stays).
 _ID_LABEL = re.compile(
     r"(?i)(?:\b|_)(?:request|req|session|sess|trace|span|run|correlation|conversation|convo|chat|call|"
     r"message|msg|turn|interaction|transaction|nonce|idempotency|invocation|execution|job|task|visit|"
     r"user[ _-]?session|jwt|token|bearer)(?:\b|_)|\buuid\b"
+)
+# Labels that name configuration or a fixture: the same id on every request of the app (it stays).
+_CONFIG_LABEL = re.compile(
+    r"(?i)(?:\b|_)(?:test|dummy|fake|mock|default|fixed|static|constant|account|acct|merchant|tenant|"
+    r"org(?:anization)?|workspace|project|team|company|knowledge[ _-]?base|kb|dataset|index|collection|"
+    r"corpus|store|shop|app(?:lication)?|client|bot|"
+    r"assistant|agent|model|deployment|cluster|environment|env|api[ _-]?key|key|secret|partner|vendor|"
+    r"brand|site|domain|namespace|bucket|database|db|table|calendar|channel|folder|drive|template|form|"
+    r"survey|product|plan|sku|repo(?:sitory)?|commit|version|build|release|license|licence)(?:\b|_)"
+)
+#: words that make an epoch number a moment: now-words (``_NOW_LABEL``) or an event's
+_EVENT_LABEL = re.compile(
+    r"(?i)\b(?:started|starts?|began|begun|sent|received|created|generated|issued|queued|submitted|logged|"
+    r"expir(?:es|y|ed)|exp|iat|nbf|updated|modified|last[ _-]?(?:seen|login|active|activity)|epoch|unix|millis|"
+    r"ms)\b"
+)
+#: or the words right after it: "1773481287 seconds since the epoch"
+_EPOCH_AFTER = re.compile(
+    r"(?i)^\s*(?:ms|milliseconds?|s|secs?|seconds?)?\s*(?:since|after) (?:the )?(?:unix )?epoch"
 )
 _PER_REQUEST_PREFIXES = (
     "req_",
@@ -84,18 +105,23 @@ def _label_start(text: str, start: int, floor: int) -> int:
     return ends[-1] if ends else at
 
 
-def _moves(kind: str, value: str, label: str, after_today_phrase: bool, reason: str = "") -> bool:
+def _moves(
+    kind: str, value: str, label: str, after_today_phrase: bool, reason: str = "", after: str = ""
+) -> bool:
     if kind == "state":  # a count, state JSON, an environment or git-status block: read per request
         return not _EXAMPLE.search(label)
     if kind in ("time", "date") and reason.startswith(_SURE):
         return True  # the detector read a "now" label in any language, a phrase, or the same value again
-    if kind in _ALWAYS:  # an id moves when its label or its prefix says it is per request/session
+    if kind in _ALWAYS:  # an id the detector kept moves with its label, unless that names configuration
         if _EXAMPLE.search(label):
             return False
-        return bool(_ID_LABEL.search(label)) or value.lower().startswith(_PER_REQUEST_PREFIXES)
+        if _ID_LABEL.search(label) or value.lower().startswith(_PER_REQUEST_PREFIXES):
+            return True
+        return bool(_WORD.search(label)) and not _CONFIG_LABEL.search(label)
     if kind == "time":
-        if _EPOCH.match(value):  # a bare 10/13-digit number is a timestamp only when labelled as one
-            return bool(_NOW_LABEL.search(label)) and not _EXAMPLE.search(label)
+        if _EPOCH.match(value):  # a bare 10/13-digit number is a moment only when labelled as one
+            moment = _NOW_LABEL.search(label) or _EVENT_LABEL.search(label) or _EPOCH_AFTER.match(after)
+            return bool(moment) and not _EXAMPLE.search(label)
         if _TIMESTAMP.search(value):
             return not _EXAMPLE.search(label)
         return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
@@ -121,7 +147,8 @@ def scan(text: str) -> tuple[Span, ...]:
         after_phrase = (
             phrase_end >= 0 and 0 <= v.start - phrase_end <= 3 and "\n" not in text[phrase_end : v.start]
         )
-        if _moves(v.kind, v.value, label, after_phrase, v.reason):
+        after = text[v.end : v.end + 40].split("\n", 1)[0]
+        if _moves(v.kind, v.value, label, after_phrase, v.reason, after):
             spans.append(Span(v.start, v.end, label_start))
             floor = v.end
     return tuple(spans)

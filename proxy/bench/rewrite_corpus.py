@@ -5,8 +5,9 @@ Each prompt file under DIR (text and templates; code, JSON and chat templates wh
 ``⟦…⟧`` is rendered twice as a live app renders it (:func:`.rewrite_render.render` at each span),
 sent as the system prompt of an OpenAI Chat body through :func:`analyzer.rewrite.rewrite_request`,
 and the two system prompts compared: head reuse is their shared leading share (common prefix over
-the longer one). Reported per mode: the mean, the share of prompts at ≥ 0.9, and values kept (each
-rendered value's words still in the rewritten request). In process; nothing is sent anywhere.
+the longer one, a moved value's marker read as one character). Reported per mode: the mean, the
+share of prompts at ≥ 0.9; and values kept (each rendered value's words still in the rewritten
+request) and the characters aggressive adds to a request. In process; nothing is sent anywhere.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import statistics
 from pathlib import Path
 
 from analyzer.rewrite import AGGRESSIVE, OFF, OPENAI_CHAT, rewrite_request
+from analyzer.rewrite.volatile import MARKER
 from proxy.bench.rewrite_render import render
 
 OPEN, CLOSE = "⟦", "⟧"
@@ -74,6 +76,8 @@ def _in_statement(before: str) -> bool:
 
 
 def _shared(a: str, b: str) -> float:
+    # the marker is the same text in both requests: only where the first difference falls counts
+    a, b = a.replace(MARKER, "\x00"), b.replace(MARKER, "\x00")
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -105,6 +109,7 @@ def measure(folder: Path) -> dict:
     for name, between, spans in prompts(folder):
         systems: dict[str, list[str]] = {OFF: [], AGGRESSIVE: []}
         kept = {OFF: 0, AGGRESSIVE: 0}
+        sizes = {OFF: 0, AGGRESSIVE: 0}
         for k in (0, 1):
             values = [render(v, k, before) for v, before in zip(spans, between)]
             text = "".join(x for pair in zip(between, values + [""]) for x in pair)
@@ -116,6 +121,7 @@ def measure(folder: Path) -> dict:
                 out = rewrite_request(OPENAI_CHAT, body, mode=mode).body or body
                 systems[mode].append(_system(out))
                 kept[mode] += _kept(values, out)
+                sizes[mode] += len(json.dumps(out, ensure_ascii=False))
         rows.append(
             {
                 "prompt": name,
@@ -124,6 +130,7 @@ def measure(folder: Path) -> dict:
                 "aggressive": round(_shared(*systems[AGGRESSIVE]), 4),
                 "values": 2 * len(spans),
                 "kept": kept[AGGRESSIVE],
+                "added_chars": (sizes[AGGRESSIVE] - sizes[OFF]) // 2,
             }
         )
     summary = {}
@@ -142,6 +149,7 @@ def measure(folder: Path) -> dict:
         "head_reuse": summary,
         "values": values,
         "values_kept": kept,
+        "added_chars_mean": round(statistics.fmean(r["added_chars"] for r in rows), 1) if rows else None,
         "targets_met": {
             "aggressive_mean>=0.95": bool(rows) and summary[AGGRESSIVE]["mean"] >= 0.95,
             "aggressive_share_at_0.9>=0.9": bool(rows) and summary[AGGRESSIVE]["share_at_0.9"] >= 0.9,
@@ -163,6 +171,9 @@ def table(result: dict) -> str:
             f"{mode:<12}{mean if mean is None else f'{mean:.1%}':>20}{share if share is None else f'{share:.1%}':>20}"
         )
     lines.append(f"values kept by aggressive: {result['values_kept']} of {result['values']}")
+    lines.append(
+        f"characters aggressive adds per request (markers, moved block): {result['added_chars_mean']}"
+    )
     worst = sorted(result["rows"], key=lambda r: r[AGGRESSIVE])[:5]
     lines += [f"  lowest: {r['prompt']} {r[AGGRESSIVE]:.1%}" for r in worst if r[AGGRESSIVE] < 0.9]
     return "\n".join(lines)

@@ -2,9 +2,10 @@
 
 :func:`render` gives the ``k``-th rendering of one labelled span: a date ``k`` days on and a time
 ``k`` minutes on, in the span's own format and language (ISO, numeric day-first or month-first,
-written-out in any language of :mod:`analyzer.detection.calendar`, CJK, weekday names); a template
-slot filled by what its name says (a date, a time, an id, a count, state JSON …); anything else
-with its digits (or, with none, its last letter) changed. ``k=0`` of a rendered value is itself.
+written-out in any language of :mod:`analyzer.detection.calendar`, CJK, weekday names), an epoch
+``k`` minutes on, a UUID of the same version; a template slot filled by what its name says (a date,
+a period's start or end, a time, an id, a count, a memory block …); anything else with its digits
+(or, with none, its last letter) changed. ``k=0`` of a rendered value is itself.
 
 It does NOT detect anything: it is the stand-in for the app, independent of the detector.
 """
@@ -17,8 +18,20 @@ import re
 from analyzer.detection.calendar import MONTH_WORDS, WEEKDAY_WORDS, weekday_name
 
 _SLOT = re.compile(
-    r"^(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\$\{[^{}]*\}|%\(\w+\)[sd]|<%=?[^%]*%>|\{\{\{[^{}]*\}\}\})$"
+    r"^(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\$\{[^{}]*\}|%\(\w+\)[sd]|<%=?(?:(?!%>).)*%>|\{\{\{[^{}]*\}\}\})$"
 )
+#: a strftime format quoted inside a slot: ``<%= Time.now.strftime("%H:%M") %>``
+_SLOT_FORMAT = re.compile(r"""["']([^"']*%[aAbBdHIjmMpSyYZ][^"']*)["']""")
+#: an unnamed blank right after "in" or "near" stands for a place
+_PLACE_BEFORE = re.compile(r"(?i)\b(?:in|near)\s*$")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
+#: 2001-09-09 .. 2100-01-01 in seconds
+_EPOCH_RANGE = range(1_000_000_000, 4_102_444_800)
+#: a period's bounds and relative days, in days from now
+_DAY_OFFSETS = {"yesterday": -1, "tomorrow": 1, "last": -1, "previous": -1, "prev": -1, "next": 1}
+_DAY_OFFSETS |= {"start": -7, "begin": -7, "first": -7, "end": -1}
+_CJK_BEFORE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af][^\w]*$")
 #: a collector's blank standing for a value ("_____", "[Server Name]"): filled like a slot
 _BLANK = re.compile(r"^(?:_{3,}(?:@[\w.-]+)?|\[[A-Z][a-z]+(?: [A-Z][a-z]+){0,3}\])$")
 _STRFTIME = re.compile(r"%[aAbBdHIjmMpSyYZ]")
@@ -39,7 +52,9 @@ def render(value: str, k: int, before: str = "") -> str:
     names what an unnamed slot (``{}``) holds."""
     if _SLOT.match(value.strip()) or _BLANK.match(value.strip()):
         named = re.search(r"[A-Za-z]", value) and not value.startswith("_")
-        return _fill(value if named else before[-40:], k)
+        if not named and _PLACE_BEFORE.search(before):
+            return _fill("location", k)
+        return _fill(value, k, before) if named else _fill(before[-40:], k, before, named=False)
     if len(_STRFTIME.findall(value)) >= 2:
         return (BASE + dt.timedelta(days=k, minutes=k)).strftime(value)
     if k == 0:
@@ -48,37 +63,78 @@ def render(value: str, k: int, before: str = "") -> str:
     out = _CLOCK.sub(lambda m: _minute(m, k), out)
     if out != value:
         return out
+    v = value.strip()
+    if _EPOCH.match(v) and int(v[:10]) in _EPOCH_RANGE:  # an epoch a later request reads k minutes on
+        return value.replace(v, str(int(v) + k * (60_000 if len(v) == 13 else 60)))
     if any(ch.isdigit() for ch in value):
-        return re.sub(r"\d", lambda m: str((int(m.group(0)) + k) % 10), value)
+        keep = {m.start() + i for m in _UUID.finditer(value) for i in (14, 19)}  # version, variant
+        return "".join(
+            str((int(ch) + k) % 10) if ch.isdigit() and i not in keep else ch for i, ch in enumerate(value)
+        )
     return _last_letter(value, k)
 
 
-def _fill(slot: str, k: int) -> str:
+#: what a slot's name says it holds (a few languages' words besides English)
+_TIME_WORDS = {"time", "now", "timestamp", "datetime", "clock", "ts", "hora", "heure", "zeit", "uhrzeit"}
+_DATE_WORDS = {"date", "today", "day", "weekday", "yesterday", "tomorrow", "period", "fecha", "datum", "jour"}
+_DATE_WORDS |= {"dia", "giorno", "hoy", "heute", "oggi", "hoje"}
+_NAME_WORDS = {"name", "username", "nickname", "owner", "nombre", "nom", "prenom", "vorname", "nome"}
+_MACHINE = {"ram", "disk", "free", "used", "usage"}
+
+
+def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
     words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", slot).lower()))
+    if named and "at" in words:  # created_at, paged_at: a moment
+        words.add("time")
     moment = BASE + dt.timedelta(days=k, minutes=k)
-    if words & {"time", "now", "timestamp", "datetime", "clock", "ts"}:
+    fmt = _SLOT_FORMAT.search(slot)
+    if fmt:
+        return moment.strftime(fmt.group(1))
+    days = next((d for w, d in _DAY_OFFSETS.items() if w in words), 0)
+    moment += dt.timedelta(days=days)
+    if words & _TIME_WORDS:
         return moment.strftime("%Y-%m-%d %H:%M:%S")
-    if words & {"date", "today", "day", "weekday"}:
+    if words & _DATE_WORDS:
         return moment.strftime("%A, %B %d, %Y")
+    if words & {"month", "year", "week"}:
+        if "week" in words:
+            return str((moment.day - 1) // 7 + 1)
+        if "year" in words:
+            return str(moment.year)
+        return str(moment.month) if _CJK_BEFORE.search(before) else moment.strftime("%B")
     if words & {"uuid", "guid"}:
         return f"3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a{k:02d}"
     if words & {"email", "mail"}:
         return ("ana@example.com", "ben@example.com")[k % 2]
-    if words & {"name", "username"}:
+    if words & _NAME_WORDS:
         return ("Ana", "Ben")[k % 2]
     if words & {"id", "session", "request", "trace", "conversation"}:
         return f"sess_8f3a9c1d2e7b6a{k:02d}"
     if words & {"state", "json", "context", "metadata"}:
         return '{"step": %d, "open_tasks": ["review", "deploy"], "cart_items": %d}' % (3 + k, 2 + k)
+    if words & {"memory", "memories", "profile", "facts"} and not words & _MACHINE:
+        return _MEMORIES[k % 2]  # what the app remembers of this user
     if words & {"mem", "memory", "ram", "disk"}:
         return f"{3.2 + k / 10:.1f} GB"
+    if words & {"weather", "forecast"}:
+        return ("Sunny, 18 °C", "Light rain, 16 °C")[k % 2]
     if words & {"lat", "latitude", "lon", "lng", "longitude", "coordinates"}:
         return f"{41.0082 + k / 1000:.4f}"
     if words & {"location", "city", "place"}:
         return ("Istanbul", "Ankara")[k % 2]
+    if words & {"country"}:
+        return ("Portugal", "Canada")[k % 2]
     if words & {"timezone", "tz", "zone"}:
         return ("Europe/Warsaw", "America/New_York")[k % 2]
+    if words & {"start", "begin", "end", "since", "until"}:  # a period's bound, no other word: a date
+        return moment.strftime("%A, %B %d, %Y")
     return str(48_213 + 17 * k)
+
+
+_MEMORIES = (
+    "- Prefers short answers.\n- Has a dog called Rex.\n- Is learning Spanish.",
+    "- Works night shifts as a nurse.\n- Is allergic to peanuts.\n- Plays the cello.",
+)
 
 
 def _minute(m: re.Match, k: int) -> str:

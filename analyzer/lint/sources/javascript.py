@@ -6,12 +6,13 @@ declarations. Byte positions become characters of the file text. Grammars: the
 ``tree-sitter-javascript`` and ``tree-sitter-typescript`` wheels (TypeScript for ``.ts``, TSX
 for ``.tsx``, JavaScript with JSX otherwise).
 
-It does NOT read files, or take tagged templates (``sql`…```), imports or non-prompt literals.
+It does NOT read files, or take templates tagged as code (``sql`…```), imports or non-prompt literals.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from functools import cache
 
 from analyzer.detection.names import Verdict, judge
@@ -119,6 +120,18 @@ class _File:
                 calls.append(("new " + self.src(ctor), len(args.named_children) if args is not None else 0))
             elif n.type in ("identifier", "property_identifier", "shorthand_property_identifier"):
                 names.append(self.src(n))
+            elif (
+                n.type == "member_expression"
+                and n.parent is not None
+                and n.parent.type != "member_expression"
+            ):
+                dotted = "".join(self.src(n).split()).replace("?.", ".")
+                if dotted.replace(".", "").replace("_", "").replace("$", "").isalnum():
+                    names.append(dotted)  # requestHints.city: the owner's words with the field's
+            elif n.type == "subscript_expression":
+                index = n.child_by_field_name("index")
+                if index is not None and index.type == "string":
+                    names.append(self.src(index).strip("'\"`"))  # ctx["user_id"]: named by its key
         v = judge([] if calls_only else names, calls)
         if v or calls_only:
             return v
@@ -158,6 +171,12 @@ class _File:
         return pieces
 
 
+#: tags of templates that hold code or markup, never a prompt
+_CODE_TAG = re.compile(
+    r"(?i)(?:^|\.)(?:sql|css|gql|graphql|html|svg|xml|glsl|sh|bash|cmd|exec|keyframes|injectGlobal|createGlobalStyle)$|^styled\b"
+)
+
+
 class _Finder:
     def __init__(self, f: _File) -> None:
         self.f = f
@@ -185,8 +204,9 @@ class _Finder:
                 fn = call.child_by_field_name("function") or call.child_by_field_name("constructor")
                 name = "".join(f.src(fn).split()) if fn is not None else ""
                 return name, skipped_call(name) or call.type == "new_expression" and name.endswith("Error")
-            if t == "call_expression":
-                return "", True  # a tagged template: sql`…`, css`…`, gql`…`
+            if t == "call_expression":  # a tagged template: sql`…` is code, $`…` or prompt`…` may be a prompt
+                tag = p.child_by_field_name("function")
+                return "", tag is None or bool(_CODE_TAG.search(f.src(tag)))
             if t in ("import_statement", "export_statement") and cur.type == "string":
                 return "", True
             if t == "return_statement" or t in ("arrow_function",) and cur.type != "statement_block":

@@ -1,17 +1,22 @@
 """JavaScript/TypeScript: where a volatile value enters a prompt other than inside a literal.
 
 The value argument of ``.replace("{{CURRENT_DATE}}", new Date()…)`` / ``.replaceAll`` (a string or
-regex key), and a non-literal appended to a prompt variable (``prompt += now()``), one template
-each. It does NOT find literals (:mod:`.javascript`) nor judge text.
+regex key), a value of a map keyed by slots (``{"{current_date}": now.toLocaleString()}``) and a
+non-literal appended to a prompt variable (``prompt += now()``), one template each. It does NOT
+find literals (:mod:`.javascript`) nor judge text.
 """
 
 from __future__ import annotations
+
+import re
 
 from analyzer.detection.names import Verdict, name_verdict
 from analyzer.lint.sources.pieces import Piece, Template
 from analyzer.lint.sources.promptlike import prompt_named
 
 _TEXT = ("string", "template_string", "binary_expression")
+#: a key shaped like a slot ("{current_date}", "{{DATE}}", "%TIME%"): its map fills a template
+_SLOT_KEY = re.compile(r"""["'`](?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]$""")
 _SIGILS = "{}$%#<>[]()/\\g "
 
 
@@ -39,6 +44,15 @@ def slot_templates(f) -> list[Template]:
                 continue
             key, value = args.named_children
             if value.type in _TEXT or key.type not in ("string", "regex"):
+                continue
+            v = f.verdict(value) or _key_verdict(f.src(key))
+            if v:
+                out.append(
+                    Template([Piece(f.src(value), start=f.char(value.start_byte), verdict=v)], "replace")
+                )
+        elif n.type == "pair" and _SLOT_KEY.match(f.src(n.child_by_field_name("key") or n)):
+            key, value = n.child_by_field_name("key"), n.child_by_field_name("value")
+            if value is None or value.type in _TEXT:
                 continue
             v = f.verdict(value) or _key_verdict(f.src(key))
             if v:

@@ -94,10 +94,18 @@ class PyFile:
         for n in ast.walk(node):
             if isinstance(n, ast.Call):
                 calls.append((dotted(n.func), len(n.args) + len(n.keywords)))
+                if isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args:
+                    names += _key(n.args[0])  # msg.get("user_id"): named by its key
             elif isinstance(n, ast.Name):
                 names.append(n.id)
             elif isinstance(n, ast.Attribute):
                 names.append(n.attr)
+                if isinstance(n.value, ast.Name):
+                    names.append(f"{n.value.id}.{n.attr}")  # user.name: the owner's words with the field's
+            elif isinstance(n, ast.Subscript):
+                names += _key(n.slice)
+        if names and self.loop_item(node):
+            names = []  # `for memory in memories: … {memory}`: one item of a list, not the request's own value
         v = judge([] if calls_only else names, calls)
         if v or calls_only:
             return v
@@ -107,6 +115,26 @@ class PyFile:
                     f"`{name}` holds a value that {self.assigned[name].reason}", self.assigned[name].severity
                 )
         return None
+
+    def loop_item(self, node: ast.AST) -> bool:
+        """``node`` reads a variable of a loop or comprehension around it (an item of a list)."""
+        root = node
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if not isinstance(root, ast.Name):
+            return False
+        p = self.parents.get(node)
+        while p is not None:
+            if isinstance(p, (ast.For, ast.AsyncFor)):
+                targets = [p.target]
+            elif isinstance(p, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                targets = [g.target for g in p.generators]
+            else:
+                targets = []
+            if any(isinstance(n, ast.Name) and n.id == root.id for t in targets for n in ast.walk(t)):
+                return True
+            p = self.parents.get(p)
+        return False
 
     def literal_pieces(self, node: ast.AST) -> list[Piece] | None:
         a, b = self.node_span(node)
@@ -131,6 +159,13 @@ class PyFile:
     def interpolation_with(self, node: ast.AST, verdict: Verdict | None) -> Piece:
         a, b = self.node_span(node)
         return Piece(self.text[a:b], start=a, verdict=verdict)
+
+
+def _key(node: ast.AST) -> list[str]:
+    """A string key (``["user_id"]``, ``.get("user_id")``) as a name."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+        return [node.value]
+    return []
 
 
 def is_text(node: ast.AST) -> bool:

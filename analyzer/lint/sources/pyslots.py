@@ -1,9 +1,9 @@
 """Python: where a volatile value enters a prompt other than inside a literal, one template each.
 
 A slot filled by a call (``.replace("{{DATE}}", value)``, ``.format(today=…)``, ``.render(now=…)``,
-a render dict ``{"today": datetime.now()…}``), a value appended to a prompt (``prompt += now()``,
-an element of a list of prompt parts that is joined), and the bare word a ``.replace`` fills in its
-literal ("Heute ist der DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables
+a render dict ``{"today": datetime.now()…}``, a map keyed by slots ``{"{date}": …}``), a value
+appended to a prompt (``prompt += now()``, an element of a list of prompt parts that is joined),
+and the bare word a ``.replace`` fills in its literal ("Heute ist der DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables
 that hold prompt text. It does NOT find literals (:mod:`.python`) nor judge text.
 """
 
@@ -21,6 +21,8 @@ from analyzer.lint.sources.pyfile import PyFile, is_str, is_text
 FILLS = {"format", "format_map", "render", "substitute", "safe_substitute", "partial", "format_messages"}
 FILLS |= {"format_prompt", "invoke", "ainvoke", "render_async"}
 _SIGILS = "{}$%#<>[]() "
+#: a key shaped like a slot ("{current_date}", "{{DATE}}", "%TIME%", "[[NOW]]")
+SLOT_KEY = re.compile(r"\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\]")
 #: a dict assigned to one of these names holds a template's values ("render_vars", "context")
 _RENDER_VARS = re.compile(r"(?i)var|context|input|param|render|template|prompt|values|fields|kwargs")
 
@@ -113,6 +115,8 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                         out += _dict_values(f, a, strict=False)
             if attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id in joined:
                 out += _parts(f, n.args)
+        elif isinstance(n, ast.Dict) and any(_slot_key(k) for k in n.keys):
+            out += _dict_values(f, n, strict=False)  # {"{current_date}": …}: a map that fills slots
         elif isinstance(n, ast.Dict) and _RENDER_VARS.search(_assigned_to(f, n)):
             out += _dict_values(f, n, strict=True)
         elif isinstance(n, (ast.List, ast.Tuple)):
@@ -156,6 +160,10 @@ def _dict_values(f: PyFile, d: ast.Dict, strict: bool) -> list[Template]:
         if v and (kv or not strict):
             out.append(_one(f, val, v, "render"))
     return out
+
+
+def _slot_key(k: ast.AST | None) -> bool:
+    return isinstance(k, ast.Constant) and isinstance(k.value, str) and bool(SLOT_KEY.fullmatch(k.value))
 
 
 def _assigned_to(f: PyFile, node: ast.AST) -> str:

@@ -17,9 +17,14 @@ from analyzer.detection.names import Verdict
 from analyzer.lint.sources.pieces import Piece, Template
 from analyzer.lint.sources.promptlike import is_prompt, skipped_call, slotted
 from analyzer.lint.sources.pyfile import PyFile, dotted, is_str
+from analyzer.lint.sources.pyrepair import WRAPPER, mend
 from analyzer.lint.sources.pyslots import prompt_vars, slot_templates
 
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{([^{}!:]*)(?:![rsa])?(?::[^{}]*)?\}")
+#: two words in a row: a strftime format that is prose, not only directives
+_WORDS = re.compile(r"[^\W\d_]{2,}\s+[^\W\d_]{2,}")
+#: how many mends an excerpt may need ([…] lines, an indented start, a cut-off string)
+_MENDS = 8
 _PERCENT = re.compile(r"%%|%(?:\((\w+)\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa]")
 
 
@@ -61,10 +66,18 @@ class _Finder:
             if p is None or isinstance(p, (ast.Module, ast.Expr)):
                 return "", p is None or isinstance(p, ast.Expr)
             if isinstance(p, ast.Call):
-                if cur is p.func:
-                    cur = p
+                if cur is p.func or (
+                    isinstance(p.func, ast.Attribute) and p.func.attr == "join" and is_str(p.func.value)
+                ):
+                    cur = p  # "\n".join([...]): its parts are the text the join stands for
                     continue
                 name = dotted(p.func)
+                if (
+                    name.endswith("strftime")
+                    and isinstance(cur, ast.Constant)
+                    and _WORDS.search(str(cur.value))
+                ):
+                    return f"{name} (template)", False  # now.strftime("The current date is %Y-%m-%d.")
                 return name, skipped_call(name) or isinstance(f.parents.get(p), ast.Raise)
             if isinstance(p, ast.keyword):
                 call = f.parents.get(p)
@@ -203,5 +216,26 @@ class _Finder:
 
 
 def templates(text: str) -> list[Template]:
-    """The prompt templates of a Python file's text (raises :class:`SyntaxError`)."""
-    return _Finder(PyFile(text)).templates()
+    """The prompt templates of a Python file's text (raises :class:`SyntaxError`); an excerpt
+    that does not parse as it stands is mended first (:mod:`.pyrepair`)."""
+    src, wrapped = text, False
+    for _ in range(_MENDS):
+        try:
+            found = _Finder(PyFile(src)).templates()
+        except SyntaxError as exc:
+            mended = mend(src, exc, wrapped)
+            if mended is None:
+                break
+            src, wrapped = mended
+            continue
+        return [_shifted(t, -len(WRAPPER)) for t in found] if wrapped else found
+    return _Finder(PyFile(text)).templates()  # not mendable: the text's own error
+
+
+def _shifted(t: Template, by: int) -> Template:
+    for p in t.pieces:
+        if p.offsets is not None:
+            p.offsets = [o + by for o in p.offsets]
+        else:
+            p.start += by
+    return t

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.detect import find_volatile
-from analyzer.detection.names import is_setting, name_verdict
+from analyzer.detection.names import is_setting, judge_expression, name_verdict
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,29 @@ def test_an_unnamed_slot_after_a_date_phrase_and_a_strftime_format():
     assert [v.value for v in find_volatile("The current date is {}.") if v.kind == "placeholder"] == ["{}"]
     assert [v.value for v in find_volatile("当前日期: %Y-%m-%d")] == ["%Y-%m-%d"]
     assert find_volatile("Write dates in the format %Y-%m-%d.") == []
+
+
+@pytest.mark.parametrize(
+    "expr, why",
+    [
+        ("requestHints.city", "where the request comes from"),
+        ("visitor_country", "where the request comes from"),
+        ("ctx.get('user_id', 'unknown')", "the current user's own value"),
+        ('msg["person_id"]', "a person id"),
+        ("event.sender_id", "a sender id"),
+        ("group_id", "a group id"),
+        ("user_profile", "the current user's own value"),
+        ("week", "today's date"),
+    ],
+)
+def test_dotted_names_keys_and_owners_name_a_per_request_value(expr, why):
+    v = judge_expression(expr)
+    assert v is not None and why in v.reason, (expr, v)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["article.title", "request.locale", "user.first_name", "ctx.get('channel')", "weeks", "doc['source']"],
+)
+def test_a_field_owner_alone_or_a_content_key_is_not_one(expr):
+    assert judge_expression(expr) is None, expr

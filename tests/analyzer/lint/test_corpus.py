@@ -18,10 +18,10 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.933, recall 0.778 on 216 spans, issue 22 round 2), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.91, 0.75
-#: the dev half as measured (precision 0.953, recall 0.799 on 174 spans, while new dev files arrived), less a margin
-DEV_PRECISION, DEV_RECALL = 0.93, 0.77
+#: the test half as measured (precision 0.892, recall 0.753 on 287 spans, issue 22 round 3), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.87, 0.73
+#: the dev half as measured (precision 0.991, recall 0.935 on 230 spans, issue 22 round 3), less a margin
+DEV_PRECISION, DEV_RECALL = 0.97, 0.91
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 

@@ -74,3 +74,48 @@ def test_jinja_concatenation_in_a_statement():
     found = [(v.kind, v.value) for v in find_volatile(text)]
     assert ("placeholder", "today") in found
     assert find_volatile('{%- set msg = "Hello " + model_name + "." %}') == []
+
+
+def test_maps_keyed_by_slots_fill_a_template():
+    py = 'now = datetime.now()\nREPLACEMENTS = {"{current_date}": now.strftime("%Y-%m-%d"), "{model}": model}\n'
+    assert values(python.templates(py)) == ['now.strftime("%Y-%m-%d")']
+    js = (
+        'const d = new Date()\nconst map = {"{current_year}": d.getFullYear().toString(), "{model}": model}\n'
+    )
+    assert values(javascript.templates(js, ".ts")) == ["d.getFullYear().toString()"]
+    plain = 'const labels = {"title": d.getFullYear().toString(), "name": model}\n'
+    assert values(javascript.templates(plain, ".ts")) == []
+
+
+def test_parts_of_a_string_join_are_prompt_text():
+    src = 'def reminder(current_date):\n    return "\\n".join(["<system-reminder>", f"<current_date>{current_date}</current_date>"])\n'
+    assert values(python.templates(src)) == ["{current_date}"]
+    path = 'p = os.path.join(root, f"{current_date}.log")\n'
+    assert values(python.templates(path)) == []
+
+
+def test_a_strftime_format_that_is_prose_is_a_prompt_line():
+    assert values(python.templates('date = datetime.now().strftime("The current date is %Y-%m-%d.")\n')) == [
+        "%Y-%m-%d"
+    ]
+    assert values(python.templates('stamp = datetime.now().strftime("%Y-%m-%d")\n')) == []
+
+
+def test_keys_fields_and_loop_items_in_fields():
+    src = """
+def build(ctx, memories):
+    result = "You are the assistant."
+    result += f"\\n- Sender ID: {ctx.get('user_id', 'unknown')}"
+    result += f"\\n- Channel: {ctx.get('channel')}"
+    for memory in memories:
+        result += f"\\n- {memory}"
+    return result
+"""
+    assert values(python.templates(src)) == ["{ctx.get('user_id', 'unknown')}"]
+    js = 'export const p = (h) => `About the origin of the request:\\n- city: ${h.city}\\n- city: ${requestHints.city}\\n- id: ${h["user_id"]}\\n`;\n'
+    assert values(javascript.templates(js, ".ts")) == ["${requestHints.city}", '${h["user_id"]}']
+
+
+def test_a_tagged_template_is_a_prompt_unless_its_tag_is_code():
+    js = "const date = new Date()\n$`- Today is ${date.toDateString()}.`\nsql`SELECT * FROM t WHERE d = ${date.toDateString()}`\n"
+    assert values(javascript.templates(js, ".mts")) == ["${date.toDateString()}"]

@@ -30,6 +30,34 @@ def test_labelled_values_move_with_their_labels():
     ]
 
 
+def test_ids_the_detector_keeps_move_under_any_label_but_a_configuration_one():
+    text = (
+        "Upload batch 6d1f0a7e-3b2c-4e9d-8a5f-7c6b5a4d3e2f is being indexed.\n"
+        "Pairing handle: 9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b\n"
+        "Job 1773481287345 ms after the epoch; sent at 1773481290.\n"
+    )
+    assert moved(text) == [
+        ("Upload batch", "6d1f0a7e-3b2c-4e9d-8a5f-7c6b5a4d3e2f"),
+        ("Pairing handle:", "9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b"),
+        ("Job", "1773481287345"),
+        ("sent at", "1773481290"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Default tenant: 6d1f0a7e-3b2c-4e9d-8a5f-7c6b5a4d3e2f",
+        "TEST_USER_ID = 9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b",
+        "Search the collection 2c4e6a8b-1d3f-4a5c-9e7b-0f2d4b6a8c1e first.",
+        "- 6d1f0a7e-3b2c-4e9d-8a5f-7c6b5a4d3e2f\n- 9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b",
+        "Customer hotline 1773481287345",
+    ],
+)
+def test_ids_labelled_as_configuration_or_without_a_label_stay(text):
+    assert moved(text) == []
+
+
 @pytest.mark.parametrize(
     "text",
     [

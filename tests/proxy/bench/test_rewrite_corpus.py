@@ -51,3 +51,15 @@ def test_the_command_prints_json_and_a_table(tmp_path):
     empty.mkdir()
     bad = CliRunner().invoke(bench_rewrite_command, ["--corpus", str(empty)])
     assert bad.exit_code != 0 and "no labelled prompt" in bad.output
+
+
+def test_a_marker_counts_as_one_character_and_the_added_bytes_are_reported(tmp_path):
+    """A value moved after a difference that stays gains nothing, and must not look like a loss."""
+    (tmp_path / "late.md").write_text(
+        f"You are the assistant of tenant ⟦{{tenant_slug}}⟧.\n{POLICY}\nCurrent time: ⟦2025-04-24 13:52:03⟧\n",
+        encoding="utf-8",
+    )
+    result = measure(tmp_path)
+    (row,) = result["rows"]
+    assert row["off"] < 0.2 and row["aggressive"] >= row["off"]
+    assert row["added_chars"] > 0 and result["added_chars_mean"] == row["added_chars"]

@@ -33,3 +33,42 @@ def test_slots_are_filled_by_what_their_name_or_label_says_and_differ_between_re
     assert render("{}", 0, "The current date is ") == "Thursday, April 24, 2025"
     assert render("%Y-%m-%d", 1) == "2025-04-25"
     assert render("main", 1) != "main"
+
+
+def test_a_period_s_bounds_are_other_days_than_today_and_move_with_it():
+    assert render("{{ today }}", 0) == "Thursday, April 24, 2025"
+    assert render("{{ start_date }}", 0) == "Thursday, April 17, 2025"
+    assert render("{{ end_date }}", 1) == "Thursday, April 24, 2025"
+    assert render("{{ period_start }}", 1) == "Friday, April 18, 2025"
+
+
+def test_a_month_week_or_year_is_the_same_a_day_later():
+    assert render("{{ month }}", 0, "정리: ") == render("{{ month }}", 1, "정리: ") == "4"
+    assert render("{current_month}", 1, "The month is ") == "April"
+    assert render("{{ week }}", 1) == "4" and render("{year}", 1) == "2025"
+
+
+def test_a_memory_block_is_another_user_s_memories_and_machine_memory_a_size():
+    first, second = render("{long_term_memory}", 0), render("{long_term_memory}", 1)
+    assert first.startswith("- ") and "\n" in first and first != second
+    assert render("{free_memory}", 0) == "3.2 GB"
+
+
+def test_a_slot_s_own_strftime_format_and_a_moment_s_name():
+    assert render('<%= Time.now.strftime("%H:%M") %>', 1) == "13:53"
+    assert render("<%= weather.summary %>", 0) != render("<%= weather.summary %>", 1)
+    assert render("{{ generated_at }}", 0) == "2025-04-24 13:52:03"
+    assert render("{fecha_actual}", 0) == "Thursday, April 24, 2025"
+
+
+def test_an_unnamed_blank_after_in_is_a_place_elsewhere_what_its_label_says():
+    assert render("_______", 1, "Today is Thursday in ") == "Ankara"
+    assert render("_______", 0, "Tokens left: ") == "48213"
+    assert render("[Server Owner]", 0) == "Ana"
+
+
+def test_an_epoch_is_minutes_on_and_a_uuid_keeps_its_version():
+    assert render("1764511512345", 1) == "1764511572345" and render("1764515112", 2) == "1764515232"
+    assert render("0012345678", 1) == "1123456789"  # not a time of this century: digits changed
+    later = render("c0ffee42-9a7d-4e1b-8f3a-5d6e7f809a1b", 1)
+    assert later != "c0ffee42-9a7d-4e1b-8f3a-5d6e7f809a1b" and (later[14], later[19]) == ("4", "8")

@@ -1,0 +1,36 @@
+"""analyzer.detection.regions: code fences (their lengths) and example blocks, found and not found."""
+
+from __future__ import annotations
+
+from analyzer.detect import find_volatile
+from analyzer.detection.regions import CodeSpans, in_example_block
+
+
+def test_a_shorter_fence_inside_a_longer_one_is_its_content():
+    inner = "```txt\nYou are ChatGPT.\nCurrent date: 2023-11-26\n```\n"
+    text = "## A captured prompt\n\n````markdown\n" + inner + "More text.\n" * 60 + "````\n"
+    assert text.index("2023-11-26") not in CodeSpans(text)
+    assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["2023-11-26"]
+    tildes = "Sample:\n~~~python\nx = 1\n```\nstill code: 2024-01-05 10:00\n~~~\nafter\n"
+    assert tildes.index("2024-01-05") in CodeSpans(tildes)
+
+
+def test_a_fence_of_the_same_length_still_opens_and_closes():
+    text = "Intro line.\n```python\nstamp = '2024-01-05 10:00'\n```\nCurrent date: 2024-01-05\n"
+    spans = CodeSpans(text)
+    assert text.index("'2024") in spans and text.rindex("2024-01-05") not in spans
+
+
+def test_an_example_under_its_intro_and_one_blank_line():
+    text = "Example:\n\nMemory: I went to the vet.\nQuestion: When?\nCorrect Answer: March 15, 2023\n"
+    assert in_example_block(text, text.index("March"))
+    assert find_volatile(text) == []
+    two_blanks = "Example:\n\n\nCurrent date: March 15, 2023\n"
+    assert not in_example_block(two_blanks, two_blanks.index("March"))
+
+
+def test_code_samples_inside_a_wrapping_fence_stay_code():
+    body = "```python\nstamp = '2024-01-05 10:00:00'\n```\n" + "Prose line.\n" * 60
+    text = "````markdown\nYou are a helper.\n" + body + "````\n"
+    assert text.index("'2024") in CodeSpans(text)
+    assert [v for v in find_volatile(text) if v.kind in ("date", "time")] == []
