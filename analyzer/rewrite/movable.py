@@ -48,7 +48,8 @@ _CONFIG_LABEL = re.compile(
     r"corpus|store|shop|app(?:lication)?|client|bot|"
     r"assistant|agent|model|deployment|cluster|environment|env|api[ _-]?key|key|secret|partner|vendor|"
     r"brand|site|domain|namespace|bucket|database|db|table|calendar|channel|folder|drive|template|form|"
-    r"survey|product|plan|sku|repo(?:sitory)?|commit|version|build|release|license|licence)(?:\b|_)"
+    r"survey|product|plan|sku|repo(?:sitory)?|commit|version|build|release|license|licence|voice|workflow|"
+    r"pipeline|tracking|property|prompt|tool|guild|server|region|webhook|integration)(?:\b|_)"
 )
 #: words that make an epoch number a moment: now-words (``_NOW_LABEL``) or an event's
 _EVENT_LABEL = re.compile(

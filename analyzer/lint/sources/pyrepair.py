@@ -5,7 +5,9 @@ triple-quoted string, or marks dropped lines with ``[…]``. :func:`mend` takes 
 :class:`SyntaxError` it raised and returns a text that may parse: every character keeps its
 offset, except that an indented excerpt gets one ``if 1:`` line in front (its length is returned).
 
-It does NOT mend anything else (a real syntax error stays one) nor parse the text itself.
+It does NOT mend anything else (any other syntax error stays one) nor parse the text itself. A
+file whose only fault is an unclosed bracket or triple quote at its end reads as a cut-off excerpt
+and is linted as mended.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def mend(text: str, exc: SyntaxError, wrapped: bool) -> tuple[str, bool] | None:
         return None
     le = text.find("\n", ls)
     line = text[ls : le if le >= 0 else len(text)]
-    if _ELISION.fullmatch(line):
+    if _ELISION.fullmatch(line.rstrip("\r")):
         k = ls + len(line) - len(line.lstrip(" \t"))
         return text[:k] + "#" + text[k + 1 :], wrapped
     if msg.endswith("was never closed"):

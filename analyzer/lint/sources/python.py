@@ -219,7 +219,7 @@ def templates(text: str) -> list[Template]:
     """The prompt templates of a Python file's text (raises :class:`SyntaxError`); an excerpt
     that does not parse as it stands is mended first (:mod:`.pyrepair`)."""
     src, wrapped = text, False
-    for _ in range(_MENDS):
+    for _ in range(_MENDS + 1):  # the text as it is, then up to _MENDS mends
         try:
             found = _Finder(PyFile(src)).templates()
         except SyntaxError as exc:

@@ -34,3 +34,16 @@ def test_a_cut_off_string_an_open_call_and_elided_lines():
 def test_a_real_syntax_error_stays_one(text):
     with pytest.raises(SyntaxError):
         python.templates(text)
+
+
+def test_crlf_elisions_and_as_many_as_the_limit_are_mended():
+    crlf = 'import os\r\n[…]\r\ntoday_date = datetime.now().strftime("%B %d, %Y")\r\nprompt = T.format(today=today_date)\r\n'
+    assert values(crlf) == ["today_date"]
+    many = (
+        "import os\n"
+        + "[…]\nx = 1\n" * python._MENDS
+        + 'prompt = T.format(today=datetime.now().strftime("%Y"))\n'
+    )
+    assert values(many) == ['datetime.now().strftime("%Y")']
+    with pytest.raises(SyntaxError):
+        python.templates("import os\n" + "[…]\nx = 1\n" * (python._MENDS + 1))

@@ -52,6 +52,9 @@ def test_ids_the_detector_keeps_move_under_any_label_but_a_configuration_one():
         "Search the collection 2c4e6a8b-1d3f-4a5c-9e7b-0f2d4b6a8c1e first.",
         "- 6d1f0a7e-3b2c-4e9d-8a5f-7c6b5a4d3e2f\n- 9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b",
         "Customer hotline 1773481287345",
+        "Voice ID: 4f1c9e2a-7b3d-4c8e-9a1f-2d3e4c5b6a7f",
+        "Workflow ID: 8a2b4c6d-1e3f-4a5b-8c7d-9e0f1a2b3c4d",
+        "Guild ID: 0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
     ],
 )
 def test_ids_labelled_as_configuration_or_without_a_label_stay(text):
