@@ -46,6 +46,12 @@ class EngineLoop:
                 self._thread.start()
             self._wake.notify()
 
+    def busy(self) -> bool:
+        """Whether any request is queued, running or waiting to be aborted, read under the lock (the
+        scheduler moves a sequence from waiting to running in two steps, so an unlocked look can miss it)."""
+        with self._wake:
+            return bool(self._aborts) or self.scheduler.has_work()
+
     def abort(self, seq: Sequence) -> None:
         with self._wake:
             if not seq.finished:

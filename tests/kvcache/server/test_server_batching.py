@@ -46,7 +46,7 @@ def client(base_url):
 
 def idle(engine: Engine, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while engine.scheduler.has_work():
+    while engine.loop.busy():
         assert time.monotonic() < deadline, (
             f"engine still busy: {engine.scheduler.running} {engine.scheduler.waiting}"
         )
@@ -162,6 +162,11 @@ def test_a_plain_request_whose_client_leaves_is_aborted_and_frees_its_blocks(bas
     deadline = time.monotonic() + 10  # on a loaded machine the server may submit it after the client left
     while not added:
         assert time.monotonic() < deadline, "the request never reached the engine"
+        time.sleep(0.01)
+    while not added[0].finished:  # the server notices the departure on its own schedule
+        assert time.monotonic() < deadline, (
+            f"not aborted: {added[0].status} after {len(added[0].tokens)} tokens"
+        )
         time.sleep(0.01)
     idle(engine)
     assert [seq.finish_reason for seq in added] == ["abort"] and len(added[0].tokens) < 100  # not 240 tokens
