@@ -11,10 +11,9 @@ It does NOT decide anything (:mod:`.judge` does).
 from __future__ import annotations
 
 import re
-from functools import cached_property
 
 from analyzer.detection import context as cx
-from analyzer.detection import regions
+from analyzer.detection import glossary, regions
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.wording import SUPPOSED_AFTER
 
@@ -32,34 +31,70 @@ def short(s: str, limit: int = 32) -> str:
     return s if len(s) <= limit else "…" + s[-(limit - 1) :]
 
 
+class _once:  # noqa: N801 — used as a decorator, like functools.cached_property
+    """``functools.cached_property`` without the lock Python 3.11 takes on every first read: the
+    value is computed once and stored in the instance, so later reads never reach this."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.name = fn, fn.__name__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
+
+def _label_words(label: str) -> frozenset[str]:
+    """The word classes of a label (:func:`.context.word_classes`, inline code left out), with
+    "static" when it ends in a word that fixes a moment ("sent before")."""
+    lab = _INLINE_CODE.sub(" ", label) if "`" in label else label
+    classes = cx.word_classes(lab)
+    last = label.split()[-1:]
+    return classes | {"static"} if last and last[0].lower() in _FIXED_MOMENT else classes
+
+
 class Around:
     """The words around one candidate, each read only when a rule asks for it."""
 
-    def __init__(self, text: str, c: Candidate, floor: int, tags: regions.ExampleTags | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        c: Candidate,
+        floor: int,
+        tags: regions.ExampleTags | None = None,
+        memo: dict | None = None,
+    ) -> None:
         self.text, self.c, self.floor, self.tags = text, c, floor, tags
+        #: answers that depend only on the text and a label or line, shared by the values of one text
+        self.memo = {} if memo is None else memo
 
-    @cached_property
+    @_once
     def value(self) -> str:
         return self.text[self.c.start : self.c.end]
 
-    @cached_property
+    @_once
     def label(self) -> str:
         return cx.label(self.text, self.c.start, self.floor)
 
-    @cached_property
+    @_once
     def near(self) -> str:
         return cx.clause(self.label)
 
-    @cached_property
+    @_once
     def labelled(self) -> str:
         return f"labelled `{short(self.label)}`"
 
-    @cached_property
+    @_once
     def words(self) -> frozenset[str]:
-        lab = _INLINE_CODE.sub(" ", self.label) if "`" in self.label else self.label
-        classes = cx.word_classes(lab)
-        last = self.label.split()[-1:]
-        return classes | {"static"} if last and last[0].lower() in _FIXED_MOMENT else classes
+        label = self.label
+        got = self.memo.get(label)  # the label's own text is the key (other keys are tuples)
+        if got is None:
+            got = self.memo[label] = _label_words(label)
+        return got
 
     @property
     def static(self) -> bool:
@@ -73,13 +108,14 @@ class Around:
     def now(self) -> bool:
         return "now" in self.words and "static" not in self.words
 
-    @cached_property
+    @_once
     def example(self) -> bool:
         after = cx.after(self.text, self.c.end)
         return (
             "example" in self.words
             or bool(_EXAMPLE_AFTER.match(after))
             or (not after.isascii() and bool(SUPPOSED_AFTER.match(after)))
-            or regions.in_example_block(self.text, self.c.start)
+            or regions.in_example_block(self.text, self.c.start, memo=self.memo)
             or (self.tags is not None and self.c.start in self.tags)
+            or (self.c.kind in ("time", "date") and glossary.restates_quote(self.text, self.c.start))
         )

@@ -18,7 +18,8 @@ from analyzer.detection import wording
 
 MAX_LABEL = 80
 
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bNo)[.;!?](?:\s|$)")
+#: the character class first (the look-behinds then include it), so sre skips to . ; ! ? in C
+_SENTENCE_END = re.compile(r"[.;!?](?<!\be\.g.)(?<!\bi\.e.)(?<!\bvs.)(?<!\bNo.)(?:\s|$)")
 # Word classes of a label. A label is split into lower-case words (and read for a few
 # marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
 _CLASS_WORDS = {
@@ -28,7 +29,7 @@ _CLASS_WORDS = {
     "release released launch launched published introduced version versions effective valid expires expire expiry "
     "expiration deadline due born died birthday anniversary copyright deprecated sunset announced signed happened "
     "occurred began opened closed open opens close closes hours schedule scheduled schedules cron holiday holidays "
-    "meeting meetings appointment appointments maintenance history historical timeline",
+    "meeting meetings appointment appointments maintenance history historical timeline snapshot vintage",
     "now": "now current currently today today's tonight date datetime time timestamp clock ts sent received logged requested "
     "generated rendered started created fetched retrieved it's",
     "session": "session request conversation turn run trace remaining quota balance login visit iteration attempt",
@@ -78,8 +79,11 @@ _CLASS_PHRASES = {
     "around": {"at least", "at most"},
 }
 _CLASS_MARKS = re.compile(
-    r"(?i)(?P<example>\be\.g\b|\bi\.e\b|\bhh:mm\b|\byyyy\b|\biso[ -]?8601\b)|(?P<static>\bcut-off|©)|(?P<now>_at\b)"
+    r"(?i)(?P<example>\be\.g\b|\bi\.e\b|\bhh:mm\b|\byyyy\b|\biso[ -]?8601\b|\brfc[ -]?(?:3339|2822|5322)\b)|(?P<static>\bcut-off|©)|(?P<now>_at\b)"
 )
+#: a literal each of :data:`_CLASS_MARKS` contains: an ASCII label without any has no mark (an
+#: ASCII text lowered is exact; a non-ASCII one goes to the regex, whose case folding differs)
+_MARK_WORDS = ("e.g", "i.e", "hh:mm", "yyyy", "iso", "rfc", "cut-off", "_at")
 _LABEL_WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*(?:'[a-z]+)?")
 #: opened_at, sent_on, start_ts: a field holding a moment
 _EVENT_SUFFIX = ("at", "on", "ts", "time", "date", "timestamp")
@@ -95,6 +99,8 @@ _USER_PART = frozenset(
 _BY_PHRASE = {p: c for c, ps in _CLASS_PHRASES.items() for p in ps}
 _BY_PHRASE.pop("in the")  # "in the form" only: checked below
 _BY_PHRASE.pop("at the")  # "at the moment" only: checked below
+#: the first words of :data:`_BY_PHRASE`: a pair starting with another word is no phrase
+_PHRASE_FIRST = frozenset(p.split()[0] for p in _BY_PHRASE)
 
 
 def word_classes(label_text: str) -> frozenset[str]:
@@ -104,8 +110,11 @@ def word_classes(label_text: str) -> frozenset[str]:
     words: list[str] = []
     found: set[str] = set()
     for token in _LABEL_WORD.findall(low):
+        if "_" not in token:
+            words.append(token)
+            continue
         parts = token.split("_")
-        if len(parts) > 1 and parts[-1] in _EVENT_SUFFIX:
+        if parts[-1] in _EVENT_SUFFIX:
             found.add("now")  # a field named for a moment: its words ("opened", "expires") describe the event
             parts = [
                 p
@@ -113,18 +122,25 @@ def word_classes(label_text: str) -> frozenset[str]:
                 if "static" not in _BY_WORD.get(p, ()) and "around" not in _BY_WORD.get(p, ())
             ]
         words += parts
-    found.update(c for w in words for c in _BY_WORD.get(w, ()))
+    by_word = _BY_WORD
+    for w in words:
+        classes = by_word.get(w)
+        if classes:
+            found.update(classes)
     for a, b in zip(words, words[1:]):
-        c = _BY_PHRASE.get(f"{a} {b}")
-        if c:
-            found.add(c)
+        if a in _PHRASE_FIRST:
+            c = _BY_PHRASE.get(f"{a} {b}")
+            if c:
+                found.add(c)
     if _USER_OWNER.intersection(words) and _USER_PART.intersection(words):
         found.add("user")  # "User's timezone:", "the user's name is": the current user's own value
     if "in the form" in low:
         found.add("example")
     if "at the moment" in low:
         found.add("now")
-    if "_at" in low or "." in low or "©" in low or ":" in low or "-" in low:
+    if ("_at" in low or "." in low or "©" in low or ":" in low or "-" in low or "rfc" in low) and (
+        not label_text.isascii() or any(w in low for w in _MARK_WORDS)
+    ):
         found.update(m.lastgroup for m in _CLASS_MARKS.finditer(label_text))
     if not low.isascii():
         found.update(m.lastgroup for m in wording.MARK.finditer(low))
@@ -135,6 +151,10 @@ FIXED = re.compile(
     r"(?i)\b(?:services?|characteristics?|descriptors?|gatt|ble|bluetooth|clsid|iid|interface|namespace|protocol|"
     r"schema|hardware|firmware|vendor|profile|product|plugin|extension|app(?:lication)?[ _-]?id|client[ _-]?id|"
     r"well-known|constant|registry|type ?id|model[ _-]?id|project|workspace|org(?:anization)?|\$id|urn)\b"
+)
+#: "… at 14:05 their local time": the clock of the person served, said after the value
+THEIR_TIME_AFTER = re.compile(
+    r"(?i)[ \t]*\(?(?:their|your|the user's|user's)[ \t]+(?:local|current)[ \t]+time\b"
 )
 FIXED_AFTER = re.compile(r"(?i)^\W{0,3}\(?(?:stable|fixed|constant|permanent|never changes)\b")
 DIGEST = re.compile(

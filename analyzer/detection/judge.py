@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cached_property
 
 from analyzer.detection import context as cx
-from analyzer.detection import regions, slotcontext
+from analyzer.detection import inlinecode, regions, rendered_dates, slotcontext
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
@@ -35,7 +36,7 @@ PRIORITY = {
     "state": 9,
 }
 _EPOCH_CONTEXT = re.compile(
-    r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)\W{0,6}$"
+    r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)(?:\s+(?:is|was))?\W{0,6}$"
 )
 _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as|\bexample:?)\W{0,3}$")
 _ID_LABEL = re.compile(
@@ -50,6 +51,8 @@ _STATE_REASONS = {
     "state-json": lambda c, w: f"state JSON {w.labelled}",
     "block": lambda c, w: f"a session snapshot under `{short(c.expr)}`",
     "user": lambda c, w: f"the current user's value under `{short(c.expr)}`",
+    "place": lambda c, w: "the place of the date before it",
+    "period": lambda c, w: "a month or week of a period counted back from today",
 }
 #: a clock time right after a date ("4/26/2025, 1:52:03 PM")
 _TIME_AFTER = re.compile(r"[ \t]?(?:,|at|@|-)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d")
@@ -76,7 +79,7 @@ class _Judge:
     def __init__(self, text: str, cands: list[Candidate], context: str) -> None:
         self.text = text
         self.cands = cands
-        self.code = regions.CodeSpans(text)
+        self.code = inlinecode.JudgedCode(text)
         self.tags = regions.ExampleTags(text)
         self.description = context == "description"
         self.families = uuid_families([text[c.start : c.end] for c in cands if c.kind == "uuid"])
@@ -85,6 +88,13 @@ class _Judge:
         self.floor = 0
         #: the expressions of kept slots: the same slot again renders the same value
         self.kept_slots: set[str] = set()
+        self.owners = slotcontext.state_owners(cands)
+        self.memo: dict = {}  # this text's label word classes and example-block answers (.around)
+
+    @cached_property
+    def date_spans(self) -> list[tuple[int, int]]:
+        """Where each date candidate lies: the other end of a rendered range."""
+        return sorted((c.start, c.end) for c in self.cands if c.kind == "date")
 
     def holds_values(self, block: Candidate) -> bool:
         """A snapshot block holds a rendered value (or a slot, or git status lines)."""
@@ -118,12 +128,14 @@ class _Judge:
         text = self.text
         if c.start in self.code or (c.kind != "placeholder" and _in_statement(text, c.start)):
             return None
-        w = Around(text, c, self.floor, self.tags)
+        w = Around(text, c, self.floor, self.tags, self.memo)
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
         if c.kind == "placeholder":
-            if c.expr in self.kept_slots:
-                return f"the same slot as `{short(c.expr)}` before"
+            if c.expr in self.kept_slots:  # examples are fixed text, even with a kept slot's name
+                return None if w.example else f"the same slot as `{short(c.expr)}` before"
+            if c.shape in (SETTING, "") and (sibling := slotcontext.family(c.expr, self.owners)):
+                return None if w.example else f"the same state as `{short(sibling)}`"
             if c.shape == SETTING:
                 bound = slotcontext.range_bound(c.expr) and slotcontext.in_period(text, c.start, c.end)
                 return "the bound of a period counted back from today" if bound and not w.example else None
@@ -143,6 +155,11 @@ class _Judge:
         if c.kind == "state":
             if w.example or (c.shape == "block" and not self.holds_values(c)):
                 return None
+            k = self.last_kept
+            if c.shape == "place" and not (
+                k and k.kind in ("date", "time") and text[k.end : c.start].strip() == "in"
+            ):
+                return None  # "… 24 April 2025 in Istanbul." only after a kept date
             return _STATE_REASONS[c.shape](c, w)
         if c.kind == "time":
             return self.time(c, w)
@@ -155,6 +172,8 @@ class _Judge:
         value = w.value
         if c.kind == "uuid":
             return self.uuid(c, w)
+        if c.kind == "request-id" and c.shape == "ulid":
+            return None if cx.FIXED.search(w.near) else "a ULID: minted per request, at its own millisecond"
         if c.kind == "request-id":
             if c.shape == "typed" and (
                 not looks_random_b64(value.split("_", 1)[-1].split("-", 1)[-1] + "Aa1")
@@ -211,6 +230,8 @@ class _Judge:
             return w.labelled
         if self.description or w.around:
             return None
+        if cx.THEIR_TIME_AFTER.match(text, c.end):
+            return "a clock time said to be the user's own"
         if c.shape == "seconds":
             return _SECONDS
         return _CLOCK_ALONE if cx.alone_on_line(text, c.start, c.end) else None
@@ -223,6 +244,10 @@ class _Judge:
             return "the date of the time before it"
         if c.shape != "iso" and _TIME_AFTER.match(text, c.end) and not (w.example or w.static):
             return "the date of the time after it"
+        if not w.example and rendered_dates.user_event(w.label):
+            return f"{w.labelled}: an event of the user's account"
+        if not w.example and rendered_dates.period_bound(text, c.start, c.end, self.date_spans):
+            return "the bound of a period counted back from today"
         if w.example or cx.static_date(text, c.start, c.end) or w.static:
             return None
         year = _year(w.value)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analyzer.detection import vocab
+from analyzer.detection import owners, vocab
 from analyzer.detection.candidate import HIGH, MEDIUM
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "MEDIUM",
     "Verdict",
     "call_verdict",
+    "config_container",
     "expression_parts",
     "is_setting",
     "judge",
@@ -42,6 +43,8 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRING_LIT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 #: a lookup by key names the value as an identifier would: ctx['user_id'], msg.get("person_id")
 _KEY = re.compile(r"(?:\[\s*|\.get\(\s*)(['\"])([A-Za-z_]\w*)\1")
+#: the container a key is looked up in: the identifier chain right before ``[`` or ``.get(``
+_OWNER = re.compile(r"([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)(?:\s*\[[^\[\]]*\])*\s*\Z")
 _IDENT = re.compile(r"(new\s+)?([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)(\s*\(\s*\))?(\s*\()?")
 
 
@@ -50,10 +53,40 @@ def words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
 
-def name_verdict(name: str) -> Verdict | None:
-    """Whether a slot named ``name`` (``user_session``, ``turn_count``, ``CURRENT_DATE``) is filled per request."""
+def config_container(owner: str) -> bool:
+    """A key looked up in ``owner`` names a setting: ``settings``, ``self.config``, ``os.environ``."""
+    return bool(set(words(owner)) & vocab.CONFIG)
+
+
+def _keys(expr: str) -> list[str]:
+    """The string keys looked up in ``expr`` (``ctx['user_id']``), less those of configuration containers."""
+    out = []
+    for m in _KEY.finditer(expr):
+        owner = _OWNER.search(expr, 0, m.start())
+        if not (owner and config_container(owner.group(1))):
+            out.append(m.group(2))
+    return out
+
+
+def person_name(name: str) -> bool:
+    """``firstName``, ``last_name``, ``fullname``: the name of the person served."""
+    ws = words(name)
+    if len(ws) == 1:
+        return ws[0] in vocab.PERSON_NAMES
+    return len(ws) == 2 and ws[1] == "name" and ws[0] in vocab.NAME_PARTS
+
+
+def name_verdict(name: str, field: bool = False) -> Verdict | None:
+    """Whether a slot named ``name`` (``user_session``, ``turn_count``, ``CURRENT_DATE``) is filled per
+    request. ``field``: ``name`` is a record's field (``author.first_name``), not the user's own."""
     ws = words(name)
     found = set(ws)
+    if not field and "." not in name and person_name(name):
+        return Verdict(f"named `{name}`: the person's own name, per user", HIGH)
+    if "." in name and (owner := owners.owned_field(name, words)):
+        return Verdict(f"named `{name}`: a field of the {owner} served, per user", HIGH)
+    if owners.owned_id(ws):
+        return Verdict(f"named `{name}`: the {' '.join(ws[-2:])} of the person served", HIGH)
     if ws and ws[0] == "current" and vocab.WHERE.intersection(ws):
         return Verdict(f"named `{name}`: where the user is now", HIGH)
     if found & vocab.WHERE_OWNERS and found & vocab.WHERE and "locale" not in found:
@@ -139,8 +172,9 @@ def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict
         if v:
             return v
     best = None
+    fields = {n.rsplit(".", 1)[-1] for n in names if "." in n}
     for name in names:
-        v = name_verdict(name)
+        v = name_verdict(name, name in fields)
         if v and (best is None or (v.severity == HIGH and best.severity != HIGH)):
             best = v
     return best
@@ -149,7 +183,7 @@ def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict
 def expression_parts(expr: str) -> tuple[list[str], list[tuple[str, int | None]]]:
     """Identifiers and calls of a template-language expression (Jinja, Handlebars, Go
     templates, Semantic Kernel, ERB): ``formatDate now``, ``now() | date('%H:%M')``."""
-    names: list[str] = [m.group(2) for m in _KEY.finditer(expr)] if "'" in expr or '"' in expr else []
+    names: list[str] = _keys(expr) if "'" in expr or '"' in expr else []
     bare = _STRING_LIT.sub("''", expr)
     calls: list[tuple[str, int | None]] = []
     for m in _IDENT.finditer(bare):

@@ -59,17 +59,24 @@ def _word_value(text: str, at: int, out: list[Candidate]) -> None:
         out.append(Candidate("date", at, end, LOW, "after-today"))
 
 
-_MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())
+#: the month names :data:`_MONTH_RX` finds that start a date (it finds "Jar", "Mec" … too)
+MONTHS = _MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())
 
 
-def text_dates(text: str, out: list[Candidate]) -> None:
-    """Written-out dates ("Nov 30, 2026", "Monday, 30 November 2026"), anchored at their month name."""
+def month_starts(text: str) -> list[int]:
+    """Where each month name of :data:`_MONTHS` starts, in order (:func:`.shapes.scan` finds them
+    in its own pass and passes them to :func:`text_dates`)."""
+    return [m.start() for m in _MONTH_RX.finditer(text) if m.group(0) in _MONTHS]
+
+
+def text_dates(text: str, out: list[Candidate], months: list[int] | None = None) -> None:
+    """Written-out dates ("Nov 30, 2026", "Monday, 30 November 2026"), anchored at their month
+    name; ``months``: where the month names start (:func:`month_starts`, found here when None)."""
     seen = -1
-    for m in _MONTH_RX.finditer(text):
-        k = m.start()
-        if k < seen or (k and text[k - 1].isalpha()) or m.group(0) not in _MONTHS:
+    for k in month_starts(text) if months is None else months:
+        if k < seen or (k and text[k - 1].isalpha()):
             continue
-        for d in TEXT_DATE.finditer(text, max(0, k - 12), min(len(text), m.end() + 26)):
+        for d in TEXT_DATE.finditer(text, max(0, k - 12), min(len(text), k + 29)):
             if d.start() <= k < d.end():
                 out.append(Candidate("date", d.start(), d.end(), LOW, "text"))
                 seen = d.end()

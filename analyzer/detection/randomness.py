@@ -78,3 +78,14 @@ def uuid_families(uuids: list[str]) -> set[str]:
     varying short id (custom GATT services and characteristics), never per-request values."""
     tails = Counter(u[14:] for u in {u.lower() for u in uuids})
     return {u for u in uuids if tails[u.lower()[14:]] > 1}
+
+
+_CROCKFORD = {ch: i for i, ch in enumerate("0123456789ABCDEFGHJKMNPQRSTVWXYZ")}
+
+
+def ulid_ms(value: str) -> int:
+    """The milliseconds a ULID was minted at (its first ten characters, Crockford base 32)."""
+    ms = 0
+    for ch in value[:10]:
+        ms = ms * 32 + _CROCKFORD[ch]
+    return ms

@@ -15,16 +15,32 @@ import re
 from analyzer.detection.context import line_bounds
 
 _EXAMPLE_INTRO = re.compile(
-    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$)"
+    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$"
+    # "respond in this exact plain-text format:": the lines under it show the shape, not live values
+    r"|\b(?:in|using|with|follow|follows|following)\b[^\n:]{0,40}\b(?:format|template)\W{0,3}:[ \t]*$)"
 )
 
 
-def in_example_block(text: str, start: int, max_lines: int = 6, reach: int = 480) -> bool:
+def in_example_block(
+    text: str, start: int, max_lines: int = 6, reach: int = 480, memo: dict | None = None
+) -> bool:
     """The value sits under a line that introduces an example ("Example output:"), with at most
-    one blank line right under it (looking ``max_lines`` lines and ``reach`` characters back)."""
+    one blank line right under it (looking ``max_lines`` lines and ``reach`` characters back).
+    ``memo`` (one dict per text) keeps the answer per line: values on one line share it."""
     ls = text.rfind("\n", max(0, start - reach), start) + 1
     if ls == 0:
         return False
+    if memo is None:
+        return _under_intro(text, ls, max_lines, reach)
+    key = ("example-block", ls, max_lines, reach)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _under_intro(text, ls, max_lines, reach)
+    return got
+
+
+def _under_intro(text: str, ls: int, max_lines: int, reach: int) -> bool:
+    """The line starting at ``ls`` stands under an example's intro line (see :func:`in_example_block`)."""
     lines = text[max(0, ls - reach) : ls - 1].split("\n")[-max_lines:]
     for i in range(len(lines) - 1, -1, -1):
         line = lines[i]
@@ -109,6 +125,20 @@ def _paired(text: str, marks: list[tuple[int, str]]) -> list[tuple[int, int, str
     return spans
 
 
+#: the opening words of a system prompt ("You are ChatGPT, …") in several languages
+_PROMPT_OPENING = re.compile(
+    r"(?:(?:You are|You're|Du bist|Tu es|Vous êtes|Eres|Sei|Você é)\b|你是|あなたは|당신은)"
+)
+
+
+def _quoted_prompt(text: str, a: int, info: str) -> bool:
+    """The fence at ``a`` (no info string, or a prose one) opens with a system prompt's first words."""
+    if info and info.lower() not in _PROSE:
+        return False
+    nl = text.find("\n", a)
+    return nl >= 0 and bool(_PROMPT_OPENING.match(text, nl + 1))
+
+
 class CodeSpans:
     """Fenced (```` ``` ````/``~~~``) and inline (`` `…` ``) code of one text, found on first use."""
 
@@ -122,10 +152,11 @@ class CodeSpans:
             text = self.text
             marks = _marks(text)
             fences: list[tuple[int, int]] = []
-            for a, b, mark, _ in _paired(text, marks):
-                if a < 200 and b - a >= max(500, len(text) // 2):
-                    # a long fence opening the text and holding most of it wraps a quoted prompt: the
-                    # prompt's own code samples inside stay code, its prose fences (```txt) do not
+            for a, b, mark, info in _paired(text, marks):
+                if _quoted_prompt(text, a, info) or (a < 200 and b - a >= max(500, len(text) // 2)):
+                    # a fence opening with a system prompt's first words, or a long one opening the text
+                    # and holding most of it, wraps a quoted prompt: the prompt's own code samples inside
+                    # stay code, its prose fences (```txt) do not
                     inner = [m for m in marks if a < m[0] < b and len(m[1]) < len(mark)]
                     fences += [(x, y) for x, y, _, info in _paired(text, inner) if info.lower() not in _PROSE]
                 else:

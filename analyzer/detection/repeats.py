@@ -10,6 +10,7 @@ It does NOT find a first value (that is :mod:`.judge`'s) nor match values that m
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Iterable
 
 from analyzer.detection.candidate import Candidate
@@ -22,7 +23,7 @@ MIN_CHARS = 8
 def again(text: str, kept: Iterable[tuple[Candidate, str]]) -> list[tuple[Candidate, str]]:
     """Each further occurrence of a kept date or time value, not overlapping a kept span."""
     kept = list(kept)
-    spans = sorted((c.start, c.end) for c, _ in kept)
+    covered = _Covered(sorted((c.start, c.end) for c, _ in kept))
     seen: set[str] = set()
     out: list[tuple[Candidate, str]] = []
     for c, _ in kept:
@@ -33,14 +34,46 @@ def again(text: str, kept: Iterable[tuple[Candidate, str]]) -> list[tuple[Candid
         k = text.find(value)
         while k >= 0:
             end = k + len(value)
-            if _bounded(text, k, end) and not any(a < end and k < b for a, b in spans):
+            if _bounded(text, k, end) and not covered.overlaps(k, end):
                 line = text.count("\n", 0, c.start) + 1
                 out.append(
                     (Candidate(c.kind, k, end, c.severity, "repeat"), f"the same value as on line {line}")
                 )
-                spans.append((k, end))
+                covered.add(k, end)
             k = text.find(value, end)
     return out
+
+
+class _Covered:
+    """Spans already taken, asked whether a new one overlaps any (by bisection: a text repeating one
+    date thousands of times must not be quadratic). The kept spans are merged once; the repeats
+    added later are short (dates and times), so only their few neighbours are looked at."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.starts, self.ends = [], []
+        for a, b in spans:
+            if self.ends and a < self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], b)
+            else:
+                self.starts.append(a)
+                self.ends.append(b)
+        self.added: list[tuple[int, int]] = []
+        self.longest = 0
+
+    def overlaps(self, k: int, end: int) -> bool:
+        i = bisect_left(self.starts, end)  # merged spans before i start before ``end``
+        if i and self.ends[i - 1] > k:
+            return True
+        j = bisect_left(self.added, (end,))
+        while j > 0 and self.added[j - 1][0] > k - self.longest:
+            j -= 1
+            if self.added[j][1] > k:
+                return True
+        return False
+
+    def add(self, k: int, end: int) -> None:
+        insort(self.added, (k, end))
+        self.longest = max(self.longest, end - k)
 
 
 def without_series(

@@ -21,6 +21,11 @@ _BEFORE_KEYS = re.compile(
     r"(?i)tok|mem|ram|disk|swap|stor|space|credit|quota|request|budget|coord|lat|lon|lng|gps|<"
 )
 _AFTER_KEYS = re.compile(r"(?i)token|free|avail")
+#: the literal words of the two patterns above, for a cheap test before the regex (see :func:`_keyed`)
+_BEFORE_WORDS = tuple(
+    "tok mem ram disk swap stor space credit quota request budget coord lat lon lng gps <".split()
+)
+_AFTER_WORDS = ("token", "free", "avail")
 _NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
 _LABEL_BEFORE = re.compile(
@@ -65,7 +70,10 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
     if unit:
         end = unit.end()
     line = text.rfind("\n", max(0, s - 64), s) + 1
-    if not (_BEFORE_KEYS.search(text, max(line, s - 48), s) or _AFTER_KEYS.search(text, end, end + 40)):
+    if not (
+        _keyed(text, max(line, s - 48), s, _BEFORE_KEYS, _BEFORE_WORDS)
+        or _keyed(text, end, end + 40, _AFTER_KEYS, _AFTER_WORDS)
+    ):
         return s  # no word a reading is labelled with: a price, a version, a size
     if _LABEL_BEFORE.search(text, max(line, s - 48), s) or _LABEL_AFTER.match(text, end):
         out.append(Candidate("state", s, end, HIGH, "quantity"))
@@ -73,29 +81,79 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
     return s
 
 
+def _keyed(text: str, lo: int, hi: int, rx: re.Pattern, words: tuple[str, ...]) -> bool:
+    """``rx`` (an alternation of ``words``, case-insensitive) occurs in text[lo:hi]. An ASCII
+    window lowered is exact, so none of the words in it means no match; any other window (where
+    case-insensitive matching can pair a non-ASCII letter with an ASCII one) goes to the regex."""
+    window = text[lo:hi]
+    if window.isascii():
+        low = window.lower()
+        for w in words:
+            if w in low:
+                break
+        else:
+            return False
+    return bool(rx.search(text, lo, hi))
+
+
 _READING = re.compile(
     r"(?i)(?:\b(?:remaining|used|left|consumed)\s+tokens?|\btokens?\s+(?:used|left|remaining|consumed|so far)"
     r"|\btoken\s+(?:usage|count)|\b(?:free|available|used)\s+(?:memory|ram|disk|storage)|\bbattery(?:\s+level)?"
-    r"|\b(?:credits?|quota|requests?)\s+(?:left|remaining|used))\s*[:=]?\s*(?P<n>\d[\d,_]*(?:\.\d+)?)"
+    r"|\b(?:credits?|quota|requests?)\s+(?:left|remaining|used)|\b(?:token\s+)?budget\s+(?:remaining|left|used)"
+    r"|\bcontext(?:\s+window)?\s+(?:used|usage)|\b(?:steps?|turns?|(?:tool\s+)?calls?|iterations?|attempts?|messages?"
+    r"|retries)\s+(?:remaining|left)(?:\s+(?:in\s+)?this\s+\w+)?)\s*[:=]?\s*(?P<n>\d[\d,_]*(?:\.\d+)?)"
     r"|(?:\b(?:currently|you are|now)\s+on\s+|\bthis is\s+)(?:iteration|attempt|turn|round|step)\s+(?P<i>\d+)"
     r"|\b(?:iteration|attempt)\s*[:#]?\s*(?P<j>\d+)\s*(?:/|of)\s*\d+"
+    r"|\b(?:you have|with|only)\s+(?P<k>\d[\d,_]*)\s+(?:more\s+)?(?:steps?|turns?|(?:tool\s+)?calls?|iterations?"
+    r"|attempts?|messages?|requests?|tokens?|retries)\s+(?:remaining|left)\b"
 )
-_READING_KEY = re.compile("token|memory|battery|iteration|attempt|credit|quota")
+#: the words a reading is labelled with; none is a prefix of another, so the leftmost
+#: non-overlapping runs of :func:`_reading_keys` are a regex alternation's matches
+_READING_KEYS = (
+    "token",
+    "memory",
+    "battery",
+    "iteration",
+    "attempt",
+    "credit",
+    "quota",
+    "context",
+    "remaining",
+    "step",
+)
 _DIGIT = re.compile(r"\d")
+
+
+def _reading_keys(low: str) -> list[tuple[int, int]]:
+    """The spans of :data:`_READING_KEYS` in ``low``, left to right and without overlaps (as
+    ``re.finditer`` of their alternation would give them), found with ``str.find``."""
+    spans = []
+    for key in _READING_KEYS:
+        k = low.find(key)
+        while k >= 0:
+            spans.append((k, k + len(key)))
+            k = low.find(key, k + 1)
+    spans.sort()
+    out: list[tuple[int, int]] = []
+    end = -1
+    for a, b in spans:
+        if a >= end:
+            out.append((a, b))
+            end = b
+    return out
 
 
 def readings(text: str, low: str, out: list[Candidate]) -> None:
     """Numbers under a strong reading label ("Remaining tokens: 151787", "on iteration 3 of 10"),
     found at the label's words: a bare number is no anchor of the scan."""
     seen: set[int] = set()
-    for key in _READING_KEY.finditer(low):
-        k = key.start()
-        if not _DIGIT.search(text, k, k + 32):
+    for k, key_end in _reading_keys(low):
+        if not _DIGIT.search(text, max(0, k - 16), k + 32):
             continue
         for m in _READING.finditer(text, max(0, k - 24), min(len(text), k + 64)):
-            g = "n" if m.group("n") else "i" if m.group("i") else "j"
+            g = next(g for g in "nijk" if m.group(g))
             a, b = m.span(g)
-            if a not in seen and m.start() <= key.end():
+            if a not in seen and m.start() <= key_end:
                 seen.add(a)
                 b = a + len(text[a:b].rstrip(",._"))
                 unit = _UNIT.match(text, b)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection import dates, phrases, session, slots
+from analyzer.detection import dates, gitstate, given, phrases, rendered, rendered_dates, session, slots
 from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
 from analyzer.detection.names import is_setting, judge_expression
+from analyzer.detection.randomness import looks_random_b64, looks_random_hex, ulid_ms
 
 __all__ = ["EPOCH_MS", "LOW", "RANGE_AFTER", "RANGE_BEFORE", "Candidate", "scan"]
-
 
 ISO_TS = re.compile(
     r"(?<![\d-])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d):?[0-5]\d| ?UTC)?(?![\d])"
@@ -32,6 +32,8 @@ EPOCH = re.compile(r"(?<!\w)(?<!\d\.)1[0-9]{9}(?:[0-9]{3}|\.[0-9]{1,6})?(?!\w|\.
 #: 2017–2036 in milliseconds: a clock reading even unlabelled
 EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)
 ISO_DATE = re.compile(r"(?<![\d.\-/])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d\-.]\d)")
+#: an ISO week ("2025-W17", "2025-W17-4")
+ISO_WEEK = re.compile(r"(?<![\d.\-/])(?:19|20)\d\d-W(?:0[1-9]|[1-4]\d|5[0-3])(?:-[1-7])?(?![\w-])")
 NUM_DATE = re.compile(
     r"(?<![\d/.\-])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{2}/\d{2}|\d{1,2}\.\d{1,2}\.\d{4}|(?:0?[1-9]|[12]\d|3[01])-(?:0?[1-9]|1[0-2])-(?:19|20)\d\d"
     r"|(?:19|20)\d\d\.(?:0[1-9]|1[0-2])\.(?:0[1-9]|[12]\d|3[01])|(?:19|20)\d\d\. (?:0?[1-9]|1[0-2])\. (?:0?[1-9]|[12]\d|3[01])\.?)(?![\d/\-]|\.\d)"
@@ -58,6 +60,12 @@ UUID = re.compile(
 ID_LABEL_BEFORE = re.compile(
     r"(?i)\b(?:x-)?(?:request|req|session|sess|trace|span|correlation|conversation|run|message|msg|call|transaction|txn)[-_ ]?id\b(?:\W{0,3}[:=]\s*[\"']?|(\s+(?:is\s+)?))\Z"
 )
+#: "session=V1StGXR8_Z5jdHi6B-myT", "Trace: 4bf9…": a random-looking value right after a bare id owner
+ID_BARE_LABEL = re.compile(
+    r"(?i)\b(?:x-)?(?:request|session|sess|trace|correlation|conversation|thread|run)\s*[:=]\s*[\"']?\Z"
+)
+#: a ULID: 48 bits of milliseconds then 80 random bits, in Crockford base32
+ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 ID_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.:]{5,}")
 PREFIXED_ID = re.compile(
     r"\b(?:req|msg|sess|resp|run|call|toolu|chatcmpl|cmpl|trace|evt|span)[_-][A-Za-z0-9]{10,}\b"
@@ -71,11 +79,21 @@ B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 # One leading character class, so sre skips everything else at C speed; a run of digits is an
 # anchor only when it can start a shape: inside a token ("v2", "a1b2", "+1"), followed by one
 # (":", "-", "/", a letter, ".5", 年/월), six digits or more, or a year (1000–2999). Bare numbers ("30 days", "$12") are
-# skipped in C; a written-out date is anchored at its month name instead (_MONTH_RX).
-_ANCHOR = re.compile(
-    r"[0-9{$%<](?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
+# skipped in C; a written-out date is anchored at its month name instead, found in the same pass.
+_AFTER_ANCHOR = (
+    r"(?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
     r"|(?<=[12])(?<![0-9][12])[0-9]{3}(?![0-9]))"
 )
+#: the anchors (``[0-9{$%<]`` and what may follow) and, in the same pass, what
+#: :data:`.phrases._MONTH_RX` finds (a capital and two small letters: never where an anchor starts,
+#: so the anchors are those of a pass of their own). An anchor's match may end in a capital
+#: (``5Jan``, ``1,Mar``): :func:`scan` reads a month there itself.
+_ANCHOR_OR_MONTH = re.compile(
+    r"[0-9{$%<JFMASOND](?:(?<=[JFMASOND])(?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)|(?<=[0-9{$%<])"
+    + _AFTER_ANCHOR
+    + ")"
+)
+_MONTH_CAPITALS = frozenset("JFMASOND")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/.:-")
 _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
@@ -105,6 +123,8 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
         if g is not None
     )
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
+    if verdict and given.content(text, expr):
+        verdict = None  # "Here is the weather:\n{weather}": the material to work on
     shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")
     out.append(
         Candidate("placeholder", at, m.end(), verdict.severity if verdict else HIGH, shape, expr.strip())
@@ -128,7 +148,7 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
             if m:
                 out.append(Candidate("time", s, m.end(), HIGH, "timestamp"))
             else:
-                m = ISO_DATE.match(text, s)
+                m = ISO_DATE.match(text, s) or ISO_WEEK.match(text, s)
                 if m:
                     out.append(Candidate("date", s, m.end(), LOW, "iso"))
             end = m.end() if m else s
@@ -195,6 +215,22 @@ def _token_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> None:
                 out.append(
                     Candidate("request-id", ts, ts + len(value), HIGH, "labelled-id", label.group(0).strip())
                 )
+    if (
+        n >= 16
+        and text[ts - 1 : ts] in (":", "=", " ", '"', "'")
+        and not any(c.kind == "request-id" and c.start == ts for c in out[-2:])
+    ):
+        label = ID_BARE_LABEL.search(text, max(0, ts - 24), ts)
+        m = ID_VALUE.match(text, ts) if label else None
+        value = m.group(0).rstrip(".:") if m else ""
+        if len(value) >= 16 and (
+            looks_random_b64(value) or (HEX.fullmatch(value) and looks_random_hex(value))
+        ):
+            out.append(
+                Candidate("request-id", ts, ts + len(value), HIGH, "labelled-id", label.group(0).strip())
+            )
+    if n == 26 and ULID.fullmatch(text, ts, te) and ulid_ms(text[ts:te]) in EPOCH_MS:
+        out.append(Candidate("request-id", ts, te, HIGH, "ulid"))
     if n >= 14:
         for m in PREFIXED_ID.finditer(text, ts, te):
             out.append(Candidate("request-id", *m.span(), HIGH, "prefixed"))
@@ -219,8 +255,16 @@ def scan(text: str) -> list[Candidate]:
     out: list[Candidate] = []
     covered = 0
     tokch = _TOKEN_CHARS
-    for a in _ANCHOR.finditer(text):
-        p = a.start()
+    months: list[int] = []
+    capitals, month_names = _MONTH_CAPITALS, phrases.MONTHS
+    for a in _ANCHOR_OR_MONTH.finditer(text):
+        p, q = a.span()
+        if text[p] in capitals:
+            if text[p:q] in month_names:
+                months.append(p)
+            continue
+        if text[q - 1] in capitals and text[q - 1 : q + 2] in month_names:
+            months.append(q - 1)  # the anchor's last character starts a month name
         if p < covered:
             continue
         if not "0" <= text[p] <= "9":
@@ -240,12 +284,15 @@ def scan(text: str) -> list[Candidate]:
         if m and not any(c.kind == "jwt" and c.start == k for c in out):
             out.append(Candidate("jwt", *m.span(), HIGH))
         k = text.find("eyJ", k + 3)
-    phrases.text_dates(text, out)
+    phrases.text_dates(text, out, months)
     low = text.lower()
     phrases.today_phrases(text, low, out)
     session.blocks(text, low, out)
+    gitstate.status_lines(text, low, out)
     session.readings(text, low, out)
     slots.user_values(text, low, out)
+    rendered.labelled_lines(text, low, out)
+    rendered_dates.find(text, out)
     if "___" in text or "[" in text:
         slots.blanks(text, out)
     if "{%" in text:

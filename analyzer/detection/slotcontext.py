@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import vocab
+from analyzer.detection import elided, gitstate, given, vocab
 from analyzer.detection.around import Around
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.names import words
@@ -62,6 +62,17 @@ _USER_HEADING = re.compile(
     r"|\b(?:infos?|informations|faits) sur l'utilisateur|\b(?:información|datos|hechos) (?:sobre el|del) usuario"
     r"|关于用户的(?:信息|资料|事实)|用户(?:信息|画像|资料|档案)|ユーザー(?:情報|プロフィール)|사용자 정보"
 )
+#: a heading over this conversation's surroundings ("Information about your environment:", "About this chat:")
+_SESSION_HEADING = re.compile(
+    r"(?i)\b(?:infos?|information|details|facts|context|data)\b[^\n:]{0,20}?\b(?:about|on|of|regarding)\s+"
+    r"(?:your|the|this)\s+(?:current\s+)?(?:environment|conversation|chat|session|server|channel|room|group|call)\b"
+    r"|^\W*about (?:this|the current) (?:conversation|chat|session|server|channel)\W*$"
+)
+#: a slot named for the working copy ("{branch}", "${status}") in a git line: read per request
+_GIT_WORDS = re.compile(
+    r"(?i)\b(?:git|repo(?:sitory)?|branch|commits?|working (?:tree|copy|directory)|HEAD)\b"
+)
+_GIT_SLOT_WORDS = vocab.GIT_PARTS | {"current", "head", "active", "name", "git", "commit", "sha", "diff"}
 #: a line of a block: a list item or a key and its value
 _ITEM = re.compile(r"[ \t]*(?:[-*•][ \t]+|\d+\.[ \t]+|[\w ]{1,30}[:：][ \t]*\S)")
 _PERIOD = re.compile(
@@ -81,12 +92,19 @@ _SLOT_KEYS = frozenset(("session",))
 
 def labelled(text: str, c: Candidate, w: Around) -> str | None:
     """Why a slot of no telling name (or a blank) is volatile by the words around it, or None."""
-    if content(c.expr):
+    if content(c.expr) or given.content(text, c.expr):
         return None
-    if under_user_heading(text, c.start) and not set(words(c.expr)) & PREFERENCES:
+    ws = set(words(c.expr))
+    if under_user_heading(text, c.start) and not ws & PREFERENCES:
         return "a line of a block about the user"
     if _YOU_ARE_IN.search(w.label) and w.label.rstrip(" #@").endswith((":", "called", "named", " is")):
         return f"where this conversation is: {w.labelled}"
+    if under_user_heading(text, c.start, _SESSION_HEADING, gap=True):
+        return "a line of a block about this conversation's surroundings"
+    if git_slot(c.expr, w.label):
+        return f"the working copy's state: {w.labelled}"
+    if why := gitstate.labelled_slot(c.expr, w.label) or elided.by_label(c.expr, w.label):
+        return why
     tokens = w.near.split()
     start = max(0, len(tokens) - 3)  # the slot's own key: "Current date:", "Session:"
     # "bytes per conversation at batch {x}" is a rate, not a conversation's; "Current model:
@@ -102,8 +120,60 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     return w.labelled if ("now" in now and "static" not in key) or key & _SLOT_KEYS or user else None
 
 
-def under_user_heading(text: str, start: int) -> bool:
-    """The slot's line belongs to a run of list or key lines under a heading about the user."""
+#: first words that name no owner of their own ("current_time", "user_id", "last_login")
+_NO_OWNER = vocab.TIME | vocab.DATE | vocab.STATE | vocab.USER | vocab.RANDOM | vocab.MEMORY | CONTENT
+_NO_OWNER |= {
+    "current",
+    "last",
+    "next",
+    "this",
+    "prev",
+    "previous",
+    "new",
+    "old",
+    "total",
+    "get",
+    "is",
+    "has",
+}
+
+
+def state_owners(cands: list[Candidate]) -> dict[str, str]:
+    """The owners of slots volatile by name: ``itinerary`` of ``{itinerary_datetime}``, per owner
+    the first such slot. An owner whose clock is rendered per session renders the rest of its state
+    too (``{itinerary_start_date}``, ``{itinerary}``: :func:`family`)."""
+    out: dict[str, str] = {}
+    for c in cands:
+        if c.kind == "placeholder" and c.shape.startswith("named `") and "." not in c.expr:
+            ws = words(c.expr)
+            if len(ws) >= 2 and len(ws[0]) >= 3 and ws[0] not in _NO_OWNER:
+                out.setdefault(ws[0], c.expr)
+    return out
+
+
+def family(expr: str, owners: dict[str, str]) -> str | None:
+    """The sibling slot of ``expr`` in ``owners`` when ``expr`` is that owner itself or the bound of
+    its period (``{itinerary}``, ``{itinerary_start_date}``), else None."""
+    if not owners:
+        return None
+    ws = words(expr)
+    if not ws or ws[0] not in owners or owners[ws[0]] == expr:
+        return None
+    return owners[ws[0]] if len(ws) == 1 or range_bound(expr) else None
+
+
+def git_slot(expr: str, label: str) -> bool:
+    """A slot named only for the working copy (``{branch}``, ``${status}``) after a label about git
+    ("The current branch is", "Git status:"): read from the repository per request."""
+    ws = set(words(expr))
+    return bool(ws & vocab.GIT_PARTS and ws <= _GIT_SLOT_WORDS and _GIT_WORDS.search(label))
+
+
+def under_user_heading(
+    text: str, start: int, heading: re.Pattern[str] = _USER_HEADING, gap: bool = False
+) -> bool:
+    """The slot's line belongs to a run of list or key lines under a heading about the user (or
+    another ``heading``); ``gap``: one blank line may stand right under the heading (a section's)."""
     ls = text.rfind("\n", 0, start) + 1
     if not _ITEM.match(text, ls):
         return False
@@ -114,9 +184,12 @@ def under_user_heading(text: str, start: int) -> bool:
         prev = text.rfind("\n", 0, at - 1) + 1
         line = text[prev : at - 1]
         if not line.strip():
-            return False
+            if not gap:
+                return False
+            above = text[text.rfind("\n", 0, max(0, prev - 1)) + 1 : max(0, prev - 1)].rstrip()
+            return prev > 0 and above.endswith((":", "：")) and bool(heading.search(above))
         if not _ITEM.match(line) or line.rstrip().endswith((":", "：")):
-            return bool(_USER_HEADING.search(line))
+            return bool(heading.search(line))
         at = prev
     return False
 

@@ -79,6 +79,10 @@ USER_PARTS = {
 }
 USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode", "profile"}
 USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
+#: a person's own name by its parts ("{{firstName}}", "{full_name}"): filled per user, unless a record's
+#: field; a role's name alone ("{customer_name}") may be a persona's, so it is judged by its label
+PERSON_NAMES = {"firstname", "lastname", "fullname", "surname", "givenname", "forename", "familyname"}
+NAME_PARTS = {"first", "last", "full", "given", "family", "middle", "display", "preferred", "legal", "sur"}
 #: a quantity read per request ("tokens_left", "freeMem", "available_memory") …
 MEASURED = {
     "token",
@@ -99,6 +103,10 @@ MEASURE_READS = {"left", "used", "free", "available", "avail", "usage", "consume
 MEASURE_READS |= {"count", "total", "size", "level", "percent", "percentage", "status"}
 #: read words that win over a setting word ("token_budget_remaining")
 READ_OVER_SETTING = {"left", "used", "remaining", "consumed", "spent"}
+#: configuration containers: a key looked up in one (``settings['user_id']``, ``os.environ.get("USER_ID")``)
+#: is a setting of the app, not the request's value
+CONFIG = {"settings", "setting", "config", "configs", "cfg", "conf", "configuration", "defaults", "default"}
+CONFIG |= {"env", "environ", "environment", "options", "opts", "prefs", "constants", "consts"}
 #: rendered application state ("global_state", "agentState"), not a postal state
 STATE_OWNERS = {
     "global",
@@ -260,6 +268,8 @@ NOW_DOTTED = {
     "DateTime.utc",
     "new Date",
 }
+NOW_DOTTED |= {"time.Now", "System.currentTimeMillis", "DateTime.Now", "DateTime.UtcNow", "DateTime.Today"}
+NOW_DOTTED |= {"DateTimeOffset.Now", "DateTimeOffset.UtcNow"}  # Go's, Java's, C#'s clocks (C#'s: properties)
 RANDOM_CALLS = {
     "uuid1",
     "uuid4",
@@ -287,3 +297,4 @@ RANDOM_CALLS = {
     "generate_id",
     "gen_id",
 }
+RANDOM_CALLS |= {"NewGuid", "new_v4", "new_v7"}  # C#'s Guid.NewGuid(), Rust's Uuid::new_v4()

@@ -2,7 +2,7 @@
 
 :data:`WORDS` (class → ASCII words, read like the English ones: German, French, Spanish,
 Portuguese, Italian, Dutch, Polish) and :data:`MARKS` (one pattern per class for the words of
-other scripts and with accents: Chinese, Japanese, Korean, Russian, Ukrainian …), so that
+other scripts and with accents: Chinese, Japanese, Korean, Russian, Ukrainian, Arabic, Hindi …), so that
 "Heute ist", "Nous sommes le", "现在时间：", "오늘은" label a value as now, and "训练数据截止",
 "Wissensstand", "mise à jour" as fixed.
 
@@ -32,11 +32,12 @@ MARKS = {
     "static": r"截止|截至|训练|訓練|知识|知識|更新|发布|發布|成立|创立|版本|カットオフ|学習|リリース|公開|改訂|"
     r"기준|학습|지식|출시|업데이트|обучен|знани|обновл|выпущ|опубликов|версия|навчан|оновлен|"
     r"mise à jour|mis à jour|publié|fondé|última actualización|atualização|última atualização|"
-    r"veröffentlicht|gegründet|güncelleme|aktualizacj",
+    r"veröffentlicht|gegründet|güncelleme|aktualizacj|تحديث|إصدار|अपडेट|जारी",
     "around": r"之前|以前|之后|以后|以後|自从|直到|までに|以降|이전|이후|까지|после|начиная|après|jusqu|después|até",
     "now": r"今天|今日|本日|现在|現在|当前|當前|目前|此刻|时间|時間|日期|日時|日付|时刻|時刻|오늘|현재|지금|날짜|시간|"
     r"시각|일시|сегодня|сейчас|текущ|дата|время|сьогодні|зараз|поточн|\bчас\b|dziś|bieżąc|bugün|şimdi|güncel|"
-    r"aujourd’hui|昨天是|明天是|昨日は|明日は|어제는|내일은|вчера было|завтра будет",
+    r"aujourd’hui|昨天是|明天是|昨日は|明日は|어제는|내일은|вчера было|завтра будет|"
+    r"الحالي|الحالية|اليوم|التاريخ|الوقت|الآن|الساعة|आज|वर्तमान|तारीख|तिथि|दिनांक|समय|अभी",
 }
 #: after a value: it is supposed ("2024-06-01이라면", "…だとしたら"), not rendered
 SUPPOSED_AFTER = re.compile(r"^\s*(?:이라면|라면|이면|だとしたら|とすると|の場合|的话)")

@@ -19,7 +19,7 @@ from pathlib import Path
 from analyzer.detect import Volatile, find_volatile
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
 from analyzer.lint.model import InputError
-from analyzer.lint.sources import JS_SUFFIXES, javascript, python
+from analyzer.lint.sources import COMPILED_SUFFIXES, JS_SUFFIXES, compiled, javascript, python
 from analyzer.lint.sources.pieces import volatile_values
 
 _SCHEMA_EXAMPLE = re.compile(r"\.(?:examples?|enum|default|const)(?:\[\d+\])*$")
@@ -65,14 +65,18 @@ class Doc:
 
     @classmethod
     def for_source(cls, src: SourceFile) -> Doc:
-        """A Python or JS/TS file: one unit per prompt-like literal (raises InputError when it does not parse)."""
+        """A Python, JS/TS, Go, Rust, Java, C# or Kotlin file: one unit per prompt-like literal (raises
+        InputError when a Python file does not parse; a compiled-language file that does not is read as text)."""
         suffix = Path(src.path).suffix.lower()
         try:
-            found = (
-                javascript.templates(src.text, suffix)
-                if suffix in JS_SUFFIXES
-                else python.templates(src.text)
-            )
+            if suffix in COMPILED_SUFFIXES:
+                found = compiled.templates(src.text, suffix)
+                if found is None:
+                    return cls.for_text(src)
+            elif suffix in JS_SUFFIXES:
+                found = javascript.templates(src.text, suffix)
+            else:
+                found = python.templates(src.text)
         except SyntaxError as exc:
             raise InputError(src.path, f"not valid Python: {exc.msg}", exc.lineno, exc.offset) from None
         except (ValueError, RecursionError, tokenize.TokenError) as exc:  # null bytes, absurd nesting

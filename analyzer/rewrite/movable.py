@@ -6,8 +6,9 @@ ids under a label, session state and environment or git-status blocks), each wit
 Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the text's shape,
 reused only when a fresh scan would give the same answer.
 
-It does NOT change any text, and never moves examples, schedules, historical dates, unlabelled ids
-or ids labelled as configuration. See docs/rewrite.md ("aggressive") for what moves and the cache.
+It does NOT change any text, and never moves examples, schedules, historical dates, unlabelled ids,
+ids labelled as configuration, or hex and base64 ids under a label that names nothing per request.
+See docs/rewrite.md ("aggressive") for what moves and the cache.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import xxhash
 
 from analyzer.detect import find_volatile
+from analyzer.detection.randomness import uuid_kind
 
 _ALWAYS = {"uuid", "request-id", "jwt", "hex-id", "base64-id"}
 _NOW_LABEL = re.compile(
@@ -39,8 +41,11 @@ _WORD = re.compile(r"[^\W\d_]{2,}")
 _ID_LABEL = re.compile(
     r"(?i)(?:\b|_)(?:request|req|session|sess|trace|span|run|correlation|conversation|convo|chat|call|"
     r"message|msg|turn|interaction|transaction|nonce|idempotency|invocation|execution|job|task|visit|"
-    r"user[ _-]?session|jwt|token|bearer)(?:\b|_)|\buuid\b"
+    r"user[ _-]?session|jwt|token|bearer|thread|upload|batch|pairing|order|ticket|booking|reservation|"
+    r"checkout|login|operation|event|submission|attempt|cart|payment|invoice)(?:\b|_)|\buuid\b"
 )
+#: labels that name the current user or visitor: per user, so they move unless configuration names them too
+_USER_LABEL = re.compile(r"(?i)(?:\b|_)(?:user|visitor|customer|member|caller|sender|player|patient)(?:\b|_)")
 # Labels that name configuration or a fixture: the same id on every request of the app (it stays).
 _CONFIG_LABEL = re.compile(
     r"(?i)(?:\b|_)(?:test|dummy|fake|mock|default|fixed|static|constant|account|acct|merchant|tenant|"
@@ -80,7 +85,7 @@ _PER_REQUEST_PREFIXES = (
     "eyj",
 )
 #: detector reasons that make a date or time certain: a label, a phrase, its other half, a repeat
-_SURE = ("labelled", "follows", "the date of", "the time of", "the same value")
+_SURE = ("labelled", "follows", "the date of", "the time of", "the same value", "the bound of a period")
 _SHAPE = str.maketrans("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "a" * 62)
 MAX_LABEL = 80
 
@@ -118,7 +123,10 @@ def _moves(
             return False
         if _ID_LABEL.search(label) or value.lower().startswith(_PER_REQUEST_PREFIXES):
             return True
-        return bool(_WORD.search(label)) and not _CONFIG_LABEL.search(label)
+        if _CONFIG_LABEL.search(label):
+            return False
+        # a label no list names ("Keyboard:", "Pairing code:") moves only a value minted per event
+        return bool(_USER_LABEL.search(label)) or (bool(_WORD.search(label)) and _minted(kind, value))
     if kind == "time":
         if _EPOCH.match(value):  # a bare 10/13-digit number is a moment only when labelled as one
             moment = _NOW_LABEL.search(label) or _EVENT_LABEL.search(label) or _EPOCH_AFTER.match(after)
@@ -129,6 +137,12 @@ def _moves(
     if kind == "date":
         return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
     return False  # today-phrases are wording; placeholders are the same text every time
+
+
+def _minted(kind: str, value: str) -> bool:
+    """The value's own shape says it was minted for one event: a random or time-based UUID, a JWT.
+    A hex or base64 run under an unknown label may as well be a key, a hash or a serial number."""
+    return kind == "jwt" or (kind == "uuid" and uuid_kind(value) in ("random", "time"))
 
 
 def scan(text: str) -> tuple[Span, ...]:

@@ -1,9 +1,10 @@
-"""Prompts where they live in code: prompt-like literals and templates in Python and JS/TS files.
+"""Prompts where they live in code: prompt-like literals and templates in Python, JS/TS, Go, Rust,
+Java, C# and Kotlin files.
 
 :mod:`.pieces` (one template: literal pieces, interpolations, positions, volatile values),
 :mod:`.promptlike` (which literals are prompts), :mod:`.python` (``ast`` + ``tokenize``;
-:mod:`.pystrings` decodes a token) and :mod:`.javascript` (tree-sitter) turn them into the text
-units the PG0xx rules read. Static strings with no interpolation are linted like a prompt file.
+:mod:`.pystrings` decodes a token), :mod:`.javascript` and :mod:`.compiled` (tree-sitter) turn
+them into the text units the PG0xx rules read. Static strings with no interpolation are linted like a prompt file.
 
 It does NOT read files or report findings.
 """
@@ -12,4 +13,6 @@ from __future__ import annotations
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
 JS_SUFFIXES = {".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
-SOURCE_SUFFIXES = PYTHON_SUFFIXES | JS_SUFFIXES
+#: Go, Rust, Java, C# and Kotlin (:mod:`.compiled`)
+COMPILED_SUFFIXES = {".go", ".rs", ".java", ".cs", ".kt", ".kts"}
+SOURCE_SUFFIXES = PYTHON_SUFFIXES | JS_SUFFIXES | COMPILED_SUFFIXES

@@ -15,9 +15,9 @@ import bisect
 import re
 from functools import cache
 
-from analyzer.detection.names import Verdict, judge
+from analyzer.detection.names import Verdict, config_container, judge
 from analyzer.lint.sources.jsslots import slot_templates
-from analyzer.lint.sources.pieces import Piece, Template
+from analyzer.lint.sources.pieces import Piece, Template, judge_by_label
 from analyzer.lint.sources.promptlike import is_prompt, skipped_call
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
@@ -130,7 +130,12 @@ class _File:
                     names.append(dotted)  # requestHints.city: the owner's words with the field's
             elif n.type == "subscript_expression":
                 index = n.child_by_field_name("index")
-                if index is not None and index.type == "string":
+                owner = n.child_by_field_name("object")
+                if (
+                    index is not None
+                    and index.type == "string"
+                    and not (owner is not None and config_container(self.src(owner)))
+                ):
                     names.append(self.src(index).strip("'\"`"))  # ctx["user_id"]: named by its key
         v = judge([] if calls_only else names, calls)
         if v or calls_only:
@@ -280,6 +285,7 @@ class _Finder:
                 continue
             name, skip = self.context(node)
             t = Template([p for p in pieces if p.text], name)
+            judge_by_label(t.pieces)
             volatile = any(p.verdict for p in t.pieces if not p.literal)
             if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
                 out.append(t)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analyzer.detect import Volatile, find_volatile
-from analyzer.detection.context import MAX_LABEL, word_classes
-from analyzer.detection.names import Verdict, is_setting
+from analyzer.detection.context import MAX_LABEL, label, word_classes
+from analyzer.detection.names import HIGH, Verdict, is_setting
+from analyzer.detection.slotcontext import git_slot
 
 
 @dataclass
@@ -76,6 +77,19 @@ def _slot(n: int) -> str:
     return "{" + "_" * (n - 2) + "}" if n >= 2 else "_" * n
 
 
+def judge_by_label(pieces: list[Piece]) -> None:
+    """Give a verdict to an unjudged interpolation named for the working copy after a label about
+    git ("The current branch is ${branch}."): its name alone says nothing, with its label it does."""
+    before = ""
+    for p in pieces:
+        if p.literal:
+            before = (before + p.text)[-MAX_LABEL:]
+            continue
+        if p.verdict is None and git_slot(p.text, label(before, len(before))):
+            p.verdict = Verdict("a snapshot of the working copy, by its label", HIGH)
+        before += p.text
+
+
 def volatile_values(t: Template) -> list[Volatile]:
     text = t.text
     filled, slots, at = [], [], 0
@@ -102,6 +116,7 @@ def volatile_values(t: Template) -> list[Volatile]:
         elif (a, b) in by_span:
             v = by_span[(a, b)]
             out.append(Volatile("placeholder", a, b, p.text, "high", v.reason))
+
     for v in found:
         if not any(a < v.end and v.start < b for a, b, _ in slots):
             out.append(Volatile(v.kind, v.start, v.end, text[v.start : v.end], v.severity, v.reason))

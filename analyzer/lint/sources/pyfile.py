@@ -16,7 +16,7 @@ import io
 import re
 import tokenize
 
-from analyzer.detection.names import Verdict, judge
+from analyzer.detection.names import Verdict, config_container, judge
 from analyzer.lint.sources.pieces import Piece
 from analyzer.lint.sources.pystrings import lex
 
@@ -95,7 +95,7 @@ class PyFile:
             if isinstance(n, ast.Call):
                 calls.append((dotted(n.func), len(n.args) + len(n.keywords)))
                 if isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args:
-                    names += _key(n.args[0])  # msg.get("user_id"): named by its key
+                    names += _key(n.args[0], n.func.value)  # msg.get("user_id"): named by its key
             elif isinstance(n, ast.Name):
                 names.append(n.id)
             elif isinstance(n, ast.Attribute):
@@ -103,7 +103,7 @@ class PyFile:
                 if isinstance(n.value, ast.Name):
                     names.append(f"{n.value.id}.{n.attr}")  # user.name: the owner's words with the field's
             elif isinstance(n, ast.Subscript):
-                names += _key(n.slice)
+                names += _key(n.slice, n.value)
         if names and self.loop_item(node):
             names = []  # `for memory in memories: … {memory}`: one item of a list, not the request's own value
         v = judge([] if calls_only else names, calls)
@@ -161,11 +161,24 @@ class PyFile:
         return Piece(self.text[a:b], start=a, verdict=verdict)
 
 
-def _key(node: ast.AST) -> list[str]:
-    """A string key (``["user_id"]``, ``.get("user_id")``) as a name."""
+def _key(node: ast.AST, owner: ast.AST) -> list[str]:
+    """A string key (``["user_id"]``, ``.get("user_id")``) as a name, unless looked up in
+    configuration (``settings["user_id"]``, ``os.environ.get("USER_ID")``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-        return [node.value]
+        return [] if config_container(" ".join(_chain(owner))) else [node.value]
     return []
+
+
+def _chain(node: ast.AST) -> list[str]:
+    """The identifiers of an owner chain: ``self.config["a"]`` → ["self", "config"]."""
+    out = []
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(node, ast.Attribute):
+            out.append(node.attr)
+        node = node.func if isinstance(node, ast.Call) else node.value
+    if isinstance(node, ast.Name):
+        out.append(node.id)
+    return out
 
 
 def is_text(node: ast.AST) -> bool:

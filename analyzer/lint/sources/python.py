@@ -14,7 +14,7 @@ import ast
 import re
 
 from analyzer.detection.names import Verdict
-from analyzer.lint.sources.pieces import Piece, Template
+from analyzer.lint.sources.pieces import Piece, Template, judge_by_label
 from analyzer.lint.sources.promptlike import is_prompt, skipped_call, slotted
 from analyzer.lint.sources.pyfile import PyFile, dotted, is_str
 from analyzer.lint.sources.pyrepair import WRAPPER, mend
@@ -206,6 +206,7 @@ class _Finder:
                 self.handled.add(id(sub))
             name, skip = self.context(node)
             t = Template([p for p in pieces if p.text], name)
+            judge_by_label(t.pieces)
             volatile = any(p.verdict for p in t.pieces if not p.literal)
             if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
                 out.append(t)

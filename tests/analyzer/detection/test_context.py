@@ -31,3 +31,14 @@ def test_a_fence_wrapping_a_whole_quoted_prompt_is_read_but_a_code_sample_is_not
 def test_an_example_under_its_intro_line_with_one_blank_line_between():
     text = 'EXAMPLE 1 (a salad):\n\n<artifact id="a34377c9-5fc0-4e20-a926-4abb3e3417c4">\n'
     assert find_volatile(text) == []
+
+
+def test_sentence_ends_and_marks_with_the_class_first():
+    from analyzer.detection.context import label
+
+    text = "See the docs. Use e.g. this: X"
+    assert label(text, text.index("X")) == "Use e.g. this: "
+    assert label("Ticket No. 5 vs. 6; date: X", 26) == "date: "
+    assert "example" in word_classes("note, E.G. ") and "example" not in word_classes("note: ")
+    assert "now" in word_classes("created_at: ") and "example" in word_classes("ISO 8601 like")
+    assert "example" in word_classes("İ e.g. ")  # a non-ASCII label goes to the regex

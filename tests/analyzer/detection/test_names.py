@@ -67,7 +67,40 @@ def test_dotted_names_keys_and_owners_name_a_per_request_value(expr, why):
 
 @pytest.mark.parametrize(
     "expr",
-    ["article.title", "request.locale", "user.first_name", "ctx.get('channel')", "weeks", "doc['source']"],
+    ["article.title", "request.locale", "user.plan", "ctx.get('channel')", "weeks", "doc['source']"],
 )
 def test_a_field_owner_alone_or_a_content_key_is_not_one(expr):
+    assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "settings['user_id']",
+        'config["user_id"]',
+        "defaults.get('user_id')",
+        'self.config["auth"]["session_id"]',
+        'os.environ.get("USER_ID")',
+        "app_settings['user_email']",
+    ],
+)
+def test_a_key_looked_up_in_configuration_is_a_setting(expr):
+    assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize("expr", ["ctx['user_id']", 'request.session["user_id"]', "state.get('session_id')"])
+def test_a_key_looked_up_in_request_data_is_still_one(expr):
+    assert judge_expression(expr) is not None, expr
+
+
+@pytest.mark.parametrize(
+    "expr", ["firstName", "first_name", "lastName", "full_name", "fullname", "display_name"]
+)
+def test_a_persons_own_name_by_its_parts_is_per_user(expr):
+    v = judge_expression(expr)
+    assert v is not None and "own name" in v.reason, expr
+
+
+@pytest.mark.parametrize("expr", ["author.first_name", "agent_name", "company_name", "file_name", "name"])
+def test_a_records_field_or_anothers_name_is_not(expr):
     assert judge_expression(expr) is None, expr

@@ -34,3 +34,38 @@ def test_code_samples_inside_a_wrapping_fence_stay_code():
     text = "````markdown\nYou are a helper.\n" + body + "````\n"
     assert text.index("'2024") in CodeSpans(text)
     assert [v for v in find_volatile(text) if v.kind in ("date", "time")] == []
+
+
+def test_a_fence_quoting_a_system_prompt_is_prose_but_its_code_stays_code():
+    quoted = "Here is what it said:\n\n```\nYou are ChatGPT. Knowledge cutoff: 2023-12. Current date: 2024-07-07.\n```\n"
+    assert quoted.index("2024-07-07") not in CodeSpans(quoted)
+    assert [v.value for v in find_volatile(quoted) if v.kind == "date"] == ["2024-07-07"]
+    nested = "Intro.\n\n````\nYou are a helper.\n```python\nstamp = '2024-01-05 10:00'\n```\n````\n"
+    assert nested.index("'2024") in CodeSpans(nested)
+    code = "Intro.\n\n```\nconfig = load()\nCurrent date: 2024-07-07\n```\n"
+    assert code.index("2024-07-07") in CodeSpans(code)
+    python = "Intro.\n\n```python\nYou are = 1  # Current date: 2024-07-07\n```\n"
+    assert python.index("2024-07-07") in CodeSpans(python)
+
+
+def test_lines_under_a_format_intro_are_an_example():
+    text = "Reply in this exact plain-text format:\n\n  Task: Call mom\n  Time: 14:00\n"
+    assert in_example_block(text, text.index("14:00"))
+    assert find_volatile(text) == []
+    live = "Keep to the plain-text format.\n\nCurrent time: 14:00\n"
+    assert not in_example_block(live, live.index("14:00"))
+    assert [v.value for v in find_volatile(live) if v.kind == "time"] == ["14:00"]
+
+
+def test_example_block_memo_gives_the_same_answers():
+    text = (
+        "Example output:\nDate: 2024-05-01 and 10:00\n\nNotes:\nDate: 2024-05-02\n"
+        + "x" * 600
+        + "\n2024-05-03"
+    )
+    memo: dict = {}
+    for value in ("2024-05-01", "10:00", "2024-05-02", "2024-05-03"):
+        at = text.index(value)
+        assert in_example_block(text, at, memo=memo) == in_example_block(text, at)
+    assert in_example_block(text, text.index("10:00"), memo=memo)
+    assert not in_example_block(text, text.index("2024-05-02"), memo=memo)

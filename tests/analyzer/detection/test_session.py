@@ -64,3 +64,25 @@ def test_a_section_about_the_environment_without_values_is_not_a_block():
         "you start.\nThe tests run with make test.\n"
     )
     assert state(text) == []
+
+
+def test_reading_keys_are_the_spans_one_regex_pass_gives():
+    import re
+
+    from analyzer.detection.session import _READING_KEYS, _reading_keys
+
+    rx = re.compile("|".join(_READING_KEYS))
+    for low in ("", "tokens used: 5", "attemptoken quota", "credit-quotattempt", "no key here", "tokentoken"):
+        assert _reading_keys(low) == [m.span() for m in rx.finditer(low)]
+
+
+def test_keyed_agrees_with_its_regex_on_ascii_and_other_windows():
+    from analyzer.detection.session import _BEFORE_KEYS, _BEFORE_WORDS, _keyed
+
+    for text in ("Tokens used: 48", "Free MEMORY 3", "a price of 48", "to\u212a 5", "ſwap 3", "İ 12 coord"):
+        got = _keyed(text, 0, len(text), _BEFORE_KEYS, _BEFORE_WORDS)
+        assert got == bool(_BEFORE_KEYS.search(text)), text
+    assert _keyed(
+        "to\u212a", 0, 4, _BEFORE_KEYS, _BEFORE_WORDS
+    )  # Kelvin sign: k to the regex, not to str.lower
+    assert not _keyed("a price of 48", 0, 13, _BEFORE_KEYS, _BEFORE_WORDS)

@@ -80,3 +80,50 @@ def test_a_customer_context_block_but_not_the_topic_under_it():
     text = "# Customer Context\nFirst Name: {{customer.firstName}}\nAge: {{customer.age}}\n"
     assert slots(text) == ["{{customer.firstName}}", "{{customer.age}}"]
     assert slots("User Context:\n- {research_topic}\n") == []
+
+
+def test_a_section_about_this_conversations_surroundings_is_per_session():
+    text = "Information about your environment:\n\n- The server is owned by: [Server Owner]\n- Topic: {x}\n"
+    assert slots(text) == ["[Server Owner]", "{x}"]
+    assert slots("About this chat:\n- Host: {host}\n") == ["{host}"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Information about your task:\n\n- Owner: [Team Owner]\n",  # a task, not the surroundings
+        "Information about your environment:\n\nFollow the rules.\n- Owner: [Server Owner]\n",  # not right under it
+    ],
+)
+def test_other_sections_are_not_about_the_surroundings(text):
+    assert slots(text) == []
+
+
+def test_a_working_copy_slot_after_a_git_label():
+    assert slots("## Git\nThe current branch is {branch}.\nGit status: {status}\n") == [
+        "{branch}",
+        "{status}",
+    ]
+    assert (
+        slots("Order status: {status}\nThe default branch is {defaultBranch}.\nBranch office: {office}\n")
+        == []
+    )
+
+
+def test_the_state_of_an_owner_whose_clock_is_rendered():
+    text = (
+        'Use the start_date "{itinerary_start_date}" and end_date "{itinerary_end_date}".\n'
+        'If "{itinerary_datetime}" is before the start date, plan.\n<itinerary>\n{itinerary}\n</itinerary>\n'
+    )
+    assert slots(text) == [
+        "{itinerary_start_date}",
+        "{itinerary_end_date}",
+        "{itinerary_datetime}",
+        "{itinerary}",
+    ]
+
+
+def test_an_owner_with_no_rendered_clock_or_a_field_that_is_no_bound_is_not():
+    assert slots('Trip from "{trip_start_date}" to "{trip_end_date}".\n') == []
+    assert slots("Now: {report_datetime}\nTitle: {report_title}\n") == ["{report_datetime}"]
+    assert slots("Now: {current_time}\nStart: {current_start_date}\n{current}\n") == ["{current_time}"]

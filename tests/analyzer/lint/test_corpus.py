@@ -1,10 +1,12 @@
 """`prefixgate lint` on the labelled corpora: the adapted corpus pinned above issue 12's targets
 (precision ≥ 0.95, recall ≥ 0.90); the real corpus's held-out test half pinned at what it
 measures (issue 22 aims at 0.97 and 0.92), the detector being tuned on the dev half only; both
-corpora kept well-formed and the real one split by repository."""
+corpora kept well-formed and the real one split by repository; the share of the test half's rendered
+values the aggressive rewrite moves pinned too (:mod:`tests.support.rendered_recall`)."""
 
 from __future__ import annotations
 
+from tests.support import rendered_recall
 from tests.support.lint_corpus import (
     CODES,
     CORPUS,
@@ -18,10 +20,12 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.892, recall 0.753 on 287 spans, issue 22 round 3), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.87, 0.73
-#: the dev half as measured (precision 0.991, recall 0.935 on 230 spans, issue 22 round 3), less a margin
-DEV_PRECISION, DEV_RECALL = 0.97, 0.91
+#: the test half as measured (precision 0.894, recall 0.763 on 334 spans, issue 22 round 4), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.88, 0.75
+#: the dev half as measured (precision 0.993, recall 0.981 on 268 spans, issue 22 round 4), less a margin
+DEV_PRECISION, DEV_RECALL = 0.98, 0.97
+#: rendered values of the test half the aggressive rewrite moves (0.622 of 254, round 4), less a margin
+TEST_RENDERED = 0.60
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 
@@ -97,3 +101,9 @@ def test_the_real_corpus_is_split_by_repository_and_each_folder_is_cited():
         for name, n in src.counts.items():
             doc = docs.get(f"{src.folder.name}/{name}")
             assert doc is not None and len(doc.spans) == n, f"{src.folder.name}/{name}: {n} announced"
+
+
+def test_the_aggressive_rewrite_moves_the_test_halfs_rendered_values():
+    total, moved, _ = rendered_recall.measure("test")  # figures only, as above
+    assert total >= 200, "the test half's text prompts shrank"
+    assert moved / total >= TEST_RENDERED, f"moved {moved} of {total}"

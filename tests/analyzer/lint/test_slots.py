@@ -116,6 +116,27 @@ def build(ctx, memories):
     assert values(javascript.templates(js, ".ts")) == ["${requestHints.city}", '${h["user_id"]}']
 
 
+def test_keys_looked_up_in_configuration_are_settings():
+    src = """
+def build(ctx, settings):
+    result = "You are the assistant."
+    result += f"\\n- Sender ID: {settings['user_id']}"
+    result += f"\\n- Owner: {self.config.get('user_id')}"
+    result += f"\\n- Caller: {ctx['user_id']}"
+    return result
+"""
+    assert values(python.templates(src)) == ["{ctx['user_id']}"]
+    js = 'export const p = (h) => `- id: ${config["user_id"]}\\n- id: ${h["user_id"]}\\n`;\n'
+    assert values(javascript.templates(js, ".ts")) == ['${h["user_id"]}']
+
+
+def test_a_working_copy_interpolation_after_a_git_label():
+    js = "const branch = await git.branch()\n$`The current branch is ${branch}.`\n$`The default branch is ${main}.`\n"
+    assert values(javascript.templates(js, ".mts")) == ["${branch}"]
+    py = 'def p(branch, office):\n    return f"The current branch is {branch}. Branch office: {office}."\n'
+    assert values(python.templates(py)) == ["{branch}"]
+
+
 def test_a_tagged_template_is_a_prompt_unless_its_tag_is_code():
     js = "const date = new Date()\n$`- Today is ${date.toDateString()}.`\nsql`SELECT * FROM t WHERE d = ${date.toDateString()}`\n"
     assert values(javascript.templates(js, ".mts")) == ["${date.toDateString()}"]

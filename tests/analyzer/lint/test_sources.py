@@ -40,6 +40,7 @@ JOINED = "You are the shop assistant for our lamps. Session " + str(uuid.uuid4()
     got = found(python.templates(src))
     assert got == [
         ("{time.strftime('%c')}", "calls `time.strftime()`"),
+        ("{user.name}", "named `user.name`: a field of the user served, per user"),
         ("{stamp}", "`stamp` holds a value that calls `datetime.now()`"),
         ("{turn_count}", "named `turn_count`: per-request or per-session state"),
         ("%s", "calls `datetime.now()`"),
@@ -114,8 +115,8 @@ def test_findings_point_at_the_interpolation_in_the_file(tmp_path):
 
     ts = "const greeting = (user) =>\n  `Welcome back, ${user.name}! Héllo — your cart has ${user.cartCount} items.`;\n"
     findings, _ = lint_file(tmp_path, "w.ts", ts)
-    (f,) = findings
-    assert (f.line, ts.splitlines()[1][f.col - 1 : f.end_col - 1]) == (2, "${user.cartCount}")
+    spans = [(f.line, ts.splitlines()[1][f.col - 1 : f.end_col - 1]) for f in findings]
+    assert spans == [(2, "${user.name}"), (2, "${user.cartCount}")]
 
     js = 'let s = "You are a shop assistant for lamps. Today is " + new Date().toDateString() + ". Be kind.";\n'
     findings, _ = lint_file(tmp_path, "c.js", js)

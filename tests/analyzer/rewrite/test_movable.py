@@ -44,9 +44,26 @@ def test_ids_the_detector_keeps_move_under_any_label_but_a_configuration_one():
     ]
 
 
+def test_under_a_label_no_list_names_only_a_minted_value_moves():
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+    text = (
+        "Keyboard: 4f3a9c1e8d2b7a6f5e4d3c2b1a0f9e8d\n"
+        "Pairing code: 9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b\n"
+        f"Badge: {jwt}\n"
+        "Customer ref: 7c2e9a41d3b85f06e1a4c7d9b2f35e80\n"
+    )
+    assert moved(text) == [
+        ("Pairing code:", "9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b"),
+        ("Badge:", jwt),
+        ("Customer ref:", "7c2e9a41d3b85f06e1a4c7d9b2f35e80"),
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [
+        "Keyboard: 4f3a9c1e8d2b7a6f5e4d3c2b1a0f9e8d",
+        "Printer serial 7c2e9a41d3b85f06e1a4c7d9b2f35e80",
         "Default tenant: 6d1f0a7e-3b2c-4e9d-8a5f-7c6b5a4d3e2f",
         "TEST_USER_ID = 9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b",
         "Search the collection 2c4e6a8b-1d3f-4a5c-9e7b-0f2d4b6a8c1e first.",
@@ -179,3 +196,19 @@ def test_the_cache_always_answers_what_a_fresh_scan_answers(texts):
     for lines, values in texts:
         text = "\n".join(_fill(values, line) for line in lines)
         assert cache.movable(text) == scan(text)
+
+
+def test_rendered_values_under_their_labels_move_and_decoys_stay():
+    text = (
+        "- step: 3 of at most 25\nDialogue turn: 17\n**User:** Ana\nemail użytkownika: ana@example.com\n"
+        "my current timezone: Europe/Warsaw\n- Last login: Wednesday, April 23, 2025\n"
+        "Name: Acme Assistant\nVersion: 4.2\nLocation: see the docs\nServer timezone: Europe/Rome\n"
+    )
+    assert moved(text) == [
+        ("- step:", "3"),
+        ("Dialogue turn:", "17"),
+        ("**User:**", "Ana"),
+        ("email użytkownika:", "ana@example.com"),
+        ("my current timezone:", "Europe/Warsaw"),
+        ("- Last login:", "Wednesday, April 23, 2025"),
+    ]

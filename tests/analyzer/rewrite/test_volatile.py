@@ -218,3 +218,30 @@ def test_a_static_environment_section_and_a_cut_off_stay_in_the_head():
         "训练数据截止到2023年10月。Knowledge cutoff: 2024-06."
     )
     assert move_volatile("openai-chat", _chat(system)) == (None, [])
+
+
+def test_rendered_user_fields_counters_and_memories_move_with_their_labels_and_none_is_dropped():
+    system = (
+        "**User:** Ana\n**User location:** Istanbul\nnazwa użytkownika: Ana\n- Turn number: 7\n"
+        "Today is Thursday, 24 April 2025 in Istanbul.\n\n# Customer Context\nFirst Name: Ana\nAge: 48\n\n"
+        "# Long-term memory about this user\n- Prefers short answers.\n- Has a dog called Rex.\n\n"
+        "Name: Acme Assistant. Step 1: greet the user."
+    )
+    out, applied = move_volatile("openai-chat", _chat(system))
+    assert applied == [MOVE_VALUES]
+    head = out["messages"][0]["content"]
+    assert head.count(MARKER) == 9 and "Ana" not in head and "Rex" not in head and "48" not in head
+    assert head.endswith("Name: Acme Assistant. Step 1: greet the user.")  # decoys stay
+    moved = out["messages"][1]["content"]
+    for line in (
+        "**User:** Ana",
+        "**User location:** Istanbul",
+        "nazwa użytkownika: Ana",
+        "- Turn number: 7",
+        "Today is Thursday, 24 April 2025",
+        "in Istanbul",
+        "First Name: Ana",
+        "Age: 48",
+        "- Prefers short answers.\n- Has a dog called Rex.",
+    ):
+        assert line in moved, line

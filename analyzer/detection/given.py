@@ -1,0 +1,65 @@
+"""Place and weather slots that a prompt hands over as the material to work on: content, not state.
+
+``{weather}`` or ``{location}`` alone is read as the user's surroundings (:mod:`.names`). Where
+the prompt says they are its input, they are the request's content: a slot alone on its
+paragraph under "Here is the weather:" ("Hier ist das Wetter:", "Voici la météo :"), or in a
+sentence about the text it is given ("In the following text the weather in {location} is given",
+"In dem folgenden Text …"). :func:`introduced` gives the names of such slots in one text; every
+slot of those names there is content.
+
+It does NOT touch slots of other names (``{date}``, ``{user_name}``), nor ones said to be the user's.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from analyzer.detection import names, vocab
+
+#: the names these rules may call content
+_PLACE = vocab.WHERE - {"timezone", "tz", "zone", "locale"} | {"weather", "forecast", "place"}
+_SLOT = re.compile(r"\{\{?\s*([A-Za-z_][\w.]*)\s*\}?\}")
+#: "Here is the weather:" on its own line, then the slot alone on its paragraph
+_HERE = re.compile(
+    r"(?im)^[ \t]*(?:here (?:is|are)|below (?:is|are)|hier (?:ist|sind)|voici|voilà|aquí (?:está|están)|ecco)"
+    r"\b(?P<what>[^\n:]{0,40})[:：][ \t]*\n(?:[ \t]*\n)?[ \t]*\{\{?\s*(?P<x>[A-Za-z_][\w.]*)\s*\}?\}[ \t]*$"
+)
+#: a sentence about the text the prompt is given
+_GIVEN_TEXT = re.compile(
+    r"(?i)\b(?:the following|the given|the provided|this|the) (?:text|article|message|passage|report)\b"
+    r"|\b(?:text|article) below\b|\b(?:de[mnr]|die|das)? ?folgenden? text\b|\ble texte (?:suivant|ci-dessous)\b"
+    r"|\bel (?:siguiente )?texto(?: siguiente)?\b|\bil (?:seguente )?testo\b"
+)
+_SENTENCE = re.compile(r"[^.!?\n]+")
+_OWN = re.compile(r"(?i)\b(?:user|users|my|your|current|benutzer|nutzer|utilisateur|usuario)\b")
+
+
+def _place(expr: str) -> bool:
+    return bool(set(names.words(expr.rsplit(".", 1)[-1])) & _PLACE)
+
+
+@lru_cache(maxsize=64)
+def introduced(text: str) -> frozenset[str]:
+    """The names of the place and weather slots ``text`` hands over as its material."""
+    if "{" not in text:
+        return frozenset()
+    out = set()
+    for m in _HERE.finditer(text):
+        if _place(m.group("x")) and not _OWN.search(m.group("what")):
+            out.add(m.group("x"))
+    p, b = text.find("{"), 0
+    while p >= 0:  # only the sentences holding a brace, each read once, left to right
+        r = max(text.rfind(ch, b, p) for ch in ".!?\n")  # the last sentence ended at text[b]
+        a = r + 1 if r >= 0 else b
+        b = _SENTENCE.match(text, a).end()
+        sentence = text[a:b]
+        if _GIVEN_TEXT.search(sentence) and not _OWN.search(sentence):
+            out.update(x for x in _SLOT.findall(sentence) if _place(x))
+        p = text.find("{", b)
+    return frozenset(out)
+
+
+def content(text: str, expr: str) -> bool:
+    """The slot ``expr`` of ``text`` is a place or the weather that ``text`` is given to work on."""
+    return "{" in text and expr.strip() in introduced(text)

@@ -1,0 +1,60 @@
+"""Slots naming a field of the person served: ``{user.age}``, ``<%= guest.room %>``, ``{{system__caller_id}}``.
+
+:func:`owned_field` reads a dotted name whose owner object is the current user, customer, guest,
+caller, member, patient, student, client, visitor or profile: its profile and identity fields
+(name, age, weight, room, checkout date, goal …) are filled per user. Their tier, role, plan,
+permissions, status and preferences (language, units …) are per role or settings, never flagged.
+:func:`owned_id` reads a plain name joining such an owner and an id, phone or e-mail
+(``caller_id``, ``customer_phone``); a persona-like ``{customer_name}`` stays judged by its label.
+
+It does NOT read labels, nor judge the owner alone (``{user}``) or a record's field (``author.name``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from analyzer.detection import vocab
+
+#: objects that stand for the person this request serves
+OWNERS = {"user", "customer", "guest", "caller", "member", "patient", "student", "client", "visitor"}
+OWNERS |= {"profile", "me", "subscriber", "learner", "attendee", "tenant", "contact"}
+#: words of an owner's name besides the owner ("current_user", "loggedInUser")
+_OWNER_MODS = {"current", "this", "logged", "in", "active", "auth", "authenticated", "the", "my"}
+#: fields that are per role or a setting, not who the person is; preferences (as in LABELS.md)
+_NOT_PER_USER = {"plan", "plans", "tier", "role", "roles", "permission", "permissions", "perms", "scope"}
+_NOT_PER_USER |= {"scopes", "access", "group", "groups", "type", "kind", "status", "subscription", "level"}
+_NOT_PER_USER |= {"preferences", "preference", "prefs", "settings", "setting", "config", "is", "has", "can"}
+_NOT_PER_USER |= {"language", "lang", "locale", "currency", "verbosity", "tone", "style", "theme"}
+#: … and what the person sends: the request's content ("user.message", "customer.query")
+_NOT_PER_USER |= {"input", "question", "query", "message", "messages", "history", "content", "text", "prompt"}
+_NOT_PER_USER |= vocab.SETTING
+#: a collection's size (``users.length``), not a field
+_SIZES = {"count", "length", "size", "__class__"}
+#: identity parts joined to an owner in one plain name ("caller_id", "customer_phone")
+_ID_PARTS = {"id", "phone", "number", "email", "mail"}
+#: an id owner that names an app's credential ("client_id" of an OAuth app), not a person
+_APP_OWNERS = {"client", "tenant", "contact", "me", "profile"}
+
+
+def owned_field(name: str, words: Callable[[str], list[str]]) -> str | None:
+    """The owner segment of ``user.first_name``, ``request.user.email``, ``guest.checkout_on`` (a
+    field of the person served), or None; ``words`` splits a segment into its words."""
+    parts = [p.strip() for p in name.split(".")]
+    if len(parts) < 2 or parts[-1] in _SIZES or not parts[-1]:
+        return None
+    split = [set(words(p)) for p in parts]
+    if split[0] & vocab.CONFIG:
+        return None  # settings.user.name: a setting of the app
+    k = next((i for i, ws in enumerate(split[:-1]) if ws & OWNERS and ws <= OWNERS | _OWNER_MODS), -1)
+    if k < 0 or any(ws & _NOT_PER_USER for ws in split[k + 1 :]):
+        return None
+    return parts[k]
+
+
+def owned_id(ws: list[str]) -> bool:
+    """A plain name's words join a person owner and an identity part (``system__caller_id``); the
+    user's own (``user_id``) are :mod:`.names`' own rule."""
+    return any(
+        w in OWNERS - _APP_OWNERS - vocab.USER and ws[i + 1] in _ID_PARTS for i, w in enumerate(ws[:-1])
+    )

@@ -1,0 +1,95 @@
+"""Rendered dates that change with the request: a period counted back from today, the user's last
+login, and a place right after a kept date.
+
+:func:`places_after_dates` adds a candidate for a place right after a date or time ("Today is
+Thursday, 24 April 2025 in Istanbul."), kept by :mod:`.judge` only when that date was kept;
+:func:`week_numbers` the month and week numbers of a heading over such a period ("4월 4주차").
+:func:`period_bound` and :func:`user_event` tell :mod:`.judge` that a rendered date is a bound of
+a period counted back from today ("수집 기간: … - … (지난 주)"), or the user's last login.
+
+It does NOT find the dates themselves (:mod:`.shapes`, :mod:`.dates`) nor labelled values
+(:mod:`.rendered`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+
+from analyzer.detection.candidate import HIGH, Candidate
+
+_PLACE_AFTER = re.compile(r"[ \t]+in[ \t]+(?P<p>[A-Z][\w'’-]+(?:[ -][A-Z][\w'’-]+){0,2})(?=[.,;)!]|[ \t]*$)")
+_LONGEST_DATE = 80  # characters: the dates of a range are looked for this close, by bisection
+_NEAR = 160  # how far along its line a range's period words are looked for
+#: a range separator between two dates
+_RANGE = re.compile(r"[ \t]*(?:-|–|—|~|〜|to|until|bis|au|al|a|至|到|부터|から)[ \t]*$")
+_RANGE_AFTER = re.compile(r"[ \t]*(?:-|–|—|~|〜|to|until|bis|au|al|a|至|到|부터|から)[ \t]*\S")
+_USER_EVENT = re.compile(
+    r"(?i)\b(?:last[ _-]?(?:login|log-in|logged in|seen|active|activity|visit|sign[ _-]?in)|member since|"
+    r"joined|signed up|ostatnie logowanie|letzte anmeldung|dernière connexion|último acceso|ultimo accesso)\W{0,4}$"
+)
+_PERIOD = re.compile(
+    r"(?i)\b(?:last|past|previous|this|current)\s+(?:\d+\s+)?(?:weeks?|months?|quarters?|years?|days)\b"
+    r"|\b(?:letzte[nr]?|vergangene[nr]?|diese[rn]?)\s+(?:woche|monat)|semaine derni[eè]re|cette semaine"
+    r"|mois dernier|semana pasada|esta semana|mes pasado|지난\s?(?:주|달)|이번\s?(?:주|달)|최근\s?\d+\s?일"
+    r"|上周|本周|上个?月|本月|上星期|本星期|(?:近|过去)\d+天|先週|今週|先月|今月"
+)
+#: a month or week number in the words of a heading over a period: "4월 4주차", "第17周", "week 17"
+_WEEK_NUMBER = re.compile(
+    r"(?<!\d)(?P<m>\d{1,2})(?=월)|(?<!\d)(?P<w>\d{1,2})(?=주차)|(?i:\bweek[ \t]+)(?P<e>\d{1,2})\b"
+)
+
+
+def _start(span: tuple[int, int]) -> int:
+    return span[0]
+
+
+def find(text: str, out: list[Candidate]) -> None:
+    """Both finders below, after the dates are in ``out``."""
+    places_after_dates(text, out)
+    week_numbers(text, out)
+
+
+def places_after_dates(text: str, out: list[Candidate]) -> None:
+    """A place right after a date or time ("… 24 April 2025 in Istanbul."): a candidate of shape
+    ``place``, kept only after a kept date (:mod:`.judge`)."""
+    for end in sorted({c.end for c in out if c.kind in ("date", "time")}):
+        m = _PLACE_AFTER.match(text, end)
+        if m:
+            out.append(Candidate("state", m.start("p"), m.end("p"), HIGH, "place"))
+
+
+def period_bound(text: str, start: int, end: int, dates: list[tuple[int, int]]) -> bool:
+    """A date at text[start:end] is one end of a range of two dates on a line naming a period
+    counted back from today ("수집 기간: … - … (지난 주)", "Last week (… to …)"); ``dates`` sorted by start."""
+    near = dates[
+        bisect_left(dates, start - 12 - _LONGEST_DATE, key=_start) : bisect_right(dates, end + 12, key=_start)
+    ]
+    paired = any(
+        (start - 12 <= e <= start and _RANGE.fullmatch(text, e, start))
+        or (end <= s <= end + 12 and _RANGE_AFTER.match(text, end) and _RANGE.fullmatch(text, end, s))
+        for s, e in near
+    )
+    if not paired:  # the range first: the period's words are looked for only near a pair of dates
+        return False
+    ls = max(text.rfind("\n", 0, start) + 1, start - _NEAR)
+    le = text.find("\n", end, end + _NEAR)
+    return bool(_PERIOD.search(text, ls, min(len(text), end + _NEAR) if le < 0 else le))
+
+
+def week_numbers(text: str, out: list[Candidate]) -> None:
+    """The month and week numbers of a heading naming a period counted back from today
+    ("## 지난 주 정리: 4월 4주차"), found only on lines :func:`period_bound` already read."""
+    for ls, le in {(text.rfind("\n", 0, c.start) + 1, c.start) for c in out if c.kind == "date"}:
+        le = text.find("\n", le)
+        le = len(text) if le < 0 else le
+        if text[ls : ls + 1] != "#" or not _PERIOD.search(text, ls, le):
+            continue
+        for m in _WEEK_NUMBER.finditer(text, ls, le):
+            g = next(x for x in ("m", "w", "e") if m.group(x))
+            out.append(Candidate("state", *m.span(g), HIGH, "period"))
+
+
+def user_event(label: str) -> bool:
+    """The label names an event of the user's account ("Last login:", "Member since"): per user."""
+    return bool(_USER_EVENT.search(label))

@@ -1,0 +1,55 @@
+"""Where the user is now, rendered as plain text: the timezone they are in and the weather there.
+
+:func:`zone` keeps a zone name after first-person or user wording (``my current timezone:
+Europe/Warsaw``, ``I'm in Europe/Warsaw``, ``jestem w strefie czasowej …``); a server's or a
+deployment's zone is configuration. :func:`weather` keeps a reading with a temperature after a
+``Weather:`` key ("Sunny, 18 °C"), to the end of its sentence. Both are called by
+:mod:`.rendered` at label words its one pass found; neither scans the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detection.candidate import HIGH, Candidate
+
+_WEATHER_VALUE = re.compile(
+    r"[^\n]{0,40}?-?\d{1,3}(?:[.,]\d)?[ \t]?°[ \t]?[CF]?|[^\n]{0,40}?\d{1,3}[ \t]?(?:degrees|grad)\b"
+)
+#: the colon after a key word ("Weather: …", "**Weather:** …")
+_AFTER_KEY = re.compile(r"[ \t]*(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*")
+#: first-person or user wording before a timezone: "I'm in", "my current timezone:", "jestem w strefie"
+_TZ_OWNER = re.compile(
+    r"(?i)(?:\bi'?m in|\bi am in|\bmy\b[^\n.]{0,24}|\buser(?:'s)?\b[^\n.]{0,24}|\bjestem w\b[^\n.]{0,24}|"
+    r"\bmoja\b[^\n.]{0,24}|\bużytkownika\b[^\n.]{0,24}|\bich bin in\b[^\n.]{0,24}|\bmeine?\b[^\n.]{0,24}|"
+    r"\bje suis\b[^\n.]{0,24}|\bmon\b[^\n.]{0,24}|\bestoy en\b[^\n.]{0,24}|\bmi\b[^\n.]{0,24})\W{0,3}$"
+)
+_ZONE = re.compile(r"[A-Z][A-Za-z]+/[A-Z][A-Za-z_+-]+(?:/[A-Z][A-Za-z_+-]+)?")
+
+
+def weather(text: str, at: int, out: list[Candidate]) -> None:
+    """A weather reading with a temperature ("Weather: Sunny, 18 °C"), to the end of its sentence."""
+    m = _AFTER_KEY.match(text, at)
+    if not m:
+        return
+    le = text.find("\n", at)
+    le = len(text) if le < 0 else le
+    if _WEATHER_VALUE.match(text, m.end(), le):
+        out.append(Candidate("state", m.end(), _clause_end(text, m.end(), le), HIGH, "user", "Weather:"))
+
+
+def _clause_end(text: str, at: int, le: int) -> int:
+    m = re.search(r"\.(?:\s|$)", text[at:le])
+    return at + m.start() if m else at + len(text[at:le].rstrip())
+
+
+def zone(text: str, k: int, out: list[Candidate]) -> None:
+    m = _ZONE.match(text, k)
+    if not m:
+        return
+    ls = text.rfind("\n", 0, k) + 1
+    label = text[max(ls, k - 48) : k]
+    if _TZ_OWNER.search(label) and not re.search(
+        r"(?i)\b(?:server|deployment|default|system|company|office)\b", label
+    ):
+        out.append(Candidate("state", k, m.end(), HIGH, "user", label.strip()[-32:]))

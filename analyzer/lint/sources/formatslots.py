@@ -1,0 +1,70 @@
+"""Format strings of compiled languages: each slot becomes a piece judged by the argument filling it.
+
+Three styles: ``printf`` (Go ``fmt.Sprintf``, Java ``String.format`` / ``.formatted``, Kotlin
+``.format``: ``%s``, ``%[2]v``, ``%1$s``; ``%%`` and Java's ``%n`` are text), ``braces`` (C#
+``string.Format``, Java ``MessageFormat.format``: ``{0}``, ``{1:yyyy-MM-dd}``, ``{{``) and
+``rust`` (``format!``: ``{}``, ``{0}``, ``{name}``, ``{x:?}``, ``{{``). :func:`fill` splits the
+literal pieces at the slots; ``resolve(index, name)`` says why the argument is volatile.
+
+It does NOT find format calls (:mod:`.compiled`) or decode the literal (:mod:`.codestrings`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from analyzer.detection.names import Verdict
+from analyzer.lint.sources.pieces import Piece
+
+STYLES = {
+    "printf": re.compile(r"%%|%n|%(?:\[(\d+)\]|(\d+)\$)?[-+# 0,(<]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z]"),
+    "braces": re.compile(r"\{\{|\}\}|\{(\d+)(?:\s*,\s*-?\d+)?(?::[^{}]*)?\}"),
+    "rust": re.compile(r"\{\{|\}\}|\{(\d+|[A-Za-z_]\w*)?(?::[^{}]*)?\}"),
+}
+_TEXT = {"%%": "%", "%n": "\n", "{{": "{", "}}": "}"}
+
+Resolve = Callable[[int | None, str | None], Verdict | None]
+
+
+def fill(pieces: list[Piece], style: str, resolve: Resolve) -> list[Piece]:
+    """The pieces with every slot of ``style`` in their literal text as an interpolation piece."""
+    pattern = STYLES[style]
+    out: list[Piece] = []
+    seq = 0
+    for p in pieces:
+        if not p.literal:
+            out.append(p)
+            continue
+        chars: list[str] = []
+        offs: list[int] = []
+        at = 0
+        for m in pattern.finditer(p.text):
+            chars.extend(p.text[at : m.start()])
+            offs.extend(p.offset(i) for i in range(at, m.start()))
+            at = m.end()
+            if m.group(0) in _TEXT:
+                chars.append(_TEXT[m.group(0)])
+                offs.append(p.offset(m.start()))
+                continue
+            if chars:
+                out.append(Piece("".join(chars), offs + [p.offset(m.start())]))
+                chars, offs = [], []
+            index, name, implicit = _slot(style, m, seq)
+            seq += implicit
+            out.append(Piece(m.group(0), start=p.offset(m.start()), verdict=resolve(index, name)))
+        chars.extend(p.text[at:])
+        offs.extend(p.offset(i) for i in range(at, len(p.text)))
+        if chars:
+            out.append(Piece("".join(chars), offs + [p.offset(len(p.text))]))
+    return out
+
+
+def _slot(style: str, m: re.Match, seq: int) -> tuple[int | None, str | None, bool]:
+    """(argument index, captured name, whether it took the next argument in turn)."""
+    given = (m.group(1) or m.group(2)) if style == "printf" else m.group(1)
+    if given is None:
+        return seq, None, True
+    if not given.isdigit():
+        return None, given, False
+    return int(given) - (style == "printf"), None, False

@@ -1,0 +1,50 @@
+"""analyzer.detection.inlinecode: a slot a label shows in inline code is judged; one in prose stays code."""
+
+from __future__ import annotations
+
+from analyzer.detect import find_volatile
+from analyzer.detection.inlinecode import JudgedCode, label_value
+
+
+def _slots(text: str) -> list[str]:
+    return [v.value for v in find_volatile(text) if v.kind == "placeholder"]
+
+
+def test_a_slot_in_backticks_as_a_labels_value_is_rendered():
+    text = "**Context for this request:**\n\n- Session ID: `{{ session_id }}`\n- Global State: `{{ global_state }}`\n"
+    assert _slots(text) == ["{{ session_id }}", "{{ global_state }}"]
+    assert label_value(text, text.index("{{ session_id"))
+    assert text.index("{{ session_id") not in JudgedCode(text)
+    with_code_in_label = "- Example `Date` header: `{{ dynamic_date_example }}`\n"
+    assert _slots(with_code_in_label) == ["{{ dynamic_date_example }}"]
+
+
+def test_a_slot_in_backticks_in_prose_or_documentation_stays_code():
+    prose = "Write `{{ date }}` anywhere to insert the date.\n"
+    assert _slots(prose) == [] and prose.index("{{") in JudgedCode(prose)
+    syntax = "- Placeholder syntax: `{{ session_id }}`\n"
+    assert _slots(syntax) == []
+    headed = "## Template variables\n\n- Session: `{{ session_id }}`\n- Date: `{{ date }}`\n"
+    assert _slots(headed) == []
+    more_after = "- Session ID: `{{ session_id }}` is what you write to show it\n"
+    assert _slots(more_after) == []
+    fenced = "```md\n- Session ID: `{{ session_id }}`\n```\n"
+    assert fenced.index("{{") in JudgedCode(fenced)
+
+
+def test_front_matter_values_are_metadata_but_its_slots_are_rendered():
+    post = "---\ntitle: How to\ndate: 2024-7-8 01:00:20\n---\n\nBody text.\n"
+    assert post.index("01:00:20") in JudgedCode(post)
+    assert find_volatile(post) == []
+    template = "---\nCURRENT_TIME: {{ CURRENT_TIME }}\n---\n\nYou are a helper.\n"
+    assert _slots(template) == ["{{ CURRENT_TIME }}"]
+    not_front = "Intro.\n---\ndate: 2024-7-8 01:00:20\n---\n"
+    assert not_front.index("01:00:20") not in JudgedCode(not_front)
+
+
+def test_a_rendered_value_under_a_now_key_in_front_matter_is_live():
+    rendered = "---\nCURRENT_TIME: 2025-04-24 13:52:03\n---\n\nYou are a helper.\n"
+    assert rendered.index("2025-04-24") not in JudgedCode(rendered)
+    assert [v.value for v in find_volatile(rendered)] == ["2025-04-24 13:52:03"]
+    published = "---\npublished: 2025-04-24 13:52:03\nupdated_now: false\n---\n\nBody.\n"
+    assert find_volatile(published) == []

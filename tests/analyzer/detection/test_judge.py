@@ -1,0 +1,24 @@
+"""analyzer.detection.judge: rules of the judge not tied to one shape (repeats of a kept slot)."""
+
+from __future__ import annotations
+
+from analyzer.detect import find_volatile
+
+
+def slots(text: str) -> list[str]:
+    return [v.reason for v in find_volatile(text) if v.kind == "placeholder"]
+
+
+def test_a_kept_slot_again_is_found_again():
+    assert slots("Current date: {d}\nPlan the week from {d} on.\n") == [
+        "follows `Current date`",
+        "the same slot as `d` before",
+    ]
+
+
+def test_a_kept_slot_again_inside_an_example_is_fixed_text():
+    text = (
+        "Current date: {d}\n\nExample:\nUser: what day is it?\nAssistant: It is {d}.\n\n"
+        "Few-shot examples:\n<example>Today is {d}</example>\nAnswer as in e.g. {d}.\n"
+    )
+    assert slots(text) == ["follows `Current date`"]

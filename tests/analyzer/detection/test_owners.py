@@ -1,0 +1,41 @@
+"""analyzer.detection.owners: fields of the person served are per user; their role, plan and preferences are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+from analyzer.detection.names import judge_expression, words
+from analyzer.detection.owners import owned_field, owned_id
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["user.first_name", "user.age", "user.weight", "guest.room", "guest.checkout_on", "request.user.email"],
+)
+def test_a_field_of_the_person_served_is_per_user(expr):
+    v = judge_expression(expr)
+    assert v is not None and "per user" in v.reason, expr
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["user.plan", "user.role", "customer.tier", "user.permissions", "user.language", "member.units"],
+)
+def test_its_role_plan_permissions_and_preferences_are_not(expr):
+    assert owned_field(expr, words) is None and judge_expression(expr) is None, expr
+
+
+def test_content_sizes_records_and_settings_are_not_fields_of_the_person():
+    for expr in ("customer.query", "users.length", "author.first_name", "settings.user.name", "user"):
+        assert owned_field(expr, words) is None, expr
+    assert owned_field("currentUser.email", words) == "currentUser"
+
+
+def test_an_owner_joined_to_an_id_or_phone_in_one_name():
+    assert owned_id(words("system__caller_id")) and owned_id(words("customer_phone"))
+    assert not owned_id(words("client_id"))  # an OAuth app's credential
+    assert not owned_id(words("customer_name"))  # a persona's name: judged by its label
+    text = "{{system__caller_id}} is the caller's phone number.\n"
+    assert [v.value for v in find_volatile(text)] == ["{{system__caller_id}}"]
+    assert find_volatile("Keep the tone of {{customer_name}} in mind.\n") == []

@@ -1,0 +1,30 @@
+"""analyzer.detection.shapes: the one pass finds anchors and month names together, found and not."""
+
+from __future__ import annotations
+
+from analyzer.detection import phrases
+from analyzer.detection.shapes import _ANCHOR_OR_MONTH, scan
+
+
+def dates(text: str) -> list[str]:
+    return [text[c.start : c.end] for c in scan(text) if c.kind == "date" and c.shape == "text"]
+
+
+def test_a_month_right_after_an_anchor_is_still_read():
+    # "1,M" and "7.S" are anchors' matches: the month each ends in starts a date all the same (a
+    # year of 3xxx is no anchor of its own, so only the month finds these)
+    assert dates("Totals 1,Mar 3, 3025 and 7.Sep 9, 3024") == ["Mar 3, 3025", "Sep 9, 3024"]
+    assert dates("Due: Nov 30, 3026. Released Jan 2, 3024") == ["Nov 30, 3026", "Jan 2, 3024"]
+
+
+def test_words_that_only_look_like_months_start_no_date():
+    assert dates("Jar 3, 2025; Market 5, 2024; Octopus 1, 2020") == []
+    assert dates("Mark said 30 days") == []
+
+
+def test_the_pass_finds_the_months_a_pass_of_their_own_finds():
+    for text in ("Jan Feb 5Jan 1,Mar 1.Nov {Dec} $May", "JanuaryJun Jul2 x9Aug", "İMar 3, Sep"):
+        found = [
+            a.start() if text[a.start()].isalpha() else a.end() - 1 for a in _ANCHOR_OR_MONTH.finditer(text)
+        ]
+        assert [k for k in found if text[k : k + 3] in phrases.MONTHS] == phrases.month_starts(text)
