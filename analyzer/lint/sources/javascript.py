@@ -11,7 +11,6 @@ It does NOT read files, or take templates tagged as code (``sql`…```), imports
 
 from __future__ import annotations
 
-import bisect
 import re
 from functools import cache
 
@@ -19,6 +18,7 @@ from analyzer.detection.names import Verdict, config_container, judge
 from analyzer.lint.sources.jsslots import slot_templates
 from analyzer.lint.sources.pieces import Piece, Template, judge_by_label
 from analyzer.lint.sources.promptlike import is_prompt, skipped_call
+from analyzer.lint.sources.treetext import TreeText
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
@@ -59,12 +59,9 @@ def _unescape(seq: str) -> str:
     return _ESCAPES.get(body[0], body[0])
 
 
-class _File:
+class _File(TreeText):
     def __init__(self, text: str, dialect: str) -> None:
-        self.text = text
-        self.data = text.encode("utf-8")
-        self.tree = _parser(dialect).parse(self.data)
-        self._byte_starts: list[int] | None = None
+        super().__init__(text, _parser(dialect))
         self.declared: dict[str, Verdict] = {}
         for node in self.walk(self.tree.root_node):
             if node.type == "variable_declarator":
@@ -78,29 +75,6 @@ class _File:
                     v = self.verdict(value, calls_only=True)
                     if v:
                         self.declared[self.src(name)] = v
-
-    @staticmethod
-    def walk(node):
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            yield n
-            stack.extend(reversed(n.children))
-
-    def char(self, byte: int) -> int:
-        if self.text.isascii():
-            return byte
-        if self._byte_starts is None:
-            starts, at = [], 0
-            for ch in self.text:
-                starts.append(at)
-                at += len(ch.encode("utf-8"))
-            starts.append(at)
-            self._byte_starts = starts
-        return bisect.bisect_left(self._byte_starts, byte)
-
-    def src(self, node) -> str:
-        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def verdict(self, node, calls_only: bool = False) -> Verdict | None:
         """Why an expression is volatile; ``calls_only`` for what a declaration passes on (its calls)."""
