@@ -13,17 +13,73 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import glossary, regions
+from analyzer.detection import foreign, glossary, regions
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.wording import SUPPOSED_AFTER
 
 _EXAMPLE_AFTER = re.compile(
-    r"(?i)^\W{0,3}(?:\(?e\.g\b|\(?example\b|\(?for example\b|\(?sample\b|\(?placeholder\b)"
+    r"(?i)^(?:\W{0,3}(?:\(?e\.g\b|\(?example\b|\(?for example\b|\(?sample\b|\(?placeholder\b)|['\"”’)]?[ \t]*(?:style|format)\b)"
 )
 #: words in inline code name code (`datetime_parser`), not the value after them
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 #: "sent before 2020-01-01"
 _FIXED_MOMENT = frozenset("before after since until till from between by through".split())
+
+
+_WORD = re.compile(r"[a-z]+(?:-(?:in|out|up|off)\b)?")
+#: label classes that make a value the current one, the session's or the user's
+_NOT_EVENT = frozenset(("now", "session", "user"))
+#: "It is", "as of", "Today:" and the like end a label that means now without a now word
+_NOW_TAIL = re.compile(r"(?i)\b(?:it is|it's|as of|is now|right now|at present)\W*$")
+
+
+#: what an API response record holds beside its id and creation time
+_RESPONSE = re.compile(
+    r"chat\.completion|[\"']object[\"']\s*(?::|=>)\s*[\"'](?:response|message|list)[\"']|system_fingerprint"
+    r"|[\"']finish_reason[\"']|[\"']stop_reason[\"']"
+)
+_RESPONSE_REACH = 1000
+#: how a record shows its fields: ``"id": "…``, ``"created": 17…``, ``'id' => '…``, ``// '…``
+_RECORD_VALUE = re.compile(r"""(?:["']\s*(?::|=>)\s*["']?|//\s*["']?)$""")
+
+
+#: "e.g." and its kin: what follows in the sentence illustrates
+_EG = re.compile(r"(?i)\be\.g\.|\bfor example\b|\bfor instance\b|\bsuch as\b|\bi\.e\.")
+_EG_REACH = 240
+#: "Write the time as '14:30'": a quoted value after "as" shows a format
+_QUOTED_AS = re.compile(r"(?i)\bas[ \t]+['\"“‘]$")
+
+
+def _after_eg(text: str, at: int) -> bool:
+    """An "e.g." earlier in the value's sentence, on its line and at most ``_EG_REACH`` back."""
+    lo = max(text.rfind("\n", max(0, at - _EG_REACH), at) + 1, at - _EG_REACH)
+    window = text[lo:at]
+    if "e.g" not in window and "xample" not in window and "nstance" not in window and "such as" not in window:
+        return False
+    ends = [m.end() for m in _EG.finditer(window)]
+    return bool(ends) and cx.SENTENCE_END.search(window, ends[-1]) is None
+
+
+#: a today-phrase as a clause's condition or object, introducing no value: "if today is Saturday",
+#: "24 hours from the current time", "relative to today's date"
+_PHRASE_OBJECT = re.compile(
+    r"(?i)\b(?:if|when|whether|unless|suppose|assuming|from|since|until|before|after|than|to|relative to)"
+    r"[ \t]+(?:the[ \t]+)?$"
+)
+#: a value after a conditional today-phrase: "if today is Saturday", "when the current date is …"
+_CONDITIONAL_TODAY = re.compile(
+    r"(?i)\b(?:if|when|whether|unless|suppose|assuming)[ \t]+(?:today|the current (?:date|day)|the date)"
+    r"(?:'s date)?[ \t]+(?:is|was|falls on)[ \t]+$"
+)
+#: … or followed by a new list item ("…the current time\n4. If the user …")
+_LIST_ITEM_AFTER = re.compile(r"[ \t]*\n[ \t]*(?:\d+[.)]|[-*•])[ \t]+[A-Za-z]")
+
+
+def _phrase_in_prose(text: str, c: Candidate) -> bool:
+    return (
+        _PHRASE_OBJECT.search(text, max(0, c.start - 24), c.start) is not None
+        or _LIST_ITEM_AFTER.match(text, c.end - (text[c.end - 1 : c.end] == "\n")) is not None
+    )
 
 
 def short(s: str, limit: int = 32) -> str:
@@ -109,6 +165,38 @@ class Around:
         return "now" in self.words and "static" not in self.words
 
     @_once
+    def event(self) -> bool:
+        """The label names an event's moment ("Delivery date:", "Concert:", "Posted on", "Hora de
+        salida:"): one of :data:`.context.EVENT_NOUNS` (or :func:`.foreign.event`) and no "now",
+        session or user word."""
+        near = self.near
+        low = near.lower()
+        if foreign.event(low) or not near.isascii():
+            return foreign.event(low)  # "Hora de salida:", "会议时间："
+        return (
+            any(w in cx.EVENT_NOUNS for w in _WORD.findall(low))
+            and not self.words & _NOT_EVENT
+            and not _NOW_TAIL.search(near)
+        )
+
+    @_once
+    def response_field(self) -> bool:
+        """The value is a field of an API response shown in the text (``"id": "chatcmpl-…"``,
+        ``"created": 1731448405`` next to ``"object": "chat.completion"``): a record, not a prompt's."""
+        text, at = self.text, self.c.start
+        if not _RECORD_VALUE.search(text, max(0, at - 12), at):
+            return False  # not a quoted value, a JSON field's or a code comment's
+        lo = text.rfind("\n\n", max(0, at - _RESPONSE_REACH), at)
+        hi = text.find("\n\n", at, at + _RESPONSE_REACH)
+        lo, hi = (max(0, at - _RESPONSE_REACH) if lo < 0 else lo), (at + _RESPONSE_REACH if hi < 0 else hi)
+        return _RESPONSE.search(text, lo, hi) is not None  # in the same paragraph (the record)
+
+    @_once
+    def conditional(self) -> bool:
+        """The value follows a conditional today-phrase: "if today is Saturday"."""
+        return _CONDITIONAL_TODAY.search(self.text, max(0, self.c.start - 48), self.c.start) is not None
+
+    @_once
     def example(self) -> bool:
         after = cx.after(self.text, self.c.end)
         return (
@@ -116,6 +204,13 @@ class Around:
             or bool(_EXAMPLE_AFTER.match(after))
             or (not after.isascii() and bool(SUPPOSED_AFTER.match(after)))
             or regions.in_example_block(self.text, self.c.start, memo=self.memo)
+            or _after_eg(self.text, self.c.start)
+            or (
+                self.c.kind in ("time", "date")
+                and _QUOTED_AS.search(self.text, max(0, self.c.start - 8), self.c.start) is not None
+            )
+            or (self.c.kind == "today-phrase" and _phrase_in_prose(self.text, self.c))
+            or self.conditional
             or (self.tags is not None and self.c.start in self.tags)
             or (self.c.kind in ("time", "date") and glossary.restates_quote(self.text, self.c.start))
         )

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection import wording
+from analyzer.detection import foreign, wording
 
 MAX_LABEL = 80
 
 #: the character class first (the look-behinds then include it), so sre skips to . ; ! ? in C
 _SENTENCE_END = re.compile(r"[.;!?](?<!\be\.g.)(?<!\bi\.e.)(?<!\bvs.)(?<!\bNo.)(?:\s|$)")
+SENTENCE_END = _SENTENCE_END
 # Word classes of a label. A label is split into lower-case words (and read for a few
 # marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
 _CLASS_WORDS = {
@@ -29,12 +30,12 @@ _CLASS_WORDS = {
     "release released launch launched published introduced version versions effective valid expires expire expiry "
     "expiration deadline due born died birthday anniversary copyright deprecated sunset announced signed happened "
     "occurred began opened closed open opens close closes hours schedule scheduled schedules cron holiday holidays "
-    "meeting meetings appointment appointments maintenance history historical timeline snapshot vintage",
+    "meeting meetings appointment appointments maintenance history historical timeline snapshot vintage default defaults",
     "now": "now current currently today today's tonight date datetime time timestamp clock ts sent received logged requested "
     "generated rendered started created fetched retrieved it's",
     "session": "session request conversation turn run trace remaining quota balance login visit iteration attempt",
     "around": "in by from before after since until till between every daily weekly each during ago start starts end ends first "
-    "last earliest latest was were default reference fixed static constant build built window",
+    "last earliest latest was were reference fixed static constant build built window",
 }
 _CLASS_PHRASES = {
     "example": {
@@ -84,7 +85,7 @@ _CLASS_MARKS = re.compile(
 #: a literal each of :data:`_CLASS_MARKS` contains: an ASCII label without any has no mark (an
 #: ASCII text lowered is exact; a non-ASCII one goes to the regex, whose case folding differs)
 _MARK_WORDS = ("e.g", "i.e", "hh:mm", "yyyy", "iso", "rfc", "cut-off", "_at")
-_LABEL_WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*(?:'[a-z]+)?")
+_LABEL_WORD = re.compile(r"[a-z0-9]+(?:-(?:in|out|up|off)\b)?(?:_[a-z0-9]+)*(?:'[a-z]+)?")
 #: opened_at, sent_on, start_ts: a field holding a moment
 _EVENT_SUFFIX = ("at", "on", "ts", "time", "date", "timestamp")
 _BY_WORD: dict[str, list[str]] = {}
@@ -101,6 +102,30 @@ _BY_PHRASE.pop("in the")  # "in the form" only: checked below
 _BY_PHRASE.pop("at the")  # "at the moment" only: checked below
 #: the first words of :data:`_BY_PHRASE`: a pair starting with another word is no phrase
 _PHRASE_FIRST = frozenset(p.split()[0] for p in _BY_PHRASE)
+
+
+#: the words that name a moment; after (or "of" before) another noun, that noun's moment
+_MOMENT = frozenset(("date", "time", "datetime", "timestamp"))
+#: nouns and verbs whose date or time is another moment's than now: an event, an order's step, a
+#: shop's hours ("Delivery date", "Pickup time", "Concert:", "Posted on"); a denylist, so that
+#: "Client time", "Tokyo time" or "Device time" stay the present
+EVENT_NOUNS = frozenset(
+    "delivery deliveries departure departures arrival arrivals pickup pick-up dropoff drop-off check-in check-out "
+    "checkin checkout concert concerts event events webinar webinars lecture lectures class classes flight flights "
+    "train show shows match game games sale sales offer promotion invoice invoices issue publication order orders "
+    "shipping shipment reservation booking start starts end ends opening closing lunch dinner breakfast wedding "
+    "party renewal payment billing trial exam interview posted post purchase purchased shipped delivered departs "
+    "arrives leaves kickoff kick-off premiere screening deadline due submission submitted birth".split()
+)
+
+
+def _of_an_event(words: list[str], i: int) -> bool:
+    """``words[i]`` ("date", "time") is an event's moment: "Delivery date", "Start time", "Date of
+    issue"; not "Current date", "Client time", "Date and time", "Time of request"."""
+    for j in (i - 1, i + 2) if i + 2 < len(words) and words[i + 1] == "of" else (i - 1,):
+        if 0 <= j < len(words) and words[j] in EVENT_NOUNS:
+            return True
+    return False
 
 
 def word_classes(label_text: str) -> frozenset[str]:
@@ -123,9 +148,9 @@ def word_classes(label_text: str) -> frozenset[str]:
             ]
         words += parts
     by_word = _BY_WORD
-    for w in words:
+    for i, w in enumerate(words):
         classes = by_word.get(w)
-        if classes:
+        if classes and not (w in _MOMENT and _of_an_event(words, i)):
             found.update(classes)
     for a, b in zip(words, words[1:]):
         if a in _PHRASE_FIRST:
@@ -134,6 +159,8 @@ def word_classes(label_text: str) -> frozenset[str]:
                 found.add(c)
     if _USER_OWNER.intersection(words) and _USER_PART.intersection(words):
         found.add("user")  # "User's timezone:", "the user's name is": the current user's own value
+    elif foreign.users_own(low):
+        found.add("user")  # "Nome do usuário:", "用户名：", "Name des Benutzers:"
     if "in the form" in low:
         found.add("example")
     if "at the moment" in low:
@@ -144,6 +171,8 @@ def word_classes(label_text: str) -> frozenset[str]:
         found.update(m.lastgroup for m in _CLASS_MARKS.finditer(label_text))
     if not low.isascii():
         found.update(m.lastgroup for m in wording.MARK.finditer(low))
+    if "now" in found and foreign.event(low):
+        found.discard("now")  # "Hora de salida", "会议时间": another moment's, not now
     return frozenset(found)
 
 

@@ -8,6 +8,8 @@ identity of whoever runs the tool, per user). :func:`status_lines` finds the val
 even when extracted as ``(clean)``.
 
 It does NOT judge (:mod:`.judge` drops examples and code), nor read ``gitStatus:`` blocks (:mod:`.session`).
+:func:`branches` reads the checked-out branch's name after a label that says so ("Current branch:
+main", "You are on branch feature/x"); a default or base branch is the repository's setting.
 """
 
 from __future__ import annotations
@@ -32,6 +34,21 @@ _HEADER = re.compile(
 _INTRO_REACH = 600
 
 
+def _intro_words(low: str) -> bool:
+    """The literal words of an :data:`_INTRO` alternative are in ``low`` ("git status", "status of
+    the", "repository status" read at each "status", then "git snapshot")."""
+    k = low.find("status")
+    while k >= 0:
+        if (
+            (k >= 4 and low.startswith("git ", k - 4))
+            or low.startswith("status of the", k)
+            or (k >= 11 and low.startswith("repository ", k - 11))
+        ):
+            return True
+        k = low.find("status", k + 6)
+    return "git snapshot" in low
+
+
 def labelled_slot(expr: str, label: str) -> str | None:
     """Why a slot under a git label (``Git commit:``, ``Git email:``) is per request or per user, or None."""
     if not _GIT_KEY.search(label[-40:]):
@@ -46,11 +63,82 @@ def labelled_slot(expr: str, label: str) -> str | None:
     return None
 
 
+#: a label naming the checked-out branch, and the name after it
+_BRANCH = re.compile(
+    r"(?im)(?:\b(?:current|active|checked[- ]out|working|git)\s+branch\b(?:\s+name)?(?:[ \t]*[:：=]|\s+is\b)"
+    r"|\b(?:you are|you're|currently|we are|we're)\s+on\s+(?:the\s+)?(?:git\s+)?branch\b|^[ \t]*on branch\b)"
+    r"[ \t]*[`'\"*]*(?P<v>[A-Za-z0-9][\w./-]*\w|[A-Za-z0-9])[`'\"*]*(?=[ \t]*(?:[.,;)]|$))"
+)
+_NOT_A_BRANCH = frozenset(
+    "name is the a an and or you of to in protected unknown none null true false n/a na detached clean".split()
+)
+#: the words one of which stands right before "branch" in every :data:`_BRANCH` form
+_BRANCH_LEADS = ("current", "active", "checked", "working", "git", " on", "\ton")
+
+
+#: a ``Git commit: …`` / ``Git user: …`` / ``Git email: …`` line and its value
+_GIT_LINE = re.compile(
+    r"(?im)^[ \t]*(?:[-*•][ \t]+)?(?:\*\*)?git[ \t]+(?P<key>commit|sha|head|revision|user(?:\.name)?|user\.email"
+    r"|e-?mail|author|name)(?:\*\*)?[ \t]*[:=][ \t]*[`'\"]?(?P<v>[^\n`'\"{}$]{1,80}?)[`'\"]?[ \t]*$"
+)
+#: what a commit is (hex) and what an identity is (an e-mail, a name, maybe with its e-mail, a handle)
+_COMMIT_VALUE = re.compile(r"[0-9a-fA-F]{5,40}")
+_IDENTITY_VALUE = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[A-Z][\w'’-]*(?: [A-Z][\w'’-]*){0,2}(?: <[^<>\s]+@[^<>\s]+>)?|[a-z0-9][\w.-]{1,30}"
+)
+
+
+def find(text: str, low: str, out: list[Candidate]) -> None:
+    """The checked-out branch (:func:`branches`), git identity and commit lines (:func:`git_lines`)
+    and status blocks (:func:`status_lines`)."""
+    if "branch" in low:
+        branches(text, low, out)
+    if "git " in low:
+        git_lines(text, low, out)
+    status_lines(text, low, out)
+
+
+def git_lines(text: str, low: str, out: list[Candidate]) -> None:
+    """The value of a ``Git commit:`` line (the checked-out commit) or of a ``Git user:`` /
+    ``Git email:`` line (whoever runs the tool), found at each "git "."""
+    k = low.find("git ")
+    while k >= 0:
+        ls = text.rfind("\n", 0, k) + 1
+        m = _GIT_LINE.match(text, ls)
+        if m and k < m.start("key"):  # this "git " is the line's label
+            a, b = m.span("v")
+            key = m.group("key").lower()
+            shape = _COMMIT_VALUE if key in ("commit", "sha", "head", "revision") else _IDENTITY_VALUE
+            if shape.fullmatch(text, a, b):
+                out.append(Candidate("state", a, b, MEDIUM, "block", f"git {key}"))
+        le = low.find("\n", k)
+        k = low.find("git ", k + 4) if le < 0 else low.find("git ", le)  # one look per line
+
+
+def branches(text: str, low: str, out: list[Candidate]) -> None:
+    """The branch name after a label naming the checked-out branch, found at each "branch"."""
+    seen = -1
+    k = low.find("branch")
+    while k >= 0:
+        lead = low[max(0, k - 24) : k]
+        if not any(w in lead for w in _BRANCH_LEADS) and not lead.endswith("on "):
+            k = low.find("branch", k + 6)
+            continue
+        for m in _BRANCH.finditer(text, max(0, k - 40), min(len(text), k + 80)):
+            a, b = m.span("v")
+            if a > seen and m.start() <= k and text[a:b].lower() not in _NOT_A_BRANCH:
+                seen = a
+                out.append(Candidate("state", a, b, MEDIUM, "block", "git branch"))
+        k = low.find("branch", k + 6)
+
+
 def status_lines(text: str, low: str, out: list[Candidate]) -> None:
     """Each status header after a git-status intro with its value lines (to the next blank line), as
     one block: a slot among them is the block's (``Recent commits:`` over ``${EXPR_3}``)."""
     if "status" not in low:
         return
+    if text.isascii() and not _intro_words(low):
+        return  # no intro: lowered ASCII is exact for the case-blind _INTRO
     for m in _HEADER.finditer(text):
         intro = _INTRO.search(text, max(0, m.start() - _INTRO_REACH), m.start())
         if not intro:

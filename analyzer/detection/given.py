@@ -31,6 +31,19 @@ _GIVEN_TEXT = re.compile(
     r"|\b(?:text|article) below\b|\b(?:de[mnr]|die|das)? ?folgenden? text\b|\ble texte (?:suivant|ci-dessous)\b"
     r"|\bel (?:siguiente )?texto(?: siguiente)?\b|\bil (?:seguente )?testo\b"
 )
+#: a word each alternative of :data:`_GIVEN_TEXT` holds
+_GIVEN_WORDS = ("text", "article", "message", "passage", "report", "testo")
+
+
+def _given_text(sentence: str) -> bool:
+    """``_GIVEN_TEXT.search(sentence)``, skipped where an ASCII sentence (lowered: exact) has none of its words."""
+    if sentence.isascii():
+        low = sentence.lower()
+        if not any(w in low for w in _GIVEN_WORDS):
+            return False
+    return bool(_GIVEN_TEXT.search(sentence))
+
+
 _SENTENCE = re.compile(r"[^.!?\n]+")
 _OWN = re.compile(r"(?i)\b(?:user|users|my|your|current|benutzer|nutzer|utilisateur|usuario)\b")
 
@@ -39,13 +52,31 @@ def _place(expr: str) -> bool:
     return bool(set(names.words(expr.rsplit(".", 1)[-1])) & _PLACE)
 
 
+#: a line that opens with a brace: where every :data:`_HERE` ends (found by ``str.find`` speed)
+_BRACE_LINE = re.compile(r"\n[ \t]*\{")
+
+
+def _here(text: str) -> list[re.Match]:
+    """What ``_HERE.finditer`` finds, tried only on the line or two before a brace line (its
+    matches start at a line's start and cannot overlap): no pass of a ``^`` pattern over the text."""
+    found = []
+    for g in _BRACE_LINE.finditer(text):
+        p1 = text.rfind("\n", 0, g.start())
+        p2 = text.rfind("\n", 0, p1) if p1 > 0 else -1
+        for st in (p2 + 1, p1 + 1) if p1 >= 0 else (0,):
+            m = _HERE.match(text, st)
+            if m and m.start() not in {f.start() for f in found[-2:]}:
+                found.append(m)
+    return found
+
+
 @lru_cache(maxsize=64)
 def introduced(text: str) -> frozenset[str]:
     """The names of the place and weather slots ``text`` hands over as its material."""
     if "{" not in text:
         return frozenset()
     out = set()
-    for m in _HERE.finditer(text):
+    for m in _here(text):
         if _place(m.group("x")) and not _OWN.search(m.group("what")):
             out.add(m.group("x"))
     p, b = text.find("{"), 0
@@ -54,7 +85,7 @@ def introduced(text: str) -> frozenset[str]:
         a = r + 1 if r >= 0 else b
         b = _SENTENCE.match(text, a).end()
         sentence = text[a:b]
-        if _GIVEN_TEXT.search(sentence) and not _OWN.search(sentence):
+        if _given_text(sentence) and not _OWN.search(sentence):
             out.update(x for x in _SLOT.findall(sentence) if _place(x))
         p = text.find("{", b)
     return frozenset(out)

@@ -8,23 +8,34 @@ sentence ("write `{{ date }}` to insert the date"), under a label about the temp
 stays code. A slot in a front matter (``CURRENT_TIME: {{ CURRENT_TIME }}``) is still rendered, and so is a value
 under a key naming the present (``CURRENT_TIME: 2025-04-24 13:52:03``).
 
-It does NOT judge the slot nor free anything but a whole inline span that is one slot.
+``- Current date: `2025-04-24``` is the same with the value already rendered: the span is judged
+like plain text (a date, an id, a count), with the same exceptions.
+
+It does NOT judge the slot or the value, nor free anything but a whole inline span that is a
+label's whole value.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right, insort
 
 from analyzer.detection import regions
 
-#: one template slot filling a whole inline code span: {{ x }}, {x}, ${x}, <%= x %>
-_SLOT = re.compile(r"`[ \t]*(\{\{[^`{}]+\}\}|\{[A-Za-z_][\w.]*\}|\$\{[^`{}]+\}|<%=[^`%]+%>)[ \t]*`")
+#: one template slot filling a whole inline code span: {{ x }}, {x}, ${x}, <%= x %>, or the value a
+#: template rendered there (`2025-04-24`, `sess_8f3a…`, `{"step": 3}`): no backtick, no line break
+_SLOT = re.compile(
+    r"`[ \t]*(\{\{[^`{}]+\}\}|\{[A-Za-z_][\w.]*\}|\$\{[^`{}]+\}|<%=[^`%]+%>|[^`\n]{1,200}?)[ \t]*`"
+)
 #: the words before the span: a list item's or a line's key ending in a colon, inline code allowed
 _LABEL = re.compile(
     r"^[ \t]*(?:[-*•+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?[^\n:`]{0,60}(?:`[^`\n]*`[^\n:`]{0,30})*[:：](?:\*\*)?[ \t]*$"
 )
 #: what may stand after the span on its line: nothing but closing punctuation
 _TAIL = re.compile(r"[ \t.,;)*]*$")
+#: :data:`_LABEL` read from a line's start (``match(text, ls, end)``: no ``^``, no slice)
+_LABEL_AT = re.compile(_LABEL.pattern[1:])
+_MARK = re.compile(r"[`:]")
 #: a label or heading about the template syntax itself: the slot is documented, not rendered
 _DOCS = re.compile(
     r"(?i)\b(?:placeholders?|variables?|syntax|macros?|usage|use|write|insert|escape|helpers?|filters?)\b"
@@ -32,18 +43,59 @@ _DOCS = re.compile(
 _HEADING_REACH = 8
 
 
-def label_value(text: str, pos: int) -> bool:
+def label_value(text: str, pos: int, memo: dict | None = None) -> bool:
     """The inline span at ``pos`` is one template slot, the whole value of a ``Label:`` line whose
-    label and heading are not about the template syntax."""
-    ls, le = text.rfind("\n", 0, pos) + 1, text.find("\n", pos)
-    le = len(text) if le < 0 else le
+    label and heading are not about the template syntax. ``memo`` (one per text) keeps each line's
+    answers: a line is read once, however many of its positions are asked about."""
+    memo = {} if memo is None else memo
+    starts = memo.setdefault("", [])  # the starts of the lines read, in order
+    i = bisect_right(starts, pos) - 1
+    if i < 0 or pos > memo[starts[i]][0]:
+        ls, le = text.rfind("\n", 0, pos) + 1, text.find("\n", pos)
+        le = len(text) if le < 0 else le
+        memo[ls] = (le, *_line_slots(text, ls, le))
+        insort(starts, ls)
+    else:
+        ls = starts[i]
+    _, slot_starts, slot_ends, values = memo[ls]
+    k = bisect_right(slot_starts, pos) - 1
+    return k >= 0 and pos < slot_ends[k] and values[k]
+
+
+def _line_slots(text: str, ls: int, le: int) -> tuple[list[int], list[int], list[bool]]:
+    """Each slot span of the line text[ls:le] (as ``_SLOT.finditer`` finds them) and whether it is
+    a label's whole value. Its words hold no ``:`` (backticks pair from the line's start), so
+    ``_LABEL`` is tried at most once a line at a ``:`` (the first outside inline code): one pass,
+    however many slots the line holds (a line of many ``：`` labels is read once per ``：``)."""
+    starts, ends, values = [], [], []
+    marks = _MARK.finditer(text, ls, le)  # the backticks and colons, in order
+    ticks, first_colon = 0, -1  # backticks so far; the first ``:`` outside code
+    mark = next(marks, None)
     for m in _SLOT.finditer(text, ls, le):
-        if m.start() <= pos < m.end():
-            before, after = text[ls : m.start()], text[m.end() : le]
-            if not (_LABEL.match(before) and _TAIL.match(after)):
-                return False
-            return not (_DOCS.search(_key(before)) or _documented(text, ls))
-    return False
+        s = m.start()
+        while mark is not None and mark.start() < s:
+            if mark.group() == "`":
+                ticks += 1
+            elif first_colon < 0 and ticks % 2 == 0:
+                first_colon = mark.start()
+            mark = next(marks, None)
+        f = s
+        while f > ls and text[f - 1] in " \t":
+            f -= 1
+        if text.startswith("**", f - 2, f) and f - 2 >= ls:
+            f -= 2
+        f -= 1  # the label's colon, if any
+        ok = f >= ls and text[f] in ":："
+        if ok and first_colon >= 0 and first_colon != f:
+            ok = False  # a ``:`` outside code before it
+        if ok:
+            ok = bool(_LABEL_AT.match(text, ls, s)) and bool(_TAIL.match(text, m.end(), le))
+        if ok:
+            ok = not (_DOCS.search(_key(text[ls:s])) or _documented(text, ls))
+        starts.append(s)
+        ends.append(m.end())
+        values.append(ok)
+    return starts, ends, values
 
 
 def _key(label: str) -> str:
@@ -103,6 +155,7 @@ class JudgedCode(regions.CodeSpans):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.front = _front_matter_end(text) if text.startswith("---") else 0
+        self._label_memo: dict = {}
 
     def __contains__(self, pos: int) -> bool:
         if pos < self.front:  # metadata, unless a slot or a value under a "now" key (CURRENT_TIME: …)
@@ -113,4 +166,4 @@ class JudgedCode(regions.CodeSpans):
         fences = self._fenced()
         if any(a <= pos < b for a, b in fences):
             return True
-        return not label_value(self.text, pos)
+        return not label_value(self.text, pos, self._label_memo)

@@ -23,18 +23,9 @@ from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
 from analyzer.detection.shapes import EPOCH_MS, RANGE_AFTER, RANGE_BEFORE, Candidate
 
-PRIORITY = {
-    "jwt": 0,
-    "time": 1,
-    "uuid": 2,
-    "request-id": 3,
-    "placeholder": 4,
-    "today-phrase": 5,
-    "date": 6,
-    "hex-id": 7,
-    "base64-id": 8,
-    "state": 9,
-}
+#: the stronger kind first where candidates start together
+_ORDER = "jwt time uuid request-id placeholder today-phrase date hex-id base64-id state"
+PRIORITY = {kind: i for i, kind in enumerate(_ORDER.split())}
 _EPOCH_CONTEXT = re.compile(
     r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)(?:\s+(?:is|was))?\W{0,6}$"
 )
@@ -68,6 +59,10 @@ def _in_statement(text: str, at: int) -> bool:
     ls = text.rfind("\n", 0, at) + 1
     k = text.rfind("{%", ls, at)
     return k >= 0 and text.find("%}", k, at) < 0
+
+
+def _in_range(text: str, c: Candidate) -> bool:
+    return bool(RANGE_AFTER.match(text, c.end) or RANGE_BEFORE.search(text, max(0, c.start - 16), c.start))
 
 
 def _year(value: str) -> int | None:
@@ -126,6 +121,8 @@ class _Judge:
     def reason(self, c: Candidate) -> str | None:
         """Why ``c`` is volatile, or None to drop it."""
         text = self.text
+        if c.kind == "time" and c.shape in ("clock", "seconds") and _in_range(text, c):
+            return None  # a schedule ("09:00–17:00"), read first: code or not, it is dropped
         if c.start in self.code or (c.kind != "placeholder" and _in_statement(text, c.start)):
             return None
         w = Around(text, c, self.floor, self.tags, self.memo)
@@ -167,7 +164,7 @@ class _Judge:
             return self.date(c, w)
         if c.kind == "request-id" and c.shape == "labelled-id":
             return None if w.example else f"labelled `{short(c.expr)}`"
-        if w.example:
+        if w.example or w.response_field:
             return None
         value = w.value
         if c.kind == "uuid":
@@ -198,7 +195,7 @@ class _Judge:
     def time(self, c: Candidate, w: Around) -> str | None:
         text, value = self.text, w.value
         if c.shape in ("epoch", "epoch-ms"):
-            if w.example:
+            if w.example or w.response_field:
                 return None  # an epoch is machine-rendered: even an "expires at" one is a session's, not a fixed date
             if c.shape == "epoch":
                 return (
@@ -215,8 +212,8 @@ class _Judge:
             year = _year(value)
             if year is not None and year < 2000:
                 return None
-            return w.labelled if w.now else _FULL
-        if RANGE_AFTER.match(text, c.end) or RANGE_BEFORE.search(text, max(0, c.start - 16), c.start):
+            return w.labelled if w.now else None if w.event else _FULL
+        if _in_range(text, c):
             return None  # a schedule ("09:00–17:00") is static text
         if w.example:
             return None
@@ -234,15 +231,15 @@ class _Judge:
             return "a clock time said to be the user's own"
         if c.shape == "seconds":
             return _SECONDS
-        return _CLOCK_ALONE if cx.alone_on_line(text, c.start, c.end) else None
+        return _CLOCK_ALONE if cx.alone_on_line(text, c.start, c.end) and not w.event else None
 
     def date(self, c: Candidate, w: Around) -> str | None:
         text = self.text
         if self.after_phrase(c) or c.shape == "after-today":
-            return self.follows()
+            return None if c.shape == "after-today" and w.conditional else self.follows()
         if self.after_time(c):
             return "the date of the time before it"
-        if c.shape != "iso" and _TIME_AFTER.match(text, c.end) and not (w.example or w.static):
+        if c.shape != "iso" and _TIME_AFTER.match(text, c.end) and not (w.example or w.static or w.event):
             return "the date of the time after it"
         if not w.example and rendered_dates.user_event(w.label):
             return f"{w.labelled}: an event of the user's account"
@@ -260,7 +257,7 @@ class _Judge:
             return w.labelled
         if self.description or w.around:
             return None
-        return _DATE_ALONE if cx.alone_on_line(text, c.start, c.end) else None
+        return _DATE_ALONE if cx.alone_on_line(text, c.start, c.end) and not w.event else None
 
     def uuid(self, c: Candidate, w: Around) -> str | None:
         value, near = w.value, w.near

@@ -48,6 +48,11 @@ _OWNER = re.compile(r"([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)(?:\s*\[[^\
 _IDENT = re.compile(r"(new\s+)?([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)(\s*\(\s*\))?(\s*\()?")
 
 
+#: a block about the run's surroundings ("getEnvironmentInfo", "envDetails", "workspaceMetadata")
+_ENV_OWNERS = frozenset(("env", "environment", "workspace"))
+_BLOCK_PARTS = frozenset(("info", "details", "metadata", "context", "snapshot"))
+
+
 def words(name: str) -> list[str]:
     """``lastLoginDateStr`` → ["last", "login", "date", "str"]; ``REMAINING_QUOTA`` → ["remaining", "quota"]."""
     return [w.lower() for w in _WORD.findall(name)]
@@ -120,6 +125,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)
     if found & vocab.MEMORY:
         return Verdict(f"named `{name}`: a memory block rendered per session", HIGH)
+    if found & _ENV_OWNERS and found & _BLOCK_PARTS:
+        return Verdict(f"named `{name}`: an environment block rendered per session", HIGH)
     if found & vocab.RUNNING and found & vocab.RUNNING_OWNERS:
         return Verdict(f"named `{name}`: a running total of the session", HIGH)
     if "state" in found and found & vocab.STATE_OWNERS:

@@ -37,7 +37,7 @@ def today_phrases(text: str, low: str, out: list[Candidate]) -> None:
     for key in _TODAY_KEYS:
         k = low.find(key)
         while k >= 0:
-            if not (k and low[k - 1].isalpha()):
+            if not (k and low[k - 1].isalpha()) and _may_hold(text, low, key, k):
                 for m in TODAY.finditer(text, max(0, k - 24), min(len(text), k + 48)):
                     if m.start() in seen or not (m.start() <= k < m.end()):
                         continue
@@ -47,6 +47,21 @@ def today_phrases(text: str, low: str, out: list[Candidate]) -> None:
                         out.append(Candidate("today-phrase", *m.span(), MEDIUM))
                         _word_value(text, m.end(), out)
             k = low.find(key, k + len(key))
+
+
+def _may_hold(text: str, low: str, key: str, k: int) -> bool:
+    """A :data:`TODAY` match can hold position ``k`` of ``key``: "current" only before " date" or
+    " time", "now" only after "it is " / "it's " or "(" (its only alternatives with these words;
+    read on lowered text where the window is ASCII, else always tried)."""
+    if key not in ("current", "now") or not text[max(0, k - 24) : k + 48].isascii():
+        return True
+    if key == "current":
+        return low.startswith((" date", " time"), k + 7)
+    return (
+        (k >= 6 and low.startswith("it is ", k - 6))
+        or (k >= 5 and low.startswith("it's ", k - 5))
+        or low[k - 1 : k] == "("
+    )
 
 
 def _word_value(text: str, at: int, out: list[Candidate]) -> None:

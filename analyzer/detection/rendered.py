@@ -22,8 +22,9 @@ apart from fixed text ("logged in to Docker Hub as Ana", "You are helping Ana").
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
-from analyzer.detection import whereabouts
+from analyzer.detection import identity, whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
 
 #: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
@@ -113,7 +114,8 @@ _IMPERATIVE = re.compile(
 def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
     """Values under a counter, user, weather or "you are in" label, the lines under a user heading,
     and a timezone the user is in (see the module docstring). Labels are read only before a colon
-    and on Markdown headings, zones only at their area's name (``str.find``, no pass per rule)."""
+    and on Markdown headings, zones only at the slash after an area's name (``str.find``: one pass for all areas)."""
+    identity.find(text, low, out)
     blocks = []  # headings first: the lines under one are read as its block
     k = low.find("#")
     while k >= 0:
@@ -123,8 +125,10 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
         if not low[ls:k].strip():  # a Markdown heading, indented or not
             key = _KEY.search(low, k, le)
             if key and key.group("owner"):
-                blocks.append((k, _at_key(text, key, out)))
+                end = _at_key(text, key, out)
+                blocks.append((k, max(end, blocks[-1][1]) if blocks else end))  # ends so far, at most
         k = low.find("#", le)
+    starts = [a for a, _ in blocks]
     for sep in (":", "："):
         prev_line, prev, done = -1, -1, -1
         k = low.find(sep)
@@ -132,17 +136,22 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
             ls = low.rfind("\n", 0, k) + 1
             seg = max(ls, prev + 1) if ls == prev_line else ls
             prev_line, prev = ls, k
-            if k >= done and k - seg <= _LABEL_REACH and not any(a <= k < b for a, b in blocks):
+            if k >= done and k - seg <= _LABEL_REACH and not _in_block(blocks, starts, k):
                 key = _KEY.search(low, max(seg, k - _LABEL_REACH), k)
                 if key:
                     done = max(done, _at_key(text, key, out))
             k = low.find(sep, k + 1)
-    for area in _AREAS:
-        k = low.find(area)
-        while k >= 0:
-            if not low[k - 1 : k].isalpha():
-                whereabouts.zone(text, k, out)
-            k = low.find(area, k + len(area))
+    zones = []  # (area, where): each area's names in turn, found at the slashes (one pass, not one an area)
+    j = low.find("/")
+    while j >= 0:
+        for i, area in enumerate(_AREAS):
+            k = j + 1 - len(area)
+            if k >= 0 and low.startswith(area, k):
+                zones.append((i, k))
+        j = low.find("/", j + 1)
+    for _, k in sorted(zones):
+        if not low[k - 1 : k].isalpha():
+            whereabouts.zone(text, k, out)
 
 
 def _at_key(text: str, key: re.Match, out: list[Candidate]) -> int:
@@ -176,6 +185,12 @@ def _at_key(text: str, key: re.Match, out: list[Candidate]) -> int:
         if p:
             out.append(Candidate("state", v0, p.end(), HIGH, "user", f"{label.strip()}:"))
     return le
+
+
+def _in_block(blocks: list[tuple[int, int]], starts: list[int], k: int) -> bool:
+    """``k`` lies under one of the headings' blocks (each kept with the furthest end so far)."""
+    i = bisect_right(starts, k) - 1
+    return i >= 0 and k < blocks[i][1]
 
 
 def _heading(line: str) -> bool:
@@ -248,7 +263,9 @@ def _under_heading(text: str, at: int, heading: str, out: list[Candidate]) -> in
         kv = _LINE.match(line)
         if _SIGILS.search(line):
             return pos  # a template's own slots: the slot rules read them
-        if item and not _IMPERATIVE.match(item.group("body")) and not (kv and _plain_field(line, kv)):
+        if kv and _PREFERENCE.search(kv.group("label")):
+            pass  # "- Plan: Pro", "- Language: de": a setting of the account, not who the user is
+        elif item and not _IMPERATIVE.match(item.group("body")) and not (kv and _plain_field(line, kv)):
             items.append((pos + 1 + item.start("body"), nl))
         elif kv and _plain_field(line, kv):
             v0 = pos + 1 + kv.start("value")

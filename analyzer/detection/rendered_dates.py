@@ -72,7 +72,7 @@ def period_bound(text: str, start: int, end: int, dates: list[tuple[int, int]]) 
     )
     if not paired:  # the range first: the period's words are looked for only near a pair of dates
         return False
-    ls = max(text.rfind("\n", 0, start) + 1, start - _NEAR)
+    ls = max(text.rfind("\n", max(0, start - _NEAR), start) + 1, start - _NEAR)
     le = text.find("\n", end, end + _NEAR)
     return bool(_PERIOD.search(text, ls, min(len(text), end + _NEAR) if le < 0 else le))
 
@@ -80,14 +80,25 @@ def period_bound(text: str, start: int, end: int, dates: list[tuple[int, int]]) 
 def week_numbers(text: str, out: list[Candidate]) -> None:
     """The month and week numbers of a heading naming a period counted back from today
     ("## 지난 주 정리: 4월 4주차"), found only on lines :func:`period_bound` already read."""
-    for ls, le in {(text.rfind("\n", 0, c.start) + 1, c.start) for c in out if c.kind == "date"}:
-        le = text.find("\n", le)
-        le = len(text) if le < 0 else le
-        if text[ls : ls + 1] != "#" or not _PERIOD.search(text, ls, le):
+    starts = sorted({c.start for c in out if c.kind == "date"})
+    line_of, ls, prev = {}, 0, 0  # each date's line start, read once left to right
+    for at in starts:
+        nl = text.rfind("\n", prev, at)
+        ls, prev = (nl + 1 if nl >= 0 else ls), at
+        line_of[at] = ls
+    found: dict[int, list[Candidate]] = {}  # a heading line's candidates, read once a line
+    for ls, le in {(line_of[c.start], c.start) for c in out if c.kind == "date"}:
+        if text[ls : ls + 1] != "#":
             continue
-        for m in _WEEK_NUMBER.finditer(text, ls, le):
-            g = next(x for x in ("m", "w", "e") if m.group(x))
-            out.append(Candidate("state", *m.span(g), HIGH, "period"))
+        if ls not in found:
+            le = text.find("\n", le)
+            le = len(text) if le < 0 else le
+            found[ls] = []
+            if _PERIOD.search(text, ls, le):
+                for m in _WEEK_NUMBER.finditer(text, ls, le):
+                    g = next(x for x in ("m", "w", "e") if m.group(x))
+                    found[ls].append(Candidate("state", *m.span(g), HIGH, "period"))
+        out.extend(found[ls])
 
 
 def user_event(label: str) -> bool:

@@ -28,7 +28,7 @@ _BEFORE_WORDS = tuple(
 _AFTER_WORDS = ("token", "free", "avail")
 _NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
-_LABEL_BEFORE = re.compile(
+READING_BEFORE = re.compile(
     r"(?i)(?:\btokens?\b[\w ]{0,20}\b(?:used|left|remaining|usage|consumed|spent|so far)"
     r"|\b(?:used|remaining|left|consumed)\s+tokens?|\btoken\s+(?:usage|count)|\bcontext(?:\s+window)?\s+usage"
     r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)"
@@ -37,10 +37,10 @@ _LABEL_BEFORE = re.compile(
     r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)\W{0,4}$"
     r"|<[\w:.-]*(?:token|budget|usage|remaining)[\w:.-]*>\s*$"
 )
-_LABEL_AFTER = re.compile(
+READING_AFTER = re.compile(
     r"(?i)(?:\s*/\s*[\d.,_]+\s*[KkMm]?)?\s*(?:tokens?\s+(?:used|left|remaining)|(?:[KMGT]i?B\s+)?(?:free|available)\b)"
 )
-_STATE_LABEL = re.compile(
+STATE_LABEL = re.compile(
     r"(?i)(?:\b(?:current|global|session|app|application|agent|game|world|conversation|workflow|runtime)"
     r"[ _-]?state|^\s*state|<(?:[\w-]*_)?state>)\s*[:=]?\s*$"
 )
@@ -75,10 +75,32 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
         or _keyed(text, end, end + 40, _AFTER_KEYS, _AFTER_WORDS)
     ):
         return s  # no word a reading is labelled with: a price, a version, a size
-    if _LABEL_BEFORE.search(text, max(line, s - 48), s) or _LABEL_AFTER.match(text, end):
+    if _label_before(text, max(line, s - 48), s) or READING_AFTER.match(text, end):
         out.append(Candidate("state", s, end, HIGH, "quantity"))
         return end
     return s
+
+
+#: a word each alternative of :data:`READING_BEFORE` holds but the tag's (``<…usage…>``: see :func:`_label_before`)
+_LABEL_WORDS = tuple(
+    "token context mem ram disk stor space swap credit quota request budget coord lat lon lng gps".split()
+)
+
+
+def _label_before(text: str, lo: int, hi: int) -> bool:
+    """``READING_BEFORE.search(text, lo, hi)``, the regex skipped where an ASCII window (lowered:
+    exact) holds none of the words it needs (those of :data:`_LABEL_WORDS`, or a tag naming a
+    usage or what remains)."""
+    window = text[lo:hi]
+    if window.isascii():
+        low = window.lower()
+        for w in _LABEL_WORDS:
+            if w in low:
+                break
+        else:
+            if not ("<" in low and ">" in low and ("usage" in low or "remaining" in low)):
+                return False
+    return bool(READING_BEFORE.search(text, lo, hi))
 
 
 def _keyed(text: str, lo: int, hi: int, rx: re.Pattern, words: tuple[str, ...]) -> bool:
@@ -106,6 +128,8 @@ _READING = re.compile(
     r"|\b(?:iteration|attempt)\s*[:#]?\s*(?P<j>\d+)\s*(?:/|of)\s*\d+"
     r"|\b(?:you have|with|only)\s+(?P<k>\d[\d,_]*)\s+(?:more\s+)?(?:steps?|turns?|(?:tool\s+)?calls?|iterations?"
     r"|attempts?|messages?|requests?|tokens?|retries)\s+(?:remaining|left)\b"
+    r"|\b(?:you have|you've|you)\s+used\s+(?P<u>\d[\d,_]*)\s+(?:of\s+(?:your\s+)?[\d,_.]+\s?[KkMm]?\s+)?"
+    r"(?:tokens?|credits?|requests?|messages?|calls?|steps?)\b"
 )
 #: the words a reading is labelled with; none is a prefix of another, so the leftmost
 #: non-overlapping runs of :func:`_reading_keys` are a regex alternation's matches
@@ -120,6 +144,7 @@ _READING_KEYS = (
     "context",
     "remaining",
     "step",
+    "used",
 )
 _DIGIT = re.compile(r"\d")
 
@@ -151,7 +176,7 @@ def readings(text: str, low: str, out: list[Candidate]) -> None:
         if not _DIGIT.search(text, max(0, k - 16), k + 32):
             continue
         for m in _READING.finditer(text, max(0, k - 24), min(len(text), k + 64)):
-            g = next(g for g in "nijk" if m.group(g))
+            g = next(g for g in "nijku" if m.group(g))
             a, b = m.span(g)
             if a not in seen and m.start() <= key_end:
                 seen.add(a)
@@ -163,12 +188,12 @@ def readings(text: str, low: str, out: list[Candidate]) -> None:
 def state_json(text: str, at: int, out: list[Candidate]) -> int:
     """A JSON object at text[at] ("{") under a state label; returns where it ends (``at`` when none)."""
     k = at - 1
-    while k >= 0 and text[k] in " \t\n":
+    while k >= 0 and text[k] in " \t\n`":
         k -= 1
     if k < 0 or text[k] not in ":=>":
         return at
-    line = text.rfind("\n", max(0, k - 60), k) + 1
-    if not _STATE_LABEL.search(text, line, k + 1):
+    line = max(text.rfind("\n", max(0, k - 60), k) + 1, k - 60)  # at most 60 back, line or not
+    if not STATE_LABEL.search(text, line, k + 1):
         return at
     end = _closing(text, at)
     if end < 0:

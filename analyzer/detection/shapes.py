@@ -81,7 +81,7 @@ B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 # (":", "-", "/", a letter, ".5", 年/월), six digits or more, or a year (1000–2999). Bare numbers ("30 days", "$12") are
 # skipped in C; a written-out date is anchored at its month name instead, found in the same pass.
 _AFTER_ANCHOR = (
-    r"(?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
+    r"(?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-%年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
     r"|(?<=[12])(?<![0-9][12])[0-9]{3}(?![0-9]))"
 )
 #: the anchors (``[0-9{$%<]`` and what may follow) and, in the same pass, what
@@ -103,8 +103,8 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     m = _PH.match(text, at)
     if not m:
         return max(at + 1, session.state_json(text, at, out)) if text[at] == "{" else at + 1
-    if m.group("sigil"):
-        return m.end()  # {{#if …}}, {{/each}}: control, not a value
+    if m.group("sigil") or slots.control(m.group("d")):
+        return m.end()  # {{#if …}}, {{/each}}, {{- if .Memory}}, {{range .X}}: control, not a value
     if m.group("strftime") is not None:
         out.append(Candidate("placeholder", at, m.end(), HIGH, STRFTIME, m.group(0)))
         return m.end()
@@ -288,7 +288,7 @@ def scan(text: str) -> list[Candidate]:
     low = text.lower()
     phrases.today_phrases(text, low, out)
     session.blocks(text, low, out)
-    gitstate.status_lines(text, low, out)
+    gitstate.find(text, low, out)
     session.readings(text, low, out)
     slots.user_values(text, low, out)
     rendered.labelled_lines(text, low, out)

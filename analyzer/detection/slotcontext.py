@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import elided, gitstate, given, vocab
+from analyzer.detection import elided, gitstate, given, slotreadings, vocab
 from analyzer.detection.around import Around
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.names import words
@@ -87,6 +87,13 @@ _YOU_ARE_IN = re.compile(
     r"(?i)\byou(?: are|'re)(?: currently| now)? in\b(?! (?:charge|control|a position|the role|the mood)\b)"
 )
 _CURRENT = frozenset(("current", "currently"))
+#: a slot named for a place in the file system ("{current_dir}", "${cwd}")
+_FILE_PLACES = frozenset("dir dirs directory cwd pwd path folder workdir workspace root".split())
+_WORKDIR = re.compile(
+    r"(?i)working directory|\bcwd\b|工作目录|当前目录|作業ディレクトリ|作業フォルダ|작업 디렉터리|arbeitsverzeichnis|répertoire de travail|directorio de trabajo"
+)
+#: a label ending in one of these makes the slot its object ("the time in {city}")
+_PREPOSITIONS = frozenset("in at for of near from to on".split())
 _SLOT_KEYS = frozenset(("session",))
 
 
@@ -105,7 +112,13 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
         return f"the working copy's state: {w.labelled}"
     if why := gitstate.labelled_slot(c.expr, w.label) or elided.by_label(c.expr, w.label):
         return why
+    if why := slotreadings.reading(text, c.start, c.end, w.near):
+        return why
+    if ws & _FILE_PLACES or _WORKDIR.search(w.near):
+        return None  # the working directory or a path: where the deployment runs, not when
     tokens = w.near.split()
+    if tokens and tokens[-1].lower() in _PREPOSITIONS:
+        return None  # "the current time in {city}": the place asked about, not the time
     start = max(0, len(tokens) - 3)  # the slot's own key: "Current date:", "Session:"
     # "bytes per conversation at batch {x}" is a rate, not a conversation's; "Current model:
     # {x}" names a setting ("current" alone is no clock)

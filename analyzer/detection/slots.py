@@ -75,3 +75,12 @@ def concatenated(text: str, out: list[Candidate]) -> None:
                         Candidate("placeholder", m.start("x"), m.end("x"), v.severity, v.reason, m.group("x"))
                     )
         k = text.find("{%", end)
+
+
+#: the first words of a Go, Jinja or Liquid template action that is control, not a value
+_CONTROL = frozenset("if else end range with define template block elif endif for endfor unless each".split())
+
+
+def control(expr: str | None) -> bool:
+    """``{{- if .Memory}}``, ``{{range .Items}}``, ``{{end}}``: a template action, not a slot."""
+    return bool(expr) and expr.lstrip("- ").split(" ", 1)[0] in _CONTROL

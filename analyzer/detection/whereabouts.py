@@ -27,6 +27,10 @@ _TZ_OWNER = re.compile(
 _ZONE = re.compile(r"[A-Z][A-Za-z]+/[A-Z][A-Za-z_+-]+(?:/[A-Z][A-Za-z_+-]+)?")
 
 
+#: a temperature said to be usual: the climate, not today's reading
+_CLIMATE = re.compile(r"(?i)\b(?:is |are )?(?:typical|usual|normal|average|on average)\b")
+
+
 def weather(text: str, at: int, out: list[Candidate]) -> None:
     """A weather reading with a temperature ("Weather: Sunny, 18 °C"), to the end of its sentence."""
     m = _AFTER_KEY.match(text, at)
@@ -34,7 +38,7 @@ def weather(text: str, at: int, out: list[Candidate]) -> None:
         return
     le = text.find("\n", at)
     le = len(text) if le < 0 else le
-    if _WEATHER_VALUE.match(text, m.end(), le):
+    if _WEATHER_VALUE.match(text, m.end(), le) and not _CLIMATE.search(text, m.end(), le):
         out.append(Candidate("state", m.end(), _clause_end(text, m.end(), le), HIGH, "user", "Weather:"))
 
 

@@ -151,10 +151,14 @@ def request_from(
     """A :class:`Request` for a parsed JSON value, or None when it is not a request body."""
     record = None
     body, body_path = value, base_path
-    if isinstance(value, dict) and isinstance(value.get("request"), dict):
-        record, body, body_path = value, value["request"], join_path(base_path, "request")
-    elif isinstance(value, dict) and isinstance(value.get("body"), dict):
-        record, body, body_path = value, value["body"], join_path(base_path, "body")
+    for _ in range(2):  # a log record's "request" or "body", or its "request" with a "body" inside
+        if guess_shape(body) is not None or not isinstance(body, dict):
+            break
+        key = "request" if isinstance(body.get("request"), dict) else "body"
+        if not isinstance(body.get(key), dict):
+            break
+        record = record or body
+        body, body_path = body[key], join_path(body_path, key)
     shape = guess_shape(body)
     if shape is None:
         return None

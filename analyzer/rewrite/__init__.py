@@ -132,13 +132,15 @@ def rewrite_request(
     applied: list[str] = []
     added: dict[str, str] = {}
     cur = body
+    # tools sorted first: a breakpoint the move hands to the last tool, and the moved descriptions'
+    # lines, then follow the sorted order, not the client's
+    tools, ids = sort_tools(cur.get("tools"))
+    if tools is not None:
+        cur, applied = {**cur, "tools": tools}, applied + ids
     if mode == AGGRESSIVE:
         moved, ids = move_volatile(api, cur)
         if moved is not None:
             cur, applied = moved, applied + ids
-    tools, ids = sort_tools(cur.get("tools"))
-    if tools is not None:
-        cur, applied = {**cur, "tools": tools}, applied + ids
     if api == ANTHROPIC_MESSAGES:
         placed = place_breakpoints("anthropic", "/v1/messages", cur, model=model)
         if placed.body is not None:

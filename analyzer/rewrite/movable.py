@@ -1,10 +1,13 @@
 """Which volatile values in a prompt's head may move, found once per stable head.
 
 :func:`movable` keeps the detections of :func:`analyzer.detect.find_volatile` that are certainly
-per-request values (timestamps, epochs, "now"-labelled times and dates in any language, repeats,
-ids under a label, session state and environment or git-status blocks), each with its label.
-Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the text's shape,
-reused only when a fresh scan would give the same answer.
+per-request values (the rule is :func:`.moverules.moves`: timestamps, epochs, "now"-labelled times
+and dates in any language, repeats, ids under a label, session state and environment or git-status
+blocks), each with its label (the words before it, or the heading line above a value alone on its line).
+Results are kept in a bounded, thread-safe :class:`DecisionCache` keyed by the text's shape and
+reused only where its checks say a fresh scan would give the same answer: the text outside the
+values unchanged, the same values equal to one another, no copy of a value outside them (then or
+now), and a fresh scan of each value's line (or of the 1 KB above it) finding exactly them.
 
 It does NOT change any text, and never moves examples, schedules, historical dates, unlabelled ids,
 ids labelled as configuration, or hex and base64 ids under a label that names nothing per request.
@@ -21,71 +24,10 @@ from dataclasses import dataclass
 import xxhash
 
 from analyzer.detect import find_volatile
-from analyzer.detection.randomness import uuid_kind
+from analyzer.detection import repeats
 
-_ALWAYS = {"uuid", "request-id", "jwt", "hex-id", "base64-id"}
-_NOW_LABEL = re.compile(
-    r"(?i)\b(?:now|current(?:ly)?|today(?:'s)?|time(?:stamp)?|date(?:time)?|clock|as of|ts|at)\b\W*$"
-)
-_NOT_NOW = re.compile(
-    r"(?i)\b(?:cut-?off|updated|since|founded|released?|version|effective|until|expires?|deadline|born|opens?|closes?|hours|between|from|e\.g\.|example|such as|like|for instance|format|range)\b"
-)
-_EXAMPLE = re.compile(
-    r"(?i)(?:\be\.g\.|\bi\.e\.|example|such as|\blike\b|for instance|format|sample|placeholder|looks? like)\W*$"
-)
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d|\d{1,2}:\d{2}.*\d{4}|\d{4}.*\d{1,2}:\d{2}")
-_EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
-_WORD = re.compile(r"[^\W\d_]{2,}")
-# Labels that name a per-request or per-session value (a fixed account, merchant or knowledge
-# base id in a system prompt is configuration: it stays).
-_ID_LABEL = re.compile(
-    r"(?i)(?:\b|_)(?:request|req|session|sess|trace|span|run|correlation|conversation|convo|chat|call|"
-    r"message|msg|turn|interaction|transaction|nonce|idempotency|invocation|execution|job|task|visit|"
-    r"user[ _-]?session|jwt|token|bearer|thread|upload|batch|pairing|order|ticket|booking|reservation|"
-    r"checkout|login|operation|event|submission|attempt|cart|payment|invoice)(?:\b|_)|\buuid\b"
-)
-#: labels that name the current user or visitor: per user, so they move unless configuration names them too
-_USER_LABEL = re.compile(r"(?i)(?:\b|_)(?:user|visitor|customer|member|caller|sender|player|patient)(?:\b|_)")
-# Labels that name configuration or a fixture: the same id on every request of the app (it stays).
-_CONFIG_LABEL = re.compile(
-    r"(?i)(?:\b|_)(?:test|dummy|fake|mock|default|fixed|static|constant|account|acct|merchant|tenant|"
-    r"org(?:anization)?|workspace|project|team|company|knowledge[ _-]?base|kb|dataset|index|collection|"
-    r"corpus|store|shop|app(?:lication)?|client|bot|"
-    r"assistant|agent|model|deployment|cluster|environment|env|api[ _-]?key|key|secret|partner|vendor|"
-    r"brand|site|domain|namespace|bucket|database|db|table|calendar|channel|folder|drive|template|form|"
-    r"survey|product|plan|sku|repo(?:sitory)?|commit|version|build|release|license|licence|voice|workflow|"
-    r"pipeline|tracking|property|prompt|tool|guild|server|region|webhook|integration)(?:\b|_)"
-)
-#: words that make an epoch number a moment: now-words (``_NOW_LABEL``) or an event's
-_EVENT_LABEL = re.compile(
-    r"(?i)\b(?:started|starts?|began|begun|sent|received|created|generated|issued|queued|submitted|logged|"
-    r"expir(?:es|y|ed)|exp|iat|nbf|updated|modified|last[ _-]?(?:seen|login|active|activity)|epoch|unix|millis|"
-    r"ms)\b"
-)
-#: or the words right after it: "1773481287 seconds since the epoch"
-_EPOCH_AFTER = re.compile(
-    r"(?i)^\s*(?:ms|milliseconds?|s|secs?|seconds?)?\s*(?:since|after) (?:the )?(?:unix )?epoch"
-)
-_PER_REQUEST_PREFIXES = (
-    "req_",
-    "req-",
-    "request_",
-    "sess_",
-    "session_",
-    "msg_",
-    "chatcmpl-",
-    "resp_",
-    "run_",
-    "call_",
-    "trace_",
-    "span_",
-    "conv_",
-    "thread_",
-    "toolu_",
-    "eyj",
-)
-#: detector reasons that make a date or time certain: a label, a phrase, its other half, a repeat
-_SURE = ("labelled", "follows", "the date of", "the time of", "the same value", "the bound of a period")
+from .moverules import moves
+
 _SHAPE = str.maketrans("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "a" * 62)
 MAX_LABEL = 80
 
@@ -106,48 +48,35 @@ _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.;!?,]\s")
 def _label_start(text: str, start: int, floor: int) -> int:
     """Where the label of a value at ``start`` begins: its line, its sentence or clause,
     after the previous value, at most ``MAX_LABEL`` characters back."""
-    at = max(text.rfind("\n", 0, start) + 1, floor, start - MAX_LABEL)
+    line = text.rfind("\n", 0, start) + 1
+    at = max(line, floor, start - MAX_LABEL)
+    if at == start - MAX_LABEL > max(line, floor) and text[at - 1].isalnum():  # cut inside a word
+        space = text.find(" ", at, start)
+        at = space + 1 if space >= 0 else at
     ends = [m.end() for m in _SENTENCE_END.finditer(text, at, start)]
-    return ends[-1] if ends else at
+    at = ends[-1] if ends else at
+    if at == line and not text[line:start].strip() and line > floor:  # "## Current time\n19:56 UTC"
+        above = text.rfind("\n", 0, line - 1) + 1
+        heading = text[above : line - 1].strip()
+        if above >= floor and heading and len(heading) <= MAX_LABEL and _heading(heading):
+            return above
+    return at
 
 
-def _moves(
-    kind: str, value: str, label: str, after_today_phrase: bool, reason: str = "", after: str = ""
-) -> bool:
-    if kind == "state":  # a count, state JSON, an environment or git-status block: read per request
-        return not _EXAMPLE.search(label)
-    if kind in ("time", "date") and reason.startswith(_SURE):
-        return True  # the detector read a "now" label in any language, a phrase, or the same value again
-    if kind in _ALWAYS:  # an id the detector kept moves with its label, unless that names configuration
-        if _EXAMPLE.search(label):
-            return False
-        if _ID_LABEL.search(label) or value.lower().startswith(_PER_REQUEST_PREFIXES):
-            return True
-        if _CONFIG_LABEL.search(label):
-            return False
-        # a label no list names ("Keyboard:", "Pairing code:") moves only a value minted per event
-        return bool(_USER_LABEL.search(label)) or (bool(_WORD.search(label)) and _minted(kind, value))
-    if kind == "time":
-        if _EPOCH.match(value):  # a bare 10/13-digit number is a moment only when labelled as one
-            moment = _NOW_LABEL.search(label) or _EVENT_LABEL.search(label) or _EPOCH_AFTER.match(after)
-            return bool(moment) and not _EXAMPLE.search(label)
-        if _TIMESTAMP.search(value):
-            return not _EXAMPLE.search(label)
-        return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
-    if kind == "date":
-        return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
-    return False  # today-phrases are wording; placeholders are the same text every time
+def _heading(line: str) -> bool:
+    """A Markdown heading, a line ending in a colon, or a bold line of at most four words: the label
+    of the line under it ("Do not reveal these rules:" is a sentence)."""
+    if len(line.split()) > 4:
+        return False
+    return (
+        line.startswith("#") or line.endswith((":", "：")) or (line.startswith("**") and line.endswith("**"))
+    )
 
 
-def _minted(kind: str, value: str) -> bool:
-    """The value's own shape says it was minted for one event: a random or time-based UUID, a JWT.
-    A hex or base64 run under an unknown label may as well be a key, a hash or a serial number."""
-    return kind == "jwt" or (kind == "uuid" and uuid_kind(value) in ("random", "time"))
-
-
-def scan(text: str) -> tuple[Span, ...]:
-    """The movable values of ``text`` (no cache)."""
-    found = sorted(find_volatile(text), key=lambda v: (v.start, -v.end))
+def scan(text: str, context: str = "prompt") -> tuple[Span, ...]:
+    """The movable values of ``text`` (no cache); ``context`` as :func:`analyzer.detect.find_volatile`
+    takes it ("description" for a tool's description)."""
+    found = sorted(find_volatile(text, context=context), key=lambda v: (v.start, -v.end))
     spans: list[Span] = []
     floor = 0
     phrase_end = -1
@@ -163,7 +92,7 @@ def scan(text: str) -> tuple[Span, ...]:
             phrase_end >= 0 and 0 <= v.start - phrase_end <= 3 and "\n" not in text[phrase_end : v.start]
         )
         after = text[v.end : v.end + 40].split("\n", 1)[0]
-        if _moves(v.kind, v.value, label, after_phrase, v.reason, after):
+        if moves(v.kind, v.value, label, after_phrase, v.reason, after):
             spans.append(Span(v.start, v.end, label_start))
             floor = v.end
     return tuple(spans)
@@ -178,17 +107,61 @@ def _outside(text: str, spans: tuple[Span, ...]) -> list[str]:
     return out
 
 
-def _same_lines(text: str, spans: tuple[Span, ...]) -> bool:
-    """A fresh scan of each line holding a cached value finds exactly the cached values."""
+#: how far above a value's line the second look reads (a heading's block: the heading, a note, blanks)
+_ABOVE = 1024
+
+
+def _found(text: str, a: int, b: int, cached: list[Span], context: str) -> bool:
+    """A fresh scan of ``text[a:b]`` finds exactly ``cached``."""
+    return [(f.start + a, f.end + a, f.label_start + a) for f in scan(text[a:b], context)] == [
+        (c.start, c.end, c.label_start) for c in cached
+    ]
+
+
+def _same_equalities(old: str, text: str, spans: tuple[Span, ...]) -> bool:
+    """The values equal to one another in ``old`` are the equal ones in ``text``: a repeat is kept
+    for the value it repeats, so a value that now differs from (or matches) another is read afresh."""
+    first_old: dict[str, int] = {}
+    first_new: dict[str, int] = {}
+    for i, s in enumerate(spans):
+        a, b = old[s.start : s.end], text[s.start : s.end]
+        if first_old.setdefault(a, i) != first_new.setdefault(b, i):
+            return False
+    return True
+
+
+def _no_other_copies(text: str, spans: tuple[Span, ...]) -> bool:
+    """No value of ``spans`` occurs again outside them: a copy would be a repeat a fresh scan finds
+    ("Today is 2026-12-25." over a line about Christmas Day)."""
+    covered = {(s.start, s.end) for s in spans}
+    seen: set[str] = set()
+    for s in spans:
+        value = text[s.start : s.end]
+        if len(value) < repeats.MIN_CHARS or value in seen:
+            continue
+        seen.add(value)
+        k = text.find(value)
+        while k >= 0:
+            if (k, k + len(value)) not in covered:
+                return False
+            k = text.find(value, k + 1)
+    return True
+
+
+def _same_lines(text: str, spans: tuple[Span, ...], context: str) -> bool:
+    """A fresh scan of each line holding a cached value finds exactly the cached values; a value
+    read by its heading (lines under "## About the user") is checked again with the whole lines up
+    to ``_ABOVE`` characters above it, which must then hold exactly the cached values."""
     lines: dict[int, list[Span]] = {}
     for s in spans:
         lines.setdefault(text.rfind("\n", 0, s.start) + 1, []).append(s)
     for start, cached in lines.items():
         end = text.find("\n", cached[-1].end)
-        found = scan(text[start : len(text) if end < 0 else end])
-        if [(f.start + start, f.end + start, f.label_start + start) for f in found] != [
-            (c.start, c.end, c.label_start) for c in cached
-        ]:
+        end = len(text) if end < 0 else end
+        if _found(text, start, end, cached, context):
+            continue
+        wide = text.rfind("\n", 0, max(0, start - _ABOVE)) + 1 if start > _ABOVE else 0
+        if not _found(text, wide, end, [s for s in spans if wide <= s.start and s.end <= end], context):
             return False
     return True
 
@@ -209,27 +182,31 @@ class DecisionCache:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def movable(self, text: str) -> tuple[Span, ...]:
+    def movable(self, text: str, context: str = "prompt") -> tuple[Span, ...]:
         if not text:
             return ()
         if len(text) > self.max_text:
             self.misses += 1
-            return scan(text)
-        key = xxhash.xxh3_128_digest(text.translate(_SHAPE).encode("utf-8", "surrogatepass"))
+            return scan(text, context)
+        shape = context + "\0" + text.translate(_SHAPE)
+        key = xxhash.xxh3_128_digest(shape.encode("utf-8", "surrogatepass"))
         with self._lock:
             candidates = list(self._entries.get(key, ()))
         for old, spans in candidates:
             if (
                 len(old) == len(text)
                 and _outside(old, spans) == _outside(text, spans)
-                and _same_lines(text, spans)
+                and _same_equalities(old, text, spans)
+                and _no_other_copies(text, spans)
+                and _no_other_copies(old, spans)  # nor did one there: a decision may rest on it
+                and _same_lines(text, spans, context)
             ):
                 with self._lock:
                     self.hits += 1
                     if key in self._entries:
                         self._entries.move_to_end(key)
                 return spans
-        spans = scan(text)
+        spans = scan(text, context)
         with self._lock:
             self.misses += 1
             kept = self._entries.setdefault(key, [])
@@ -253,9 +230,9 @@ class DecisionCache:
 _DEFAULT = DecisionCache()
 
 
-def movable(text: str) -> tuple[Span, ...]:
+def movable(text: str, context: str = "prompt") -> tuple[Span, ...]:
     """The movable values of ``text``, through the process-wide decision cache."""
-    return _DEFAULT.movable(text)
+    return _DEFAULT.movable(text, context)
 
 
 def clear_cache() -> None:

@@ -22,8 +22,12 @@ OPEN, CLOSE = "<context moved from the system prompt>", "</context>"
 _WORDY = re.compile(r"[^\W\d_]{2,}")
 
 
+_MARKS = str.maketrans("", "", '"“”{}[]')
+
+
 def _line(label: str, value: str) -> str:
-    label = label.strip()
+    # one line, without a heading's marks or the brackets and quotes of the JSON it sat in
+    label = " ".join(label.translate(_MARKS).split()).lstrip("# ")
     if not label:
         return value
     return label + value if label.endswith("=") else f"{label} {value}"
@@ -58,11 +62,11 @@ class _Moves:
         self.lines: list[str] = []
         self.applied: list[str] = []
 
-    def text(self, text: Any) -> Any:
+    def text(self, text: Any, context: str = "prompt") -> Any:
         if not isinstance(text, str):
             return text
         for _ in range(4):  # a value glued to the next shows that one once masked: until none is left
-            spans = movable(text)
+            spans = movable(text, context)
             if not spans:
                 break
             text, lines = _mask(text, spans)
@@ -86,15 +90,25 @@ class _Moves:
         return out
 
     def descriptions(self, value: Any) -> Any:
-        """Every ``description`` string inside a tool definition."""
+        """Every ``description`` string inside a tool definition, read as a description; a schema's
+        sample values (``examples``, ``default``, ``enum``, ``const``) are data, left as they are."""
         if isinstance(value, dict):
             out = {}
             for k, v in value.items():
-                out[k] = self.text(v) if k == "description" and isinstance(v, str) else self.descriptions(v)
+                if k in _SAMPLES:
+                    out[k] = v
+                elif k == "description" and isinstance(v, str):
+                    out[k] = self.text(v, "description")
+                else:
+                    out[k] = self.descriptions(v)
             return out
         if isinstance(value, list):
             return [self.descriptions(v) for v in value]
         return value
+
+
+#: JSON-schema keys whose values are sample data, not descriptions
+_SAMPLES = frozenset(("examples", "example", "default", "enum", "const"))
 
 
 def _context(lines: list[str]) -> str:
@@ -177,6 +191,17 @@ def _append_openai(messages: list[Any], ctx: str, text_type: str = "text") -> li
     return None
 
 
+def _masked_head(messages: list[Any], moves: _Moves, text_type: str = "text") -> list[Any]:
+    """``messages`` with the values of its leading system and developer messages masked."""
+    head = []
+    for m in messages:
+        if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
+            break
+        content = moves.parts(m.get("content"), text_type)
+        head.append(m if content is m.get("content") else {**m, "content": content})
+    return [*head, *messages[len(head) :]]
+
+
 def move_volatile(api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
     """``api``: ``"anthropic-messages"``, ``"openai-chat"`` or ``"openai-responses"``.
     Returns the new body (None: nothing moved) and the rewrites applied."""
@@ -205,21 +230,18 @@ def move_volatile(api: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None
         messages_in = body.get("messages")
         if not isinstance(messages_in, list):
             return None, []
-        head = []
-        for m in messages_in:
-            if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
-                break
-            content = moves.parts(m.get("content"))
-            head.append(m if content is m.get("content") else {**m, "content": content})
+        head = _masked_head(messages_in, moves)
         if not moves.lines:
             return None, []
-        messages = _append_openai([*head, *messages_in[len(head) :]], _context(moves.lines))
+        messages = _append_openai(head, _context(moves.lines))
     elif api == "openai-responses":
         if "instructions" in body:
             new["instructions"] = moves.text(body["instructions"])
+        items = body.get("input")
+        if isinstance(items, list):  # leading system or developer items are the head too
+            items = _masked_head(items, moves, "input_text")
         if not moves.lines:
             return None, []
-        items = body.get("input")
         ctx = _context(moves.lines)
         if isinstance(items, str):
             new["input"] = f"{items}\n\n{ctx}" if items else ctx

@@ -5,7 +5,8 @@ folder per source repository with a ``SOURCE.md`` (``repo:``, ``half:``) and is 
 repository (:func:`half_of`: xxh64 of ``owner/name``, even → dev, odd → test). :func:`score_lint`
 lints each file as a project would (rules PG001–PG009); :func:`score_spans` scores any finder of
 (start, end) spans. A finding overlapping a labelled span is true, else false (a today-phrase right
-before a span is neither); a span is found when a true finding overlaps it.
+before a span, or before a positional format slot with a labelled span soon after, is neither); a span is
+found when a true finding overlaps it.
 
 It does NOT choose a corpus or print anything (``prefixgate bench lint``, tests/support do).
 """
@@ -124,6 +125,11 @@ def real(root: Path, half: str | None = None) -> list[Labelled]:
     return docs
 
 
+#: a positional format slot ("%s", "{}", "{0}"): its argument, not the slot, is labelled, so a
+#: today-phrase right before one introduces a labelled value too when one is labelled soon after
+_POSITIONAL = re.compile(r"[ \t:：=]*(?:%[-+ #0-9.]*[sdvfq]|\{\d*(?::[^{}\n]*)?\})")
+
+
 def _count(doc: Labelled, found: Iterable[tuple[int, int, str]], result: Score) -> None:
     hit = [False] * len(doc.spans)
     result.labelled += len(doc.spans)
@@ -132,7 +138,9 @@ def _count(doc: Labelled, found: Iterable[tuple[int, int, str]], result: Score) 
         line = doc.text.count("\n", 0, start) + 1
         where = f"{doc.name}:{line}: {what} {doc.text[start:end]!r}"
         if what == "PG003" and not hits:
-            if any(0 <= a - end <= 6 for a, _ in doc.spans):
+            if any(0 <= a - end <= 6 for a, _ in doc.spans) or (
+                _POSITIONAL.match(doc.text, end, end + 7) and any(0 <= a - end <= 300 for a, _ in doc.spans)
+            ):
                 result.neutral += 1
             else:
                 result.false.append(where)

@@ -90,6 +90,8 @@ class CodeFile(TreeText):
             return []
         out = []
         for a in lst.named_children:
+            if "comment" in a.type:  # line_comment, block_comment: between arguments, not one
+                continue
             if a.type in ("argument", "value_argument", "attribute_argument"):
                 inner = a.named_children
                 a = inner[-1] if inner else a
@@ -192,3 +194,30 @@ class CodeFile(TreeText):
                     f"`{name}` holds a value that {self.declared[name].reason}", self.declared[name].severity
                 )
         return None
+
+
+def rust_macro_args(f: CodeFile, macro) -> list[tuple[str, str, object]]:
+    """(name or "", text, first token) of each top-level argument of a Rust macro's token tree."""
+    tree = next((c for c in macro.children if c.type == "token_tree"), None)
+    if tree is None:
+        return []
+    out, cur = [], []
+    for c in tree.children[1:-1]:
+        if "comment" in c.type:
+            continue  # /* clock */ between arguments: no argument's text
+        if c.type == ",":
+            out.append(cur)
+            cur = []
+        else:
+            cur.append(c)
+    out.append(cur)
+    args = []
+    for toks in out:
+        if not toks:
+            continue
+        name = ""
+        if len(toks) > 2 and toks[0].type == "identifier" and toks[1].type == "=":
+            name, toks = f.src(toks[0]), toks[2:]
+        text = f.data[toks[0].start_byte : toks[-1].end_byte].decode("utf-8", "replace")
+        args.append((name, text, toks[0]))
+    return args

@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 
 from analyzer.detection.names import Verdict, judge
-from analyzer.lint.sources.codeexpr import CodeFile, rust_paths
+from analyzer.lint.sources import codeslots
+from analyzer.lint.sources.codeexpr import CodeFile, rust_macro_args, rust_paths
 from analyzer.lint.sources.codestrings import literal_pieces
 from analyzer.lint.sources.formatslots import fill
 from analyzer.lint.sources.grammars import SUFFIXES, parser
-from analyzer.lint.sources.pieces import Piece, Template, judge_by_label
-from analyzer.lint.sources.promptlike import is_prompt, skipped_call
+from analyzer.lint.sources.pieces import Piece, Template, prompt_template
+from analyzer.lint.sources.promptlike import skipped_call
 
 #: calls of these languages whose string arguments are logs, errors, lookups or code, never a prompt
 _SKIP = re.compile(
@@ -47,38 +48,19 @@ class _Finder:
         self.f, self.g = f, f.g
         #: variables that hold prompt text (``p := fmt.Sprintf(…)``): judged where that text is built
         self.texts: set[str] = set()
+        #: variables declared as a plain literal (``prompt := `…```), a format call's possible format:
+        #: per name, each declaration (read where it is in scope: :meth:`_held_literal`)
+        self.literals: dict[str, list] = {}
         for n in f.walk(f.tree.root_node):
             if n.type in f.g.decls:
                 for name, value in f.decl_pairs(n):
                     if self.text_pieces(value) is not None:
                         self.texts.add(f.src(name))
                         f.declared.pop(f.src(name), None)
+                        if value.type in f.g.strings:
+                            self.literals.setdefault(f.src(name), []).append(value)
 
     # -- format calls -----------------------------------------------------------------------
-
-    def _rust_args(self, macro) -> list[tuple[str, str, int]]:
-        """(name or "", text, start byte) of each top-level argument in a macro's token tree."""
-        tree = next((c for c in macro.children if c.type == "token_tree"), None)
-        if tree is None:
-            return []
-        out, cur = [], []
-        for c in tree.children[1:-1]:
-            if c.type == ",":
-                out.append(cur)
-                cur = []
-            else:
-                cur.append(c)
-        out.append(cur)
-        args = []
-        for toks in out:
-            if not toks:
-                continue
-            name = ""
-            if len(toks) > 2 and toks[0].type == "identifier" and toks[1].type == "=":
-                name, toks = self.f.src(toks[0]), toks[2:]
-            text = self.f.data[toks[0].start_byte : toks[-1].end_byte].decode("utf-8", "replace")
-            args.append((name, text, toks[0]))
-        return args
 
     def _rust_verdict(self, text: str) -> Verdict | None:
         from analyzer.detection.names import expression_parts
@@ -94,7 +76,7 @@ class _Finder:
             name = f.dotted(n.child_by_field_name("macro") or n).rsplit(".", 1)[-1]
             if name not in _RUST_FORMAT:
                 return None
-            args = self._rust_args(n)
+            args = rust_macro_args(f, n)
             at = _RUST_FORMAT[name]
             if len(args) <= at or args[at][2].type not in g.strings:
                 return None
@@ -110,8 +92,15 @@ class _Finder:
                     else None
                 )
 
+            def where(index):
+                if index >= len(positional):
+                    return None
+                _, text, node = positional[index]
+                start = f.char(node.start_byte)
+                return start, f.char(node.start_byte + len(text.encode("utf-8"))), text
+
             pieces = literal_pieces(f, args[at][2], g.name, f.verdict)
-            return (args[0][1] if at else name), fill(pieces, "rust", resolve)
+            return (args[0][1] if at else name), fill(pieces, "rust", resolve, where)
         if n.type not in g.calls:
             return None
         dotted, owner, _ = f.call_parts(n)
@@ -130,15 +119,51 @@ class _Finder:
         if style is None:
             return None
         if literal is None:
-            lits = [i for i, a in enumerate(args) if a.type in g.strings]
+            lits = [i for i, a in enumerate(args) if a.type in g.strings or self._held_literal(a) is not None]
             if not lits or lits[0] > 1:
                 return None
             literal, rest = args[lits[0]], args[lits[0] + 1 :]
+            literal = self._held_literal(literal) or literal  # fmt.Sprintf(prompt, now): prompt's literal
 
         def resolve_node(index, key):
             return f.verdict(rest[index]) if index is not None and 0 <= index < len(rest) else None
 
-        return dotted, fill(literal_pieces(f, literal, g.name, f.verdict), style, resolve_node)
+        def where(index):
+            if not 0 <= index < len(rest):
+                return None
+            node = rest[index]
+            return f.char(node.start_byte), f.char(node.end_byte), f.src(node)
+
+        return dotted, fill(literal_pieces(f, literal, g.name, f.verdict), style, resolve_node, where)
+
+    def _held_literal(self, arg):
+        """The literal a variable passed as a format was last declared with before it, in the same
+        function (or at top level), or None."""
+        decls = self.literals.get(self.f.src(arg)) if arg.type in self.g.idents else None
+        if not decls:
+            return None
+        scope = self._function(arg)
+        before = [d for d in decls if d.start_byte < arg.start_byte and self._function(d) in (scope, None)]
+        return before[-1] if before else None
+
+    def _function(self, node):
+        """The id of the function holding ``node``, or None at top level."""
+        while node is not None and node.type not in self.g.function_types:
+            node = node.parent
+        return None if node is None else node.id
+
+    def held_formats(self) -> set[int]:
+        """The nodes of the literals that format calls take through a variable: read at the call."""
+        out: set[int] = set()
+        for n in self.f.walk(self.f.tree.root_node):
+            if n.type in self.g.calls:
+                args = self.f.args(n)
+                lit = next(
+                    (self._held_literal(a) for a in args[:2] if self._held_literal(a) is not None), None
+                )
+                if lit is not None and self.format_call(n) is not None:
+                    out.update(sub.id for sub in self.f.walk(lit))
+        return out
 
     # -- text and where it stands -----------------------------------------------------------
 
@@ -227,7 +252,7 @@ class _Finder:
     def templates(self) -> list[Template]:
         f = self.f
         out: list[Template] = []
-        seen: set[int] = set()
+        seen: set[int] = self.held_formats() if self.literals else set()
         for node in f.walk(f.tree.root_node):
             if node.id in seen:
                 continue
@@ -253,12 +278,10 @@ class _Finder:
                 continue
             for sub in f.walk(node):
                 seen.add(sub.id)
-            name, skip = self.context(node)
-            t = Template([p for p in pieces if p.text], name)
-            judge_by_label(t.pieces)
-            volatile = any(p.verdict for p in t.pieces if not p.literal)
-            if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
+            t = prompt_template(pieces, *self.context(node), slots_count=True)
+            if t is not None:
                 out.append(t)
+        out += codeslots.templates(self)
         return sorted(out, key=lambda t: t.file_offset(0))
 
 

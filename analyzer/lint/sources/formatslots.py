@@ -25,10 +25,13 @@ STYLES = {
 _TEXT = {"%%": "%", "%n": "\n", "{{": "{", "}}": "}"}
 
 Resolve = Callable[[int | None, str | None], Verdict | None]
+#: the file span and text of the argument filling a positional slot (by index), if known
+Where = Callable[[int], tuple[int, int, str] | None]
 
 
-def fill(pieces: list[Piece], style: str, resolve: Resolve) -> list[Piece]:
-    """The pieces with every slot of ``style`` in their literal text as an interpolation piece."""
+def fill(pieces: list[Piece], style: str, resolve: Resolve, where: Where | None = None) -> list[Piece]:
+    """The pieces with every slot of ``style`` in their literal text as an interpolation piece; a
+    positional slot (``%s``, ``{}``, ``{0}``) carries ``where`` its argument stands."""
     pattern = STYLES[style]
     out: list[Piece] = []
     seq = 0
@@ -52,7 +55,10 @@ def fill(pieces: list[Piece], style: str, resolve: Resolve) -> list[Piece]:
                 chars, offs = [], []
             index, name, implicit = _slot(style, m, seq)
             seq += implicit
-            out.append(Piece(m.group(0), start=p.offset(m.start()), verdict=resolve(index, name)))
+            at_arg = where(index) if where is not None and index is not None and name is None else None
+            out.append(
+                Piece(m.group(0), start=p.offset(m.start()), verdict=resolve(index, name), filled_by=at_arg)
+            )
         chars.extend(p.text[at:])
         offs.extend(p.offset(i) for i in range(at, len(p.text)))
         if chars:

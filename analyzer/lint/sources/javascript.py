@@ -16,8 +16,8 @@ from functools import cache
 
 from analyzer.detection.names import Verdict, config_container, judge
 from analyzer.lint.sources.jsslots import slot_templates
-from analyzer.lint.sources.pieces import Piece, Template, judge_by_label
-from analyzer.lint.sources.promptlike import is_prompt, skipped_call
+from analyzer.lint.sources.pieces import Piece, Template, prompt_template
+from analyzer.lint.sources.promptlike import skipped_call
 from analyzer.lint.sources.treetext import TreeText
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
@@ -174,6 +174,8 @@ class _Finder:
                 return (f.src(left) if left is not None else ""), False
             if t == "pair":
                 key = p.child_by_field_name("key")
+                if key is not None and key.id == cur.id:
+                    return "", True  # a map's key ("{current_date}": …) names a slot: no text of its own
                 return (f.src(key).strip("'\"`") if key is not None else ""), False
             if t in ("public_field_definition", "field_definition", "property_signature"):
                 name = p.child_by_field_name("name") or p.child_by_field_name("property")
@@ -257,11 +259,8 @@ class _Finder:
                     seen.add(sub.id)
             else:
                 continue
-            name, skip = self.context(node)
-            t = Template([p for p in pieces if p.text], name)
-            judge_by_label(t.pieces)
-            volatile = any(p.verdict for p in t.pieces if not p.literal)
-            if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
+            t = prompt_template(pieces, *self.context(node), slots_count=True)
+            if t is not None:
                 out.append(t)
         out += slot_templates(f)
         return sorted(out, key=lambda t: t.file_offset(0))

@@ -2,8 +2,10 @@
 
 The value argument of ``.replace("{{CURRENT_DATE}}", new Date()…)`` / ``.replaceAll`` (a string or
 regex key), a value of a map keyed by slots (``{"{current_date}": now.toLocaleString()}``) and a
-non-literal appended to a prompt variable (``prompt += now()``), one template each. It does NOT
-find literals (:mod:`.javascript`) nor judge text.
+non-literal appended to a prompt variable (``prompt += now()``), and a value of the object a
+template is rendered with (``prompt.format({ date: new Date()… })``, ``Handlebars.compile(t)({…})``,
+``chain.invoke({ currentDate })``), one template each. It does NOT find literals
+(:mod:`.javascript`) nor judge text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,61 @@ _TEXT = ("string", "template_string", "binary_expression")
 #: a key shaped like a slot ("{current_date}", "{{DATE}}", "%TIME%"): its map fills a template
 _SLOT_KEY = re.compile(r"""["'`](?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]$""")
 _SIGILS = "{}$%#<>[]()/\\g "
+
+
+#: methods that render a template with an object of values, on a prompt, chain or template
+_RENDERS = frozenset(("format", "formatMessages", "formatPromptValue", "render", "renderString", "partial"))
+_RENDERS |= {"fill", "interpolate", "compile"}
+#: … and those that run one ("chain.invoke({…})", not "tool.invoke" nor Express's "res.render")
+_RUNS = frozenset(("invoke", "stream", "call", "run", "batch"))
+_PROMPTISH = re.compile(r"(?i)prompt|chain|template|tpl|llm|runnable|system|instruction")
+#: a function that is a compiled template ("tpl({…})", "render({…})")
+_RENDER_FN = re.compile(r"(?i)^(?:render|template|tpl|compiled|fill|interpolate)\w*$")
+
+
+def _renders(f, fn) -> bool:
+    """The call's function renders a template with the object it is given."""
+    if fn.type == "identifier":
+        return bool(_RENDER_FN.match(f.src(fn)))
+    if fn.type == "call_expression":  # Handlebars.compile(SYSTEM_TEMPLATE)({…})
+        inner, args = fn.child_by_field_name("function"), fn.child_by_field_name("arguments")
+        template = args.named_children[0] if args is not None and args.named_children else None
+        return (
+            inner is not None
+            and f.src(inner).rsplit(".", 1)[-1] in _RENDERS
+            and template is not None
+            and bool(_PROMPTISH.search(f.src(template)))
+        )
+    if fn.type != "member_expression":
+        return False
+    prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
+    name = f.src(prop) if prop is not None else ""
+    if not (name in _RENDERS or name in _RUNS) or obj is None:
+        return False
+    args = fn.parent.child_by_field_name("arguments") if fn.parent is not None else None
+    template = args.named_children[0] if args is not None and args.named_children else None
+    # the receiver or the template names a prompt: chain.invoke({…}), mustache.render(systemPrompt, {…})
+    return bool(_PROMPTISH.search(f.src(obj))) or (
+        template is not None and template.type != "object" and bool(_PROMPTISH.search(f.src(template)))
+    )
+
+
+def _render_values(f, obj) -> list[Template]:
+    """The volatile values of an object a template is rendered with."""
+    out = []
+    for pair in obj.named_children:
+        if pair.type == "shorthand_property_identifier":
+            key = value = pair
+        elif pair.type == "pair":
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        else:
+            continue
+        if key is None or value is None or value.type in _TEXT or value.type in ("number", "true", "false"):
+            continue
+        v = f.verdict(value) or _key_verdict(f.src(key))
+        if v:
+            out.append(Template([Piece(f.src(value), start=f.char(value.start_byte), verdict=v)], "render"))
+    return out
 
 
 def _key_verdict(key: str) -> Verdict | None:
@@ -37,6 +94,10 @@ def slot_templates(f) -> list[Template]:
     for n in f.walk(f.tree.root_node):
         if n.type == "call_expression":
             fn, args = n.child_by_field_name("function"), n.child_by_field_name("arguments")
+            if fn is not None and args is not None and _renders(f, fn):
+                for arg in args.named_children:
+                    if arg.type == "object":
+                        out += _render_values(f, arg)
             if fn is None or args is None or fn.type != "member_expression":
                 continue
             prop = fn.child_by_field_name("property")

@@ -17,6 +17,7 @@ from analyzer.detect import Volatile, find_volatile
 from analyzer.detection.context import MAX_LABEL, label, word_classes
 from analyzer.detection.names import HIGH, Verdict, is_setting
 from analyzer.detection.slotcontext import git_slot
+from analyzer.lint.sources.promptlike import KEYED, is_prompt, slotted
 
 
 @dataclass
@@ -28,6 +29,9 @@ class Piece:
     start: int = 0
     #: interpolation: why it is volatile, if it is
     verdict: Verdict | None = None
+    #: a positional format slot (``%s``, ``{}``): the file span and text of the argument filling it,
+    #: where a finding on the slot is reported (the slot itself names nothing)
+    filled_by: tuple[int, int, str] | None = None
 
     @property
     def literal(self) -> bool:
@@ -36,7 +40,16 @@ class Piece:
     def offset(self, i: int) -> int:
         if self.offsets is not None:
             return self.offsets[min(i, len(self.offsets) - 1)]
+        if (
+            self.filled_by is not None
+        ):  # the slot's first character maps to the argument's start, the rest to its end
+            return self.filled_by[0] if i == 0 else self.filled_by[1] - 1
         return self.start + i
+
+    @property
+    def shown(self) -> str:
+        """What a finding on this piece quotes: the argument filling a positional slot, else the text."""
+        return self.filled_by[2] if self.filled_by is not None else self.text
 
 
 @dataclass
@@ -90,6 +103,39 @@ def judge_by_label(pieces: list[Piece]) -> None:
         before += p.text
 
 
+def _keyed(pieces: list[Piece]) -> bool:
+    """A volatile interpolation stands right after a key (``"zonedDateTime": "$now"``)."""
+    before = ""
+    for p in pieces:
+        if p.literal:
+            before = (before + p.text)[-MAX_LABEL:]
+        elif p.verdict is not None and KEYED.search(before):
+            return True
+    return False
+
+
+def prompt_template(
+    pieces: list[Piece], name: str, skip: bool, *, slots_count: bool = False
+) -> Template | None:
+    """The template ``pieces`` make, labels judged (:func:`judge_by_label`), when it reads as a
+    prompt; None when its context skips it, it is empty or it does not read as one. With
+    ``slots_count``, a literal with template slots and no interpolation counts as a prompt too."""
+    t = Template([p for p in pieces if p.text], name)
+    judge_by_label(t.pieces)
+    if not t.pieces or skip:
+        return None
+    volatile = any(p.verdict for p in t.pieces if not p.literal)
+    if is_prompt(t.literal_text, name, t.interpolated, volatile, volatile and _keyed(t.pieces)):
+        return t
+    return t if slots_count and not t.interpolated and slotted(t.literal_text) else None
+
+
+def _static_label(text: str, at: int) -> bool:
+    """The label right before ``text[at]`` fixes its moment (a cut-off, a release): no "now" word."""
+    classes = word_classes(label(text, at))
+    return "static" in classes and "now" not in classes
+
+
 def volatile_values(t: Template) -> list[Volatile]:
     text = t.text
     filled, slots, at = [], [], 0
@@ -110,13 +156,29 @@ def volatile_values(t: Template) -> list[Volatile]:
     found = find_volatile("".join(filled), context=context)
     by_span = {(v.start, v.end): v for v in found if v.kind == "placeholder"}
     out = []
+    reported: set[tuple[int, int, str]] = set()  # "{0} … {0}": one argument, one finding
     for a, b, p in slots:
+        if p.filled_by is not None:
+            if p.filled_by in reported:
+                continue
+            reported.add(p.filled_by)
         if p.verdict is not None:
-            out.append(Volatile("placeholder", a, b, p.text, p.verdict.severity, p.verdict.reason))
+            if _static_label(text, a):
+                continue  # "Knowledge cutoff: ${date.format(f)}": a fixed date, whatever the name says
+            out.append(Volatile("placeholder", a, b, p.shown, p.verdict.severity, p.verdict.reason))
         elif (a, b) in by_span:
             v = by_span[(a, b)]
-            out.append(Volatile("placeholder", a, b, p.text, "high", v.reason))
-
+            out.append(Volatile("placeholder", a, b, p.shown, "high", v.reason))
+    flagged = {p.shown for a, _, p in slots if any(o.start == a for o in out)}
+    for a, b, p in slots:  # the same expression again ("use the name ${name.split(' ')[0]}")
+        if (
+            p.filled_by is None
+            and p.shown in flagged
+            and len(p.shown) >= 3
+            and not any(o.start == a for o in out)
+        ):
+            why = f"the same value as `{p.shown[:32]}` before"
+            out.append(Volatile("placeholder", a, b, p.shown, "high", why))
     for v in found:
         if not any(a < v.end and v.start < b for a, b, _ in slots):
             out.append(Volatile(v.kind, v.start, v.end, text[v.start : v.end], v.severity, v.reason))

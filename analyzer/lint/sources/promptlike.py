@@ -40,6 +40,10 @@ _COMMON = frozenset(
 )  # and prompts' own words
 
 
+#: a key right before a value: "Date: ", "\"now\": \"", "time="
+KEYED = re.compile(r"[^\W\d_]{2,}[\"'”]?[ \t]*[:：=][ \t]*[\"'“]?$")
+
+
 def skipped_call(dotted: str) -> bool:
     """Arguments of this call are not prompts (``log.info``, ``console.error``, ``re.compile`` …)."""
     return bool(_SKIP_CALL.search(dotted)) or dotted.startswith(
@@ -60,6 +64,8 @@ def prose(text: str) -> bool:
 
 
 _SLOT_SIGNS = ("{", "%(", "<%")
+#: what an e-mail or web page template says
+_MAIL = re.compile(r"(?i)<(?:html|body|p|div|br|table)\b|\bdear\b|\bunsubscribe\b|^subject:|\bkind regards\b")
 
 
 def slotted(literal_text: str) -> bool:
@@ -67,6 +73,8 @@ def slotted(literal_text: str) -> bool:
     a prompt template whatever the code calls it."""
     if len(literal_text) > 4000 or not any(s in literal_text for s in _SLOT_SIGNS):
         return False
+    if _MAIL.search(literal_text):
+        return False  # an e-mail or a page filled by the same engine: not sent to a model
     if len(_ANY_WORD.findall(literal_text)) < 3:
         return False
     from analyzer.detect import find_volatile
@@ -74,10 +82,15 @@ def slotted(literal_text: str) -> bool:
     return any(v.kind == "placeholder" and v.reason.startswith("named") for v in find_volatile(literal_text))
 
 
-def is_prompt(literal_text: str, name: str, interpolated: bool, volatile: bool = False) -> bool:
-    """``volatile``: one of its interpolations is volatile by what it calls or names."""
+def is_prompt(
+    literal_text: str, name: str, interpolated: bool, volatile: bool = False, keyed: bool = False
+) -> bool:
+    """``volatile``: one of its interpolations is volatile by what it calls or names; ``keyed``: one
+    such interpolation stands right after a key (``"zonedDateTime": "$now"``, ``Time: ${t}``)."""
     if name and _SAMPLE_NAME.search(name):
         return False  # example=…, sample_prompt, TEST_PROMPT: a prompt shown, not sent
+    if keyed and len(_ANY_WORD.findall(literal_text)) >= 3:
+        return True  # a record of labelled values for the model to read
     if volatile and ("now" in word_classes(literal_text[-MAX_LABEL:]) or _KEY_END.search(literal_text)):
         return True  # 'Current date: ' + now.strftime(…), f'- CONVERSATION_ID: {cid}': a line for a prompt
     if prompt_named(name):

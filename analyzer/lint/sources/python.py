@@ -14,8 +14,8 @@ import ast
 import re
 
 from analyzer.detection.names import Verdict
-from analyzer.lint.sources.pieces import Piece, Template, judge_by_label
-from analyzer.lint.sources.promptlike import is_prompt, skipped_call, slotted
+from analyzer.lint.sources.pieces import Piece, Template, prompt_template
+from analyzer.lint.sources.promptlike import skipped_call
 from analyzer.lint.sources.pyfile import PyFile, dotted, is_str
 from analyzer.lint.sources.pyrepair import WRAPPER, mend
 from analyzer.lint.sources.pyslots import prompt_vars, slot_templates
@@ -29,7 +29,8 @@ _PERCENT = re.compile(r"%%|%(?:\((\w+)\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[d
 
 
 def _split(pieces: list[Piece], pattern: re.Pattern, fill) -> list[Piece]:
-    """Literal pieces with each ``pattern`` match that ``fill(match, n)`` gives a Verdict for cut out as an interpolation."""
+    """Literal pieces with each ``pattern`` match that ``fill(match, n)`` gives a Verdict for cut out
+    as an interpolation; ``fill`` returns (verdict, where the positional argument filling it stands)."""
     out: list[Piece] = []
     n = 0
     for p in pieces:
@@ -40,13 +41,13 @@ def _split(pieces: list[Piece], pattern: re.Pattern, fill) -> list[Piece]:
         for m in pattern.finditer(p.text):
             if m.group(0) in ("%%", "{{", "}}"):
                 continue
-            v = fill(m, n)
+            v, filled_by = fill(m, n)
             n += 1
             if v is None:
                 continue
             if m.start() > at:
                 out.append(Piece(p.text[at : m.start()], p.offsets[at : m.start()] + [p.offsets[m.start()]]))
-            out.append(Piece(m.group(0), start=p.offsets[m.start()], verdict=v))
+            out.append(Piece(m.group(0), start=p.offsets[m.start()], verdict=v, filled_by=filled_by))
             at = m.end()
         out.append(Piece(p.text[at:], p.offsets[at:]) if at else p)
     return [p for p in out if p.text or not p.literal]
@@ -144,13 +145,11 @@ class _Finder:
                 else {}
             )
 
-            def fill(m: re.Match, n: int) -> Verdict | None:
-                target = (
-                    named.get(m.group(1))
-                    if m.group(1)
-                    else (elts[n] if n < len(elts) and not named else None)
-                )
-                return f.verdict(target) if target is not None else None
+            def fill(m: re.Match, n: int) -> tuple[Verdict | None, tuple[int, int, str] | None]:
+                if m.group(1):
+                    return f.verdict(named[m.group(1)]) if m.group(1) in named else None, None
+                target = elts[n] if n < len(elts) and not named else None
+                return (f.verdict(target), self.span(target)) if target is not None else (None, None)
 
             return _split(pieces, _PERCENT, fill) if pieces is not None else None
         if (
@@ -163,7 +162,7 @@ class _Finder:
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             auto = iter(range(len(node.args)))
 
-            def fill(m: re.Match, n: int) -> Verdict | None:
+            def fill(m: re.Match, n: int) -> tuple[Verdict | None, tuple[int, int, str] | None]:
                 field = re.split(r"[.\[]", m.group(1) or "")[0]
                 if field == "":
                     idx = next(auto, None)
@@ -172,12 +171,18 @@ class _Finder:
                     target = node.args[int(field)] if int(field) < len(node.args) else None
                 else:
                     target = kw.get(field)
-                return f.verdict(target) if target is not None else None
+                    return (f.verdict(target) if target is not None else None), None
+                return (f.verdict(target), self.span(target)) if target is not None else (None, None)
 
             return _split(pieces, _FORMAT_FIELD, fill) if pieces is not None else None
         if is_str(node) and id(node) not in f.docstrings:
             return f.literal_pieces(node)
         return None
+
+    def span(self, node: ast.AST) -> tuple[int, int, str]:
+        """Where an argument stands in the file, and its text."""
+        a, b = self.f.node_span(node)
+        return a, b, self.f.text[a:b]
 
     def is_template(self, node: ast.AST) -> bool:
         return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and is_str(node.left)) or (
@@ -204,13 +209,8 @@ class _Finder:
                 continue
             for sub in ast.walk(node):
                 self.handled.add(id(sub))
-            name, skip = self.context(node)
-            t = Template([p for p in pieces if p.text], name)
-            judge_by_label(t.pieces)
-            volatile = any(p.verdict for p in t.pieces if not p.literal)
-            if t.pieces and not skip and is_prompt(t.literal_text, name, t.interpolated, volatile):
-                out.append(t)
-            elif t.pieces and not skip and not t.interpolated and slotted(t.literal_text):
+            t = prompt_template(pieces, *self.context(node), slots_count=True)
+            if t is not None:
                 out.append(t)
         out += slot_templates(self.f, self.pvars)
         return sorted(out, key=lambda t: t.file_offset(0))

@@ -38,3 +38,59 @@ def test_status_headers_without_a_git_intro_or_over_prose_are_not_one():
     )
     status_lines(prose, prose.lower(), out)
     assert out == []
+
+
+def _values(text: str) -> list[str]:
+    return [text[v.start : v.end] for v in find_volatile(text)]
+
+
+def test_the_checked_out_branch_after_a_label_that_says_so():
+    for text, branch in [
+        ("Current branch: main", "main"),
+        ("Current branch: feature/payments-v2", "feature/payments-v2"),
+        ("Git branch: develop", "develop"),
+        ("You are on branch release-1.4.", "release-1.4"),
+        ("The current branch is main.", "main"),
+        ("On branch main\nnothing to commit, working tree clean", "main"),
+    ]:
+        assert _values(text) == [branch], text
+
+
+def test_a_default_branch_or_an_instruction_about_branches_is_not_one():
+    for text in [
+        "The default branch is main.",
+        "Stay on the working branch unless told.",
+        "Work on the current branch and push.",
+        "Create a new branch for each feature.",
+        "Conversation-start snapshot of git branches, status output, and recent commits.",
+        "Example: Current branch: main",
+    ]:
+        assert _values(text) == [], text
+
+
+def test_git_commit_and_identity_lines_render_their_values():
+    for text, value in [
+        ("- Git commit: 48213abc", "48213abc"),
+        ("- Git user: ana", "ana"),
+        ("- Git email: ana@example.com", "ana@example.com"),
+        ("**Git user**: Ana Lopez", "Ana Lopez"),
+    ]:
+        assert _values(text) == [value], text
+    for text in ["Use git commit: always sign.", "- Git commit: abc", "Run git status to see changes."]:
+        assert _values(text) == [], text
+
+
+def test_intro_words_are_those_of_the_intro_pattern():
+    from analyzer.detection.gitstate import _intro_words
+
+    words = ("git status", "status of the", "git snapshot", "repository status")
+    for low in (
+        "status",
+        "git status",
+        "the status of the repo",
+        "status: ok",
+        "a git snapshot",
+        "repository status",
+        "status git ",
+    ):
+        assert _intro_words(low) == any(w in low for w in words), low

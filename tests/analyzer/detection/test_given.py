@@ -26,3 +26,17 @@ def test_the_users_place_or_other_slots_stay_judged():
     bare = "The weather in {location} now: {weather}\n"
     assert introduced(bare) == frozenset()
     assert [v.value for v in find_volatile(bare)] == ["{location}", "{weather}"]
+
+
+def test_here_is_found_at_the_lines_before_a_brace_line_as_one_pass_finds_it():
+    from analyzer.detection.given import _HERE, _here
+
+    for text in (
+        "Here is the weather:\n{weather}\n",
+        "Intro.\nHere is the weather:\n\n{{ weather }}\n",
+        "Hier ist das Wetter:\n  {weather}\nVoici la météo :\n{location}",
+        "{weather}\nhere are: \n\n\n{x}",
+        "Here is the weather:\n{\n weather }\n",
+        "no slot here:\n text {weather}\n",
+    ):
+        assert [m.span() for m in _here(text)] == [m.span() for m in _HERE.finditer(text)], text

@@ -275,3 +275,21 @@ def test_env_and_git_blocks_are_one_span_each():
         spans = [(v.start, v.end) for v in find_volatile(text) if v.kind == "state"]
         a = text.index(block)
         assert any(s <= a + 1 and a + len(block) - 2 <= e for s, e in spans), (block, spans)
+
+
+def test_today_words_skipped_only_where_no_today_phrase_can_hold_them():
+    from analyzer.detection import phrases
+
+    for text in (
+        "Current time: 14:30",
+        "current status: 14",
+        "It is now 14:30",
+        "(now time) 14:30",
+        "known 3",
+        "CURRENT DATE 2025-05-03",
+        "current tİme 14:30",
+    ):
+        out: list = []
+        phrases.today_phrases(text, text.lower(), out)
+        found = [m.span() for m in phrases.TODAY.finditer(text) if phrases.TODAY_VALUE.match(text, m.end())]
+        assert [(c.start, c.end) for c in out if c.kind == "today-phrase"] == found, text

@@ -86,3 +86,22 @@ def test_keyed_agrees_with_its_regex_on_ascii_and_other_windows():
         "to\u212a", 0, 4, _BEFORE_KEYS, _BEFORE_WORDS
     )  # Kelvin sign: k to the regex, not to str.lower
     assert not _keyed("a price of 48", 0, 13, _BEFORE_KEYS, _BEFORE_WORDS)
+
+
+def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
+    from analyzer.detection.session import READING_BEFORE, _label_before
+
+    for text in (
+        "Tokens used: ",
+        "free memory: ",
+        "when pinning <a> >= ",
+        "<budget:token_budget>",
+        "<x:usage> ",
+        "<remaining> ",
+        "a price of ",
+        "Context window usage: ",
+        "latitude ",
+        "ſwap used ",
+        "İ gps ",
+    ):
+        assert _label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text, 0, len(text))), text

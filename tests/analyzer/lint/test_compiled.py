@@ -53,9 +53,9 @@ func other(db *DB) {
 
 def test_go_sprintf_raw_strings_and_concatenation():
     assert found(GO, ".go") == [
-        ("%s", "named `now`: a clock reading"),
+        ('now.Format("2006-01-02")', "named `now`: a clock reading"),  # the argument filling %s
         ("time.Now().Format(time.RFC3339)", "calls `time.Now()`"),
-        ("%[1]v", "calls `time.Now()`"),
+        ("time.Now()", "calls `time.Now()`"),  # the argument filling %[1]v
     ]
     assert names(GO, ".go") == ["basePrompt", "p", "systemPrompt", "Content"]  # no tag, log, error or SQL
 
@@ -87,8 +87,8 @@ struct Msg {
 def test_rust_format_macros_captures_and_raw_strings():
     assert found(RUST, ".rs") == [
         ("{today}", "named `today`: today's date"),
-        ("{}", "calls `uuid::Uuid::new_v4()`"),
-        ("{0}", "calls `Utc::now()`"),
+        ("uuid::Uuid::new_v4()", "calls `uuid::Uuid::new_v4()`"),
+        ("Utc::now().to_rfc3339()", "calls `Utc::now()`"),
     ]
     ts = compiled.templates(RUST, ".rs")
     assert ts[0].text == 'You are a "careful" assistant for the user. Be brief.'
@@ -126,9 +126,9 @@ public class Prompts {
 def test_java_text_blocks_format_and_formatted():
     assert found(JAVA, ".java") == [
         ("{{current_date}}", "named `current_date`: today's date"),
-        ("%s", "calls `LocalDate.now()`"),
+        ("LocalDate.now()", "calls `LocalDate.now()`"),
         ("Instant.now()", "calls `Instant.now()`"),  # `p` is judged where it is built, not again
-        ("%s", "calls `LocalDateTime.now()`"),
+        ("LocalDateTime.now()", "calls `LocalDateTime.now()`"),
     ]
     ts = compiled.templates(JAVA, ".java")
     assert "\\" not in ts[0].text and "user.\n" not in ts[0].text  # the line continuation joins the lines
@@ -166,8 +166,8 @@ def test_csharp_interpolated_verbatim_raw_and_string_format():
     assert found(CSHARP, ".cs") == [
         ("{DateTime.Now:HH:mm}", "calls `DateTime.Now()`"),
         ("{{DateTime.UtcNow.ToShortDateString()}}", "calls `DateTime.UtcNow()`"),
-        ("{0}", "calls `DateTimeOffset.Now()`"),
-        ("{1}", "calls `Guid.NewGuid()`"),
+        ("DateTimeOffset.Now", "calls `DateTimeOffset.Now()`"),
+        ("Guid.NewGuid()", "calls `Guid.NewGuid()`"),
     ]
     ts = compiled.templates(CSHARP, ".cs")
     assert ts[0].text == 'You are a "friendly" assistant for the user.\nAnswer briefly.'
@@ -196,7 +196,7 @@ def test_kotlin_string_templates_and_format():
     assert found(KOTLIN, ".kt") == [
         ("${LocalDate.now()}", "calls `LocalDate.now()`"),
         ("System.currentTimeMillis()", "calls `System.currentTimeMillis()`"),
-        ("%s", "calls `LocalDate.now()`"),
+        ("LocalDate.now()", "calls `LocalDate.now()`"),
     ]
 
 
@@ -215,5 +215,5 @@ def test_findings_point_at_the_argument_in_the_file(tmp_path):
     path.write_text(text, encoding="utf-8")
     (f,) = [f for f in run(load([str(path)]), CODES) if f.code == "PG004"]
     line = text.splitlines()[f.line - 1]
-    assert (f.line, line[f.col - 1 : f.end_col - 1]) == (4, "%s")
+    assert (f.line, line[f.col - 1 : f.end_col - 1]) == (4, "time.Now()")  # not the %s it fills
     assert f.message.endswith("calls `time.Now()`")

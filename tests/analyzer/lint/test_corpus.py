@@ -20,12 +20,13 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.894, recall 0.763 on 334 spans, issue 22 round 4), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.88, 0.75
-#: the dev half as measured (precision 0.993, recall 0.981 on 268 spans, issue 22 round 4), less a margin
-DEV_PRECISION, DEV_RECALL = 0.98, 0.97
-#: rendered values of the test half the aggressive rewrite moves (0.622 of 254, round 4), less a margin
-TEST_RENDERED = 0.60
+#: the test half as measured (precision 0.850, recall 0.730 on 423 spans, issue 22 round 5; the
+#: round-4 code scores 0.833 / 0.726 on the same files), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.84, 0.72
+#: the dev half as measured (precision 0.942, recall 0.965 on 374 spans, issue 22 round 5), less a margin
+DEV_PRECISION, DEV_RECALL = 0.93, 0.95
+#: rendered values of the test half the aggressive rewrite moves (0.554 of 314, round 5), less a margin
+TEST_RENDERED = 0.54
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 

@@ -140,3 +140,34 @@ def test_a_working_copy_interpolation_after_a_git_label():
 def test_a_tagged_template_is_a_prompt_unless_its_tag_is_code():
     js = "const date = new Date()\n$`- Today is ${date.toDateString()}.`\nsql`SELECT * FROM t WHERE d = ${date.toDateString()}`\n"
     assert values(javascript.templates(js, ".mts")) == ["${date.toDateString()}"]
+
+
+def test_javascript_values_of_the_object_a_template_is_rendered_with():
+    src = """
+const tpl = Handlebars.compile(SYSTEM_TEMPLATE);
+const a = tpl({ date: new Date().toISOString(), question: req.body.q, brand: "Acme" });
+const b = await promptTemplate.format({ current_date: new Date().toLocaleDateString(), input });
+const c = await chain.invoke({ currentDate, input: question });
+const d = Handlebars.compile(SYSTEM_TPL)({ today: dayjs().format("YYYY-MM-DD"), count: 3 });
+const g = Handlebars.compile(T)({ today: dayjs().format("YYYY-MM-DD") });
+res.render("index", { now: new Date(), user: req.user.name });
+nunjucks.render("email.html", { sentAt: new Date() });
+const e = await tool.invoke({ timestamp: Date.now() });
+const f = logger.info({ at: Date.now() });
+"""
+    got = values(javascript.templates(src, ".ts"))
+    assert got == [
+        "new Date().toISOString()",
+        "new Date().toLocaleDateString()",
+        "currentDate",
+        'dayjs().format("YYYY-MM-DD")',
+    ]
+
+
+def test_names_of_an_environment_block_or_the_users_profile():
+    from analyzer.detection.names import name_verdict
+
+    for name in ("getEnvironmentInfo", "envDetails", "workspaceMetadata", "userDetails", "renderUserProfile"):
+        assert name_verdict(name) is not None, name
+    for name in ("userInput", "user_info", "environmentName", "workspaceName", "systemPrompt"):
+        assert name_verdict(name) is None, name

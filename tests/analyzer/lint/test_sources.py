@@ -43,8 +43,8 @@ JOINED = "You are the shop assistant for our lamps. Session " + str(uuid.uuid4()
         ("{user.name}", "named `user.name`: a field of the user served, per user"),
         ("{stamp}", "`stamp` holds a value that calls `datetime.now()`"),
         ("{turn_count}", "named `turn_count`: per-request or per-session state"),
-        ("%s", "calls `datetime.now()`"),
-        ("{}", "calls `date.today()`"),
+        ("datetime.now()", "calls `datetime.now()`"),  # the argument filling %s
+        ("date.today()", "calls `date.today()`"),  # the argument filling {}
         ("str(uuid.uuid4())", "calls `uuid.uuid4()`"),
     ]
 

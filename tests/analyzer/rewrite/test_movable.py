@@ -149,8 +149,44 @@ def test_ulids_and_jwts_keep_the_cache_warm():
     assert cache.hits == 1 and spans == scan("Request id: 01HZX4K2MB7Q9ZRT3XWN8PC5GH" + tail)
 
 
+def test_values_read_by_their_heading_keep_the_cache_warm():
+    """A user block's lines mean something only under their heading: the second look reads it."""
+    cache = DecisionCache()
+    base = "You are Atlas.\n\n## About the user\n\n- Name: {}\n- City: {}\n\n" + "Be kind. " * 300
+    first, second = base.format("Alice Smith", "Lyon"), base.format("Bruno Diazz", "Oslo")
+    assert scan(first) and cache.movable(first) == scan(first)
+    assert cache.movable(second) == scan(second) and (cache.hits, cache.misses) == (1, 1)
+    unheaded = second.replace("## About the user", "## About the shop")  # a change outside the values
+    assert cache.movable(unheaded) == scan(unheaded) and cache.misses == 2
+
+
+def test_a_decision_resting_on_a_copy_or_an_equality_is_not_reused():
+    """A value kept as a repeat of text outside the cached values, or of another value that no
+    longer equals it, is read afresh."""
+    cache = DecisionCache()
+    cache.movable("2026-12-10\n```\nToday is 2026-12-10.")
+    changed = "2026-12-10\n```\nToday is 2026-12-25."
+    assert cache.movable(changed) == scan(changed) and cache.hits == 0
+    cache.movable("Current time: 2025-04-17 08:17\n```\n2025-04-17 08:17")
+    split = "Current time: 2025-04-17 08:17\n```\n2025-04-17 01:32"
+    assert cache.movable(split) == scan(split) and cache.hits == 0
+
+
+def test_a_value_that_now_recurs_elsewhere_gets_a_fresh_answer():
+    """The same shape, but today's value now also stands on a line the cache never rescans."""
+    cache = DecisionCache()
+    cache.movable("Today is 2026-12-09.\nOffice closed on 2026-12-25 for Christmas.\n")
+    christmas = "Today is 2026-12-25.\nOffice closed on 2026-12-25 for Christmas.\n"
+    assert cache.movable(christmas) == scan(christmas) and cache.misses == 2
+
+
 LINES = [
     "You are Atlas.",
+    "Office closed on {d}.",
+    "```",
+    "{d}",
+    "## About the user",
+    "- Name: {d}",
     "Office hours are 09:00-17:00.",
     "Call 555-0100.",
     "Current time: {t}",

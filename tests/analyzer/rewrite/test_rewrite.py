@@ -238,7 +238,8 @@ def test_cli_prints_the_body_or_a_diff(tmp_path):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert "Request id: [see the end" in out["system"][0]["text"]
-    assert "anthropic-messages, --rewrite aggressive: move-volatile-values" in result.stderr
+    assert "anthropic-messages, --rewrite aggressive: sort-tools" in result.stderr
+    assert "move-volatile-values" in result.stderr
     diff = runner.invoke(rewrite_command, [str(path), "--diff"])
     assert (
         diff.exit_code == 0
@@ -261,3 +262,25 @@ def test_the_cli_tells_the_api_from_the_shape():
         == "anthropic-messages"
     )
     assert infer_api({"messages": [{"role": "system", "content": "x"}]}) == "openai-chat"
+
+
+def test_aggressive_sorts_the_tools_before_a_moved_system_hands_them_its_breakpoint():
+    """A system of one volatile block moves; its breakpoint lands on the last tool of the sorted
+    list, so two clients that order their tools differently send the same head."""
+    marker = {"type": "ephemeral"}
+    heads = []
+    for order in (("zeta", "alpha"), ("alpha", "zeta")):
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 10,
+            "tools": [
+                {"name": n, "description": f"{n} tool", "input_schema": {"type": "object"}} for n in order
+            ],
+            "system": [{"type": "text", "text": "Current date: 2026-12-02", "cache_control": marker}],
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        out = rewrite_request("anthropic-messages", body, mode=AGGRESSIVE).body
+        assert [t["name"] for t in out["tools"]] == ["alpha", "zeta"]
+        assert out["tools"][-1]["cache_control"] == marker and "system" not in out
+        heads.append(out["tools"])
+    assert heads[0] == heads[1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from analyzer.rewrite.volatile import CLOSE, MARKER, MOVE_BLOCKS, MOVE_VALUES, OPEN, move_volatile
 
 SYSTEM = "Current date and time: 2026-12-01 08:15:03 UTC\nRequest id: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b\n\nYou are Atlas. Be brief."
@@ -101,11 +103,13 @@ def test_tool_descriptions_and_responses_instructions():
     body = {
         "instructions": SYSTEM,
         "input": "hi",
-        "tools": [{"type": "function", "name": "t", "description": "Data as of 2026-12-01T08:00:00Z."}],
+        "tools": [
+            {"type": "function", "name": "t", "description": "Data current as of: 2026-12-01T08:00:00Z."}
+        ],
     }
     out, applied = move_volatile("openai-responses", body)
-    assert out["instructions"] == HEAD and out["tools"][0]["description"] == f"Data as of {MARKER}."
-    assert out["input"].startswith("hi\n\n" + OPEN) and "Data as of 2026-12-01T08:00:00Z" in out["input"]
+    assert out["instructions"] == HEAD and out["tools"][0]["description"] == f"Data current as of: {MARKER}."
+    assert out["input"].startswith("hi\n\n" + OPEN) and "as of: 2026-12-01T08:00:00Z" in out["input"]
     listed = {**body, "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}
     out, _ = move_volatile("openai-responses", listed)
     assert (
@@ -245,3 +249,61 @@ def test_rendered_user_fields_counters_and_memories_move_with_their_labels_and_n
         "- Prefers short answers.\n- Has a dog called Rex.",
     ):
         assert line in moved, line
+
+
+def test_tool_descriptions_are_read_as_descriptions_and_schema_samples_stay():
+    """A dated note in a description is what lint leaves too; ``examples`` are data."""
+    tool = {
+        "name": "status",
+        "description": "Returns the flight status. Data refreshed 2026-01-15 10:00.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "at": {"type": "string", "examples": [{"description": "Current date: 2026-12-01"}]}
+            },
+        },
+    }
+    body = {"tools": [tool], "messages": [{"role": "user", "content": "hi"}]}
+    assert move_volatile("anthropic-messages", body) == (None, [])
+
+
+@pytest.mark.parametrize(
+    "head, moved",
+    [
+        ("## Current time\n19:56 UTC\n", "Current time 19:56 UTC"),
+        ("Current date:\n2026-12-02\n", "Current date: 2026-12-02"),
+        (
+            "Session ID:\n3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b\n",
+            "Session ID: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b",
+        ),
+    ],
+)
+def test_a_value_under_its_label_line_moves_with_that_label(head, moved):
+    body = {
+        "messages": [
+            {"role": "system", "content": "You are Atlas.\n" + head},
+            {"role": "user", "content": "hi"},
+        ]
+    }
+    out, _ = move_volatile("openai-chat", body)
+    assert out["messages"][0]["content"] == "You are Atlas.\n" + head.replace(head.split("\n")[1], MARKER)
+    assert out["messages"][1]["content"].endswith(f"{OPEN}\n{moved}\n{CLOSE}")
+
+
+def test_responses_leading_system_and_developer_items_are_the_head():
+    body = {
+        "input": [
+            {"role": "developer", "content": "You are Atlas. Current date: 2026-12-02."},
+            {"role": "system", "content": [{"type": "input_text", "text": "Current time: 19:56 UTC"}]},
+            {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        ]
+    }
+    out, applied = move_volatile("openai-responses", body)
+    assert out["input"][0]["content"] == f"You are Atlas. Current date: {MARKER}."
+    assert out["input"][1]["content"][0]["text"] == f"Current time: {MARKER}"
+    moved = out["input"][2]["content"][-1]
+    assert moved == {
+        "type": "input_text",
+        "text": f"{OPEN}\nCurrent date: 2026-12-02\nCurrent time: 19:56 UTC\n{CLOSE}",
+    }
+    assert applied == [MOVE_VALUES]

@@ -1,0 +1,63 @@
+"""Go, Rust, Java, C# and Kotlin: where a volatile value enters a prompt other than in a literal.
+
+The value argument of a slot replacement (``prompt.replace("{{CURRENT_TIME}}", &now)``,
+``strings.ReplaceAll(p, "{date}", today)``, ``sb.Replace("{time}", DateTime.Now.ToString())``) and
+each volatile argument of a format call whose format is not a literal of the file but is named as
+a prompt (``fmt.Sprintf(constants.SystemPrompt, today.Format(…))``), one template each.
+
+It does NOT read literals (:mod:`.compiled`) nor judge the value's text beyond its verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.lint.sources.pieces import Piece, Template
+from analyzer.lint.sources.promptlike import prompt_named
+
+#: replacement calls and the index of their (key, value) arguments
+_REPLACES = {"replace": 0, "replaceAll": 0, "Replace": 0, "ReplaceAll": 0, "replacen": 0}
+#: … as package functions taking the text first (Go ``strings.ReplaceAll(s, old, new)``)
+_PACKAGE_REPLACES = {"strings.ReplaceAll": 1, "strings.Replace": 1}
+#: a key shaped like a template slot: "{{CURRENT_TIME}}", "{date}", "%TIME%", "${now}", "[[date]]"
+_SLOT_KEY = re.compile(r"""^["'`]?(?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]?$""")
+#: format calls whose first (Go: first or second) argument is the format
+_FORMATS = {"fmt.Sprintf": 0, "fmt.Fprintf": 1, "String.format": 0, "string.Format": 0, "String.Format": 0}
+
+
+def templates(finder) -> list[Template]:
+    """``finder`` is :class:`.compiled._Finder` (its file, grammar and literal lookups)."""
+    f, g = finder.f, finder.g
+    out: list[Template] = []
+    for n in f.walk(f.tree.root_node):
+        if n.type not in g.calls:
+            continue
+        dotted, owner, _ = f.call_parts(n)
+        last = dotted.rsplit(".", 1)[-1]
+        args = f.args(n)
+        if dotted in _PACKAGE_REPLACES or (owner is not None and last in _REPLACES):
+            at = _PACKAGE_REPLACES.get(dotted, 0)
+            if len(args) < at + 2:
+                continue
+            key, value = args[at], args[at + 1]
+            if value.type in g.strings or key.type not in g.strings:
+                continue
+            v = f.verdict(value)
+            if v is not None and _SLOT_KEY.match(f.src(key).strip()):
+                out.append(_one(f, value, v, "replace"))
+        elif dotted in _FORMATS:
+            at = _FORMATS[dotted]
+            if len(args) <= at:
+                continue
+            fmt = args[at]
+            if fmt.type in g.strings or finder._held_literal(fmt) is not None or not prompt_named(f.src(fmt)):
+                continue
+            for arg in args[at + 1 :]:
+                v = f.verdict(arg)
+                if v is not None:
+                    out.append(_one(f, arg, v, f.src(fmt)))
+    return out
+
+
+def _one(f, node, verdict, name: str) -> Template:
+    return Template([Piece(f.src(node), start=f.char(node.start_byte), verdict=verdict)], name)
