@@ -28,7 +28,7 @@ _NOT_PER_USER |= {"preferences", "preference", "prefs", "settings", "setting", "
 _NOT_PER_USER |= {"language", "lang", "locale", "currency", "verbosity", "tone", "style", "theme"}
 #: … and what the person sends: the request's content ("user.message", "customer.query")
 _NOT_PER_USER |= {"input", "question", "query", "message", "messages", "history", "content", "text", "prompt"}
-_NOT_PER_USER |= vocab.SETTING
+_NOT_PER_USER |= vocab.SETTING - {"tz", "zone", "timezone"}  # the user's own zone is theirs (LABELS.md)
 #: a collection's size (``users.length``), not a field
 _SIZES = {"count", "length", "size", "__class__"}
 #: identity parts joined to an owner in one plain name ("caller_id", "customer_phone")

@@ -15,7 +15,8 @@ import re
 from analyzer.detection.context import line_bounds
 
 _EXAMPLE_INTRO = re.compile(
-    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration)\b[^\n]{0,60}:[ \t]*$"
+    r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration|exemples?|ejemplos?|exemplos?"
+    r"|beispiele?|esempi[oa]?|przykład|voorbeeld|例えば|例如|示例|例子|예시|예)\b[^\n]{0,60}[:：][ \t]*$"
     # "respond in this exact plain-text format:": the lines under it show the shape, not live values
     r"|\b(?:in|using|with|follow|follows|following)\b[^\n:]{0,40}\b(?:format|template)\W{0,3}:[ \t]*$)"
 )
@@ -80,7 +81,18 @@ class ExampleTags:
 
 
 def _intro(line: str) -> bool:
-    return line.rstrip().endswith(":") and bool(_EXAMPLE_INTRO.search(line[-120:]))
+    """An example's intro: a line ending in a colon that names one ("Example output:", "Exemple :"),
+    or one opening with "Example:" and going on ("Exemple : « Planifie 3 révisions »")."""
+    if line.rstrip().endswith((":", "：")) and _EXAMPLE_INTRO.search(line[-120:]):
+        return True
+    return bool(_EXAMPLE_LEAD.match(line))
+
+
+#: a line that opens with "Example:" in some language and goes on with the example itself
+_EXAMPLE_LEAD = re.compile(
+    r"(?i)[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(?:examples?|exemples?|ejemplos?|exemplos?|beispiele?|esempi[oa]?|例|示例|예시)"
+    r"(?:[ \t]*\d+)?(?:\*\*)?[ \t]*[:：]"
+)
 
 
 #: info strings of fences that hold prose, not code
