@@ -46,6 +46,8 @@ _RECORD_VALUE = re.compile(r"""(?:["']\s*(?::|=>)\s*["']?|//\s*["']?)$""")
 #: "e.g." and its kin: what follows in the sentence illustrates
 _EG = re.compile(r"(?i)\be\.g\.|\bfor example\b|\bfor instance\b|\bsuch as\b|\bi\.e\.")
 _EG_REACH = 240
+#: a literal each of :data:`_EG`'s alternatives holds, in any case it matches ("E.g." holds ".g.")
+_EG_WORDS = (".g.", ".G.", "xample", "XAMPLE", "nstance", "NSTANCE", "uch as", "UCH AS", ".e.", ".E.")
 #: "Write the time as '14:30'": a quoted value after "as" shows a format
 _QUOTED_AS = re.compile(r"(?i)\bas[ \t]+['\"“‘]$")
 
@@ -53,9 +55,9 @@ _QUOTED_AS = re.compile(r"(?i)\bas[ \t]+['\"“‘]$")
 def _after_eg(text: str, at: int) -> bool:
     """An "e.g." earlier in the value's sentence, on its line and at most ``_EG_REACH`` back."""
     lo = max(text.rfind("\n", max(0, at - _EG_REACH), at) + 1, at - _EG_REACH)
+    if all(text.find(w, lo, at) < 0 for w in _EG_WORDS):
+        return False  # none of the markers' words: no slice, no regex
     window = text[lo:at]
-    if "e.g" not in window and "xample" not in window and "nstance" not in window and "such as" not in window:
-        return False
     ends = [m.end() for m in _EG.finditer(window)]
     return bool(ends) and cx.SENTENCE_END.search(window, ends[-1]) is None
 
@@ -71,6 +73,8 @@ _CONDITIONAL_TODAY = re.compile(
     r"(?i)\b(?:if|when|whether|unless|suppose|assuming)[ \t]+(?:today|the current (?:date|day)|the date)"
     r"(?:'s date)?[ \t]+(?:is|was|falls on)[ \t]+$"
 )
+#: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in the cases it matches
+_CONDITIONS = ("f ", "F ", "hen", "HEN", "hether", "nless", "uppos", "ssum", "UPPOS", "SSUM", "NLESS", "HETHER")
 #: … or followed by a new list item ("…the current time\n4. If the user …")
 _LIST_ITEM_AFTER = re.compile(r"[ \t]*\n[ \t]*(?:\d+[.)]|[-*•])[ \t]+[A-Za-z]")
 
@@ -194,7 +198,11 @@ class Around:
     @_once
     def conditional(self) -> bool:
         """The value follows a conditional today-phrase: "if today is Saturday"."""
-        return _CONDITIONAL_TODAY.search(self.text, max(0, self.c.start - 48), self.c.start) is not None
+        text, at = self.text, self.c.start
+        lo = max(0, at - 48)
+        if all(text.find(w, lo, at) < 0 for w in _CONDITIONS):
+            return False  # no condition word before it: the pattern cannot match
+        return _CONDITIONAL_TODAY.search(text, lo, at) is not None
 
     @_once
     def example(self) -> bool:

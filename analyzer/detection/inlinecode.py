@@ -23,9 +23,9 @@ from bisect import bisect_right, insort
 from analyzer.detection import regions
 
 #: one template slot filling a whole inline code span: {{ x }}, {x}, ${x}, <%= x %>, or the value a
-#: template rendered there (`2025-04-24`, `sess_8f3a…`, `{"step": 3}`): no backtick, no line break
+#: template rendered there with a digit or a brace in it (`2025-04-24`, `sess_8f3a…`, `{"step": 3}`)
 _SLOT = re.compile(
-    r"`[ \t]*(\{\{[^`{}]+\}\}|\{[A-Za-z_][\w.]*\}|\$\{[^`{}]+\}|<%=[^`%]+%>|[^`\n]{1,200}?)[ \t]*`"
+    r"`[ \t]*(\{\{[^`{}]+\}\}|\{[A-Za-z_][\w.]*\}|\$\{[^`{}]+\}|<%=[^`%]+%>|[^`\n\d{]{0,100}[\d{][^`\n]{0,100}?)[ \t]*`"
 )
 #: the words before the span: a list item's or a line's key ending in a colon, inline code allowed
 _LABEL = re.compile(

@@ -144,7 +144,7 @@ _READING_KEYS = (
     "context",
     "remaining",
     "step",
-    "used",
+    "ve used",
 )
 _DIGIT = re.compile(r"\d")
 
