@@ -74,7 +74,20 @@ _CONDITIONAL_TODAY = re.compile(
     r"(?:'s date)?[ \t]+(?:is|was|falls on)[ \t]+$"
 )
 #: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in the cases it matches
-_CONDITIONS = ("f ", "F ", "hen", "HEN", "hether", "nless", "uppos", "ssum", "UPPOS", "SSUM", "NLESS", "HETHER")
+_CONDITIONS = (
+    "f ",
+    "F ",
+    "hen",
+    "HEN",
+    "hether",
+    "nless",
+    "uppos",
+    "ssum",
+    "UPPOS",
+    "SSUM",
+    "NLESS",
+    "HETHER",
+)
 #: … or followed by a new list item ("…the current time\n4. If the user …")
 _LIST_ITEM_AFTER = re.compile(r"[ \t]*\n[ \t]*(?:\d+[.)]|[-*•])[ \t]+[A-Za-z]")
 
