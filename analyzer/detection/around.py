@@ -2,8 +2,10 @@
 
 :class:`Around` gives the value, its label (the words before it on its line and sentence), the
 label's last clause, the label's word classes (inline code left out), and whether the value is
-static, around a fixed moment, labelled "now" or an example (its label, the words after it, an
-"Example:" line above). :func:`short` shortens a label for a reason.
+static, around a fixed moment, labelled "now", an event's moment ("Delivery date:"), a field of an
+API response shown in the text, after a conditional today-phrase, or an example (its label, the
+words after it, an "Example:" line above, an "e.g." earlier in its sentence). :func:`short`
+shortens a label for a reason.
 
 It does NOT decide anything (:mod:`.judge` does).
 """
@@ -46,7 +48,7 @@ _RECORD_VALUE = re.compile(r"""(?:["']\s*(?::|=>)\s*["']?|//\s*["']?)$""")
 #: "e.g." and its kin: what follows in the sentence illustrates
 _EG = re.compile(r"(?i)\be\.g\.|\bfor example\b|\bfor instance\b|\bsuch as\b|\bi\.e\.")
 _EG_REACH = 240
-#: a literal each of :data:`_EG`'s alternatives holds, in any case it matches ("E.g." holds ".g.")
+#: a literal each of :data:`_EG`'s alternatives holds, in lower, title and upper case ("E.g." holds ".g.")
 _EG_WORDS = (".g.", ".G.", "xample", "XAMPLE", "nstance", "NSTANCE", "uch as", "UCH AS", ".e.", ".E.")
 #: "Write the time as '14:30'": a quoted value after "as" shows a format
 _QUOTED_AS = re.compile(r"(?i)\bas[ \t]+['\"“‘]$")
@@ -73,7 +75,7 @@ _CONDITIONAL_TODAY = re.compile(
     r"(?i)\b(?:if|when|whether|unless|suppose|assuming)[ \t]+(?:today|the current (?:date|day)|the date)"
     r"(?:'s date)?[ \t]+(?:is|was|falls on)[ \t]+$"
 )
-#: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in the cases it matches
+#: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in lower, title and upper case
 _CONDITIONS = (
     "f ",
     "F ",
