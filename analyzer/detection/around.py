@@ -2,8 +2,8 @@
 
 :class:`Around` gives the value, its label (the words before it on its line and sentence), the
 label's last clause, the label's word classes (inline code left out), and whether the value is
-static, around a fixed moment, labelled "now", an event's moment ("Delivery date:"), a field of an
-API response shown in the text, after a conditional today-phrase, or an example (its label, the
+static (or a bare "Date:" item under an event's name), around a fixed moment, labelled "now", an
+event's moment ("Delivery date:"), a field of an API response shown in the text, after a conditional today-phrase, or an example (its label, the
 words after it, an "Example:" line above, an "e.g." earlier in its sentence). :func:`short`
 shortens a label for a reason.
 
@@ -34,6 +34,19 @@ _NOT_EVENT = frozenset(("now", "session", "user"))
 #: "It is", "as of", "Today:" and the like end a label that means now without a now word
 _NOW_TAIL = re.compile(r"(?i)\b(?:it is|it's|as of|is now|right now|at present)\W*$")
 
+
+#: a bare moment label on its own list line ("- Date:", "2. **Time:**", "Tanggal:", "Fecha:")
+_BARE_MOMENT = re.compile(
+    r"(?i)[ \t>*+-]*(?:\d+[.)][ \t]*)?\**[ \t]*(?:date|time|when|date and time|datum|fecha|data|tanggal|waktu"
+    r"|hora|heure|ora|zeit|uhrzeit|日期|时间|時間|日時)[ \t]*\**[ \t]*[:：][ \t]*\**[ \t]*$"
+)
+#: what names an event in the lines above such a label ("Free Webinar …", "Workshop: …")
+_LISTED_EVENT = frozenset(
+    "webinar webinars workshop workshops seminar seminars event events conference conferences concert concerts "
+    "lecture lectures meetup meetups festival exhibition tournament premiere screening hackathon acara kegiatan "
+    "veranstaltung evento eventos événement".split()
+)
+_LISTED_EVENT_LINES = 3
 
 #: what an API response record holds beside its id and creation time
 _RESPONSE = re.compile(
@@ -125,11 +138,20 @@ class _once:  # noqa: N801 — used as a decorator, like functools.cached_proper
 
 def _label_words(label: str) -> frozenset[str]:
     """The word classes of a label (:func:`.context.word_classes`, inline code left out), with
-    "static" when it ends in a word that fixes a moment ("sent before")."""
+    "static" when it ends in a word that fixes a moment ("sent before"), without it when its last
+    three words say "now" and none of them "static" (a fixed moment earlier in the sentence)."""
     lab = _INLINE_CODE.sub(" ", label) if "`" in label else label
     classes = cx.word_classes(lab)
-    last = label.split()[-1:]
-    return classes | {"static"} if last and last[0].lower() in _FIXED_MOMENT else classes
+    last = label.split()[-3:]
+    if last and last[-1].lower() in _FIXED_MOMENT:
+        return classes | {"static"}
+    if (
+        "static" in classes and "now" in classes
+    ):  # "from the birth date until the current time": the nearest words say
+        tail = cx.word_classes(" ".join(last))
+        if "now" in tail and "static" not in tail:
+            return classes - {"static"}
+    return classes
 
 
 class Around:
@@ -173,7 +195,27 @@ class Around:
 
     @property
     def static(self) -> bool:
-        return "static" in self.words
+        return "static" in self.words or self.listed_event
+
+    @_once
+    def listed_event(self) -> bool:
+        """A bare "Date:" or "Time:" item under lines that name an event ("Free Webinar …",
+        "Workshop:"): the event's moment, up to three lines back within its paragraph."""
+        text, at = self.text, self.c.start
+        start = text.rfind("\n", 0, at) + 1
+        if at - start > 40 or not _BARE_MOMENT.match(text, start, at):
+            return False
+        for _ in range(_LISTED_EVENT_LINES):
+            if start == 0:
+                return False
+            above = text.rfind("\n", 0, start - 1) + 1
+            line = text[above : start - 1].lower()
+            if not line.strip():
+                return False
+            if any(w in _LISTED_EVENT for w in _WORD.findall(line)):
+                return True
+            start = above
+        return False
 
     @property
     def around(self) -> bool:

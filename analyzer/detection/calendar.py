@@ -1,7 +1,8 @@
 """Month and weekday names per language and script, as data and as look-ups.
 
 Tables (English, German, French, Spanish, Portuguese, Italian, Dutch, Russian, Ukrainian, Polish,
-Turkish, Swedish; Chinese, Japanese and Korean weekday forms) give :data:`MONTH_OF` (a lower-case
+Turkish, Swedish, Danish/Norwegian, Indonesian, Czech, Finnish, Romanian, Hungarian, Greek, Arabic,
+Hebrew months; Chinese, Japanese and Korean weekday forms) give :data:`MONTH_OF` (a lower-case
 month name or abbreviation → its number), :data:`WEEKDAY_OF` (a weekday name → (language, form,
 0–6)) and :func:`weekday_name` (the same form of another weekday, for renderers).
 
@@ -26,6 +27,17 @@ _MONTHS = {
     "pl-nom": "styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień",
     "tr": "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
     "sv": "januari februari mars april maj juni juli augusti september oktober november december",
+    "da": "januar februar marts april maj juni juli august september oktober november december",
+    "id": "januari februari maret april mei juni juli agustus september oktober november desember",
+    "cs": "ledna února března dubna května června července srpna září října listopadu prosince",
+    "fi": "tammikuuta helmikuuta maaliskuuta huhtikuuta toukokuuta kesäkuuta heinäkuuta elokuuta syyskuuta "
+    "lokakuuta marraskuuta joulukuuta",
+    "ro": "ianuarie februarie martie aprilie mai iunie iulie august septembrie octombrie noiembrie decembrie",
+    "hu": "január február március április május június július augusztus szeptember október november december",
+    "el": "ιανουαρίου φεβρουαρίου μαρτίου απριλίου μαΐου ιουνίου ιουλίου αυγούστου σεπτεμβρίου οκτωβρίου "
+    "νοεμβρίου δεκεμβρίου",
+    "ar": "يناير فبراير مارس أبريل مايو يونيو يوليو أغسطس سبتمبر أكتوبر نوفمبر ديسمبر",
+    "he": "בינואר בפברואר במרץ באפריל במאי ביוני ביולי באוגוסט בספטמבר באוקטובר בנובמבר בדצמבר",
 }
 #: abbreviations read with or without a final period ("Apr.", "févr.", "сент.")
 _MONTH_ABBR = {
@@ -56,6 +68,14 @@ _WEEKDAYS = {
     "pl": "poniedziałek wtorek środa czwartek piątek sobota niedziela",
     "tr": "pazartesi salı çarşamba perşembe cuma cumartesi pazar",
     "sv": "måndag tisdag onsdag torsdag fredag lördag söndag",
+    "da": "mandag tirsdag onsdag torsdag fredag lørdag søndag",
+    "id": "senin selasa rabu kamis jumat sabtu minggu",
+    "cs": "pondělí úterý středa čtvrtek pátek sobota neděle",
+    "fi": "maanantai tiistai keskiviikko torstai perjantai lauantai sunnuntai",
+    "ro": "luni marți miercuri joi vineri sâmbătă duminică",
+    "hu": "hétfő kedd szerda csütörtök péntek szombat vasárnap",
+    "el": "δευτέρα τρίτη τετάρτη πέμπτη παρασκευή σάββατο κυριακή",
+    "ar": "الاثنين الثلاثاء الأربعاء الخميس الجمعة السبت الأحد",
     "zh": "星期一 星期二 星期三 星期四 星期五 星期六 星期日",
     "zh-tian": "星期一 星期二 星期三 星期四 星期五 星期六 星期天",
     "zh-zhou": "周一 周二 周三 周四 周五 周六 周日",

@@ -76,6 +76,9 @@ _CLASS_PHRASES = {
         "mañana es",
         "ieri era",
         "domani è",
+        "hari ini",
+        "saat ini",
+        "i dag",
     },
     "around": {"at least", "at most"},
 }

@@ -45,8 +45,6 @@ _STATE_REASONS = {
     "place": lambda c, w: "the place of the date before it",
     "period": lambda c, w: "a month or week of a period counted back from today",
 }
-#: a clock time right after a date ("4/26/2025, 1:52:03 PM")
-_TIME_AFTER = re.compile(r"[ \t]?(?:,|at|@|-)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d")
 _UUID_KIND_WORDS = {
     "random": "a random (version 4) UUID",
     "time": "a time-based UUID",
@@ -116,7 +114,8 @@ class _Judge:
         if not (k and k.kind == "date"):
             return False
         gap = self.text[k.end : c.start]
-        return len(gap) <= 4 and "\n" not in gap and gap.strip(" ,") in ("", "at", "@", "T", "-")
+        joined = gap.strip(" ,").lower() in rendered_dates.DATE_TIME_JOINS
+        return len(gap) <= 10 and "\n" not in gap and joined
 
     def reason(self, c: Candidate) -> str | None:
         """Why ``c`` is volatile, or None to drop it."""
@@ -239,7 +238,8 @@ class _Judge:
             return None if c.shape == "after-today" and w.conditional else self.follows()
         if self.after_time(c):
             return "the date of the time before it"
-        if c.shape != "iso" and _TIME_AFTER.match(text, c.end) and not (w.example or w.static or w.event):
+        time_after = c.shape != "iso" and rendered_dates.TIME_AFTER.match(text, c.end)
+        if time_after and not (w.example or w.static or w.event):
             return "the date of the time after it"
         if not w.example and rendered_dates.user_event(w.label):
             return f"{w.labelled}: an event of the user's account"

@@ -16,7 +16,10 @@ from analyzer.detection.context import line_bounds
 
 _EXAMPLE_INTRO = re.compile(
     r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration|exemples?|ejemplos?|exemplos?"
-    r"|beispiele?|esempi[oa]?|przykład|voorbeeld|例えば|例如|示例|例子|예시|예)\b[^\n]{0,60}[:：][ \t]*$"
+    r"|beispiele?|esempi[oa]?|przykład|voorbeeld|contoh(?:nya)?|misalnya"
+    r"|例えば|例如|比如|示例|例子|예시|예)\b[^\n]{0,60}[:：][ \t]*$"
+    # "reply like this:", "balas kayak gini:": a likeness word at the end, one word at most after it
+    r"|\b(?:like|such as|seperti|kayak)(?:[ \t]+\w+)?[ \t]*[:：][ \t]*$"
     # "respond in this exact plain-text format:": the lines under it show the shape, not live values
     r"|\b(?:in|using|with|follow|follows|following)\b[^\n:]{0,40}\b(?:format|template)\W{0,3}:[ \t]*$)"
 )

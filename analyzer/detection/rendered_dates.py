@@ -7,6 +7,9 @@ Thursday, 24 April 2025 in Istanbul."), kept by :mod:`.judge` only when that dat
 :func:`period_bound` and :func:`user_event` tell :mod:`.judge` that a rendered date is a bound of
 a period counted back from today ("수집 기간: … - … (지난 주)"), or the user's last login.
 
+:data:`DATE_TIME_JOINS` and :data:`TIME_AFTER`: the words, in several languages, that join a
+date to its time ("06/06/2025 às 10:12").
+
 It does NOT find the dates themselves (:mod:`.shapes`, :mod:`.dates`) nor labelled values
 (:mod:`.rendered`).
 """
@@ -17,6 +20,44 @@ import re
 from bisect import bisect_left, bisect_right
 
 from analyzer.detection.candidate import HIGH, Candidate
+
+#: the words that join a date to its time: "at", "às", "a las", "um", "à", "alle", "om", "kl.", "в", "lúc" …
+DATE_TIME_JOINS = (
+    "",
+    "at",
+    "@",
+    "t",
+    "-",
+    "|",
+    "às",
+    "as",
+    "a las",
+    "a la",
+    "à",
+    "um",
+    "alle",
+    "om",
+    "kl.",
+    "kl",
+    "klo",
+)
+DATE_TIME_JOINS += (
+    "o",
+    "o godz.",
+    "godz.",
+    "в",
+    "saat",
+    "pukul",
+    "jam",
+    "lúc",
+    "v",
+    "ve",
+    "kello",
+    "klockan",
+)
+TIME_AFTER = re.compile(
+    r"(?i)[ \t]?(?:,|at|@|-|às|a las|um|à|alle|om|kl\.?|klo|в|pukul|lúc)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d"
+)
 
 _PLACE_AFTER = re.compile(r"[ \t]+in[ \t]+(?P<p>[A-Z][\w'’-]+(?:[ -][A-Z][\w'’-]+){0,2})(?=[.,;)!]|[ \t]*$)")
 _LONGEST_DATE = 80  # characters: the dates of a range are looked for this close, by bisection

@@ -28,13 +28,17 @@ _BEFORE_WORDS = tuple(
 _AFTER_WORDS = ("token", "free", "avail")
 _NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
+#: "… for this session": the scope a reading is counted over, between its label and its value
+_SCOPE = r"(?:\s+(?:for|in|of|during)\s+(?:this|the|the current|your)\s+(?:session|conversation|chat|request|task|run|thread))?"
 READING_BEFORE = re.compile(
     r"(?i)(?:\btokens?\b[\w ]{0,20}\b(?:used|left|remaining|usage|consumed|spent|so far)"
     r"|\b(?:used|remaining|left|consumed)\s+tokens?|\btoken\s+(?:usage|count)|\bcontext(?:\s+window)?\s+usage"
     r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)"
     r"|\b(?:memory|mem|ram|vram|disk|swap)\s*(?:free|available|usage|used|left)"
     r"|\b(?:credits?|quota|requests?|budget)\s+(?:left|remaining|used)"
-    r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)\W{0,4}$"
+    r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)"
+    + _SCOPE
+    + r"\W{0,4}$"
     r"|<[\w:.-]*(?:token|budget|usage|remaining)[\w:.-]*>\s*$"
 )
 READING_AFTER = re.compile(
@@ -51,7 +55,8 @@ _BLOCK_NAMES = (
 _BLOCK_TAG = re.compile(r"[ \t]*<(?P<tag>[\w-]+)(?:\s+(?:name|type|id)=[\"'](?P<name>[\w-]+)[\"'])?\s*>")
 _BLOCK_HEAD = re.compile(
     r"(?im)^[ \t]*(?:(?P<hashes>#{1,4})[ \t]*)?(?P<name>gitstatus|git status|env|environment(?: details| information| info)?"
-    r"|system information|current environment)[ \t]*(?P<colon>:)?[^\n]*$"
+    r"|system information|current environment|(?:user|customer|member|client)(?:'s)?[ \t]+(?:information|info|profile|details)"
+    r"|about the user)[ \t]*(?P<colon>:)?[^\n]*$"
 )
 _KEY_VALUE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w ()./'-]{0,48}:[ \t]*\S")
 _GIT_LINE = re.compile(
@@ -82,9 +87,8 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
 
 
 #: a word each alternative of :data:`READING_BEFORE` holds but the tag's (``<…usage…>``: see :func:`_label_before`)
-_LABEL_WORDS = tuple(
-    "token context mem ram disk stor space swap credit quota request budget coord lat lon lng gps".split()
-)
+_LABEL_WORDS = tuple("token context mem ram disk stor space swap credit quota request budget coord".split())
+_LABEL_WORDS += ("lat", "lon", "lng", "gps")
 
 
 def _label_before(text: str, lo: int, hi: int) -> bool:
@@ -123,29 +127,20 @@ _READING = re.compile(
     r"|\btoken\s+(?:usage|count)|\b(?:free|available|used)\s+(?:memory|ram|disk|storage)|\bbattery(?:\s+level)?"
     r"|\b(?:credits?|quota|requests?)\s+(?:left|remaining|used)|\b(?:token\s+)?budget\s+(?:remaining|left|used)"
     r"|\bcontext(?:\s+window)?\s+(?:used|usage)|\b(?:steps?|turns?|(?:tool\s+)?calls?|iterations?|attempts?|messages?"
-    r"|retries)\s+(?:remaining|left)(?:\s+(?:in\s+)?this\s+\w+)?)\s*[:=]?\s*(?P<n>\d[\d,_]*(?:\.\d+)?)"
+    r"|retries)\s+(?:remaining|left)(?:\s+(?:in\s+)?this\s+\w+)?)"
+    + _SCOPE
+    + r"\s*[:=]?\s*[`*_]{0,2}(?P<n>\d[\d,_]*(?:\.\d+)?)"
     r"|(?:\b(?:currently|you are|now)\s+on\s+|\bthis is\s+)(?:iteration|attempt|turn|round|step)\s+(?P<i>\d+)"
     r"|\b(?:iteration|attempt)\s*[:#]?\s*(?P<j>\d+)\s*(?:/|of)\s*\d+"
-    r"|\b(?:you have|with|only)\s+(?P<k>\d[\d,_]*)\s+(?:more\s+)?(?:steps?|turns?|(?:tool\s+)?calls?|iterations?"
+    r"|\b(?:you have|with|only)\s+[`*_]{0,2}(?P<k>\d[\d,_]*)\s+(?:more\s+)?(?:steps?|turns?|(?:tool\s+)?calls?|iterations?"
     r"|attempts?|messages?|requests?|tokens?|retries)\s+(?:remaining|left)\b"
     r"|\b(?:you have|you've|you)\s+used\s+(?P<u>\d[\d,_]*)\s+(?:of\s+(?:your\s+)?[\d,_.]+\s?[KkMm]?\s+)?"
     r"(?:tokens?|credits?|requests?|messages?|calls?|steps?)\b"
 )
 #: the words a reading is labelled with; none is a prefix of another, so the leftmost
 #: non-overlapping runs of :func:`_reading_keys` are a regex alternation's matches
-_READING_KEYS = (
-    "token",
-    "memory",
-    "battery",
-    "iteration",
-    "attempt",
-    "credit",
-    "quota",
-    "context",
-    "remaining",
-    "step",
-    "ve used",
-)
+_READING_KEYS = tuple("token memory battery iteration attempt credit quota context remaining step".split())
+_READING_KEYS += ("ve used",)
 _DIGIT = re.compile(r"\d")
 
 
@@ -224,12 +219,15 @@ def _closing(text: str, at: int, limit: int = 8000) -> int:
 
 
 def blocks(text: str, low: str, out: list[Candidate]) -> None:
-    """Environment and git-status blocks, each one candidate from its header to its end."""
+    """Environment, git-status and user-profile blocks (a heading of its own line: "## User
+    Information"), each one candidate from its header to its end."""
     done = -1
-    for key in ("env", "git"):
+    for key in ("env", "git", "user", "customer", "member", "client", "about the user"):
         k = low.find(key)
         while k >= 0:
-            if k >= done:
+            if k >= done and (
+                key in ("env", "git") or not text[text.rfind("\n", 0, k) + 1 : k].strip(" \t#*")
+            ):
                 span = _block_at(text, low, k)
                 if span:
                     out.append(Candidate("state", span[0], span[1], MEDIUM, "block", span[2]))
@@ -257,8 +255,11 @@ def _block_at(text: str, low: str, k: int) -> tuple[int, int, str] | None:
     if not (head.group("hashes") or head.group("colon")):
         return None
     end = _block_end(text, head.end(), git, head.group("hashes"))
-    if not _has_values(text[head.end() : end]) and not (git and _GIT_LINE.search(text[head.end() : end])):
+    body = text[head.end() : end]
+    if not _has_values(body) and not (git and _GIT_LINE.search(body)):
         return None
+    if "{" in body and low.startswith(("user", "customer", "member", "client", "about"), k):
+        return None  # a profile of slots: each slot is judged (a name, or a setting such as its language)
     return ls, end, head.group(0).strip()
 
 

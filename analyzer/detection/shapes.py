@@ -58,11 +58,11 @@ UUID = re.compile(
     r"(?<![0-9A-Fa-f-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f-])"
 )
 ID_LABEL_BEFORE = re.compile(
-    r"(?i)\b(?:x-)?(?:request|req|session|sess|trace|span|correlation|conversation|run|message|msg|call|transaction|txn)[-_ ]?id\b(?:\W{0,3}[:=]\s*[\"']?|(\s+(?:is\s+)?))\Z"
+    r"(?i)\b(?:x-)?(?:request|req|session|sess|trace|span|correlation|conversation|run|message|msg|call|transaction|txn)[-_ ]?id\b(?:\W{0,3}[:=]\s*[\"'`]?|(\s+(?:is\s+)?))\Z"
 )
 #: "session=V1StGXR8_Z5jdHi6B-myT", "Trace: 4bf9…": a random-looking value right after a bare id owner
 ID_BARE_LABEL = re.compile(
-    r"(?i)\b(?:x-)?(?:request|session|sess|trace|correlation|conversation|thread|run)\s*[:=]\s*[\"']?\Z"
+    r"(?i)\b(?:x-)?(?:request|session|sess|trace|correlation|conversation|thread|run)\s*[:=]\s*[\"'`]?\Z"
 )
 #: a ULID: 48 bits of milliseconds then 80 random bits, in Crockford base32
 ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")

@@ -1,9 +1,8 @@
 """``prefixgate bench rewrite --corpus DIR``: head reuse of ``off`` vs ``aggressive`` on labelled prompts.
 
-Each prompt file under DIR (text and templates; code, JSON and chat templates whose spans sit in
-``{% … %}`` statements skipped) with spans marked
-``⟦…⟧`` is rendered twice as a live app renders it (:func:`.rewrite_render.render` at each span),
-sent as the system prompt of an OpenAI Chat body through :func:`analyzer.rewrite.rewrite_request`,
+Each prompt file under DIR (text and templates; source code in any language, JSON, and chat
+templates whose spans sit in ``{% … %}`` statements skipped) with spans marked ``⟦…⟧`` is
+rendered twice as a live app renders it (:func:`.rewrite_render.render` at each span), sent as the system prompt of an OpenAI Chat body through :func:`analyzer.rewrite.rewrite_request`,
 and the two system prompts compared: head reuse is their shared leading share (common prefix over
 the longer one, a moved value's marker read as one character). Reported per mode: the mean, the
 share of prompts at ≥ 0.9; and values kept (each rendered value's words still in the rewritten
@@ -16,27 +15,17 @@ import json
 import statistics
 from pathlib import Path
 
+from analyzer.lint.sources import COMPILED_SUFFIXES
 from analyzer.rewrite import AGGRESSIVE, OFF, OPENAI_CHAT, rewrite_request
 from analyzer.rewrite.volatile import MARKER
 from proxy.bench.rewrite_render import render
 
 OPEN, CLOSE = "⟦", "⟧"
-#: what a live app sends as text; source code and request bodies are other readers' (lint)
-SKIPPED = {
-    ".py",
-    ".pyi",
-    ".js",
-    ".mjs",
-    ".cjs",
-    ".jsx",
-    ".ts",
-    ".tsx",
-    ".mts",
-    ".cts",
-    ".json",
-    ".jsonl",
-    ".ndjson",
-}
+#: what a live app sends as text; source code (scripting and compiled languages) and request
+#: bodies are other readers' (lint): a live app sends what the code renders, never the code
+SKIPPED = {".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts", ".json", ".jsonl"}
+SKIPPED |= {".ndjson", ".php", ".rb", ".swift", ".cpp", ".cc", ".c", ".h", ".scala", ".dart", ".lua"}
+SKIPPED |= COMPILED_SUFFIXES
 
 
 def labelled(raw: str) -> tuple[list[str], list[str]]:

@@ -112,6 +112,8 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
         return f"sess_8f3a9c1d2e7b6a{k:02d}"
     if words & {"state", "json", "context", "metadata"}:
         return '{"step": %d, "open_tasks": ["review", "deploy"], "cart_items": %d}' % (3 + k, 2 + k)
+    if "user" in words and words & {"info", "information", "details", "data"}:
+        return _USER_INFO[k % 2]
     if words & {"memory", "memories", "profile", "facts"} and not words & _MACHINE:
         return _MEMORIES[k % 2]  # what the app remembers of this user
     if words & {"mem", "memory", "ram", "disk"}:
@@ -128,9 +130,12 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
         return ("Europe/Warsaw", "America/New_York")[k % 2]
     if words & {"start", "begin", "end", "since", "until"}:  # a period's bound, no other word: a date
         return moment.strftime("%A, %B %d, %Y")
+    if named:  # a name that says nothing known (``${EXPR_4}``): the label before it says what it holds
+        return _fill(before[-40:], k, before, named=False)
     return str(48_213 + 17 * k)
 
 
+_USER_INFO = ("Name: Ana Silva\nCity: Lisbon\nPlan: Pro", "Name: Ben Okafor\nCity: Lagos\nPlan: Free")
 _MEMORIES = (
     "- Prefers short answers.\n- Has a dog called Rex.\n- Is learning Spanish.",
     "- Works night shifts as a nurse.\n- Is allergic to peanuts.\n- Plays the cello.",

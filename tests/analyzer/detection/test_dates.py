@@ -30,6 +30,15 @@ def found(text: str) -> list[tuple[str, str]]:
         ("Today: Thursday, 24 April 2025", "Thursday, 24 April 2025"),
         ("Date: 24/04/2025", "24/04/2025"),
         ("Yesterday was April 23, 2025.", "April 23, 2025"),
+        ("Hari ini adalah Kamis, 24 April 2025.", "Kamis, 24 April 2025"),
+        ("I dag er torsdag den 24. april 2025.", "torsdag den 24. april 2025"),
+        ("Dnešní datum: 24. dubna 2025", "24. dubna 2025"),
+        ("Tänään on torstai 24. huhtikuuta 2025.", "torstai 24. huhtikuuta 2025"),
+        ("Astăzi este joi, 24 aprilie 2025.", "joi, 24 aprilie 2025"),
+        ("Σήμερα είναι Πέμπτη, 24 Απριλίου 2025.", "Πέμπτη, 24 Απριλίου 2025"),
+        ("التاريخ الحالي: 24 أبريل 2025", "24 أبريل 2025"),
+        ("היום: 24 באפריל 2025", "24 באפריל 2025"),
+        ("Hôm nay là ngày 24/04/2025.", "24/04/2025"),
     ],
 )
 def test_a_date_of_today_in_any_language_is_found_whole(text, value):
@@ -38,6 +47,24 @@ def test_a_date_of_today_in_any_language_is_found_whole(text, value):
 
 def test_a_cjk_date_with_its_clock_time_is_one_timestamp():
     assert found("现在时间：2025年04月24日 14:05") == [("time", "2025年04月24日 14:05")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Verzonden 06/06/2025 om 10:12",
+        "Enviado 06/06/2025 às 10:12",
+        "Enviado 06/06/2025 a las 10:12",
+        "Gesendet 06/06/2025 um 10:12",
+        "Dikirim 06/06/2025 pukul 10:12",
+    ],
+)
+def test_a_date_joined_to_its_time_by_a_word_of_any_language_is_kept_with_it(text):
+    assert found(text) == [("date", "06/06/2025"), ("time", "10:12")]
+
+
+def test_a_date_followed_by_other_words_then_a_time_is_not_joined():
+    assert found("Released 06/06/2025 and fixed since then; the build takes 10:12 minutes") == []
 
 
 def test_us_numeric_date_time_and_current_utc_label():
@@ -56,6 +83,9 @@ def test_us_numeric_date_time_and_current_utc_label():
         "如果今天是2024年6月1日，下一次触发在6月3日。",  # a supposition
         "오늘이 2024-06-01이라면 다음 실행은 2024-06-03입니다.",
         "Gegründet am 12. Mai 1998 in Berlin.",
+        "Tanggal lahirmu: 01 Agustus 2002",  # a birth date
+        'Jawab singkat, kayak: "Oke, tanggal 31 Mei 2025 ya"',  # an example reply
+        "Free Webinar: Prompt caching 101\n- Date: 24 April 2025\n- Time: 14:00 CET",  # an event's moment
     ],
 )
 def test_cut_offs_history_and_suppositions_are_not_findings(text):
@@ -68,3 +98,10 @@ def test_month_and_weekday_tables():
     assert weekday_name("jueves", 1) == "viernes"
     assert weekday_name("星期日", 1) == "星期一"
     assert weekday_name("MONTAG", -1) == "SONNTAG"
+
+
+def test_a_bare_date_item_is_an_events_only_under_an_event_in_its_paragraph():
+    listed = "Current context:\n- Date: 24 April 2025\n- Time: 14:00"
+    assert found(listed) == [("date", "24 April 2025"), ("time", "14:00")]
+    apart = "Our webinar series is over.\n\nCurrent context:\n- Date: 24 April 2025"
+    assert found(apart) == [("date", "24 April 2025")]

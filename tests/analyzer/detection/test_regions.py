@@ -69,3 +69,12 @@ def test_example_block_memo_gives_the_same_answers():
         assert in_example_block(text, at, memo=memo) == in_example_block(text, at)
     assert in_example_block(text, text.index("10:00"), memo=memo)
     assert not in_example_block(text, text.index("2024-05-02"), memo=memo)
+
+
+def test_a_reply_under_a_likeness_intro_is_an_example_but_a_like_mid_sentence_is_not():
+    for intro in ("Confirm the change, reply like this:", "Balas dengan konfirmasi alami kayak:"):
+        text = f'{intro}\n> "Done, your lunch is on 31 May 2025."'
+        assert in_example_block(text, text.index("31"))
+    text = "We would like you to keep today's date in mind:\nToday is 24 April 2025."
+    assert not in_example_block(text, text.index("24"))
+    assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["24 April 2025"]

@@ -20,6 +20,9 @@ def state(text: str) -> list[str]:
         ("Free memory: 3.2 GB", "3.2 GB"),
         ('Current state: {"step": 3, "cart": [1, 2]}', '{"step": 3, "cart": [1, 2]}'),
         ("Current coordinates: 41.0082, 28.9784", "41.0082"),
+        ("Tokens used for this session: 48213", "48213"),
+        ("Remaining tokens: `151787`", "151787"),
+        ("You have **12 turns remaining**.", "12"),
     ],
 )
 def test_a_reading_under_a_weak_label_is_session_state(text, value):
@@ -34,6 +37,8 @@ def test_a_reading_under_a_weak_label_is_session_state(text, value):
         'A status line such as "Tokens used: 1,234 / 200,000" is shown to the user.',
         "Servers have 16GB memory and 4 vCPU.",
         'The schema is {"type": "object"}.',
+        "Limit the tokens for this session to 48213 at most.",
+        "You have **12 turns** to practise before the exam.",
     ],
 )
 def test_limits_prices_examples_and_schemas_are_not_state(text):
@@ -105,3 +110,12 @@ def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
         "İ gps ",
     ):
         assert _label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text, 0, len(text))), text
+
+
+def test_a_user_profile_section_with_a_rendered_value_is_one_block():
+    text = "Be kind.\n\n## User Information\n\nName: Ana Silva\nCity: Lisbon\nPlan: Pro\n\n## Rules\n\nBe brief.\n"
+    assert state(text) == ["## User Information\n\nName: Ana Silva\nCity: Lisbon\nPlan: Pro"]
+    blank = "## User Information\n\nName: the name the user gave\nPlan: their plan\n\nBe kind."
+    assert state(blank) == []  # a section that describes the fields, no rendered value in it
+    prose = "Read the user information below and answer.\nName: Ana Silva\n"
+    assert "Read the user information below and answer." not in " ".join(state(prose))

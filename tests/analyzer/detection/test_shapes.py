@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from analyzer.detect import find_volatile
 from analyzer.detection import phrases
 from analyzer.detection.shapes import _ANCHOR_OR_MONTH, scan
 
@@ -28,3 +29,13 @@ def test_the_pass_finds_the_months_a_pass_of_their_own_finds():
             a.start() if text[a.start()].isalpha() else a.end() - 1 for a in _ANCHOR_OR_MONTH.finditer(text)
         ]
         assert [k for k in found if text[k : k + 3] in phrases.MONTHS] == phrases.month_starts(text)
+
+
+def test_an_id_in_inline_code_after_its_label_is_still_the_sessions():
+    ids = [
+        v.value
+        for v in find_volatile("Session ID: `4f2a9c1e7b3d`\nTrace ID: `9b1deb4d3b7d4bad`")
+        if v.kind == "request-id"
+    ]
+    assert ids == ["4f2a9c1e7b3d", "9b1deb4d3b7d4bad"]
+    assert [v for v in find_volatile("The format of a session ID: `<hex>`") if v.kind == "request-id"] == []

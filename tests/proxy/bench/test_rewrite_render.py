@@ -72,3 +72,14 @@ def test_an_epoch_is_minutes_on_and_a_uuid_keeps_its_version():
     assert render("0012345678", 1) == "1123456789"  # not a time of this century: digits changed
     later = render("c0ffee42-9a7d-4e1b-8f3a-5d6e7f809a1b", 1)
     assert later != "c0ffee42-9a7d-4e1b-8f3a-5d6e7f809a1b" and (later[14], later[19]) == ("4", "8")
+
+
+def test_a_slot_whose_name_says_nothing_is_what_its_label_says():
+    assert render("${EXPR_4}", 1, "Today's date: ") == "Friday, April 25, 2025"
+    assert render("${EXPR_4}", 0, "You have ") == "48213"
+    assert render("{{ foo }}", 1, "The time now: ") == "2025-04-25 13:53:03"
+
+
+def test_a_user_s_information_is_another_user_s_details():
+    first, second = render("{{ user_information }}", 0), render("{{ user_information }}", 1)
+    assert first.startswith("Name: ") and "\n" in first and first != second
