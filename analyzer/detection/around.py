@@ -52,6 +52,8 @@ _LISTED_EVENT_LINES = 3
 _RESPONSE = re.compile(
     r"chat\.completion|[\"']object[\"']\s*(?::|=>)\s*[\"'](?:response|message|list)[\"']|system_fingerprint"
     r"|[\"']finish_reason[\"']|[\"']stop_reason[\"']"
+    # a streamed response's events (Anthropic's, OpenAI Responses'): one event per paragraph
+    r"|\bcontent_block_start\b|\bmessage_start\b|[\"']response\.(?:created|output_item\.added|completed)[\"']"
 )
 _RESPONSE_REACH = 1000
 #: how a record shows its fields: ``"id": "…``, ``"created": 17…``, ``'id' => '…``, ``// '…``

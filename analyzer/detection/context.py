@@ -118,7 +118,7 @@ EVENT_NOUNS = frozenset(
     "train show shows match game games sale sales offer promotion invoice invoices issue publication order orders "
     "shipping shipment reservation booking start starts end ends opening closing lunch dinner breakfast wedding "
     "party renewal payment billing trial exam interview posted post purchase purchased shipped delivered departs "
-    "arrives leaves kickoff kick-off premiere screening deadline due submission submitted birth".split()
+    "arrives leaves kickoff kick-off premiere screening deadline due submission submitted birth election elections".split()
 )
 
 

@@ -102,21 +102,6 @@ class _Judge:
         gap = self.text[self.phrase_end : c.start] if self.phrase_end >= 0 else "\n"
         return 0 <= c.start - self.phrase_end <= 3 and "\n" not in gap
 
-    def after_time(self, c: Candidate) -> bool:
-        k = self.last_kept
-        if not (k and k.kind == "time" and k.shape in ("clock", "seconds")):
-            return False
-        gap = self.text[k.end : c.start]
-        return len(gap) <= 5 and "\n" not in gap and gap.strip(" ,") in ("", "on", "-")
-
-    def after_date(self, c: Candidate) -> bool:
-        k = self.last_kept
-        if not (k and k.kind == "date"):
-            return False
-        gap = self.text[k.end : c.start]
-        joined = gap.strip(" ,").lower() in rendered_dates.DATE_TIME_JOINS
-        return len(gap) <= 10 and "\n" not in gap and joined
-
     def reason(self, c: Candidate) -> str | None:
         """Why ``c`` is volatile, or None to drop it."""
         text = self.text
@@ -218,7 +203,7 @@ class _Judge:
             return None
         if self.after_phrase(c):
             return self.follows()
-        if self.after_date(c):
+        if rendered_dates.after_date(self.text, self.last_kept, c):
             return "the time of the date before it"
         if w.static:
             return None
@@ -236,8 +221,10 @@ class _Judge:
         text = self.text
         if self.after_phrase(c) or c.shape == "after-today":
             return None if c.shape == "after-today" and w.conditional else self.follows()
-        if self.after_time(c):
+        if rendered_dates.after_time(text, self.last_kept, c):
             return "the date of the time before it"
+        if rendered_dates.restated(text, self.last_kept, c):
+            return "the date before it, in another form"
         time_after = c.shape != "iso" and rendered_dates.TIME_AFTER.match(text, c.end)
         if time_after and not (w.example or w.static or w.event):
             return "the date of the time after it"

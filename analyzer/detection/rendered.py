@@ -98,7 +98,7 @@ _USER_HEADING = re.compile(
     r"(?i)\b(?:facts?|infos?|information|details|data|memor(?:y|ies)|known|everything)\b[^\n:]{0,30}?\b(?:about|on|of"
     r"|regarding)\s+(?:the |this |our )?(?:user|customer)\b|\b(?:user|customer|member|patient)(?:'s)?[ _-]?(?:profile|info"
     r"|information|details|facts|data|memory|memories|context)\b|\bwhat (?:you|we) know about (?:the |this )?user\b"
-    r"|^\W*about (?:the |this )?user\W*$|关于用户的(?:信息|资料|事实)|用户(?:信息|画像|资料|档案)|ユーザー(?:情報|プロフィール)|사용자 정보"
+    r"|^\W*about (?:the |this )?user\W*$|^\W*(?:the )?current (?:user|customer)\W*$|关于用户的(?:信息|资料|事实)|用户(?:信息|画像|资料|档案)|ユーザー(?:情報|プロフィール)|사용자 정보"
 )
 _SIGILS = re.compile(r"\{|\$\{|<%|\[[A-Z][a-z]+(?: [A-Z][a-z]+){0,3}\]|_{3,}")
 #: a list item inside another: a detail of the item above, not a field of the user

@@ -8,7 +8,8 @@ Thursday, 24 April 2025 in Istanbul."), kept by :mod:`.judge` only when that dat
 a period counted back from today ("수집 기간: … - … (지난 주)"), or the user's last login.
 
 :data:`DATE_TIME_JOINS` and :data:`TIME_AFTER`: the words, in several languages, that join a
-date to its time ("06/06/2025 às 10:12").
+date to its time ("06/06/2025 às 10:12"); :func:`after_time`, :func:`after_date` and
+:func:`restated` tell that a value goes with the kept one right before it.
 
 It does NOT find the dates themselves (:mod:`.shapes`, :mod:`.dates`) nor labelled values
 (:mod:`.rendered`).
@@ -145,3 +146,29 @@ def week_numbers(text: str, out: list[Candidate]) -> None:
 def user_event(label: str) -> bool:
     """The label names an event of the user's account ("Last login:", "Member since"): per user."""
     return bool(_USER_EVENT.search(label))
+
+
+def after_time(text: str, k: Candidate | None, c: Candidate) -> bool:
+    """``c`` (a date) follows the kept clock time ``k`` ("14:05, 24 April 2025", "14:05 on …")."""
+    if not (k and k.kind == "time" and k.shape in ("clock", "seconds")):
+        return False
+    gap = text[k.end : c.start]
+    return len(gap) <= 5 and "\n" not in gap and gap.strip(" ,") in ("", "on", "-")
+
+
+def after_date(text: str, k: Candidate | None, c: Candidate) -> bool:
+    """``c`` (a time) follows the kept date ``k``, joined by a word of :data:`DATE_TIME_JOINS`."""
+    if not (k and k.kind == "date"):
+        return False
+    gap = text[k.end : c.start]
+    return len(gap) <= 10 and "\n" not in gap and gap.strip(" ,").lower() in DATE_TIME_JOINS
+
+
+def restated(text: str, k: Candidate | None, c: Candidate) -> bool:
+    """``c`` restates the kept date or time ``k`` in brackets right after it ("2025-07-14 (Jul 14, 2025)")."""
+    return bool(
+        k
+        and k.kind in ("date", "time")
+        and text[k.end : c.start] in (" (", "(")
+        and text[c.end : c.end + 1] == ")"
+    )

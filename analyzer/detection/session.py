@@ -29,7 +29,7 @@ _AFTER_WORDS = ("token", "free", "avail")
 _NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
 #: "… for this session": the scope a reading is counted over, between its label and its value
-_SCOPE = r"(?:\s+(?:for|in|of|during)\s+(?:this|the|the current|your)\s+(?:session|conversation|chat|request|task|run|thread))?"
+_SCOPE = r"(?:\s+(?:(?:for|in|of|during)\s+(?:this|the|the current|your)|this)\s+(?:session|conversation|chat|request|task|run|thread))?"
 READING_BEFORE = re.compile(
     r"(?i)(?:\btokens?\b[\w ]{0,20}\b(?:used|left|remaining|usage|consumed|spent|so far)"
     r"|\b(?:used|remaining|left|consumed)\s+tokens?|\btoken\s+(?:usage|count)|\bcontext(?:\s+window)?\s+usage"
@@ -55,8 +55,7 @@ _BLOCK_NAMES = (
 _BLOCK_TAG = re.compile(r"[ \t]*<(?P<tag>[\w-]+)(?:\s+(?:name|type|id)=[\"'](?P<name>[\w-]+)[\"'])?\s*>")
 _BLOCK_HEAD = re.compile(
     r"(?im)^[ \t]*(?:(?P<hashes>#{1,4})[ \t]*)?(?P<name>gitstatus|git status|env|environment(?: details| information| info)?"
-    r"|system information|current environment|(?:user|customer|member|client)(?:'s)?[ \t]+(?:information|info|profile|details)"
-    r"|about the user)[ \t]*(?P<colon>:)?[^\n]*$"
+    r"|system information|current environment)[ \t]*(?P<colon>:)?[^\n]*$"
 )
 _KEY_VALUE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w ()./'-]{0,48}:[ \t]*\S")
 _GIT_LINE = re.compile(
@@ -126,10 +125,12 @@ _READING = re.compile(
     r"(?i)(?:\b(?:remaining|used|left|consumed)\s+tokens?|\btokens?\s+(?:used|left|remaining|consumed|so far)"
     r"|\btoken\s+(?:usage|count)|\b(?:free|available|used)\s+(?:memory|ram|disk|storage)|\bbattery(?:\s+level)?"
     r"|\b(?:credits?|quota|requests?)\s+(?:left|remaining|used)|\b(?:token\s+)?budget\s+(?:remaining|left|used)"
+    r"|\b(?:total\s+)?(?:cost|spend|spent|spending|charges)\s+(?:so\s+far|to\s+date)|\b(?:remaining|used|left)\s+budget"
+    r"|\b(?:current|account|remaining)\s+balance|\b(?:cpu|gpu)\s+(?:usage|load|utili[sz]ation)|\bload\s+average|\bcurrent\s+load"
     r"|\bcontext(?:\s+window)?\s+(?:used|usage)|\b(?:steps?|turns?|(?:tool\s+)?calls?|iterations?|attempts?|messages?"
     r"|retries)\s+(?:remaining|left)(?:\s+(?:in\s+)?this\s+\w+)?)"
     + _SCOPE
-    + r"\s*[:=]?\s*[`*_]{0,2}(?P<n>\d[\d,_]*(?:\.\d+)?)"
+    + r"\s*[:=]?\s*[`*_]{0,2}(?P<n>[$€£¥]?\d[\d,_]*(?:\.\d+)?)"
     r"|(?:\b(?:currently|you are|now)\s+on\s+|\bthis is\s+)(?:iteration|attempt|turn|round|step)\s+(?P<i>\d+)"
     r"|\b(?:iteration|attempt)\s*[:#]?\s*(?P<j>\d+)\s*(?:/|of)\s*\d+"
     r"|\b(?:you have|with|only)\s+[`*_]{0,2}(?P<k>\d[\d,_]*)\s+(?:more\s+)?(?:steps?|turns?|(?:tool\s+)?calls?|iterations?"
@@ -140,7 +141,11 @@ _READING = re.compile(
 #: the words a reading is labelled with; none is a prefix of another, so the leftmost
 #: non-overlapping runs of :func:`_reading_keys` are a regex alternation's matches
 _READING_KEYS = tuple("token memory battery iteration attempt credit quota context remaining step".split())
-_READING_KEYS += ("ve used",)
+_READING_KEYS += tuple("cost spen charges budget balance cpu gpu".split()) + (
+    "ve used",
+    "load av",
+    "current load",
+)
 _DIGIT = re.compile(r"\d")
 
 
@@ -219,15 +224,12 @@ def _closing(text: str, at: int, limit: int = 8000) -> int:
 
 
 def blocks(text: str, low: str, out: list[Candidate]) -> None:
-    """Environment, git-status and user-profile blocks (a heading of its own line: "## User
-    Information"), each one candidate from its header to its end."""
+    """Environment and git-status blocks, each one candidate from its header to its end."""
     done = -1
-    for key in ("env", "git", "user", "customer", "member", "client", "about the user"):
+    for key in ("env", "git"):
         k = low.find(key)
         while k >= 0:
-            if k >= done and (
-                key in ("env", "git") or not text[text.rfind("\n", 0, k) + 1 : k].strip(" \t#*")
-            ):
+            if k >= done:
                 span = _block_at(text, low, k)
                 if span:
                     out.append(Candidate("state", span[0], span[1], MEDIUM, "block", span[2]))
@@ -258,8 +260,6 @@ def _block_at(text: str, low: str, k: int) -> tuple[int, int, str] | None:
     body = text[head.end() : end]
     if not _has_values(body) and not (git and _GIT_LINE.search(body)):
         return None
-    if "{" in body and low.startswith(("user", "customer", "member", "client", "about"), k):
-        return None  # a profile of slots: each slot is judged (a name, or a setting such as its language)
     return ls, end, head.group(0).strip()
 
 

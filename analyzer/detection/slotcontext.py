@@ -34,7 +34,7 @@ CONTENT |= {
     "task",
 }
 #: the bounds of a period ("start_date", "date_to"): a stored range unless counted back from today
-RANGE_BOUNDS = {"start", "end", "begin", "from", "to"}
+RANGE_BOUNDS = {"start", "end", "begin", "from", "to", "since", "until"}
 #: event words that label a moment only on their own ("Generated:", "Sent at:"), not "Generated answer:"
 PARTICIPLES = {"sent", "received", "logged", "requested", "generated", "rendered", "started", "created"}
 PARTICIPLES |= {"fetched", "retrieved"}
@@ -57,7 +57,7 @@ PREFERENCES = {
 _USER_HEADING = re.compile(
     r"(?i)\b(?:facts?|infos?|information|details|data|memor(?:y|ies)|known|everything)\b[^\n:]{0,20}?\b(?:about|on|of"
     r"|regarding)\s+(?:the |this |our )?user\b|\b(?:user|customer|member|patient)(?:'s)?[ _-]?(?:profile|info"
-    r"|information|details|facts|data|memory|memories|context)\b|\bwhat (?:you|we) know about (?:the |this )?user\b|^\W*about (?:the |this )?user\W*$"
+    r"|information|details|facts|data|memory|memories|context)\b|\bwhat (?:you|we) know about (?:the |this )?user\b|^\W*about (?:the |this )?user\W*$|^\W*(?:the )?current (?:user|customer)\W*$"
     r"|\b(?:infos?|informationen|fakten|wissen)\s+über\s+(?:den|die)\s+(?:user|nutzer|benutzer)\b"
     r"|\b(?:infos?|informations|faits) sur l'utilisateur|\b(?:información|datos|hechos) (?:sobre el|del) usuario"
     r"|关于用户的(?:信息|资料|事实)|用户(?:信息|画像|资料|档案)|ユーザー(?:情報|プロフィール)|사용자 정보"
@@ -76,7 +76,7 @@ _GIT_SLOT_WORDS = vocab.GIT_PARTS | {"current", "head", "active", "name", "git",
 #: a line of a block: a list item or a key and its value
 _ITEM = re.compile(r"[ \t]*(?:[-*•][ \t]+|\d+\.[ \t]+|[\w ]{1,30}[:：][ \t]*\S)")
 _PERIOD = re.compile(
-    r"(?i)\b(?:last|past|previous|this|current)\s+(?:\d+\s+)?(?:weeks?|months?|quarters?|years?|days)\b"
+    r"(?i)\b(?:last|past|previous|this|current)\s+(?:\d+\s+)?(?:weeks?|months?|quarters?|years?|days|hours)\b"
     r"|\b(?:letzte[nr]?|vergangene[nr]?|diese[rn]?)\s+(?:woche|monat)|semaine derni[eè]re|cette semaine"
     r"|mois dernier|semana pasada|esta semana|mes pasado|지난\s?(?:주|달)|이번\s?(?:주|달)|최근\s?\d+\s?일"
     r"|上周|本周|上个?月|本月|上星期|本星期|(?:近|过去)\d+天|先週|今週|先月|今月"
@@ -114,6 +114,8 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
         return why
     if why := slotreadings.reading(text, c.start, c.end, w.near):
         return why
+    if ws and ws <= _COUNT_NAMES and not w.near.rstrip().endswith((":", "=", "：")):
+        return None  # "{n} celebrities born today": how many the template asks for (a "key: {n}" line is read on)
     if ws & _FILE_PLACES or _WORKDIR.search(w.near):
         return None  # the working directory or a path: where the deployment runs, not when
     tokens = w.near.split()
@@ -133,6 +135,7 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     return w.labelled if ("now" in now and "static" not in key) or key & _SLOT_KEYS or user else None
 
 
+_COUNT_NAMES = frozenset("n num count number limit k top_k top size amount length len".split())
 #: first words that name no owner of their own ("current_time", "user_id", "last_login")
 _NO_OWNER = vocab.TIME | vocab.DATE | vocab.STATE | vocab.USER | vocab.RANDOM | vocab.MEMORY | CONTENT
 _NO_OWNER |= {
@@ -186,7 +189,8 @@ def under_user_heading(
     text: str, start: int, heading: re.Pattern[str] = _USER_HEADING, gap: bool = False
 ) -> bool:
     """The slot's line belongs to a run of list or key lines under a heading about the user (or
-    another ``heading``); ``gap``: one blank line may stand right under the heading (a section's)."""
+    another ``heading``); one blank line may stand right under a Markdown heading, and with ``gap``
+    under any heading (a section's)."""
     ls = text.rfind("\n", 0, start) + 1
     if not _ITEM.match(text, ls):
         return False
@@ -196,11 +200,10 @@ def under_user_heading(
             return False
         prev = text.rfind("\n", 0, at - 1) + 1
         line = text[prev : at - 1]
-        if not line.strip():
-            if not gap:
-                return False
+        if not line.strip():  # one blank line under a Markdown heading, or under a "…:" heading with ``gap``
             above = text[text.rfind("\n", 0, max(0, prev - 1)) + 1 : max(0, prev - 1)].rstrip()
-            return prev > 0 and above.endswith((":", "：")) and bool(heading.search(above))
+            marked = above.lstrip().startswith("#") or (gap and above.endswith((":", "：")))
+            return prev > 0 and marked and bool(heading.search(above))
         if not _ITEM.match(line) or line.rstrip().endswith((":", "：")):
             return bool(heading.search(line))
         at = prev

@@ -24,7 +24,13 @@ _OPERAND = re.compile(
 
 _USER_LABEL = re.compile(
     r"(?i)\buser(?:'s|s)?\s+(?:name|e-?mail(?:\s+address)?|location|city|country|time\s?zone|phone(?:\s+number)?"
-    r"|address|nickname)\s*(?:is\s+|:\s*|=\s*)|\buser is (?:based|located) in (?:country |city )?"
+    r"|address|nickname)\s*(?:is\s+|:\s*|=\s*)"
+    # "the user is based in …", "User has shared their location … and they are located in …"
+    r"|\buser\b(?!['’]s)(?:[^.\n]{0,80}?\b(?:is|are)|\s+is)\s+(?:currently\s+)?(?:based|located) in (?:country |city )?"
+)
+#: a place after "located in": its parts ("Farnborough, England, United Kingdom")
+_PLACE = re.compile(
+    r"[A-Z][\w'’-]+(?:[ \t][A-Z][\w'’-]+){0,2}(?:,[ \t]+[A-Z][\w'’-]+(?:[ \t][A-Z][\w'’-]+){0,2}){0,3}"
 )
 _USER_VALUE = re.compile(
     r"(?:[A-Z0-9][\w@+\-/]*|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)(?:[ .][A-Z0-9][\w@+\-/]*){0,3}(?=[,;)]|\.(?:\s|$)|[ \t]*(?:\n|$))"
@@ -38,7 +44,7 @@ def user_values(text: str, low: str, out: list[Candidate]) -> None:
     while k >= 0:
         m = _USER_LABEL.match(text, k)
         if m:
-            v = _USER_VALUE.match(text, m.end())
+            v = (_PLACE if m.group(0).endswith(" in ") else _USER_VALUE).match(text, m.end())
             if v:
                 out.append(Candidate("state", v.start(), v.end(), HIGH, "user", m.group(0).strip()))
         k = low.find("user", k + 4)

@@ -77,7 +77,7 @@ USER_PARTS = {
     "tz",
     "phone",
 }
-USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode", "profile", "details", "facts", "tz"}
+USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode", "profile", "details", "facts", "pronouns"}
 USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
 #: a person's own name by its parts ("{{firstName}}", "{full_name}"): filled per user, unless a record's
 #: field; a role's name alone ("{customer_name}") may be a persona's, so it is judged by its label

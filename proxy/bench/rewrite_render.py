@@ -135,7 +135,10 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
     return str(48_213 + 17 * k)
 
 
-_USER_INFO = ("Name: Ana Silva\nCity: Lisbon\nPlan: Pro", "Name: Ben Okafor\nCity: Lagos\nPlan: Free")
+_USER_INFO = (
+    "Name: Ana Silva\nCity: Lisbon\nE-mail: ana.silva@example.com",
+    "Name: Ben Okafor\nCity: Lagos\nE-mail: ben.okafor@example.com",
+)
 _MEMORIES = (
     "- Prefers short answers.\n- Has a dog called Rex.\n- Is learning Spanish.",
     "- Works night shifts as a nurse.\n- Is allergic to peanuts.\n- Plays the cello.",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from analyzer.detect import Volatile, find_volatile
 from analyzer.detection.context import MAX_LABEL, label, word_classes
 from analyzer.detection.names import HIGH, Verdict, is_setting
-from analyzer.detection.slotcontext import git_slot
+from analyzer.detection.slotcontext import git_slot, in_period, range_bound
 from analyzer.lint.sources.promptlike import KEYED, is_prompt, slotted
 
 
@@ -130,6 +130,15 @@ def prompt_template(
     return t if slots_count and not t.interpolated and slotted(t.literal_text) else None
 
 
+_BOUND = "the bound of a period counted back from today"
+
+
+def _period_bound(text: str, at: int, p: Piece) -> bool:
+    """``p`` names a period's bound on a line naming a period counted back from today ("the past 7
+    days (since {sinceDate:…})"): per request, even where a fixed-moment word ("published") labels it."""
+    return range_bound(p.text) and in_period(text, at, at + len(p.text))
+
+
 def _static_label(text: str, at: int) -> bool:
     """The label right before ``text[at]`` fixes its moment (a cut-off, a release): no "now" word."""
     classes = word_classes(label(text, at))
@@ -145,6 +154,7 @@ def volatile_values(t: Template) -> list[Volatile]:
         elif (
             p.verdict is None
             and is_setting(p.text)
+            and not _period_bound(text, at, p)
             and "user" not in word_classes("".join(filled)[-MAX_LABEL:])
         ):
             filled.append("_" * len(p.text))  # `${timeZone}`: a setting, whatever its label
@@ -163,12 +173,16 @@ def volatile_values(t: Template) -> list[Volatile]:
                 continue
             reported.add(p.filled_by)
         if p.verdict is not None:
-            if _static_label(text, a):
+            bound = _period_bound(text, a, p)
+            if _static_label(text, a) and not bound:
                 continue  # "Knowledge cutoff: ${date.format(f)}": a fixed date, whatever the name says
-            out.append(Volatile("placeholder", a, b, p.shown, p.verdict.severity, p.verdict.reason))
+            why = _BOUND if bound else p.verdict.reason
+            out.append(Volatile("placeholder", a, b, p.shown, "high" if bound else p.verdict.severity, why))
         elif (a, b) in by_span:
             v = by_span[(a, b)]
             out.append(Volatile("placeholder", a, b, p.shown, "high", v.reason))
+        elif _period_bound(text, a, p):
+            out.append(Volatile("placeholder", a, b, p.shown, "high", _BOUND))
     flagged = {p.shown for a, _, p in slots if any(o.start == a for o in out)}
     for a, b, p in slots:  # the same expression again ("use the name ${name.split(' ')[0]}")
         if (

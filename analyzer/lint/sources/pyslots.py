@@ -1,7 +1,7 @@
 """Python: where a volatile value enters a prompt other than inside a literal, one template each.
 
 A slot filled by a call (``.replace("{{DATE}}", value)``, ``.format(today=…)``, ``.render(now=…)``,
-a render dict ``{"today": datetime.now()…}``, a map keyed by slots ``{"{date}": …}``), a value
+``partial_variables={"today": get_today}``, a render dict ``{"today": datetime.now()…}``, a map keyed by slots ``{"{date}": …}``), a value
 appended to a prompt (``prompt += now()``, an element of a list of prompt parts that is joined),
 and the bare word a ``.replace`` fills in its literal ("Heute ist der DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables
 that hold prompt text. It does NOT find literals (:mod:`.python`) nor judge text.
@@ -84,6 +84,11 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
         if isinstance(a, ast.Name)
     }
     for n in ast.walk(f.tree):
+        for k in n.keywords if isinstance(n, ast.Call) else ():
+            if k.arg == "partial_variables" and isinstance(
+                k.value, ast.Dict
+            ):  # LangChain: filled at format time
+                out += _dict_values(f, k.value, strict=False)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             attr = n.func.attr
             if attr == "replace" and len(n.args) == 2 and isinstance(n.args[0], ast.Constant):

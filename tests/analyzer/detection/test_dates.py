@@ -67,6 +67,17 @@ def test_a_date_followed_by_other_words_then_a_time_is_not_joined():
     assert found("Released 06/06/2025 and fixed since then; the build takes 10:12 minutes") == []
 
 
+def test_a_kept_date_restated_in_brackets_is_found_again():
+    assert found("The current date is 2025-07-14 (Jul 14, 2025). Be brief.") == [
+        ("date", "2025-07-14"),
+        ("date", "Jul 14, 2025"),
+    ]
+    assert found("Data e horário em Fortaleza: 14/07/2025 10:12") == [
+        ("date", "14/07/2025"),
+        ("time", "10:12"),
+    ]
+
+
 def test_us_numeric_date_time_and_current_utc_label():
     assert found("Sent 4/26/2025, 1:52:03 PM here") == [("date", "4/26/2025"), ("time", "1:52:03 PM")]
     assert found("Current UTC: 2025-04-24 13:52:03") == [("time", "2025-04-24 13:52:03")]
@@ -84,6 +95,8 @@ def test_us_numeric_date_time_and_current_utc_label():
         "오늘이 2024-06-01이라면 다음 실행은 2024-06-03입니다.",
         "Gegründet am 12. Mai 1998 in Berlin.",
         "Tanggal lahirmu: 01 Agustus 2002",  # a birth date
+        "Next US election: November 7, 2028",  # an event's date
+        "The release was on 2024-01-02 (January 2, 2024).",  # a fixed date restated
         'Jawab singkat, kayak: "Oke, tanggal 31 Mei 2025 ya"',  # an example reply
         "Free Webinar: Prompt caching 101\n- Date: 24 April 2025\n- Time: 14:00 CET",  # an event's moment
     ],

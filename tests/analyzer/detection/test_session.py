@@ -23,6 +23,10 @@ def state(text: str) -> list[str]:
         ("Tokens used for this session: 48213", "48213"),
         ("Remaining tokens: `151787`", "151787"),
         ("You have **12 turns remaining**.", "12"),
+        ("Remaining budget: $4.20 of $10.00", "$4.20"),
+        ("Total cost so far this session: $0.0213", "$0.0213"),
+        ("CPU usage: 42%", "42%"),
+        ("Current load: 0.73", "0.73"),
     ],
 )
 def test_a_reading_under_a_weak_label_is_session_state(text, value):
@@ -39,6 +43,8 @@ def test_a_reading_under_a_weak_label_is_session_state(text, value):
         'The schema is {"type": "object"}.',
         "Limit the tokens for this session to 48213 at most.",
         "You have **12 turns** to practise before the exam.",
+        "Costs are billed at $1.37 per 1K tokens; the budget is $10.00 per project.",
+        "Keep CPU usage under 80% and the load average below 4.",
     ],
 )
 def test_limits_prices_examples_and_schemas_are_not_state(text):
@@ -77,7 +83,16 @@ def test_reading_keys_are_the_spans_one_regex_pass_gives():
     from analyzer.detection.session import _READING_KEYS, _reading_keys
 
     rx = re.compile("|".join(_READING_KEYS))
-    for low in ("", "tokens used: 5", "attemptoken quota", "credit-quotattempt", "no key here", "tokentoken"):
+    for low in (
+        "",
+        "tokens used: 5",
+        "attemptoken quota",
+        "credit-quotattempt",
+        "no key here",
+        "tokentoken",
+        "cost so far: $1; cpu load average",
+        "current loadcostspending",
+    ):
         assert _reading_keys(low) == [m.span() for m in rx.finditer(low)]
 
 
@@ -110,12 +125,3 @@ def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
         "İ gps ",
     ):
         assert _label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text, 0, len(text))), text
-
-
-def test_a_user_profile_section_with_a_rendered_value_is_one_block():
-    text = "Be kind.\n\n## User Information\n\nName: Ana Silva\nCity: Lisbon\nPlan: Pro\n\n## Rules\n\nBe brief.\n"
-    assert state(text) == ["## User Information\n\nName: Ana Silva\nCity: Lisbon\nPlan: Pro"]
-    blank = "## User Information\n\nName: the name the user gave\nPlan: their plan\n\nBe kind."
-    assert state(blank) == []  # a section that describes the fields, no rendered value in it
-    prose = "Read the user information below and answer.\nName: Ana Silva\n"
-    assert "Read the user information below and answer." not in " ".join(state(prose))

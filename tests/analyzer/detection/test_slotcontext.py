@@ -127,3 +127,14 @@ def test_an_owner_with_no_rendered_clock_or_a_field_that_is_no_bound_is_not():
     assert slots('Trip from "{trip_start_date}" to "{trip_end_date}".\n') == []
     assert slots("Now: {report_datetime}\nTitle: {report_title}\n") == ["{report_datetime}"]
     assert slots("Now: {current_time}\nStart: {current_start_date}\n{current}\n") == ["{current_time}"]
+
+
+def test_a_count_slot_in_a_sentence_about_today_is_how_many_not_when():
+    assert slots("Today is {today}. Name {n} people born today.") == ["{today}"]
+    assert slots("Tokens used today: {n}") == ["{n}"]  # a key line: read as the reading it labels
+
+
+def test_the_lines_under_a_markdown_heading_about_the_user_after_a_blank_line():
+    text = "## Current User\n\n- **Name**: {fullname_str}\n- **Language**: {lang}\n"
+    assert slots(text) == ["{fullname_str}"]
+    assert slots("## Current task\n\n- **Name**: {task_title}\n") == []

@@ -222,6 +222,8 @@ DECOYS = [
     "Weather: 18 °C is typical for May.",
     "Cite a result, e.g. the 13th one, from a document titled Paris with ID 4f4915f6-2a0b-4eb5-85d1-352e00c125bb.",
     '{\n  "id": "chatcmpl-ASt77VsT3eC7VUOlwTe1TdpsyWUsT",\n  "object": "chat.completion",\n  "created": 1731448405\n}',
+    'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"call_9pj9dwhddm2iqzwcxq1tgwp9","name":"Read"}}',
+    "Next US election: November 7, 2028",
     "Delivery date: 2026-01-15",
     "Invoice date: 2026-01-15",
     "Date of issue: 2026-01-15",

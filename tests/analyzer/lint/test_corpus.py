@@ -20,13 +20,13 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.860, recall 0.730 on 423 spans, issue 22 round 5; the
-#: round-4 code scores 0.833 / 0.726 on the same files), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.85, 0.72
-#: the dev half as measured (precision 0.950, recall 0.968 on 374 spans, issue 22 round 5), less a margin
-DEV_PRECISION, DEV_RECALL = 0.93, 0.95
-#: rendered values of the test half the aggressive rewrite moves (0.554 of 314, round 5), less a margin
-TEST_RENDERED = 0.54
+#: the test half as measured (precision 0.831, recall 0.712 on 524 spans, issue 22 round 6, after two
+#: batches of unseen prompts joined it), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.82, 0.70
+#: the dev half as measured (precision 0.953, recall 0.944 on 431 spans, round 6), less a margin
+DEV_PRECISION, DEV_RECALL = 0.93, 0.92
+#: rendered values of the test half the aggressive rewrite moves (0.665 of 310, round 6), less a margin
+TEST_RENDERED = 0.64
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 

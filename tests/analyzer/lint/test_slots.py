@@ -171,3 +171,35 @@ def test_names_of_an_environment_block_or_the_users_profile():
         assert name_verdict(name) is not None, name
     for name in ("userInput", "user_info", "environmentName", "workspaceName", "systemPrompt"):
         assert name_verdict(name) is None, name
+
+
+def test_langchain_partial_variables_fill_the_template_at_format_time():
+    src = """
+prompt = PromptTemplate(
+    template="Today is {today}. List {n} people born today.",
+    input_variables=["n"],
+    partial_variables={"today": get_today, "style": STYLE},
+)
+other = Template(partials={"today": get_today})
+"""
+    got = values(python.templates(src))
+    assert got.count("get_today") == 1 and "STYLE" not in got
+
+
+def test_a_period_bound_in_code_on_a_line_naming_a_period_counted_back_from_today():
+    from analyzer.lint.sources import compiled
+
+    src = """public static class P {
+  public static string News(DateTime sinceDate, DateTime startDate, string data) {
+    return $@"You are a news bot.
+- Only include releases published in the last 24 hours (since {sinceDate:yyyy-MM-dd HH:mm:ss} UTC)
+- Only include releases from the past 7 days (from {startDate} on)
+- The conference started on {startDate} in Lisbon.
+- Data: {data}";
+  }
+}"""
+    found = [v for t in compiled.templates(src, ".cs") for v in volatile_values(t)]
+    assert [(v.value, v.reason) for v in found] == [
+        ("{sinceDate:yyyy-MM-dd HH:mm:ss}", "the bound of a period counted back from today"),
+        ("{startDate}", "the bound of a period counted back from today"),
+    ]

@@ -1,0 +1,41 @@
+"""analyzer.detection.slots: the current user's values under a label that says so, and blanks, found and not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+
+
+def state(text: str) -> list[str]:
+    return [v.value for v in find_volatile(text) if v.kind == "state"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The user's name is Maria.", "Maria"),
+        ("The user is based in country US.", "US"),
+        ("The user is located in Lisbon, Portugal.", "Lisbon, Portugal"),
+        (
+            "User has shared their location with the app and they are located in Farnborough, England, "
+            "United Kingdom where it's currently 12:28.",
+            "Farnborough, England, United Kingdom",
+        ),
+    ],
+)
+def test_a_value_the_label_says_is_the_users(text, value):
+    assert value in state(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our office is located in Lisbon, Portugal.",
+        "The user's data is located in Frankfurt, Germany.",  # where the service keeps it
+        "The user is located in the EU or in the US; ask which.",
+        "Users are located in Lisbon and Porto.",
+    ],
+)
+def test_a_place_the_label_does_not_give_the_user_is_not(text):
+    assert state(text) == []
