@@ -1,7 +1,7 @@
 """Dates written in words or in CJK scripts, in any language of :mod:`.calendar`.
 
 :func:`at_year` tries, at a four-digit year, a date written around it ("Donnerstag, 24. April
-2025", "jueves, 24 de abril de 2025", "24 апреля 2025 г., четверг", "April 24, 2025"), only when
+2025", "jueves, 24 de abril de 2025", "24 апреля 2025 г., четверг", "April 24, 2025", "24-Apr-2025"), only when
 a month name stands among the words before it; :func:`cjk_at` a Chinese, Japanese or Korean date
 at its digits ("2025年4月24日 星期四", "令和7年4月24日(木)", "2025년 4월 24일 목요일"), with the
 clock time that may follow; :func:`weekday_at` a weekday name alone ("Donnerstag", "星期四").
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from analyzer.detection import current_period
 from analyzer.detection.calendar import ERAS, MONTH_NAMES, MONTH_WORDS, WEEKDAY_ABBR, WEEKDAY_NAMES
 from analyzer.detection.candidate import HIGH, LOW, Candidate
 
@@ -26,7 +27,7 @@ _AFTER_WD = rf"(?:,?\s+(?:\({_WD}\)|(?:{_WD})\b))?"
 NAMED = re.compile(
     rf"(?<![^\W\d_])(?:(?:(?:{_WD})\.?|(?:{_WDA})\.),?\s+(?:(?:der|den|le|el|il|lo|o|de|am)\s+)?)?"
     rf"(?:{_DAY}(?:st|nd|rd|th|er|º|ª|\.)?\s*(?:(?:de|of|del|di)\s+)?(?:{_MON})\.?,?\s*(?:(?:de|del|di)\s+)?{_YEAR}{_Y_TAIL}"
-    rf"|(?:{_MON})\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+{_YEAR}){_AFTER_WD}",
+    rf"|(?:{_MON})\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+{_YEAR}|{_DAY}-(?:{_MON})-{_YEAR}){_AFTER_WD}",
     re.IGNORECASE,
 )
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -58,13 +59,13 @@ def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
     """A written-out date whose year is text[ys:ye]; returns where it ends (``ys`` when none)."""
     words = _LETTERS.findall(text, max(0, ys - 28), ys)
     if not any(w.lower().rstrip(".") in MONTH_WORDS for w in words[-3:]):
-        return ys
+        return current_period.at_year(text, ys, ye, out)
     line = text.rfind("\n", max(0, ys - 64), ys) + 1
     for m in NAMED.finditer(text, max(line, ys - 64), min(len(text), ye + 24)):
         if m.start() <= ys < m.end():
             out.append(Candidate("date", m.start(), m.end(), LOW, "text"))
             return m.end()
-    return ys
+    return current_period.at_year(text, ys, ye, out)  # "Current month: April 2025"
 
 
 def cjk_at(text: str, s: int, out: list[Candidate]) -> int:
@@ -74,7 +75,8 @@ def cjk_at(text: str, s: int, out: list[Candidate]) -> int:
     korean = "년" in text[s : s + 8] or "월" in text[s : s + 4]
     m = (KOREAN if korean else CJK).match(text, s)
     if not m:
-        return s
+        year = text[s : s + 4].isdigit() and text[s : s + 5].endswith(("年", "년"))
+        return current_period.at_year(text, s, s + 4, out) if year else s  # "当前年份：2025年"
     if m.group("clock"):
         out.append(Candidate("time", s, m.end(), HIGH, "timestamp"))
     else:

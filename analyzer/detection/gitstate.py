@@ -25,7 +25,8 @@ _COMMIT = {"commit", "sha", "hash", "head", "revision", "rev"}
 _IDENTITY = {"user", "email", "mail", "author", "name", "username", "committer"}
 #: a text that says it shows the working copy's status
 _INTRO = re.compile(
-    r"(?i)\b(?:git status|status of the (?:git )?repo(?:sitory)?|git snapshot|repository status)\b"
+    r"(?i)\b(?:git status|status of the (?:git )?repo(?:sitory)?|git snapshot|repository status"
+    r"|git (?:information|info|context|state))\b"
 )
 #: a header line over rendered status lines
 _HEADER = re.compile(
@@ -36,7 +37,7 @@ _INTRO_REACH = 600
 
 def _intro_words(low: str) -> bool:
     """The literal words of an :data:`_INTRO` alternative are in ``low`` ("git status", "status of
-    the", "repository status" read at each "status", then "git snapshot")."""
+    the", "repository status" read at each "status", then "git snapshot", "git info" …)."""
     k = low.find("status")
     while k >= 0:
         if (
@@ -46,7 +47,10 @@ def _intro_words(low: str) -> bool:
         ):
             return True
         k = low.find("status", k + 6)
-    return "git snapshot" in low
+    k = low.find("git ")
+    while k >= 0 and not low.startswith(("git snapshot", "git info", "git context", "git state"), k):
+        k = low.find("git ", k + 4)
+    return k >= 0
 
 
 def labelled_slot(expr: str, label: str) -> str | None:

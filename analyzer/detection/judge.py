@@ -219,6 +219,14 @@ class _Judge:
 
     def date(self, c: Candidate, w: Around) -> str | None:
         text = self.text
+        if c.shape == "current-period":
+            return None if w.example or w.static else "the current year or month"
+        if c.shape == "weekday":
+            return (
+                "the weekday of the date before it"
+                if rendered_dates.weekday_of_kept(text, self.last_kept, c)
+                else None
+            )
         if self.after_phrase(c) or c.shape == "after-today":
             return None if c.shape == "after-today" and w.conditional else self.follows()
         if rendered_dates.after_time(text, self.last_kept, c):

@@ -13,6 +13,7 @@ import bisect
 import re
 
 from analyzer.detection.context import line_bounds
+from analyzer.detection.prefilters import find_led
 
 _EXAMPLE_INTRO = re.compile(
     r"(?i)(?:\b(?:examples?|e\.g\.|for instance|samples?|sample output|illustration|exemples?|ejemplos?|exemplos?"
@@ -106,7 +107,7 @@ def _marks(text: str) -> list[tuple[int, str]]:
     """Each fence mark at the start of a line (after indentation): its offset and its run (```` ``` ````, ``~~~~``)."""
     marks: list[tuple[int, str]] = []
     for mark in ("```", "~~~"):
-        k = text.find(mark)
+        k = find_led(text, mark)
         while k >= 0:
             ls = text.rfind("\n", max(0, k - 64), k) + 1
             run = k + 3

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 
+from analyzer.detection.calendar import WEEKDAY_OF
 from analyzer.detection.candidate import HIGH, Candidate
 
 #: the words that join a date to its time: "at", "às", "a las", "um", "à", "alle", "om", "kl.", "в", "lúc" …
@@ -42,6 +43,8 @@ DATE_TIME_JOINS = (
     "kl",
     "klo",
 )
+#: … and the clauses that go on to the time: "24.04.2025, es ist 13:52", "24/04/2025 et il est 13h52"
+DATE_TIME_JOINS += ("it is", "and it is", "es ist", "il est", "et il est", "son las", "y son las", "sono le")
 DATE_TIME_JOINS += (
     "o",
     "o godz.",
@@ -87,9 +90,31 @@ def _start(span: tuple[int, int]) -> int:
 
 
 def find(text: str, out: list[Candidate]) -> None:
-    """Both finders below, after the dates are in ``out``."""
+    """The finders below, after the dates are in ``out``."""
     places_after_dates(text, out)
+    weekdays_after_dates(text, out)
     week_numbers(text, out)
+
+
+#: the word right after a date ("2024-08-21 星期三", "14.07.2025 (Monday)", "2025-04-24, Thu"), looked up
+#: in :data:`.calendar.WEEKDAY_OF` (a dict, not an alternation of every name)
+_WORD_AFTER = re.compile(r"[ \t]*(?:,[ \t]*|[(（][ \t]*)?(?P<w>[^\W\d_]+(?:-feira)?)")
+
+
+def weekdays_after_dates(text: str, out: list[Candidate]) -> None:
+    """A weekday name right after a date: a candidate of shape ``weekday``, kept only right after a
+    kept date (:func:`weekday_of_kept`). A CJK weekday runs on into the next word ("星期三可用"):
+    its first three or two characters are looked up."""
+    for end in sorted({c.end for c in out if c.kind in ("date", "time")}):
+        m = _WORD_AFTER.match(text, end)
+        if not m:
+            continue
+        word, at = m.group("w").lower(), m.start("w")
+        n = len(word) if word in WEEKDAY_OF else 0
+        if not n and not word.isascii():
+            n = next((k for k in (3, 2) if word[:k] in WEEKDAY_OF), 0)
+        if n:
+            out.append(Candidate("date", at, at + n, HIGH, "weekday"))
 
 
 def places_after_dates(text: str, out: list[Candidate]) -> None:
@@ -161,7 +186,7 @@ def after_date(text: str, k: Candidate | None, c: Candidate) -> bool:
     if not (k and k.kind == "date"):
         return False
     gap = text[k.end : c.start]
-    return len(gap) <= 10 and "\n" not in gap and gap.strip(" ,").lower() in DATE_TIME_JOINS
+    return len(gap) <= 14 and "\n" not in gap and gap.strip(" ,()").lower() in DATE_TIME_JOINS
 
 
 def restated(text: str, k: Candidate | None, c: Candidate) -> bool:
@@ -171,4 +196,11 @@ def restated(text: str, k: Candidate | None, c: Candidate) -> bool:
         and k.kind in ("date", "time")
         and text[k.end : c.start] in (" (", "(")
         and text[c.end : c.end + 1] == ")"
+    )
+
+
+def weekday_of_kept(text: str, k: Candidate | None, c: Candidate) -> bool:
+    """``c`` (a ``weekday`` candidate) names the day of the kept date ``k`` right before it."""
+    return bool(
+        k and k.kind in ("date", "time") and k.end <= c.start and not text[k.end : c.start].strip(" \t,(（")
     )

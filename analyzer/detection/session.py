@@ -14,17 +14,19 @@ from __future__ import annotations
 import re
 
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
+from analyzer.detection.prefilters import ascii_words
 
 #: what may follow the first digits of a quantity ("48,213", "3.2 GB", "16GB", "1000000<")
 QUANTITY_NEXT = frozenset(",.<GMKTgmk%")
 _BEFORE_KEYS = re.compile(
-    r"(?i)tok|mem|ram|disk|swap|stor|space|credit|quota|request|budget|coord|lat|lon|lng|gps|<"
+    r"(?i)tok|mem|ram|disk|swap|stor|space|credit|quota|request|budget|coord|lat|lon|lng|gps|<|cost|spen|charges"
+    r"|balance|cpu|gpu|load"
 )
 _AFTER_KEYS = re.compile(r"(?i)token|free|avail")
 #: the literal words of the two patterns above, for a cheap test before the regex (see :func:`_keyed`)
 _BEFORE_WORDS = tuple(
-    "tok mem ram disk swap stor space credit quota request budget coord lat lon lng gps <".split()
-)
+    "tok mem ram disk swap stor space credit quota request budget coord lat lon lng gps < cost spen charges".split()
+) + ("balance", "cpu", "gpu", "load")
 _AFTER_WORDS = ("token", "free", "avail")
 _NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
@@ -36,6 +38,10 @@ READING_BEFORE = re.compile(
     r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)"
     r"|\b(?:memory|mem|ram|vram|disk|swap)\s*(?:free|available|usage|used|left)"
     r"|\b(?:credits?|quota|requests?|budget)\s+(?:left|remaining|used)"
+    # money spent or left, machine load: "Cost so far: $1.37", "Remaining budget: $4.20", "CPU usage: 42%"
+    r"|\b(?:total\s+)?(?:cost|spend|spent|spending|charges)\s+(?:so\s+far|to\s+date)|\b(?:remaining|used|left)\s+budget"
+    r"|\b(?:current|account|remaining)\s+balance|\b(?:cpu|gpu)\s+(?:usage|load|utili[sz]ation)|\bload\s+average"
+    r"|\bcurrent\s+load"
     r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)"
     + _SCOPE
     + r"\W{0,4}$"
@@ -87,7 +93,7 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
 
 #: a word each alternative of :data:`READING_BEFORE` holds but the tag's (``<…usage…>``: see :func:`_label_before`)
 _LABEL_WORDS = tuple("token context mem ram disk stor space swap credit quota request budget coord".split())
-_LABEL_WORDS += ("lat", "lon", "lng", "gps")
+_LABEL_WORDS += ("lat", "lon", "lng", "gps", "cost", "spen", "charges", "balance", "cpu", "gpu", "load")
 
 
 def _label_before(text: str, lo: int, hi: int) -> bool:
@@ -108,29 +114,20 @@ def _label_before(text: str, lo: int, hi: int) -> bool:
 
 def _keyed(text: str, lo: int, hi: int, rx: re.Pattern, words: tuple[str, ...]) -> bool:
     """``rx`` (an alternation of ``words``, case-insensitive) occurs in text[lo:hi]. An ASCII
-    window lowered is exact, so none of the words in it means no match; any other window (where
+    window lowered is exact, so the words in it answer, no regex; any other window (where
     case-insensitive matching can pair a non-ASCII letter with an ASCII one) goes to the regex."""
-    window = text[lo:hi]
-    if window.isascii():
-        low = window.lower()
-        for w in words:
-            if w in low:
-                break
-        else:
-            return False
-    return bool(rx.search(text, lo, hi))
+    got = ascii_words(text, lo, hi, words)
+    return bool(rx.search(text, lo, hi)) if got is None else got
 
 
 _READING = re.compile(
     r"(?i)(?:\b(?:remaining|used|left|consumed)\s+tokens?|\btokens?\s+(?:used|left|remaining|consumed|so far)"
     r"|\btoken\s+(?:usage|count)|\b(?:free|available|used)\s+(?:memory|ram|disk|storage)|\bbattery(?:\s+level)?"
     r"|\b(?:credits?|quota|requests?)\s+(?:left|remaining|used)|\b(?:token\s+)?budget\s+(?:remaining|left|used)"
-    r"|\b(?:total\s+)?(?:cost|spend|spent|spending|charges)\s+(?:so\s+far|to\s+date)|\b(?:remaining|used|left)\s+budget"
-    r"|\b(?:current|account|remaining)\s+balance|\b(?:cpu|gpu)\s+(?:usage|load|utili[sz]ation)|\bload\s+average|\bcurrent\s+load"
     r"|\bcontext(?:\s+window)?\s+(?:used|usage)|\b(?:steps?|turns?|(?:tool\s+)?calls?|iterations?|attempts?|messages?"
     r"|retries)\s+(?:remaining|left)(?:\s+(?:in\s+)?this\s+\w+)?)"
     + _SCOPE
-    + r"\s*[:=]?\s*[`*_]{0,2}(?P<n>[$€£¥]?\d[\d,_]*(?:\.\d+)?)"
+    + r"\s*[:=]?\s*[`*_]{0,2}(?P<n>\d[\d,_]*(?:\.\d+)?)"
     r"|(?:\b(?:currently|you are|now)\s+on\s+|\bthis is\s+)(?:iteration|attempt|turn|round|step)\s+(?P<i>\d+)"
     r"|\b(?:iteration|attempt)\s*[:#]?\s*(?P<j>\d+)\s*(?:/|of)\s*\d+"
     r"|\b(?:you have|with|only)\s+[`*_]{0,2}(?P<k>\d[\d,_]*)\s+(?:more\s+)?(?:steps?|turns?|(?:tool\s+)?calls?|iterations?"
@@ -141,12 +138,11 @@ _READING = re.compile(
 #: the words a reading is labelled with; none is a prefix of another, so the leftmost
 #: non-overlapping runs of :func:`_reading_keys` are a regex alternation's matches
 _READING_KEYS = tuple("token memory battery iteration attempt credit quota context remaining step".split())
-_READING_KEYS += tuple("cost spen charges budget balance cpu gpu".split()) + (
-    "ve used",
-    "load av",
-    "current load",
-)
+_READING_KEYS += ("ve used",)
 _DIGIT = re.compile(r"\d")
+#: a literal each :data:`_READING` alternative holds, lowered: an ASCII window without any has no match
+_READING_WORDS = tuple("token memory ram disk storage battery left remaining used usage iteration".split())
+_READING_WORDS += ("attempt", "turn", "round", "step")
 
 
 def _reading_keys(low: str) -> list[tuple[int, int]]:
@@ -173,9 +169,11 @@ def readings(text: str, low: str, out: list[Candidate]) -> None:
     found at the label's words: a bare number is no anchor of the scan."""
     seen: set[int] = set()
     for k, key_end in _reading_keys(low):
-        if not _DIGIT.search(text, max(0, k - 16), k + 32):
-            continue
-        for m in _READING.finditer(text, max(0, k - 24), min(len(text), k + 64)):
+        lo, hi = max(0, k - 24), min(len(text), k + 64)
+        bare = not _DIGIT.search(text, max(0, k - 16), k + 32)
+        if bare or ascii_words(text, lo, hi, _READING_WORDS) is False:
+            continue  # no digit, or none of the words any match holds
+        for m in _READING.finditer(text, lo, hi):
             g = next(g for g in "nijku" if m.group(g))
             a, b = m.span(g)
             if a not in seen and m.start() <= key_end:

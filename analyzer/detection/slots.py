@@ -14,6 +14,7 @@ import re
 
 from analyzer.detection.candidate import HIGH, Candidate
 from analyzer.detection.names import judge_expression
+from analyzer.detection.prefilters import find_led
 
 _BLANK = re.compile(r"_{3,}(?:@[\w-]+(?:\.[\w-]+)+)?")
 _BRACKET = re.compile(r"\[[A-Z][a-z]+(?: [A-Z][a-z]+){0,3}\](?![(\[:])")
@@ -51,7 +52,7 @@ def user_values(text: str, low: str, out: list[Candidate]) -> None:
 
 
 def blanks(text: str, out: list[Candidate]) -> None:
-    k = text.find("___")
+    k = find_led(text, "___")
     while k >= 0:
         m = _BLANK.match(text, k)
         if text[k - 1 : k].isalnum():
@@ -68,7 +69,7 @@ def blanks(text: str, out: list[Candidate]) -> None:
 
 
 def concatenated(text: str, out: list[Candidate]) -> None:
-    k = text.find("{%")
+    k = find_led(text, "{%")
     while k >= 0:
         end = text.find("%}", k)
         if end < 0:

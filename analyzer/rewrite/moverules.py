@@ -77,6 +77,12 @@ _PER_REQUEST_PREFIXES = (
 )
 #: detector reasons that make a date or time certain: a label, a phrase, its other half, a repeat
 _SURE = ("labelled", "follows", "the date of", "the time of", "the same value", "the bound of a period")
+_SURE += (
+    "the weekday of",
+    "the date before it",
+    "a clock time said to be the user",
+    "the current year or month",
+)
 
 
 def moves(

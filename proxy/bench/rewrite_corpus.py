@@ -29,7 +29,8 @@ SKIPPED |= COMPILED_SUFFIXES
 
 
 def labelled(raw: str) -> tuple[list[str], list[str]]:
-    """``raw`` cut at its marks: the text between spans (one more than spans) and the spans."""
+    """``raw`` cut at its marks: the text between spans (one more than spans) and the spans. A
+    slot's name marked inside its braces (``{⟦chatname⟧}``) is the slot: the braces go with it."""
     between, spans, at = [], [], 0
     while True:
         i = raw.find(OPEN, at)
@@ -37,9 +38,10 @@ def labelled(raw: str) -> tuple[list[str], list[str]]:
         if i < 0 or j < 0:
             between.append(raw[at:])
             return between, spans
-        between.append(raw[at:i])
-        spans.append(raw[i + 1 : j])
-        at = j + 1
+        braced = raw[i - 1 : i] == "{" and raw[i - 2 : i - 1] not in ("{", "$") and raw[j + 1 : j + 2] == "}"
+        between.append(raw[at : i - braced])
+        spans.append("{" + raw[i + 1 : j] + "}" if braced else raw[i + 1 : j])
+        at = j + 1 + braced
 
 
 def prompts(folder: Path) -> list[tuple[str, list[str], list[str]]]:

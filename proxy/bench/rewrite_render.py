@@ -84,6 +84,13 @@ _MACHINE = {"ram", "disk", "free", "used", "usage"}
 
 def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
     words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", slot).lower()))
+    joined = (
+        slot.lower() if named else ""
+    )  # words written together: "chatname", "userfullname", "membercount"
+    if any(w in joined for w in ("chat", "channel", "group", "server", "room")) and "name" in joined:
+        return ("Family chat", "Book club")[k % 2]
+    if joined.endswith("name}") or "count" in joined:
+        words.add("name" if "name" in joined else "count")
     if named and "at" in words:  # created_at, paged_at: a moment
         words.add("time")
     moment = BASE + dt.timedelta(days=k, minutes=k)
@@ -108,6 +115,14 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
         return ("ana@example.com", "ben@example.com")[k % 2]
     if words & _NAME_WORDS:
         return ("Ana", "Ben")[k % 2]
+    if words & {"branch"}:
+        return ("main", "feature/cart-total")[k % 2]
+    if words == {"commit"} or words == {"git", "commit"}:  # one commit: its hash
+        return ("a1b2c3d", "9f8e7d6")[k % 2]
+    if words & {"commit", "commits", "log"} or (
+        words & {"status", "diff"} and "git" in (words | _words(before[-60:]))
+    ):
+        return _GIT[("status" in words or "diff" in words) * 2 + k % 2]
     if words & {"id", "session", "request", "trace", "conversation"}:
         return f"sess_8f3a9c1d2e7b6a{k:02d}"
     if words & {"state", "json", "context", "metadata"}:
@@ -135,6 +150,16 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
     return str(48_213 + 17 * k)
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+_GIT = (
+    "a1b2c3d Fix the cart total\ne4f5a6b Add tests",
+    "9f8e7d6 Round prices\na1b2c3d Fix the cart total",
+    "M src/app.py\n?? notes.txt",
+    "M src/cart.py\nA  tests/test_cart.py",
+)
 _USER_INFO = (
     "Name: Ana Silva\nCity: Lisbon\nE-mail: ana.silva@example.com",
     "Name: Ben Okafor\nCity: Lagos\nE-mail: ben.okafor@example.com",

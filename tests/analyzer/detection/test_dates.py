@@ -118,3 +118,23 @@ def test_a_bare_date_item_is_an_events_only_under_an_event_in_its_paragraph():
     assert found(listed) == [("date", "24 April 2025"), ("time", "14:00")]
     apart = "Our webinar series is over.\n\nCurrent context:\n- Date: 24 April 2025"
     assert found(apart) == [("date", "24 April 2025")]
+
+
+def test_a_weekday_right_after_a_kept_date_or_time_is_kept_with_it():
+    assert found("当前时间：2025-04-24 13:52:03 星期四") == [
+        ("time", "2025-04-24 13:52:03"),
+        ("date", "星期四"),
+    ]
+    assert found("Today: 2025-04-24 (Thursday), 13:52") == [
+        ("date", "2025-04-24"),
+        ("date", "Thursday"),
+        ("time", "13:52"),
+    ]
+    assert found("Released 2024-01-02 Tuesday.") == []  # the date was not kept: nor is its weekday
+    assert found("The date is 24-Apr-2025.") == [("date", "24-Apr-2025")]
+
+
+def test_a_time_in_the_clause_after_a_kept_date_goes_with_it():
+    assert found("Heute ist der 24.04.2025, es ist 13:52 Uhr.") == [("date", "24.04.2025"), ("time", "13:52")]
+    assert found("Nous sommes le 24/04/2025 et il est 13h52.") == [("date", "24/04/2025"), ("time", "13h52")]
+    assert found("Gesendet 06/06/2025, es ist 10:12") == []  # no date kept before it

@@ -83,9 +83,13 @@ def test_git_commit_and_identity_lines_render_their_values():
 def test_intro_words_are_those_of_the_intro_pattern():
     from analyzer.detection.gitstate import _intro_words
 
-    words = ("git status", "status of the", "git snapshot", "repository status")
+    words = ("git status", "status of the", "git snapshot", "repository status", "git info", "git context")
+    words += ("git state",)
     for low in (
         "status",
+        "# git information\nstatus:",
+        "git context status",
+        "a git stat status",
         "git status",
         "the status of the repo",
         "status: ok",
@@ -94,3 +98,10 @@ def test_intro_words_are_those_of_the_intro_pattern():
         "status git ",
     ):
         assert _intro_words(low) == any(w in low for w in words), low
+
+
+def test_status_lines_under_a_git_information_heading():
+    text = "# Git Information\nCurrent branch: main\n\nStatus:\nM src/app.py\n?? notes.txt\n\nBe brief.\n"
+    assert "Status:\nM src/app.py\n?? notes.txt" in [v.value for v in find_volatile(text)]
+    prose = "# Git information\nStatus:\nWe explain how to read the status of a file in the guide below.\n"
+    assert [v for v in find_volatile(prose) if v.kind == "state"] == []

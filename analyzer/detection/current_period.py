@@ -1,0 +1,74 @@
+"""The current year or month rendered under a label that says so: "The current year is 2025",
+"Current month: April 2025", "当前年份：2025年", "Aktuelles Jahr: 2025".
+
+:func:`at_year` adds a ``date`` candidate of shape ``current-period`` for a year (or a month and
+its year) right after such a label (English, German, French, Spanish, Portuguese, Italian, Russian, Chinese,
+Japanese, Korean); :mod:`.judge` keeps it unless it sits in an example. LABELS.md counts the
+current year or month as the date.
+
+It does NOT read a year alone ("since 2025", "© 2025"), a month without its year, nor a month of
+a period (:mod:`.rendered_dates`); :mod:`.dates` calls it at each year it reads no date at.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detection.calendar import MONTH_NAMES
+from analyzer.detection.candidate import HIGH, Candidate
+
+_LABEL = (
+    r"(?:the\s+)?current\s+(?:year|month)(?:\s+is)?|this\s+(?:year|month)\s+is|the\s+(?:year|month)\s+is"
+    r"|it\s+is\s+currently(?:\s+the\s+year)?|we\s+are\s+(?:currently\s+)?in(?:\s+the\s+year)?"
+    r"|aktuelles\s+jahr|aktueller\s+monat|(?:das\s+)?jahr\s+ist|année\s+en\s+cours|mois\s+en\s+cours|nous\s+sommes\s+en"
+    r"|año\s+actual|mes\s+actual|estamos\s+en|ano\s+atual|mês\s+atual|anno\s+(?:corrente|attuale)|mese\s+corrente"
+    r"|текущий\s+(?:год|месяц)|сейчас\s+идёт|当前年份|当前月份|今年是|今年は|本月是|올해는|이번\s?달은"
+)
+_MONTH = "|".join(map(re.escape, MONTH_NAMES))
+#: such a label right before the year, with the month name that may stand between
+_BEFORE = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_LABEL})[ \t]*[:：=]?[ \t]*\**[ \t]*(?P<m>(?:{_MONTH})\.?\s+)?\Z"
+)
+_REACH = 48
+#: a word each label holds ("current year" holds "year" …), for a look before the regex
+_WORDS = (
+    "year",
+    "month",
+    "currently",
+    "we are",
+    "jahr",
+    "monat",
+    "année",
+    "mois",
+    "nous sommes",
+    "año",
+    "mes",
+)
+_WORDS += (
+    "estamos",
+    "ano",
+    "mês",
+    "anno",
+    "mese",
+    "текущий",
+    "сейчас",
+    "当前",
+    "今年",
+    "本月",
+    "올해",
+    "이번",
+)
+
+
+def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
+    """The year at text[ys:ye] (with a month name before it, a 年 after) under a label of the
+    current year or month; returns where it ends (``ys`` when none)."""
+    window = text[max(0, ys - _REACH) : ys].lower()
+    if not any(w in window for w in _WORDS):
+        return ys  # each label holds one of these words, and lowering keeps them: the regex cannot match
+    m = _BEFORE.search(text, max(0, ys - _REACH), ys)
+    if not m:
+        return ys
+    end = ye + (text[ye : ye + 1] == "年")
+    out.append(Candidate("date", m.start("m") if m.group("m") else ys, end, HIGH, "current-period"))
+    return end

@@ -1,0 +1,38 @@
+"""Exact cheap tests that let a detector skip a regex or a pass over the whole text.
+
+A ``str.find`` miss on 20 KB of prose costs about as much as a short regex over a window; these
+helpers answer from literals where that is exact: :func:`ascii_words` (an ASCII window lowered
+is exact, so the words in it answer a case-blind alternation of them) and :func:`find_led` (a
+needle found by jumping to its rare character).
+
+It does NOT know any rule: the words and keys are the callers', next to their regexes.
+"""
+
+from __future__ import annotations
+
+
+def ascii_words(text: str, lo: int, hi: int, words: tuple[str, ...]) -> bool | None:
+    """Whether text[lo:hi], lowered, holds one of ``words`` (lower case); None where the window
+    is not ASCII (case-blind matching can pair a non-ASCII letter with an ASCII one there)."""
+    window = text[lo:hi]
+    if not window.isascii():
+        return None
+    window = window.lower()
+    for w in words:
+        if w in window:
+            return True
+    return False
+
+
+def find_led(text: str, needle: str, lead: int = 0, tries: int = 8) -> int:
+    """``text.find(needle)``, by jumping (``memchr``) to each ``needle[lead]`` for its first ``tries``
+    places: a miss of a needle with a rare character costs next to nothing instead of a skip loop
+    over the whole text. Exact: every occurrence holds that character ``lead`` into it, so none
+    before the last place tried means the first is at or after it (``str.find`` from there)."""
+    c = needle[lead]
+    k = text.find(c, lead)
+    for _ in range(tries):
+        if k < 0 or text.startswith(needle, k - lead):
+            return k if k < 0 else k - lead
+        k = text.find(c, k + 1)
+    return k if k < 0 else text.find(needle, k - lead)

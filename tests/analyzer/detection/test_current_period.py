@@ -1,0 +1,41 @@
+"""analyzer.detection.current_period: the current year or month under a label that says so, found and not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+
+
+def dates(text: str) -> list[str]:
+    return [v.value for v in find_volatile(text) if v.kind == "date"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The current year is 2025.", "2025"),
+        ("Current month: April 2025", "April 2025"),
+        ("It is currently April 2025.", "April 2025"),
+        ("当前年份：2025年", "2025年"),
+        ("今年は2025年です。", "2025年"),
+        ("Aktuelles Jahr: 2025", "2025"),
+        ("Mes actual: abril 2025", "abril 2025"),
+    ],
+)
+def test_the_current_year_or_month_is_found(text, value):
+    assert dates(text) == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Since 2025 we ship weekly.",
+        "© 2025 Example Inc.",
+        "Your knowledge cutoff year is 2023.",
+        "For example, the current year is 2030 in this story.",
+        "Our fiscal year ends in April.",
+    ],
+)
+def test_a_year_the_label_does_not_make_current_is_not(text):
+    assert dates(text) == []
