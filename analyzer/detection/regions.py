@@ -143,7 +143,8 @@ def _paired(text: str, marks: list[tuple[int, str]]) -> list[tuple[int, int, str
 
 #: the opening words of a system prompt ("You are ChatGPT, …") in several languages
 _PROMPT_OPENING = re.compile(
-    r"(?:(?:You are|You're|Du bist|Tu es|Vous êtes|Eres|Sei|Você é)\b|你是|あなたは|당신은)"
+    r"(?:(?:You are|You're|Du bist|Tu es|Vous êtes|Eres|Sei|Você é|The assistant is|Ты|Вы|Jesteś|Sen)\b"
+    r"|你是|あなたは|당신은|助手名为|助手是|アシスタントは)"
 )
 
 

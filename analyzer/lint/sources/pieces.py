@@ -4,7 +4,8 @@ A :class:`Template` is built by a language module from a literal, f-string, temp
 or ``+`` chain; each :class:`Piece` is decoded literal text (with every character's file
 offset) or an interpolation (source text, start, :class:`~analyzer.detection.names.Verdict`).
 :func:`volatile_values` runs :func:`analyzer.detect.find_volatile` over the literal parts with
-each interpolation as a neutral slot, and reports an interpolation volatile by name, call or label.
+each interpolation as a neutral slot, and reports an interpolation volatile by name, call or label,
+and the slots and today-phrases of the literal; a date or id written in it is fixed text.
 
 It does NOT parse code.
 """
@@ -194,6 +195,8 @@ def volatile_values(t: Template) -> list[Volatile]:
             why = f"the same value as `{p.shown[:32]}` before"
             out.append(Volatile("placeholder", a, b, p.shown, "high", why))
     for v in found:
+        if v.kind not in ("placeholder", "today-phrase"):
+            continue  # a date, id or count written in the literal: the same text on every request
         if not any(a < v.end and v.start < b for a, b, _ in slots):
             out.append(Volatile(v.kind, v.start, v.end, text[v.start : v.end], v.severity, v.reason))
     return sorted(out, key=lambda v: v.start)

@@ -78,3 +78,11 @@ def test_a_reply_under_a_likeness_intro_is_an_example_but_a_like_mid_sentence_is
     text = "We would like you to keep today's date in mind:\nToday is 24 April 2025."
     assert not in_example_block(text, text.index("24"))
     assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["24 April 2025"]
+
+
+def test_a_prose_fence_quoting_a_prompt_that_opens_with_the_assistant_is_prose():
+    for opening in ("The assistant is Claude, created by Anthropic.", "助手名为 Claude，由 Anthropic 创建。"):
+        text = f"Leaked prompt:\n\n```txt\n{opening}\nThe current date is 2024-06-20.\n```\n"
+        assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["2024-06-20"]
+    code = "```txt\nprint(2024-06-20)\nThe current date is 2024-06-20.\n```\n"
+    assert [v for v in find_volatile(code) if v.kind == "date"] == []
