@@ -3,9 +3,9 @@
 :class:`Around` gives the value, its label (the words before it on its line and sentence), the
 label's last clause, the label's word classes (inline code left out), and whether the value is
 static (or a bare "Date:" item under an event's name), around a fixed moment, labelled "now", an
-event's moment ("Delivery date:"), a field of an API response shown in the text, after a conditional today-phrase, or an example (its label, the
-words after it, an "Example:" line above, an "e.g." earlier in its sentence). :func:`short`
-shortens a label for a reason.
+event's moment ("Delivery date:"), a field of an API response or of an SQL row shown in the text,
+after a conditional today-phrase, or an example (its label, the words after it, an "Example:" line
+above, an "e.g." earlier in its sentence). :func:`short` shortens a label for a reason.
 
 It does NOT decide anything (:mod:`.judge` does).
 """
@@ -56,6 +56,9 @@ _RESPONSE = re.compile(
     r"|\bcontent_block_start\b|\bmessage_start\b|[\"']response\.(?:created|output_item\.added|completed)[\"']"
 )
 _RESPONSE_REACH = 1000
+#: a quoted field between others in a row of values, and the rest of a row that ends its statement or tuple
+_ROW_BEFORE = re.compile(r"['\"],[ \t]*['\"]$")
+_ROW_END = re.compile(r"['\"],[^\n]*\)[ \t]*[;,]?[ \t]*$")
 #: how a record shows its fields: ``"id": "…``, ``"created": 17…``, ``'id' => '…``, ``// '…``
 _RECORD_VALUE = re.compile(r"""(?:["']\s*(?::|=>)\s*["']?|//\s*["']?)$""")
 
@@ -253,6 +256,17 @@ class Around:
         hi = text.find("\n\n", at, at + _RESPONSE_REACH)
         lo, hi = (max(0, at - _RESPONSE_REACH) if lo < 0 else lo), (at + _RESPONSE_REACH if hi < 0 else hi)
         return _RESPONSE.search(text, lo, hi) is not None  # in the same paragraph (the record)
+
+    @_once
+    def row_field(self) -> bool:
+        """The value is a quoted field of a row of values that ends its line (``…', '2025-03-05
+        03:19:32', 'name', null);``): an SQL dump's record, not a prompt's."""
+        text, at, end = self.text, self.c.start, self.c.end
+        le = text.find("\n", end)
+        return bool(
+            _ROW_BEFORE.search(text, max(0, at - 6), at)
+            and _ROW_END.match(text, end, len(text) if le < 0 else le)
+        )
 
     @_once
     def conditional(self) -> bool:

@@ -191,7 +191,7 @@ class _Judge:
         if c.shape == "timestamp":
             if self.after_phrase(c):
                 return self.follows()
-            if w.example or w.static or (self.description and not w.now):
+            if w.example or w.static or w.row_field or (self.description and not w.now):
                 return None
             year = _year(value)
             if year is not None and year < 2000:
