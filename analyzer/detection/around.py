@@ -48,6 +48,7 @@ _LISTED_EVENT = frozenset(
 )
 _LISTED_EVENT_LINES = 3
 
+
 #: what an API response record holds beside its id and creation time
 _RESPONSE = re.compile(
     r"chat\.completion|[\"']object[\"']\s*(?::|=>)\s*[\"'](?:response|message|list)[\"']|system_fingerprint"
@@ -217,7 +218,7 @@ class Around:
             line = text[above : start - 1].lower()
             if not line.strip():
                 return False
-            if any(w in _LISTED_EVENT for w in _WORD.findall(line)):
+            if regions.title_like(line) and any(w in _LISTED_EVENT for w in _WORD.findall(line)):
                 return True
             start = above
         return False

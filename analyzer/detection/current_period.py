@@ -18,9 +18,9 @@ from analyzer.detection.calendar import MONTH_NAMES
 from analyzer.detection.candidate import HIGH, Candidate
 
 _LABEL = (
-    r"(?:the\s+)?current\s+(?:year|month)(?:\s+is)?|this\s+(?:year|month)\s+is|the\s+(?:year|month)\s+is"
-    r"|it\s+is\s+currently(?:\s+the\s+year)?|we\s+are\s+(?:currently\s+)?in(?:\s+the\s+year)?"
-    r"|aktuelles\s+jahr|aktueller\s+monat|(?:das\s+)?jahr\s+ist|année\s+en\s+cours|mois\s+en\s+cours|nous\s+sommes\s+en"
+    r"(?:the\s+)?current\s+(?:year|month)(?:\s+is)?|this\s+(?:year|month)\s+is"
+    r"|it\s+is\s+currently(?:\s+the\s+year)?|we are\s+(?:currently\s+in(?:\s+the\s+year)?|in\s+the\s+year)"
+    r"|aktuelles\s+jahr|aktueller\s+monat|(?:das\s+)?jahr\s+ist|année\s+en\s+cours|mois\s+en\s+cours|nous sommes\s+en"
     r"|año\s+actual|mes\s+actual|estamos\s+en|ano\s+atual|mês\s+atual|anno\s+(?:corrente|attuale)|mese\s+corrente"
     r"|текущий\s+(?:год|месяц)|сейчас\s+идёт|当前年份|当前月份|今年是|今年は|本月是|올해는|이번\s?달은"
 )
@@ -30,6 +30,7 @@ _BEFORE = re.compile(
     rf"(?i)(?<![^\W\d_])(?:{_LABEL})[ \t]*[:：=]?[ \t]*\**[ \t]*(?P<m>(?:{_MONTH})\.?\s+)?\Z"
 )
 _REACH = 48
+_CJK_MONTH = re.compile(r"[ \t]*(?:0?[1-9]|1[0-2])[ \t]*[月월]")
 #: a word each label holds ("current year" holds "year" …), for a look before the regex
 _WORDS = (
     "year",
@@ -63,12 +64,14 @@ _WORDS += (
 def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
     """The year at text[ys:ye] (with a month name before it, a 年 after) under a label of the
     current year or month; returns where it ends (``ys`` when none)."""
-    window = text[max(0, ys - _REACH) : ys].lower()
-    if not any(w in window for w in _WORDS):
-        return ys  # each label holds one of these words, and lowering keeps them: the regex cannot match
+    window = text[max(0, ys - _REACH) : ys]
+    if window.isascii() and not any(w in window.lower() for w in _WORDS):
+        return ys  # each label holds one of these words (lowered ASCII is exact): the regex cannot match
     m = _BEFORE.search(text, max(0, ys - _REACH), ys)
     if not m:
         return ys
-    end = ye + (text[ye : ye + 1] == "年")
+    end = ye + (text[ye : ye + 1] in ("年", "년"))
+    month = _CJK_MONTH.match(text, end) if end > ye else None  # "当前月份：2025年4月", "2025년 4월"
+    end = month.end() if month else end
     out.append(Candidate("date", m.start("m") if m.group("m") else ys, end, HIGH, "current-period"))
     return end

@@ -220,7 +220,12 @@ class _Judge:
     def date(self, c: Candidate, w: Around) -> str | None:
         text = self.text
         if c.shape == "current-period":
-            return None if w.example or w.static else "the current year or month"
+            year = _year(w.value)  # "The year is 1920" of a story, "the current year is 2030" of an example
+            return (
+                None
+                if w.example or w.static or not (year and 2000 <= year < 2100)
+                else "the current year or month"
+            )
         if c.shape == "weekday":
             return (
                 "the weekday of the date before it"

@@ -2,7 +2,7 @@
 
 :class:`CodeSpans` (fenced and inline code) and :class:`ExampleTags` (``<example>`` elements),
 each found once per text on first use; :func:`in_example_block` says whether a value sits under a
-line that introduces an example ("Example output:").
+line that introduces an example ("Example output:"); :func:`title_like`, whether a line is a title.
 
 It does NOT decide anything (:mod:`.judge` does).
 """
@@ -20,7 +20,7 @@ _EXAMPLE_INTRO = re.compile(
     r"|beispiele?|esempi[oa]?|przykład|voorbeeld|contoh(?:nya)?|misalnya"
     r"|例えば|例如|比如|示例|例子|예시|예)\b[^\n]{0,60}[:：][ \t]*$"
     # "reply like this:", "balas kayak gini:": a likeness word at the end, one word at most after it
-    r"|\b(?:like|such as|seperti|kayak)(?:[ \t]+\w+)?[ \t]*[:：][ \t]*$"
+    r"|\b(?:like[ \t]+(?:this|that|so|these)|such as|seperti(?:[ \t]+\w+)?|kayak(?:[ \t]+\w+)?)[ \t]*[:：][ \t]*$"
     # "respond in this exact plain-text format:": the lines under it show the shape, not live values
     r"|\b(?:in|using|with|follow|follows|following)\b[^\n:]{0,40}\b(?:format|template)\W{0,3}:[ \t]*$)"
 )
@@ -192,3 +192,12 @@ class CodeSpans:
         ls, le = line_bounds(text, pos, pos)
         ticks = text.count("`", ls, pos)
         return ticks % 2 == 1 and text.find("`", pos, le) >= 0
+
+
+def title_like(line: str) -> bool:
+    """A heading or title above a list ("## Free Webinar", "**Workshop:**", "Spring Concert"), not a
+    sentence ("You help users discover concerts and events.")."""
+    bare = line.strip()
+    if bare.startswith(("#", "**")) or bare.endswith(":"):
+        return True
+    return len(bare.split()) <= 8 and not bare.startswith("you") and not bare.endswith((".", "!", "?"))

@@ -7,8 +7,9 @@ Thursday, 24 April 2025 in Istanbul."), kept by :mod:`.judge` only when that dat
 :func:`period_bound` and :func:`user_event` tell :mod:`.judge` that a rendered date is a bound of
 a period counted back from today ("수집 기간: … - … (지난 주)"), or the user's last login.
 
-:data:`DATE_TIME_JOINS` and :data:`TIME_AFTER`: the words, in several languages, that join a
-date to its time ("06/06/2025 às 10:12"); :func:`after_time`, :func:`after_date` and
+:data:`DATE_TIME_JOINS`: the words, in several languages, that join a kept date to its time
+("06/06/2025 às 10:12", "…, es ist 13:52"); :data:`TIME_AFTER`: a clock time right after a date,
+joined by the tighter few of them; :func:`after_time`, :func:`after_date` and
 :func:`restated` tell that a value goes with the kept one right before it.
 
 It does NOT find the dates themselves (:mod:`.shapes`, :mod:`.dates`) nor labelled values
@@ -101,6 +102,12 @@ def find(text: str, out: list[Candidate]) -> None:
 _WORD_AFTER = re.compile(r"[ \t]*(?:,[ \t]*|[(（][ \t]*)?(?P<w>[^\W\d_]+(?:-feira)?)")
 
 
+def _not_a_weekday(text: str, raw: str, end: int) -> bool:
+    """A word spelled like a weekday that is not one here: a lower-case abbreviation ("sat down"),
+    Indonesian "minggu ini" (this week)."""
+    return (len(raw) <= 3 and raw.islower()) or (raw.lower() == "minggu" and text.startswith(" ini", end))
+
+
 def weekdays_after_dates(text: str, out: list[Candidate]) -> None:
     """A weekday name right after a date: a candidate of shape ``weekday``, kept only right after a
     kept date (:func:`weekday_of_kept`). A CJK weekday runs on into the next word ("星期三可用"):
@@ -109,9 +116,10 @@ def weekdays_after_dates(text: str, out: list[Candidate]) -> None:
         m = _WORD_AFTER.match(text, end)
         if not m:
             continue
-        word, at = m.group("w").lower(), m.start("w")
-        n = len(word) if word in WEEKDAY_OF else 0
-        if not n and not word.isascii():
+        raw, at = m.group("w"), m.start("w")
+        word = raw.lower()
+        n = len(word) if word in WEEKDAY_OF and not _not_a_weekday(text, raw, m.end("w")) else 0
+        if not n and ("\u3040" <= raw[0] <= "\u9fff" or "\uac00" <= raw[0] <= "\ud7af"):
             n = next((k for k in (3, 2) if word[:k] in WEEKDAY_OF), 0)
         if n:
             out.append(Candidate("date", at, at + n, HIGH, "weekday"))

@@ -114,7 +114,8 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
         return why
     if why := slotreadings.reading(text, c.start, c.end, w.near):
         return why
-    if ws and ws <= _COUNT_NAMES and not w.near.rstrip().endswith((":", "=", "：")):
+    counted = re.match(r"\s?[^\W\d_]", text[c.end : c.end + 3])  # "{n} people", "{n}명": a count of things
+    if ws and ws <= _COUNT_NAMES and counted and not w.near.rstrip(" *_`'\"").endswith((":", "=", "：")):
         return None  # "{n} celebrities born today": how many the template asks for (a "key: {n}" line is read on)
     if ws & _FILE_PLACES or _WORKDIR.search(w.near):
         return None  # the working directory or a path: where the deployment runs, not when

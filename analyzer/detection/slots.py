@@ -27,7 +27,8 @@ _USER_LABEL = re.compile(
     r"(?i)\buser(?:'s|s)?\s+(?:name|e-?mail(?:\s+address)?|location|city|country|time\s?zone|phone(?:\s+number)?"
     r"|address|nickname)\s*(?:is\s+|:\s*|=\s*)"
     # "the user is based in …", "User has shared their location … and they are located in …"
-    r"|\buser\b(?!['’]s)(?:[^.\n]{0,80}?\b(?:is|are)|\s+is)\s+(?:currently\s+)?(?:based|located) in (?:country |city )?"
+    r"|\buser\b(?!['’]s)(?:\s+is|[^.\n]{0,80}?\b(?:they|he|she)\s+(?:is|are))\s+(?:currently\s+)?(?:based|located) in"
+    r" (?:country |city )?"
 )
 #: a place after "located in": its parts ("Farnborough, England, United Kingdom")
 _PLACE = re.compile(

@@ -21,7 +21,7 @@ WORDS = {
     "dzisiejsza dzisiejszy aktualna aktualny aktualne sekarang tanggal waktu nyt dato dnes azi acum",
     "static": "stand wissensstand trainingsdaten aktualisiert ver\u00f6ffentlicht gegr\u00fcndet connaissances "
     "actualizado actualizada conocimiento publicado publicada lanzado atualizado atualizada conhecimento "
-    "aggiornato aggiornata conoscenze pubblicato bijgewerkt gepubliceerd kennis corte lahir lahirmu lahirnya",
+    "aggiornato aggiornata conoscenze pubblicato bijgewerkt gepubliceerd kennis corte lahir lahirmu lahirnya atendimento funcionamento apertura abertura cierre buka tutup",
     "example": "beispiel beispiele exemple exemples ejemplo ejemplos exemplo exemplos esempio esempi voorbeeld "
     "przyk\u0142ad contoh contohnya misal misalnya seperti kayak",
     "around": "seit bis depuis avant desde hasta antes dopo prima fino sinds",
@@ -31,7 +31,7 @@ MARKS = {
     r"если|nếu",
     "static": r"截止|截至|训练|訓練|知识|知識|更新|发布|發布|成立|创立|版本|カットオフ|学習|リリース|公開|改訂|"
     r"기준|학습|지식|출시|업데이트|обучен|знани|обновл|выпущ|опубликов|версия|навчан|оновлен|"
-    r"mise à jour|mis à jour|publié|fondé|última actualización|atualização|última atualização|"
+    r"mise à jour|mis à jour|atención|mở cửa|đóng cửa|giờ làm việc|publié|fondé|última actualización|atualização|última atualização|"
     r"veröffentlicht|gegründet|güncelleme|aktualizacj|تحديث|إصدار|अपडेट|जारी",
     "around": r"之前|以前|之后|以后|以後|自从|直到|までに|以降|이전|이후|까지|после|начиная|après|jusqu|después|até",
     "now": r"今天|今日|本日|现在|現在|当前|當前|目前|此刻|时间|時間|日期|日時|日付|时刻|時刻|오늘|현재|지금|날짜|시간|"

@@ -84,13 +84,16 @@ _MACHINE = {"ram", "disk", "free", "used", "usage"}
 
 def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
     words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", slot).lower()))
-    joined = (
-        slot.lower() if named else ""
-    )  # words written together: "chatname", "userfullname", "membercount"
-    if any(w in joined for w in ("chat", "channel", "group", "server", "room")) and "name" in joined:
+    # a name of words written together ("chatname", "userfullname", "membercount"), braces and spaces off
+    joined = re.sub(r"[^a-z]", "", slot.lower()) if named and len(words) == 1 else ""
+    if joined.startswith(("chat", "channel", "group", "server", "room")) and joined.endswith(
+        ("name", "title")
+    ):
         return ("Family chat", "Book club")[k % 2]
-    if joined.endswith("name}") or "count" in joined:
-        words.add("name" if "name" in joined else "count")
+    if joined.endswith("count"):
+        return str(12 + k)  # a count of members, messages …
+    if joined.endswith(("fullname", "username", "firstname", "lastname")):
+        words.add("name")
     if named and "at" in words:  # created_at, paged_at: a moment
         words.add("time")
     moment = BASE + dt.timedelta(days=k, minutes=k)

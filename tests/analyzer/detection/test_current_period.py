@@ -21,6 +21,8 @@ def dates(text: str) -> list[str]:
         ("今年は2025年です。", "2025年"),
         ("Aktuelles Jahr: 2025", "2025"),
         ("Mes actual: abril 2025", "abril 2025"),
+        ("当前月份：2025年4月", "2025年4月"),
+        ("올해는 2025년 4월입니다.", "2025년 4월"),
     ],
 )
 def test_the_current_year_or_month_is_found(text, value):
@@ -35,7 +37,35 @@ def test_the_current_year_or_month_is_found(text, value):
         "Your knowledge cutoff year is 2023.",
         "For example, the current year is 2030 in this story.",
         "Our fiscal year ends in April.",
+        "Set the scene: the year is 1920, Paris.",
+        "The year is 1984. Big Brother is watching.",
+        "For this story the current year is 1920.",
     ],
 )
 def test_a_year_the_label_does_not_make_current_is_not(text):
     assert dates(text) == []
+
+
+def test_the_word_check_leaves_out_no_ascii_window_the_label_regex_matches():
+    from analyzer.detection.current_period import _BEFORE, _WORDS
+
+    labels = (
+        "current year is",
+        "This month is",
+        "it is currently",
+        "We are currently in",
+        "we are in the year",
+    )
+    labels += (
+        "Aktuelles Jahr:",
+        "das Jahr ist",
+        "nous sommes en",
+        "Ano atual:",
+        "anno corrente",
+        "estamos en",
+    )
+    for label in labels:
+        for gap in (" ", "  ", ": ", " **"):
+            window = label + gap
+            if _BEFORE.search(window):
+                assert any(w in window.lower() for w in _WORDS), window

@@ -118,6 +118,8 @@ def test_a_bare_date_item_is_an_events_only_under_an_event_in_its_paragraph():
     assert found(listed) == [("date", "24 April 2025"), ("time", "14:00")]
     apart = "Our webinar series is over.\n\nCurrent context:\n- Date: 24 April 2025"
     assert found(apart) == [("date", "24 April 2025")]
+    prose = "You are EventBot. You help users discover concerts and events near them.\nDate: 2025-04-24"
+    assert found(prose) == [("date", "2025-04-24")]  # a sentence about events is no event's title
 
 
 def test_a_weekday_right_after_a_kept_date_or_time_is_kept_with_it():
@@ -131,6 +133,12 @@ def test_a_weekday_right_after_a_kept_date_or_time_is_kept_with_it():
         ("time", "13:52"),
     ]
     assert found("Released 2024-01-02 Tuesday.") == []  # the date was not kept: nor is its weekday
+    for text, date in (
+        ("Today: 2025-04-24, Montréal.", "2025-04-24"),
+        ("Hari ini 24-04-2025 minggu ini ada rapat", "24-04-2025"),  # "minggu ini": this week
+        ("Today: 2025-04-24, sat down", "2025-04-24"),
+    ):
+        assert found(text) == [("date", date)]  # only the date: no weekday there
     assert found("The date is 24-Apr-2025.") == [("date", "24-Apr-2025")]
 
 

@@ -86,3 +86,8 @@ def test_a_prose_fence_quoting_a_prompt_that_opens_with_the_assistant_is_prose()
         assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["2024-06-20"]
     code = "```txt\nprint(2024-06-20)\nThe current date is 2024-06-20.\n```\n"
     assert [v for v in find_volatile(code) if v.kind == "date"] == []
+
+
+def test_a_like_that_is_a_verb_introduces_no_example():
+    text = "Things the user would like:\n- Current date: 2025-04-24\n- Session ID: 4f2a9c1e7b3d"
+    assert [v.kind for v in find_volatile(text) if v.kind != "today-phrase"] == ["date", "request-id"]

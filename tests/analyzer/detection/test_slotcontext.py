@@ -130,8 +130,10 @@ def test_an_owner_with_no_rendered_clock_or_a_field_that_is_no_bound_is_not():
 
 
 def test_a_count_slot_in_a_sentence_about_today_is_how_many_not_when():
-    assert slots("Today is {today}. Name {n} people born today.") == ["{today}"]
+    assert slots("오늘의 날짜는 {today} 입니다. 오늘이 생일인 유명인 {n}명을 나열해 주세요.") == ["{today}"]
     assert slots("Tokens used today: {n}") == ["{n}"]  # a key line: read as the reading it labels
+    assert slots("Messages left today: **{count}**") == ["{count}"]
+    assert slots("Users online right now {count}.") == ["{count}"]  # no counted noun after it
 
 
 def test_the_lines_under_a_markdown_heading_about_the_user_after_a_blank_line():

@@ -35,6 +35,8 @@ def test_a_value_the_label_says_is_the_users(text, value):
         "The user's data is located in Frankfurt, Germany.",  # where the service keeps it
         "The user is located in the EU or in the US; ask which.",
         "Users are located in Lisbon and Porto.",
+        "If the user asks about a restaurant that is located in Paris, recommend one.",
+        "The user wants hotels that are located in Lisbon, Portugal.",
     ],
 )
 def test_a_place_the_label_does_not_give_the_user_is_not(text):

@@ -224,6 +224,8 @@ DECOYS = [
     '{\n  "id": "chatcmpl-ASt77VsT3eC7VUOlwTe1TdpsyWUsT",\n  "object": "chat.completion",\n  "created": 1731448405\n}',
     'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"call_9pj9dwhddm2iqzwcxq1tgwp9","name":"Read"}}',
     "Next US election: November 7, 2028",
+    "Horario de atención: de lunes a viernes a partir de las 09:00",
+    "Waktu buka toko adalah 08:00",
     "INSERT INTO t_prompts (id, content, created_at, name) VALUES (3, 'You are a helper.', '2025-03-05 03:19:32.531417', 'optimize', null);",
     "Delivery date: 2026-01-15",
     "Invoice date: 2026-01-15",

@@ -207,7 +207,7 @@ def test_a_period_bound_in_code_on_a_line_naming_a_period_counted_back_from_toda
 
 def test_a_date_or_id_written_in_a_code_literal_is_fixed_text_but_its_slots_are_not():
     src = """
-EXAMPLES = [{"assistant": "Current metrics (2025-11-07 14:35:22): CPU usage: 52%, session 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a01"}]
+PROMPT_A = "Current metrics (2025-11-07 14:35:22): CPU usage: 52%, session 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a01. Answer the user."
 PROMPT = f"Today is {datetime.now():%Y-%m-%d}. Reply to {user_name}."
 """
     got = values(python.templates(src))
