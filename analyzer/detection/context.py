@@ -58,7 +58,7 @@ _CLASS_PHRASES = {
         "test value",
         "test values",
     },
-    "static": {"took place", "release date"},
+    "static": {"took place", "release date", "created by", "written by"},
     "now": {
         "right now",
         "at the",

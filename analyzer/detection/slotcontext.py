@@ -73,6 +73,10 @@ _GIT_WORDS = re.compile(
     r"(?i)\b(?:git|repo(?:sitory)?|branch|commits?|working (?:tree|copy|directory)|HEAD)\b"
 )
 _GIT_SLOT_WORDS = vocab.GIT_PARTS | {"current", "head", "active", "name", "git", "commit", "sha", "diff"}
+#: the words of calls that only turn a value into text (``strings.TrimSpace(string(b))``, ``str(b).strip()``)
+_TEXT_WRAPPERS = frozenset(
+    "strings string str trim space strip to bytes utf lossy from unwrap as ref".split()
+)
 #: a line of a block: a list item or a key and its value
 _ITEM = re.compile(r"[ \t]*(?:[-*•][ \t]+|\d+\.[ \t]+|[\w ]{1,30}[:：][ \t]*\S)")
 _PERIOD = re.compile(
@@ -182,7 +186,7 @@ def family(expr: str, owners: dict[str, str]) -> str | None:
 def git_slot(expr: str, label: str) -> bool:
     """A slot named only for the working copy (``{branch}``, ``${status}``) after a label about git
     ("The current branch is", "Git status:"): read from the repository per request."""
-    ws = set(words(expr))
+    ws = set(words(expr)) - _TEXT_WRAPPERS  # strings.TrimSpace(string(branch)): the branch
     return bool(ws & vocab.GIT_PARTS and ws <= _GIT_SLOT_WORDS and _GIT_WORDS.search(label))
 
 

@@ -99,7 +99,7 @@ def judge_by_label(pieces: list[Piece]) -> None:
         if p.literal:
             before = (before + p.text)[-MAX_LABEL:]
             continue
-        if p.verdict is None and git_slot(p.text, label(before, len(before))):
+        if p.verdict is None and git_slot(p.shown, label(before, len(before))):  # the argument of a "%s"
             p.verdict = Verdict("a snapshot of the working copy, by its label", HIGH)
         before += p.text
 

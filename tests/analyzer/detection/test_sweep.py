@@ -226,6 +226,7 @@ DECOYS = [
     "Next US election: November 7, 2028",
     "Horario de atención: de lunes a viernes a partir de las 09:00",
     "Waktu buka toko adalah 08:00",
+    "//  Created by Hongshen on 12/4/2024.",
     "INSERT INTO t_prompts (id, content, created_at, name) VALUES (3, 'You are a helper.', '2025-03-05 03:19:32.531417', 'optimize', null);",
     "Delivery date: 2026-01-15",
     "Invoice date: 2026-01-15",

@@ -213,3 +213,17 @@ PROMPT = f"Today is {datetime.now():%Y-%m-%d}. Reply to {user_name}."
     got = values(python.templates(src))
     assert "2025-11-07 14:35:22" not in got and "52%" not in got
     assert any("datetime.now()" in v for v in got) and any("user_name" in v for v in got)
+
+
+def test_a_positional_slot_under_a_git_label_is_judged_by_the_argument_that_fills_it():
+    from analyzer.lint.sources import compiled
+
+    src = """package p
+
+func build(sb *strings.Builder, branch []byte, title string) {
+	fmt.Fprintf(sb, "You are a shell assistant.\\n- Git branch: %s\\n", strings.TrimSpace(string(branch)))
+	fmt.Fprintf(sb, "You are a shell assistant.\\n- Git branch: %s\\n", strings.TrimSpace(title))
+}
+"""
+    found = [v.value for t in compiled.templates(src, ".go") for v in volatile_values(t)]
+    assert found == ["strings.TrimSpace(string(branch))"]
