@@ -83,3 +83,23 @@ def test_a_slot_whose_name_says_nothing_is_what_its_label_says():
 def test_a_user_s_information_is_another_user_s_details():
     first, second = render("{{ user_information }}", 0), render("{{ user_information }}", 1)
     assert first.startswith("Name: ") and "\n" in first and first != second
+
+
+def test_git_chat_name_and_count_slots_render_as_an_app_renders_them():
+    assert render("{{.GitBranch}}", 0) == "main" and render("{{.GitBranch}}", 1) != "main"
+    status = render("{{.GitStatus}}", 0)
+    assert status.startswith("M ") and "\n" in status and status != render("{{.GitStatus}}", 1)
+    assert render("{{commit}}", 0, "- Git commit: ") == "a1b2c3d"
+    assert render("{chatname}", 0) == "Family chat" and render("{membercount}", 1) == "13"
+    assert render("{{ userfullname }}", 0) == "Ana"
+    assert render("{server_hostname}", 0) != "Family chat"  # a host, not a chat's name
+
+
+def test_a_slot_name_marked_inside_its_braces_is_the_slot():
+    from proxy.bench.rewrite_corpus import labelled
+
+    assert labelled("- Chat: {⟦chatname⟧} (ID: ⟦{chatid}⟧)") == (
+        ["- Chat: ", " (ID: ", ")"],
+        ["{chatname}", "{chatid}"],
+    )
+    assert labelled("${⟦x⟧}") == (["${", "}"], ["x"])  # a JS interpolation keeps its braces in the text
