@@ -401,3 +401,12 @@ def test_sigterm_at_random_moments_ends_every_stop_on_time_with_complete_books(t
         f"--- {name}: {wrong}\n{log}" for name, (wrong, log) in failures.items()
     )
     assert sum(len(r.rows) for r in results) > 0
+
+
+def test_a_port_handed_to_a_proxy_is_never_one_a_listener_of_a_trial_beside_can_take():
+    from tests.support.servers import _ephemeral_start
+
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50 and all(p < _ephemeral_start() for p in ports)
+    with HungListener() as listener:  # binds port 0: the kernel picks from the ephemeral range
+        assert listener.port >= _ephemeral_start() and listener.port not in ports

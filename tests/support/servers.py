@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import random
 import socket
 import threading
 import time
@@ -10,9 +11,39 @@ from collections.abc import Iterator
 
 import uvicorn
 
+_HANDED: set[int] = set()
+_HANDED_LOCK = threading.Lock()
+
+
+def _ephemeral_start() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
 
 def free_port() -> int:
-    with socket.socket() as s:
+    """A free loopback port for a server that binds it later (a subprocess's ``--port``).
+
+    Picked below the kernel's ephemeral range, never twice in one run: a listener that binds port 0
+    meanwhile (a fake upstream of a test running beside) gets an ephemeral port, so it can never take
+    this one between the pick and the server's own bind (which once let a test talk to another
+    test's upstream instead of its proxy)."""
+    top = _ephemeral_start()
+    with _HANDED_LOCK:
+        for _ in range(200):
+            port = random.randrange(max(1024, top - 12000), top)
+            if port in _HANDED:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _HANDED.add(port)
+            return port
+    with socket.socket() as s:  # the range is crowded: let the kernel choose
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
