@@ -32,33 +32,10 @@ _BEFORE = re.compile(
 _REACH = 48
 _CJK_MONTH = re.compile(r"[ \t]*(?:0?[1-9]|1[0-2])[ \t]*[月월]")
 #: a word each label holds ("current year" holds "year" …), for a look before the regex
-_WORDS = (
-    "year",
-    "month",
-    "currently",
-    "we are",
-    "jahr",
-    "monat",
-    "année",
-    "mois",
-    "nous sommes",
-    "año",
-    "mes",
+_WORDS = tuple(
+    "year;month;currently;we are;jahr;monat;année;mois;nous sommes;año;mes;estamos;ano;mês".split(";")
 )
-_WORDS += (
-    "estamos",
-    "ano",
-    "mês",
-    "anno",
-    "mese",
-    "текущий",
-    "сейчас",
-    "当前",
-    "今年",
-    "本月",
-    "올해",
-    "이번",
-)
+_WORDS += tuple("anno mese текущий сейчас 当前 今年 本月 올해 이번".split())
 
 
 def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:

@@ -24,41 +24,11 @@ from bisect import bisect_left, bisect_right
 from analyzer.detection.calendar import WEEKDAY_OF
 from analyzer.detection.candidate import HIGH, Candidate
 
-#: the words that join a date to its time: "at", "às", "a las", "um", "à", "alle", "om", "kl.", "в", "lúc" …
-DATE_TIME_JOINS = (
-    "",
-    "at",
-    "@",
-    "t",
-    "-",
-    "|",
-    "às",
-    "as",
-    "a las",
-    "a la",
-    "à",
-    "um",
-    "alle",
-    "om",
-    "kl.",
-    "kl",
-    "klo",
-)
-#: … and the clauses that go on to the time: "24.04.2025, es ist 13:52", "24/04/2025 et il est 13h52"
-DATE_TIME_JOINS += ("it is", "and it is", "es ist", "il est", "et il est", "son las", "y son las", "sono le")
-DATE_TIME_JOINS += (
-    "o",
-    "o godz.",
-    "godz.",
-    "в",
-    "saat",
-    "pukul",
-    "jam",
-    "lúc",
-    "v",
-    "ve",
-    "kello",
-    "klockan",
+#: the words that join a date to its time ("at", "às", "a las", "um", "à", "alle", "om", "kl.", "в", "lúc" …)
+#: and the clauses that go on to it ("24.04.2025, es ist 13:52", "24/04/2025 et il est 13h52")
+DATE_TIME_JOINS = frozenset(
+    ";at;@;t;-;|;às;as;a las;a la;à;um;alle;om;kl.;kl;klo;o;o godz.;godz.;в;saat;pukul;jam;lúc;v;ve;kello"
+    ";klockan;it is;and it is;es ist;il est;et il est;son las;y son las;sono le".split(";")
 )
 TIME_AFTER = re.compile(
     r"(?i)[ \t]?(?:,|at|@|-|às|a las|um|à|alle|om|kl\.?|klo|в|pukul|lúc)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d"
