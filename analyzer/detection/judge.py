@@ -119,7 +119,7 @@ class _Judge:
                 return None if w.example else f"the same state as `{short(sibling)}`"
             if c.shape == SETTING:
                 bound = slotcontext.range_bound(c.expr) and slotcontext.in_period(text, c.start, c.end)
-                return "the bound of a period counted back from today" if bound and not w.example else None
+                return slotcontext.BOUND_REASON if bound and not w.example else None
             if c.shape == STRFTIME:  # not as an argument: strftime_now("%d %b %Y") is judged as the call
                 arg = text[max(0, c.start - 2) : c.start] in ('("', "('")
                 return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
@@ -244,7 +244,7 @@ class _Judge:
         if not w.example and rendered_dates.user_event(w.label):
             return f"{w.labelled}: an event of the user's account"
         if not w.example and rendered_dates.period_bound(text, c.start, c.end, self.date_spans):
-            return "the bound of a period counted back from today"
+            return slotcontext.BOUND_REASON
         if w.example or cx.static_date(text, c.start, c.end) or w.static:
             return None
         year = _year(w.value)

@@ -222,6 +222,10 @@ def in_period(text: str, start: int, end: int) -> bool:
     return bool(_PERIOD.search(text, ls, le if le >= 0 else len(text)))
 
 
+#: why a period's bound is volatile (judge, code slots); the rewrite moves what this reason opens
+BOUND_REASON = "the bound of a period counted back from today"
+
+
 def range_bound(expr: str) -> bool:
     """The slot names the start or end of a period by date (``start_date``, ``date_to``, ``end_day``)."""
     ws = set(words(expr))

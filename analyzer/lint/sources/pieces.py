@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from analyzer.detect import Volatile, find_volatile
 from analyzer.detection.context import MAX_LABEL, label, word_classes
 from analyzer.detection.names import HIGH, Verdict, is_setting
-from analyzer.detection.slotcontext import git_slot, in_period, range_bound
+from analyzer.detection.slotcontext import BOUND_REASON, git_slot, in_period, range_bound
 from analyzer.lint.sources.promptlike import KEYED, is_prompt, slotted
 
 
@@ -131,9 +131,6 @@ def prompt_template(
     return t if slots_count and not t.interpolated and slotted(t.literal_text) else None
 
 
-_BOUND = "the bound of a period counted back from today"
-
-
 def _period_bound(text: str, at: int, p: Piece) -> bool:
     """``p`` names a period's bound on a line naming a period counted back from today ("the past 7
     days (since {sinceDate:…})"): per request, even where a fixed-moment word ("published") labels it."""
@@ -177,13 +174,13 @@ def volatile_values(t: Template) -> list[Volatile]:
             bound = _period_bound(text, a, p)
             if _static_label(text, a) and not bound:
                 continue  # "Knowledge cutoff: ${date.format(f)}": a fixed date, whatever the name says
-            why = _BOUND if bound else p.verdict.reason
+            why = BOUND_REASON if bound else p.verdict.reason
             out.append(Volatile("placeholder", a, b, p.shown, "high" if bound else p.verdict.severity, why))
         elif (a, b) in by_span:
             v = by_span[(a, b)]
             out.append(Volatile("placeholder", a, b, p.shown, "high", v.reason))
         elif _period_bound(text, a, p):
-            out.append(Volatile("placeholder", a, b, p.shown, "high", _BOUND))
+            out.append(Volatile("placeholder", a, b, p.shown, "high", BOUND_REASON))
     flagged = {p.shown for a, _, p in slots if any(o.start == a for o in out)}
     for a, b, p in slots:  # the same expression again ("use the name ${name.split(' ')[0]}")
         if (

@@ -1,10 +1,11 @@
 """Python: where a volatile value enters a prompt other than inside a literal, one template each.
 
 A slot filled by a call (``.replace("{{DATE}}", value)``, ``.format(today=…)``, ``.render(now=…)``,
-``partial_variables={"today": get_today}``, a render dict ``{"today": datetime.now()…}``, a map keyed by slots ``{"{date}": …}``), a value
-appended to a prompt (``prompt += now()``, an element of a list of prompt parts that is joined),
-and the bare word a ``.replace`` fills in its literal ("Heute ist der DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables
-that hold prompt text. It does NOT find literals (:mod:`.python`) nor judge text.
+``partial_variables={"today": get_today}``, a render dict ``{"today": datetime.now()…}``, a map keyed
+by slots ``{"{date}": …}``), a value appended to a prompt (``prompt += now()``, an element of a list of
+prompt parts that is joined), and the bare word a ``.replace`` fills in its literal ("Heute ist der
+DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables that hold prompt text.
+It does NOT find literals (:mod:`.python`) nor judge text.
 """
 
 from __future__ import annotations
@@ -85,10 +86,9 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
     }
     for n in ast.walk(f.tree):
         for k in n.keywords if isinstance(n, ast.Call) else ():
-            if k.arg == "partial_variables" and isinstance(
-                k.value, ast.Dict
-            ):  # LangChain: filled at format time
-                out += _dict_values(f, k.value, strict=False)
+            partials = k.value if k.arg == "partial_variables" else None  # LangChain: filled at format time
+            if isinstance(partials, ast.Dict):
+                out += _dict_values(f, partials, strict=False)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             attr = n.func.attr
             if attr == "replace" and len(n.args) == 2 and isinstance(n.args[0], ast.Constant):
