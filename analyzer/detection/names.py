@@ -109,6 +109,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
             return Verdict(f"named `{name}`: a {ws[i - 1]} id", HIGH)
         if w == "last" and nxt in vocab.LAST_OF:
             return Verdict(f"named `{name}`: changes with each {nxt}", HIGH)
+        if w == "left" and i and ws[i - 1].rstrip("s") in vocab.COUNTED | vocab.STATE:
+            return Verdict(f"named `{name}`: counts down {ws[i - 1]}", HIGH)  # "steps_left", "attemptsLeft"
         if w in vocab.COUNTS and i and ws[i - 1] in vocab.COUNTED:
             return Verdict(f"named `{name}`: counts {ws[i - 1]}s so far", HIGH)
         if w == "at" and i and ws[i - 1] in vocab.EVENT_AT:
@@ -131,7 +133,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: a running total of the session", HIGH)
     if "state" in found and found & vocab.STATE_OWNERS:
         return Verdict(f"named `{name}`: rendered application state", HIGH)
-    if found & vocab.GIT_PARTS and (found & vocab.GIT or "current" in found):
+    if found & vocab.GIT_PARTS and found & (vocab.GIT | vocab.GIT_NOW):
         return Verdict(f"named `{name}`: a snapshot of the working copy", HIGH)
     return None
 

@@ -15,7 +15,7 @@ import re
 
 from analyzer.detection import dates, gitstate, given, phrases, rendered, rendered_dates, session, slots
 from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
-from analyzer.detection.names import is_setting, judge_expression
+from analyzer.detection.names import Verdict, is_setting, judge_expression
 from analyzer.detection.prefilters import find_led
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, ulid_ms
 
@@ -100,6 +100,9 @@ _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
 
 
+_CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIGH)
+
+
 def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     m = _PH.match(text, at)
     if not m:
@@ -124,6 +127,8 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
         if g is not None
     )
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
+    if verdict is None and m.group("d") is not None and expr.strip().lower() == "user":
+        verdict = _CARD_USER  # {{user}} beside {{char}}: the character-card convention's user name
     if verdict and given.content(text, expr):
         verdict = None  # "Here is the weather:\n{weather}": the material to work on
     shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")

@@ -26,37 +26,11 @@ RANDOM = {
     "ulid",
     "nanoid",
 }
-STATE = {
-    "session",
-    "sess",
-    "turn",
-    "iteration",
-    "attempt",
-    "retry",
-    "seq",
-    "counter",
-    "remaining",
-    "quota",
-    "balance",
-    "credits",
-    "elapsed",
-    "uptime",
-    "latency",
-    "login",
-    "ip",
-    "weather",
-    "location",
-    "latitude",
-    "longitude",
-    "lat",
-    "lng",
-    "lon",
-    "geo",
-    "geolocation",
-    "unread",
-    "cart",
-    "battery",
-}
+STATE = set(
+    "session sess turn iteration attempt retry seq counter remaining quota balance credits elapsed "
+    "uptime latency login ip weather location latitude longitude lat lng lon geo geolocation unread "
+    "cart battery".split()
+)
 #: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
 MEMORY = {"memory", "memories", "storage", "mem"}
 #: a running total of the session ("total_cost", "costSoFar")
@@ -64,40 +38,16 @@ RUNNING = {"cost", "costs", "spend", "spent", "usage", "charges"}
 RUNNING_OWNERS = {"total", "current", "session", "so", "accumulated", "cumulative", "running"}
 #: the current user's own values ("{user_name}", "{USER_EMAIL}", "{user_city}"), per user
 USER = {"user", "users", "me", "my"}
-USER_PARTS = {
-    "name",
-    "email",
-    "mail",
-    "id",
-    "city",
-    "location",
-    "country",
-    "region",
-    "timezone",
-    "tz",
-    "phone",
-}
+USER_PARTS = set("name email mail id city location country region timezone tz phone".split())
 USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode", "profile", "details", "facts", "pronouns"}
+USER_PARTS |= {"age"}
 USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
 #: a person's own name by its parts ("{{firstName}}", "{full_name}"): filled per user, unless a record's
 #: field; a role's name alone ("{customer_name}") may be a persona's, so it is judged by its label
 PERSON_NAMES = {"firstname", "lastname", "fullname", "surname", "givenname", "forename", "familyname"}
 NAME_PARTS = {"first", "last", "full", "given", "family", "middle", "display", "preferred", "legal", "sur"}
 #: a quantity read per request ("tokens_left", "freeMem", "available_memory") …
-MEASURED = {
-    "token",
-    "tokens",
-    "mem",
-    "memory",
-    "ram",
-    "vram",
-    "disk",
-    "storage",
-    "cpu",
-    "gpu",
-    "battery",
-    "context",
-}
+MEASURED = set("token tokens mem memory ram vram disk storage cpu gpu battery context".split())
 #: … when one of these words reads it
 MEASURE_READS = {"left", "used", "free", "available", "avail", "usage", "consumed", "spent", "remaining"}
 MEASURE_READS |= {"count", "total", "size", "level", "percent", "percentage", "status"}
@@ -108,29 +58,15 @@ READ_OVER_SETTING = {"left", "used", "remaining", "consumed", "spent"}
 CONFIG = {"settings", "setting", "config", "configs", "cfg", "conf", "configuration", "defaults", "default"}
 CONFIG |= {"env", "environ", "environment", "options", "opts", "prefs", "constants", "consts"}
 #: rendered application state ("global_state", "agentState"), not a postal state
-STATE_OWNERS = {
-    "global",
-    "app",
-    "application",
-    "agent",
-    "game",
-    "world",
-    "workflow",
-    "graph",
-    "runtime",
-    "system",
-    "current",
-    "session",
-    "conversation",
-    "chat",
-    "dialog",
-    "dialogue",
-    "task",
-    "user",
-}
+STATE_OWNERS = set(
+    "global app application agent game world workflow graph runtime system current session "
+    "conversation chat dialog dialogue task user".split()
+)
 #: a snapshot of the working copy ("git_status", "currentBranch")
 GIT = {"git", "repo", "vcs"}
 GIT_PARTS = {"status", "branch", "diff", "log", "changes", "commits"}
+#: … of the working copy now ("recent_commits", "current_branch")
+GIT_NOW = {"current", "recent", "latest"}
 #: a stored moment's date ("receivedDate", "due_date", "birth_date"), not today's
 MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "due", "birth", "release"}
 MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}
@@ -204,20 +140,8 @@ EVENT_AT = {
     "expires",
 }
 COUNTS = {"count", "number", "num", "index", "idx", "no"}
-COUNTED = {
-    "dialogue",
-    "message",
-    "msg",
-    "step",
-    "round",
-    "request",
-    "conversation",
-    "chat",
-    "interaction",
-    "reply",
-    "call",
-    "visit",
-}
+COUNTED = set("dialogue message msg step round request conversation chat interaction reply call visit".split())
+COUNTED |= {"member", "participant"}
 SETTING = {
     "limit",
     "max",

@@ -104,3 +104,21 @@ def test_a_persons_own_name_by_its_parts_is_per_user(expr):
 @pytest.mark.parametrize("expr", ["author.first_name", "agent_name", "company_name", "file_name", "name"])
 def test_a_records_field_or_anothers_name_is_not(expr):
     assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize(
+    "slot", ["{steps_left}", "{{attemptsLeft}}", "{member_count}", "{recent_commits}", "{{ user_age }}"]
+)
+def test_counters_counting_down_and_recent_git_state_are_found(slot):
+    assert [v.value for v in find_volatile(f"Status: {slot}.")] == [slot]
+
+
+@pytest.mark.parametrize("slot", ["{max_steps}", "{{attempts}}", "{commit_message_style}", "{user_info}"])
+def test_their_settings_and_ambiguous_neighbours_are_not(slot):
+    assert find_volatile(f"Status: {slot}.") == []
+
+
+def test_the_character_card_user_is_the_users_name():
+    text = "You are {{char}}. Talk with {{user}} as a friend."
+    assert [v.value for v in find_volatile(text)] == ["{{user}}"]
+    assert find_volatile("User: {user}\nAssistant:") == []  # a completion template's turn: content
