@@ -140,7 +140,9 @@ EVENT_AT = {
     "expires",
 }
 COUNTS = {"count", "number", "num", "index", "idx", "no"}
-COUNTED = set("dialogue message msg step round request conversation chat interaction reply call visit".split())
+COUNTED = set(
+    "dialogue message msg step round request conversation chat interaction reply call visit".split()
+)
 COUNTED |= {"member", "participant"}
 SETTING = {
     "limit",
