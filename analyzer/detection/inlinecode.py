@@ -165,5 +165,17 @@ class JudgedCode(regions.CodeSpans):
             return False
         fences = self._fenced()
         if any(a <= pos < b for a, b in fences):
-            return True
+            return not _lone_fenced_slot(self.text, pos)
         return not label_value(self.text, pos, self._label_memo)
+
+
+#: a fence holding one template slot and nothing else: "```\n{{ local_datetime }}\n```"
+_LONE_SLOT = re.compile(r"[ \t]*(?:\{\{[^{}\n]+\}\}|\{[A-Za-z_][\w.]*\}|\$\{[^{}\n]+\})[ \t]*\n[ \t]*```")
+
+
+def _lone_fenced_slot(text: str, pos: int) -> bool:
+    """The slot at ``pos`` is a fence's whole body: the template renders a value there (a syntax
+    example shows more than a bare slot)."""
+    ls = text.rfind("\n", 0, pos) + 1
+    above = text.rfind("\n", 0, max(ls - 1, 0)) + 1
+    return text.startswith("```", above) and text[ls:pos].strip() == "" and bool(_LONE_SLOT.match(text, ls))

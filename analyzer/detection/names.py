@@ -103,6 +103,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the current user's own value", HIGH)
     if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
         return None
+    if ws[-1] in vocab.TEXT_ABOUT or _record_date(name, ws, field):
+        return None  # "resolveRelativeTimeInstruction": text about the time; "track.Year": a record's date
     for i, w in enumerate(ws):
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
         if w == "id" and i and ws[i - 1] in vocab.ID_OWNERS:
@@ -136,6 +138,18 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
     if found & vocab.GIT_PARTS and found & (vocab.GIT | vocab.GIT_NOW):
         return Verdict(f"named `{name}`: a snapshot of the working copy", HIGH)
     return None
+
+
+#: owners whose date field may be today's ("self.date", "ctx.day", "state.month")
+_NOW_OWNERS = frozenset("self this ctx context state session env now current today req request".split())
+
+
+def _record_date(name: str, ws: list[str], field: bool) -> bool:
+    """A record's own date field (``track.Year``, ``event.date``, or a field named ``date``)."""
+    if "." not in name:
+        return field and set(ws) <= vocab.DATE_PARTS
+    owner, last = name.rsplit(".", 1)
+    return set(words(last)) <= vocab.DATE_PARTS and not set(words(owner)) & _NOW_OWNERS
 
 
 def is_setting(expr: str) -> bool:

@@ -143,8 +143,9 @@ def _paired(text: str, marks: list[tuple[int, str]]) -> list[tuple[int, int, str
 
 #: the opening words of a system prompt ("You are ChatGPT, …") in several languages
 _PROMPT_OPENING = re.compile(
-    r"(?:(?:You are|You're|Du bist|Tu es|Vous êtes|Eres|Sei|Você é|The assistant is|Ты|Вы|Jesteś|Sen)\b"
-    r"|你是|あなたは|당신은|助手名为|助手是|アシスタントは)"
+    r"(?:(?:You are|You're|Your name is|Your role is|Act as|I want you to act|Du bist|Tu es|Vous êtes|Eres|Tu eres"
+    r"|Sei|Você é|The assistant is|Ты|Вы|Jesteś|Sen)\b"
+    r"|你是|你的名字是|你叫|你将扮演|あなたは|당신은|助手名为|助手是|アシスタントは)"
 )
 
 

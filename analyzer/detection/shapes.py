@@ -112,20 +112,7 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     if m.group("strftime") is not None:
         out.append(Candidate("placeholder", at, m.end(), HIGH, STRFTIME, m.group(0)))
         return m.end()
-    expr = next(
-        g
-        for g in (
-            m.group("positional"),
-            m.group("dify"),
-            m.group("d"),
-            m.group("tag"),
-            m.group("s"),
-            m.group("p"),
-            m.group("e"),
-            m.group("f"),
-        )
-        if g is not None
-    )
+    expr = next(g for g in m.group("positional", "dify", "d", "tag", "s", "p", "e", "f") if g is not None)
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
     if verdict is None and m.group("d") is not None and expr.strip().lower() == "user":
         verdict = _CARD_USER  # {{user}} beside {{char}}: the character-card convention's user name
@@ -184,7 +171,7 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
             end = dates.at_year(text, s, e, out)
         elif n in (10, 13):
             m = EPOCH.match(text, s)
-            if m:
+            if m and not text.startswith("1234567890", s):  # the stock made-up epoch of samples
                 ms = n == 13 and int(m.group(0)) in EPOCH_MS
                 out.append(Candidate("time", s, m.end(), HIGH, "epoch-ms" if ms else "epoch"))
                 end = m.end()

@@ -136,7 +136,10 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     ]
     key = cx.word_classes(" ".join(kept))
     now = cx.word_classes(" ".join(t for t in now_words(kept) if t.lower().strip(":=-,()") not in _CURRENT))
-    user = "user" in cx.word_classes(w.near)
+    near = w.near
+    if not near.strip() and w.label.rstrip().endswith("("):  # "the user's timezone ({tz})": the words before
+        near = cx.clause(w.label.rstrip()[:-1])
+    user = "user" in cx.word_classes(near)
     return w.labelled if ("now" in now and "static" not in key) or key & _SLOT_KEYS or user else None
 
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 TIME = {"now", "time", "timestamp", "datetime", "clock", "hour", "minute", "ts", "epoch", "utc", "tonight"}
 TIME |= {"zeit", "uhrzeit", "jetzt", "hora", "heure", "ahora", "zeitpunkt", "sekunde"}
 DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "week", "month", "year"}
+#: a date's parts with no word for now: a record's own field ("track.Year", "event.date")
+DATE_PARTS = {"date", "day", "weekday", "week", "month", "year", "dt"}
+#: a name's last word saying it holds text about its subject ("dateInstructions", "time_prompt")
+TEXT_ABOUT = set("instruction instructions guide guidance rules hint hints description".split())
 DATE |= {"datum", "heute", "fecha", "hoy", "jour", "aujourdhui", "oggi", "hoje", "wochentag"}
 RANDOM = {
     "uuid",

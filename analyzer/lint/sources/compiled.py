@@ -3,9 +3,10 @@
 Finds string literals (:mod:`.codestrings`), ``+`` chains and format calls (Go ``fmt.Sprintf``,
 Rust ``format!`` / ``write!``, Java ``String.format`` / ``.formatted`` / ``MessageFormat.format``,
 C# ``string.Format`` / ``AppendFormat``, Kotlin ``String.format`` / ``.format``), whose slots
-are filled by their arguments (:mod:`.formatslots`); each interpolation, operand and argument
-is judged by what it calls and names (:mod:`.codeexpr`). A literal's name is the variable,
-field, key, annotation or function it belongs to; :func:`.promptlike.is_prompt` decides.
+are filled by their arguments (:mod:`.formatslots`), and builders written piece by piece
+(:mod:`.builders`); each interpolation, operand and argument is judged by what it calls and names
+(:mod:`.codeexpr`). A literal's name is the variable, field, key, annotation or function it
+belongs to; :func:`.promptlike.is_prompt` decides.
 
 It does NOT take literals of logging, printing, errors, comparisons, imports, attributes, struct
 tags or ``case`` labels, and returns None for a file that does not parse (read as text instead).
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection.names import Verdict, judge
-from analyzer.lint.sources import codeslots
+from analyzer.detection.names import Verdict, expression_parts, judge
+from analyzer.lint.sources import builders, codeslots
 from analyzer.lint.sources.codeexpr import CodeFile, rust_macro_args, rust_paths
 from analyzer.lint.sources.codestrings import literal_pieces
 from analyzer.lint.sources.formatslots import fill
@@ -63,8 +64,6 @@ class _Finder:
     # -- format calls -----------------------------------------------------------------------
 
     def _rust_verdict(self, text: str) -> Verdict | None:
-        from analyzer.detection.names import expression_parts
-
         names, calls = expression_parts(text.replace("::", "."))
         v = judge(names, calls)
         return rust_paths(v, text) if v else self.f.held(names)
@@ -107,8 +106,10 @@ class _Finder:
         last = dotted.rsplit(".", 1)[-1]
         args = f.args(n)
         style, literal, rest = None, None, args
-        if owner is not None and owner.type in g.strings and last in ("formatted", "format"):
-            style, literal = "printf", owner  # "…".formatted(x), "…".format(x)
+        formats = owner is not None and last in ("formatted", "format")
+        held = (owner if owner.type in g.strings else self._held_literal(owner)) if formats else None
+        if held is not None:
+            style, literal = "printf", held  # "…".formatted(x), "…".format(x), PROMPT.formatted(x)
         elif dotted in ("fmt.Sprintf", "fmt.Fprintf", "fmt.Appendf") or dotted in (
             "String.format",
             "MessageFormat.format",
@@ -253,6 +254,7 @@ class _Finder:
         f = self.f
         out: list[Template] = []
         seen: set[int] = self.held_formats() if self.literals else set()
+        out += builders.templates(self, seen)
         for node in f.walk(f.tree.root_node):
             if node.id in seen:
                 continue

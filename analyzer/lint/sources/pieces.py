@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from analyzer.detect import Volatile, find_volatile
 from analyzer.detection.context import MAX_LABEL, label, word_classes
 from analyzer.detection.names import HIGH, Verdict, is_setting
-from analyzer.detection.slotcontext import BOUND_REASON, git_slot, in_period, range_bound
+from analyzer.detection.slotcontext import BOUND_REASON, content, git_slot, in_period, range_bound
 from analyzer.lint.sources.promptlike import KEYED, is_prompt, slotted
 
 
@@ -149,6 +149,8 @@ def volatile_values(t: Template) -> list[Volatile]:
     for p in t.pieces:
         if p.literal:
             filled.append(p.text)
+        elif p.verdict is None and content(p.text):
+            filled.append(" " * len(p.text))  # `userMessage`: the request's content, whatever its label
         elif (
             p.verdict is None
             and is_setting(p.text)

@@ -21,6 +21,8 @@ from analyzer.lint.sources.pyfile import PyFile, is_str, is_text
 #: calls that fill a template's slots from their keywords (and dict arguments)
 FILLS = {"format", "format_map", "render", "substitute", "safe_substitute", "partial", "format_messages"}
 FILLS |= {"format_prompt", "invoke", "ainvoke", "render_async"}
+#: … and calls named for loading a prompt template with its values (``read_prompt("x.md", date=…)``)
+_LOADS = re.compile(r"(?i)^(?:load|read|get|render|build|make|fill)_?(?:system_?)?(?:prompt|template)s?$")
 _SIGILS = "{}$%#<>[]() "
 #: a key shaped like a slot ("{current_date}", "{{DATE}}", "%TIME%", "[[NOW]]")
 SLOT_KEY = re.compile(r"\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\]")
@@ -110,7 +112,7 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                         out.append(Template(pieces, "replace"))
                 if not is_text(value):
                     out.append(_one(f, value, v, "replace"))
-            elif attr in FILLS:
+            elif attr in FILLS or _LOADS.match(attr):
                 for k in n.keywords:
                     v = f.verdict(k.value) or (_key_verdict(k.arg) if k.arg else None)
                     if k.arg and v and not is_text(k.value):

@@ -71,3 +71,11 @@ def test_a_line_of_many_inline_slots_is_read_once_not_per_slot():
     memo: dict = {}
     for at in [i for i, ch in enumerate(text) if ch == "`"]:
         assert label_value(text, at, memo) == label_value(text, at)
+
+
+def test_a_fence_holding_one_slot_and_nothing_else_is_rendered():
+    text = "Current datetime, ISO format:\n```\n{{ local_datetime }}\n```\nAnswer in JSON."
+    assert _slots(text) == ["{{ local_datetime }}"]
+    docs = "Write the template like this:\n```\nToday is {{ local_datetime }}\n```\n"
+    assert _slots(docs) == []  # a syntax example shows more than a bare slot
+    assert _slots("```\n{{ local_datetime }} and {{ user_name }}\n```\n") == []

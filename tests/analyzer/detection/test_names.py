@@ -122,3 +122,10 @@ def test_the_character_card_user_is_the_users_name():
     text = "You are {{char}}. Talk with {{user}} as a friend."
     assert [v.value for v in find_volatile(text)] == ["{{user}}"]
     assert find_volatile("User: {user}\nAssistant:") == []  # a completion template's turn: content
+
+
+def test_a_records_date_field_and_text_about_a_value_are_not_todays():
+    assert judge_expression("track.Year") is None and judge_expression("event.date") is None
+    assert judge_expression("self.date") is not None and judge_expression("ctx.today") is not None
+    assert name_verdict("resolveRelativeTimeInstruction") is None and name_verdict("dateGuidance") is None
+    assert name_verdict("get_date_prompt") is not None  # a call rendering the date's block

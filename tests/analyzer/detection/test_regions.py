@@ -91,3 +91,10 @@ def test_a_prose_fence_quoting_a_prompt_that_opens_with_the_assistant_is_prose()
 def test_a_like_that_is_a_verb_introduces_no_example():
     text = "Things the user would like:\n- Current date: 2025-04-24\n- Session ID: 4f2a9c1e7b3d"
     assert [v.kind for v in find_volatile(text) if v.kind != "today-phrase"] == ["date", "request-id"]
+
+
+def test_a_plain_fence_quoting_a_prompt_by_its_name_line_is_prose():
+    text = "> 豆包\n\n```\n你的名字是豆包，有很强的专业性。\n\n今天的日期：2024 年 8 月 7 日 星期三\n```\n"
+    assert [v.value for v in find_volatile(text)] == ["2024 年 8 月 7 日 星期三"]
+    code = "```\nconst today = '2024-08-07';\n```\n"
+    assert find_volatile(code) == []

@@ -39,3 +39,8 @@ def test_an_id_in_inline_code_after_its_label_is_still_the_sessions():
     ]
     assert ids == ["4f2a9c1e7b3d", "9b1deb4d3b7d4bad"]
     assert [v for v in find_volatile("The format of a session ID: `<hex>`") if v.kind == "request-id"] == []
+
+
+def test_the_stock_made_up_epoch_is_no_clock_reading():
+    assert find_volatile('"ts": 1234567890') == [] and find_volatile("Now: 1234567890123") == []
+    assert [v.value for v in find_volatile('"ts": 1712345678')] == ["1712345678"]

@@ -140,3 +140,8 @@ def test_the_lines_under_a_markdown_heading_about_the_user_after_a_blank_line():
     text = "## Current User\n\n- **Name**: {fullname_str}\n- **Language**: {lang}\n"
     assert slots(text) == ["{fullname_str}"]
     assert slots("## Current task\n\n- **Name**: {task_title}\n") == []
+
+
+def test_a_slot_in_parentheses_after_the_users_value_is_per_user():
+    assert slots("Use the offset matching the user's timezone ({x}).") == ["{x}"]
+    assert slots("Use the offset of the server's timezone ({x}).") == []

@@ -151,3 +151,24 @@ def test_a_single_brace_slot_in_a_jinja_file_is_literal_text(tmp_path):
     assert [text.splitlines()[f.line - 1][f.col - 1 : f.end_col - 1] for f in findings] == ["{{ today }}"]
     findings, _ = lint_file(tmp_path, "system.md", text)
     assert len([f for f in findings if f.code == "PG004"]) == 3
+
+
+def test_a_prompt_loader_fills_its_slots_from_its_keywords():
+    src = (
+        "from datetime import datetime\n"
+        "def step(self, task):\n"
+        "    return self.agent.read_prompt('agent.system.datetime.md', date_time=datetime.now().isoformat(),"
+        " goal=task.goal)\n"
+        "def other(engine):\n"
+        "    return engine.load_prompt(template='check', current_value=1, language='en')\n"
+    )
+    assert found(python.templates(src)) == [("datetime.now().isoformat()", "calls `datetime.now()`")]
+
+
+def test_a_lookup_of_a_slot_in_a_text_is_no_prompt():
+    src = (
+        "export function fill(p: string): string {\n"
+        "  if (p.includes('{{date}}')) { p = p.replace(/{{date}}/g, new Date().toLocaleDateString()) }\n"
+        "  return p\n}\n"
+    )
+    assert [v for v, _ in found(javascript.templates(src, ".ts"))] == ["new Date().toLocaleDateString()"]

@@ -1,0 +1,75 @@
+"""Go, Rust, Java, C# and Kotlin: a prompt written piece by piece into a builder.
+
+``b.WriteString("[Long-term memory]\\n"); b.WriteString(memoryText)`` (Go ``strings.Builder``),
+``sb.append("Today is ").append(today)`` (Java, Kotlin), ``sb.Append(…)`` / ``AppendLine(…)`` (C#),
+``s.push_str(…)`` (Rust): the writes to one receiver in one function, in source order, make one
+template, literal arguments as its text and the others as interpolations judged by what they call
+and name (a variable holding text built elsewhere is not judged again).
+
+It does NOT follow a builder across functions, read a format call written into it beyond its own
+pieces, or take single-character writes (``WriteByte('\\n')``).
+"""
+
+from __future__ import annotations
+
+from analyzer.lint.sources.pieces import Piece, Template, prompt_template
+
+#: the calls that append their one argument to the receiver's text
+WRITES = frozenset("WriteString append Append AppendLine push_str write_str".split())
+
+
+def _root(f, owner):
+    """The builder a (maybe chained) write is made to: ``sb`` of ``sb.append(a).append(b)``."""
+    while owner is not None and owner.type in f.g.calls:
+        dotted, inner, _ = f.call_parts(owner)
+        if dotted.rsplit(".", 1)[-1] not in WRITES:
+            break
+        owner = inner
+    return owner
+
+
+def groups(finder) -> list[tuple[list, list[Piece]]]:
+    """Per builder with a literal written into it: (the write calls, the pieces they write)."""
+    f = finder.f
+    order: dict[tuple, list] = {}
+    for n in f.walk(f.tree.root_node):
+        if n.type not in f.g.calls:
+            continue
+        dotted, owner, _ = f.call_parts(n)
+        args = f.args(n)
+        if dotted.rsplit(".", 1)[-1] not in WRITES or len(args) != 1 or owner is None:
+            continue
+        root = _root(f, owner)
+        if root is None or root.type not in f.g.idents and root.type not in f.g.members:
+            continue
+        order.setdefault((finder._function(n), f.src(root)), []).append(n)
+    out = []
+    for calls in order.values():
+        calls.sort(key=lambda c: f.args(c)[0].start_byte)  # a chain's inner write comes first
+        pieces: list[Piece] = []
+        literal = False
+        for c in calls:
+            for arg in finder.plus_chain(f.args(c)[0]):  # "Now: " + DateTime.Now…: each operand
+                text = finder.text_pieces(arg)
+                if text is not None:
+                    literal = literal or arg.type in f.g.strings
+                    pieces += text
+                elif arg.type not in ("rune_literal", "character_literal", "char_literal"):
+                    held = arg.type in f.g.idents and f.src(arg) in finder.texts
+                    verdict = None if held else f.verdict(arg)
+                    pieces.append(Piece(f.src(arg), start=f.char(arg.start_byte), verdict=verdict))
+        if literal and len(calls) > 1:
+            out.append((calls, pieces))
+    return out
+
+
+def templates(finder, seen: set[int]) -> list[Template]:
+    """The builders' templates that read as prompts; every node of their writes joins ``seen``
+    (the literals written are read here, as part of their builder's text, not again alone)."""
+    out = []
+    for calls, pieces in groups(finder):
+        seen.update(sub.id for c in calls for sub in finder.f.walk(c))
+        t = prompt_template(pieces, *finder.context(calls[0]), slots_count=True)
+        if t is not None:
+            out.append(t)
+    return out
