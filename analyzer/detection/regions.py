@@ -40,8 +40,35 @@ def in_example_block(
     key = ("example-block", ls, max_lines, reach)
     got = memo.get(key)
     if got is None:
-        got = memo[key] = _under_intro(text, ls, max_lines, reach)
+        got = memo[key] = _under_intro(text, ls, max_lines, reach) or _in_few_shots(text, ls)
     return got
+
+
+#: a line of a few-shot dialogue: a speaker's turn ("User: …", "Q: …") or a JSON answer
+_SHOT_LINE = re.compile(
+    r"[ \t]*(?:[-*][ \t]+)?(?:User|Human|Assistant|AI|Bot|Input|Output|Q|A|Question|Answer|Customer|Agent|Model"
+    r"|Response|Reply)[ \t]*[:：]|[ \t]*[{}\[\]]"
+)
+_SHOTS_REACH = 60  # lines
+
+
+def _in_few_shots(text: str, ls: int) -> bool:
+    """The line at ``ls`` is a turn of a few-shot dialogue under an example's intro: every line
+    between them is a turn, a JSON answer or blank ("Examples:", "User: … (current time: …)", …)."""
+    if not _SHOT_LINE.match(text, ls):
+        return False
+    end = ls - 1
+    for _ in range(_SHOTS_REACH):
+        if end <= 0:
+            return False
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if _intro(line):
+            return True
+        if line.strip() and not _SHOT_LINE.match(line):
+            return False
+        end = start - 1
+    return False
 
 
 def _under_intro(text: str, ls: int, max_lines: int, reach: int) -> bool:

@@ -119,18 +119,8 @@ ID_OWNERS = {
     "person",
     "group",
 }
-LAST_OF = {
-    "login",
-    "seen",
-    "active",
-    "activity",
-    "visit",
-    "message",
-    "interaction",
-    "order",
-    "purchase",
-    "sync",
-}
+LAST_OF = set("login seen active activity visit message interaction order purchase sync".split())
+LAST_OF |= {"exit", "command", "cmd", "error", "run", "result"}  # a shell's or a run's last outcome
 EVENT_AT = {
     "created",
     "updated",

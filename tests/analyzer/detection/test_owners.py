@@ -39,3 +39,13 @@ def test_an_owner_joined_to_an_id_or_phone_in_one_name():
     text = "{{system__caller_id}} is the caller's phone number.\n"
     assert [v.value for v in find_volatile(text)] == ["{{system__caller_id}}"]
     assert find_volatile("Keep the tone of {{customer_name}} in mind.\n") == []
+
+
+@pytest.mark.parametrize("expr", ["user_class_instance.name", "userObj.email", "user_record.city"])
+def test_an_owner_named_for_the_object_holding_the_person(expr):
+    assert owned_field(expr, words) is not None
+
+
+def test_a_shells_last_outcome_is_per_request():
+    assert judge_expression("lastExitCode") is not None and judge_expression("last_command") is not None
+    assert judge_expression("exit_code_meanings") is None

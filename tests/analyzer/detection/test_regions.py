@@ -98,3 +98,15 @@ def test_a_plain_fence_quoting_a_prompt_by_its_name_line_is_prose():
     assert [v.value for v in find_volatile(text)] == ["2024 年 8 月 7 日 星期三"]
     code = "```\nconst today = '2024-08-07';\n```\n"
     assert find_volatile(code) == []
+
+
+def test_the_turns_of_a_few_shot_dialogue_under_its_intro_are_examples():
+    shots = (
+        'User: review this PR (current time: 2025-01-28T09:00:00Z)\n{"due": "2025-01-29T09:00:00Z"}\n\n'
+    )
+    text = "Examples:\n" + shots * 4
+    assert find_volatile(text) == []
+    live = "Examples:\nUser: hi\nAssistant: hello\n\nCurrent time: 2025-01-28T09:00:00Z\n"
+    assert [v.value for v in find_volatile(live) if v.kind == "time"] == ["2025-01-28T09:00:00Z"]
+    alone = "User: remind me (current time: 2025-01-28T09:00:00Z)\n"
+    assert [v.value for v in find_volatile(alone) if v.kind == "time"] == ["2025-01-28T09:00:00Z"]
