@@ -79,6 +79,13 @@ _CLASS_PHRASES = {
         "hari ini",
         "saat ini",
         "i dag",
+        # telling the time: "Son las 15:42", "Sono le 15:42", "Klockan är 15:42"
+        "son las",
+        "es la",
+        "sono le",
+        "klockan är",
+        "kello on",
+        "jest godzina",
     },
     "around": {"at least", "at most"},
 }

@@ -6,8 +6,12 @@ its year) right after such a label (English, German, French, Spanish, Portuguese
 Japanese, Korean); :mod:`.judge` keeps it unless it sits in an example. LABELS.md counts the
 current year or month as the date.
 
-It does NOT read a year alone ("since 2025", "© 2025"), a month without its year, nor a month of
-a period (:mod:`.rendered_dates`); :mod:`.dates` calls it at each year it reads no date at.
+:func:`at_month` reads an English month name alone under a label of the current month ("Current
+month: November", "The current month is November").
+
+It does NOT read a year alone ("since 2025", "© 2025"), nor a month of a period
+(:mod:`.rendered_dates`); :mod:`.dates` calls it at each year it reads no date at, and
+:mod:`.phrases` at each month name it reads no date at.
 """
 
 from __future__ import annotations
@@ -52,3 +56,22 @@ def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
     end = month.end() if month else end
     out.append(Candidate("date", m.start("m") if m.group("m") else ys, end, HIGH, "current-period"))
     return end
+
+
+#: a label of the current month alone right before a month name
+_MONTH_LABEL = re.compile(
+    r"(?i)(?<![^\W\d_])(?:(?:the\s+)?current\s+month(?:\s+is)?|this\s+month\s+is|it\s+is\s+currently"
+    r"|we\s+are\s+currently\s+in)[ \t]*[:：=]?[ \t]*\**[ \t]*\Z"
+)
+_ENGLISH_MONTH = re.compile(
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)(?![^\W\d_])"
+)
+
+
+def at_month(text: str, k: int, out: list[Candidate]) -> None:
+    """An English month name at text[k] with no day or year, under a label of the current month."""
+    m = _ENGLISH_MONTH.match(text, k)
+    window = text[max(0, k - _REACH) : k]
+    if m and ("month" in window or "urrently" in window):
+        if _MONTH_LABEL.search(window):
+            out.append(Candidate("date", k, m.end(), HIGH, "current-period"))

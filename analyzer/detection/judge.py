@@ -39,6 +39,7 @@ _DATE_ALONE, _CLOCK_ALONE = "a date alone on its line", "a clock time alone on i
 UNLABELLED = frozenset((_FULL, _SECONDS, _DATE_ALONE, _CLOCK_ALONE))
 _STATE_REASONS = {
     "quantity": lambda c, w: "a count or amount read per request",
+    "coordinates": lambda c, w: f"coordinates {w.labelled}",
     "state-json": lambda c, w: f"state JSON {w.labelled}",
     "block": lambda c, w: f"a session snapshot under `{short(c.expr)}`",
     "user": lambda c, w: f"the current user's value under `{short(c.expr)}`",
@@ -223,7 +224,9 @@ class _Judge:
             year = _year(w.value)  # "The year is 1920" of a story, "the current year is 2030" of an example
             return (
                 None
-                if w.example or w.static or not (year and 2000 <= year < 2100)
+                if w.example
+                or w.static
+                or not (year is None and w.value.isalpha() or year and 2000 <= year < 2100)
                 else "the current year or month"
             )
         if c.shape == "weekday":

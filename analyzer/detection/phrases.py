@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection import dates
+from analyzer.detection import current_period, dates
 from analyzer.detection.candidate import LOW, MEDIUM, Candidate
 
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
@@ -96,3 +96,5 @@ def text_dates(text: str, out: list[Candidate], months: list[int] | None = None)
                 out.append(Candidate("date", d.start(), d.end(), LOW, "text"))
                 seen = d.end()
                 break
+        else:
+            current_period.at_month(text, k, out)  # "Current month: November"

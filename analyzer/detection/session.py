@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from analyzer.detection import whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
 from analyzer.detection.prefilters import ascii_words
 
@@ -35,7 +36,7 @@ _SCOPE = r"(?:\s+(?:(?:for|in|of|during)\s+(?:this|the|the current|your)|this)\s
 READING_BEFORE = re.compile(
     r"(?i)(?:\btokens?\b[\w ]{0,20}\b(?:used|left|remaining|usage|consumed|spent|so far)"
     r"|\b(?:used|remaining|left|consumed)\s+tokens?|\btoken\s+(?:usage|count)|\bcontext(?:\s+window)?\s+usage"
-    r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)"
+    r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)(?:\s+space)?"
     r"|\b(?:memory|mem|ram|vram|disk|swap)\s*(?:free|available|usage|used|left)"
     r"|\b(?:credits?|quota|requests?|budget)\s+(?:left|remaining|used)"
     # money spent or left, machine load: "Cost so far: $1.37", "Remaining budget: $4.20", "CPU usage: 42%"
@@ -44,7 +45,7 @@ READING_BEFORE = re.compile(
     r"|\bcurrent\s+load"
     r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)"
     + _SCOPE
-    + r"\W{0,4}$"
+    + r"(?:\s+(?:is|are|was))?\W{0,4}$"
     r"|<[\w:.-]*(?:token|budget|usage|remaining)[\w:.-]*>\s*$"
 )
 READING_AFTER = re.compile(
@@ -72,6 +73,8 @@ _GIT_LINE = re.compile(
 
 def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
     """A count or amount read per request at the digits text[s:]; returns where it ends (``s`` when none)."""
+    if text[e : e + 1] == "." and (end := whereabouts.coordinates(text, s, out)) > s:
+        return end  # "Location: 52.5200, 13.4050"
     m = _NUMBER.match(text, s)
     if not m or text[max(0, s - 2) : s].rstrip().endswith("/"):
         return s  # "/ 200K": the total a count is read against

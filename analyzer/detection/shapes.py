@@ -41,7 +41,7 @@ NUM_DATE = re.compile(
 )
 #: "14h05" (French), "14時05分", "下午2点05分", "오후 2시 5분"
 OTHER_CLOCK = re.compile(
-    r"(?:[01]?\d|2[0-3])(?:h[0-5]\d(?!\w)|\s*[时時点點]\s*[0-5]?\d\s*分(?:\s*[0-5]?\d\s*秒)?|\s*시\s*[0-5]?\d\s*분(?:\s*[0-5]?\d\s*초)?)"
+    r"(?:[01]?\d|2[0-3])(?:h[0-5]\d(?!\w)| h [0-5]\d(?![\w:.,])|\s*[时時点點]\s*[0-5]?\d\s*分(?:\s*[0-5]?\d\s*秒)?|\s*시\s*[0-5]?\d\s*분(?:\s*[0-5]?\d\s*초)?)"
 )
 
 _PH = re.compile(
@@ -82,7 +82,8 @@ B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 # (":", "-", "/", a letter, ".5", 年/월), six digits or more, or a year (1000–2999). Bare numbers ("30 days", "$12") are
 # skipped in C; a written-out date is anchored at its month name instead, found in the same pass.
 _AFTER_ANCHOR = (
-    r"(?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-%年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6}))"
+    r"(?:(?<=[{$%<])|(?<=[A-Za-z_+/.:\-][0-9])|[0-9]*(?:[A-Za-z_+/:\-%年月년월时時点點시]|[.,][0-9A-Za-z]|(?<=[0-9]{6})"
+    r"| (?=h [0-5][0-9]))"  # "15 h 42" (French)
     r"|(?<=[12])(?<![0-9][12])[0-9]{3}(?![0-9]))"
 )
 #: the anchors (``[0-9{$%<]`` and what may follow) and, in the same pass, what

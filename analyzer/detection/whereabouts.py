@@ -4,7 +4,9 @@
 Europe/Warsaw``, ``I'm in Europe/Warsaw``, ``jestem w strefie czasowej …``); a server's or a
 deployment's zone is configuration. :func:`weather` keeps a reading with a temperature after a
 ``Weather:`` key ("Sunny, 18 °C"), to the end of its sentence. Both are called by
-:mod:`.rendered` at label words its one pass found; neither scans the text.
+:mod:`.rendered` at label words its one pass found; neither scans the text. :func:`coordinates`
+keeps a latitude, longitude pair under a label naming where ("Location: 52.5200, 13.4050"), called
+by :mod:`.session` at a number's digits.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from analyzer.detection.candidate import HIGH, Candidate
 _WEATHER_VALUE = re.compile(
     r"[^\n]{0,40}?-?\d{1,3}(?:[.,]\d)?[ \t]?°[ \t]?[CF]?|[^\n]{0,40}?\d{1,3}[ \t]?(?:degrees|grad)\b"
 )
-#: the colon after a key word ("Weather: …", "**Weather:** …")
-_AFTER_KEY = re.compile(r"[ \t]*(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*")
+#: the colon after a key word ("Weather: …", "**Weather:** …", "Weather in Oslo right now: …")
+_AFTER_KEY = re.compile(
+    r"(?i)(?:[ \t]+(?:(?:in|for|at)[ \t]+[^\n:：*.,]{1,30}?)?(?:[ \t]*(?:right now|now|today|currently))?)?"
+    r"[ \t]*(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*"
+)
 #: first-person or user wording before a timezone: "I'm in", "my current timezone:", "jestem w strefie"
 _TZ_OWNER = re.compile(
     r"(?i)(?:\bi'?m in|\bi am in|\bmy\b[^\n.]{0,24}|\buser(?:'s)?\b[^\n.]{0,24}|\bjestem w\b[^\n.]{0,24}|"
@@ -38,7 +43,7 @@ def weather(text: str, at: int, out: list[Candidate]) -> None:
         return
     le = text.find("\n", at)
     le = len(text) if le < 0 else le
-    if _WEATHER_VALUE.match(text, m.end(), le) and not _CLIMATE.search(text, m.end(), le):
+    if _WEATHER_VALUE.match(text, m.end(), le) and not _CLIMATE.search(text, at, le):
         out.append(Candidate("state", m.end(), _clause_end(text, m.end(), le), HIGH, "user", "Weather:"))
 
 
@@ -57,3 +62,19 @@ def zone(text: str, k: int, out: list[Candidate]) -> None:
         r"(?i)\b(?:server|deployment|default|system|company|office)\b", label
     ):
         out.append(Candidate("state", k, m.end(), HIGH, "user", label.strip()[-32:]))
+
+
+#: a latitude, longitude pair ("52.5200, 13.4050") under a label naming where ("Location:", "Position:")
+_COORDS = re.compile(r"\d{1,2}\.\d{3,}°?[NS]?\s*,\s*-?\d{1,3}\.\d{3,}°?[EW]?")
+_WHERE_LABEL = re.compile(
+    r"(?i)\b(?:location|position|where|ubicación|posición|standort|位置|所在地)\W{0,4}$"
+)
+
+
+def coordinates(text: str, s: int, out: list[Candidate]) -> int:
+    """A coordinate pair at the digits text[s:] under a where-label; returns where it ends (``s`` when none)."""
+    pair = _COORDS.match(text, s)
+    if pair and _WHERE_LABEL.search(text, max(0, s - 32), s - (text[s - 1 : s] == "-")):
+        out.append(Candidate("state", s, pair.end(), HIGH, "coordinates"))
+        return pair.end()
+    return s

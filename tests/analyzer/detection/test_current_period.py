@@ -69,3 +69,10 @@ def test_the_word_check_leaves_out_no_ascii_window_the_label_regex_matches():
             window = label + gap
             if _BEFORE.search(window):
                 assert any(w in window.lower() for w in _WORDS), window
+
+
+def test_a_month_name_alone_under_a_current_month_label():
+    for text in ("Current month: November", "The current month is November.", "We are currently in May."):
+        assert [v.value for v in find_volatile(text)] == [text.rstrip(".").split()[-1]]
+    for text in ("We are in May, so plan ahead.", "May I help you?", "Example: Current month: May"):
+        assert find_volatile(text) == []

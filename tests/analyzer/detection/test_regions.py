@@ -101,9 +101,7 @@ def test_a_plain_fence_quoting_a_prompt_by_its_name_line_is_prose():
 
 
 def test_the_turns_of_a_few_shot_dialogue_under_its_intro_are_examples():
-    shots = (
-        'User: review this PR (current time: 2025-01-28T09:00:00Z)\n{"due": "2025-01-29T09:00:00Z"}\n\n'
-    )
+    shots = 'User: review this PR (current time: 2025-01-28T09:00:00Z)\n{"due": "2025-01-29T09:00:00Z"}\n\n'
     text = "Examples:\n" + shots * 4
     assert find_volatile(text) == []
     live = "Examples:\nUser: hi\nAssistant: hello\n\nCurrent time: 2025-01-28T09:00:00Z\n"

@@ -125,3 +125,9 @@ def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
         "İ gps ",
     ):
         assert _label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text, 0, len(text))), text
+
+
+def test_readings_with_a_space_noun_or_a_verb_before_the_value():
+    assert [v.value for v in find_volatile("Free disk space: 12.4 GB")] == ["12.4 GB"]
+    assert [v.value for v in find_volatile("Your remaining budget is $3.17.")] == ["3.17"]
+    assert find_volatile("The disk space is 12.4 GB per seat.") == []

@@ -44,3 +44,9 @@ def test_an_id_in_inline_code_after_its_label_is_still_the_sessions():
 def test_the_stock_made_up_epoch_is_no_clock_reading():
     assert find_volatile('"ts": 1234567890') == [] and find_volatile("Now: 1234567890123") == []
     assert [v.value for v in find_volatile('"ts": 1712345678')] == ["1712345678"]
+
+
+def test_telling_the_time_in_other_languages():
+    for text in ("Son las 15:42.", "Sono le 15:42.", "Klockan är 15:42.", "Heure actuelle : 15 h 42"):
+        assert len([v for v in find_volatile(text) if v.kind == "time"]) == 1, text
+    assert find_volatile("Ouvert 24 h 24, 7 j 7.") == []

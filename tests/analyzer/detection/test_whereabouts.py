@@ -1,0 +1,44 @@
+"""analyzer.detection.whereabouts: the weather now and the user's coordinates, found; the climate and
+a fixed address's coordinates not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+
+
+def values(text: str) -> list[str]:
+    return [v.value for v in find_volatile(text)]
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("Weather in Oslo right now: 4°C, light rain.", "4°C, light rain"),
+        ("Weather now: 4°C, light rain.", "4°C, light rain"),
+        ("Weather for Berlin: 12°C", "12°C"),
+        ("Weather: Sunny, 18 °C", "Sunny, 18 °C"),
+    ],
+)
+def test_the_weather_now_under_its_key_and_place(text, value):
+    assert values(text) == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The weather is typical: 18 °C in May.",
+        "Weather in May is typical: 18°C",
+        "Weather tools: get_weather reads 18°C",
+    ],
+)
+def test_the_climate_and_other_weather_words_are_not(text):
+    assert values(text) == []
+
+
+def test_coordinates_under_a_where_label():
+    assert values("Location: 52.5200, 13.4050") == ["52.5200, 13.4050"]
+    assert values("Current position: -33.8688, 151.2093.") == ["33.8688, 151.2093"]
+    assert values("Our office is at 52.5200, 13.4050.") == []
+    assert values("Position: 3 of 10") == []
