@@ -33,6 +33,16 @@ _LIMIT = re.compile(
 )
 
 
+#: a step of a run counted against its total: "Step {x} of {n}", "Iteration {i}/{n}", "Attempt #{k} of"
+_PROGRESS_BEFORE = re.compile(r"(?i)\b(?:step|iteration|turn|attempt|round|retry|try)[ \t]*#?[ \t]*$")
+_OF_AFTER = re.compile(r"[ \t]*(?:of|/)[ \t]*(?:\d|[{$<%])")
+
+
+def labels_a_reading(before: str) -> bool:
+    """The text right before a slot is a reading's label ("Tokens left: ", "Messages so far: ")."""
+    return bool(session.READING_BEFORE.search(before) or _COUNT_BEFORE.search(before))
+
+
 def reading(text: str, start: int, end: int, near: str) -> str | None:
     """Why the slot at text[start:end] is a reading per request by its label, or None; ``near``
     is the label's last clause."""
@@ -45,6 +55,8 @@ def reading(text: str, start: int, end: int, near: str) -> str | None:
         return "a reading per request, by its label"
     if session.READING_AFTER.match(text, end) or _COUNT_AFTER.match(text, end):
         return "a reading per request, by the words after it"
+    if _PROGRESS_BEFORE.search(text, lo, start) and _OF_AFTER.match(text, end):
+        return "a step of the run, counted against its total"
     if nl >= 0 and line and not text[line:start].strip():  # "Current state:" on the line above
         line = max(text.rfind("\n", max(0, line - 65), line - 1) + 1, line - 64)
     if session.STATE_LABEL.search(text, line, start):

@@ -18,6 +18,7 @@ from analyzer.detect import Volatile, find_volatile
 from analyzer.detection.context import MAX_LABEL, label, word_classes
 from analyzer.detection.names import HIGH, Verdict, is_setting
 from analyzer.detection.slotcontext import BOUND_REASON, content, git_slot, in_period, range_bound
+from analyzer.detection.slotreadings import labels_a_reading
 from analyzer.lint.sources.promptlike import KEYED, is_prompt, slotted
 
 
@@ -155,7 +156,8 @@ def volatile_values(t: Template) -> list[Volatile]:
             p.verdict is None
             and is_setting(p.text)
             and not _period_bound(text, at, p)
-            and "user" not in word_classes("".join(filled)[-MAX_LABEL:])
+            and "user" not in word_classes(before := "".join(filled)[-MAX_LABEL:])
+            and not labels_a_reading(before)  # "Tokens left: ${s.budget - s.used}": read per request
         ):
             filled.append("_" * len(p.text))  # `${timeZone}`: a setting, whatever its label
         else:

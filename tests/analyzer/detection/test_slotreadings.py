@@ -48,3 +48,9 @@ def test_a_slot_under_a_reading_label_is_found(text):
 )
 def test_a_limit_a_setting_or_content_is_not(text):
     assert _slots(text) == []
+
+
+def test_a_step_counted_against_its_total():
+    assert _slots("Step {x} of {n}.") == ["{x}"] and _slots("Attempt {k} of 5") == ["{k}"]
+    assert _slots("Iteration {i}/{n}") == ["{i}"]
+    assert _slots("Go to step {x} of the guide.") == [] and _slots("Max steps: {x}") == []

@@ -172,3 +172,11 @@ def test_a_lookup_of_a_slot_in_a_text_is_no_prompt():
         "  return p\n}\n"
     )
     assert [v for v, _ in found(javascript.templates(src, ".ts"))] == ["new Date().toLocaleDateString()"]
+
+
+def test_a_setting_named_expression_under_a_reading_label_is_read_per_request():
+    src = (
+        "export const systemPrompt = (s: State) => `You are a coding agent for the user.\n"
+        "Tokens left: ${s.budget - s.used}\nToken limit: ${s.budget}\nAnswer briefly.`;\n"
+    )
+    assert [v for v, _ in found(javascript.templates(src, ".ts"))] == ["${s.budget - s.used}"]
