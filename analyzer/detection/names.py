@@ -90,6 +90,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the person's own name, per user", HIGH)
     if "." in name and (owner := owners.owned_field(name, words)):
         return Verdict(f"named `{name}`: a field of the {owner} served, per user", HIGH)
+    if "." in name and _sender(name):
+        return Verdict(f"named `{name}`: the person who sent this message, per user", HIGH)
     if owners.owned_id(ws):
         return Verdict(f"named `{name}`: the {' '.join(ws[-2:])} of the person served", HIGH)
     if ws and ws[0] == "current" and vocab.WHERE.intersection(ws):
@@ -117,6 +119,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
             return Verdict(f"named `{name}`: counts {ws[i - 1]}s so far", HIGH)
         if w == "at" and i and ws[i - 1] in vocab.EVENT_AT:
             return Verdict(f"named `{name}`: a {ws[i - 1]} timestamp", HIGH)
+    if "recent" in found and found & vocab.RECENT_OF:
+        return Verdict(f"named `{name}`: the user's recent activity, per session", HIGH)
     if found & vocab.RANDOM:
         return Verdict(f"named `{name}`: generated per request", HIGH)
     if found & vocab.TIME:
@@ -138,6 +142,17 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
     if found & vocab.GIT_PARTS and found & (vocab.GIT | vocab.GIT_NOW):
         return Verdict(f"named `{name}`: a snapshot of the working copy", HIGH)
     return None
+
+
+#: the message or event a request answers, and its sender's field ("message.author", "ctx.author")
+_MESSAGES = frozenset("message msg interaction ctx event update".split())
+_SENDERS = frozenset("author sender from_user member".split())
+
+
+def _sender(name: str) -> bool:
+    """``message.author`` (Discord), ``update.message.from_user`` (Telegram): who sent it."""
+    parts = [p.strip() for p in name.split(".")]
+    return parts[-1] in _SENDERS and parts[-2].lower() in _MESSAGES
 
 
 #: owners whose date field may be today's ("self.date", "ctx.day", "state.month")

@@ -35,6 +35,8 @@ STATE = set(
     "uptime latency login ip weather location latitude longitude lat lng lon geo geolocation unread "
     "cart battery".split()
 )
+#: the user's own agenda rendered each turn ("{{ calendar }}", "{todos}", "{reminders}"): schedule status
+STATE |= {"calendar", "agenda", "todos", "todo", "reminders"}
 #: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
 MEMORY = {"memory", "memories", "storage", "mem"}
 #: a running total of the session ("total_cost", "costSoFar")
@@ -71,6 +73,8 @@ GIT = {"git", "repo", "vcs"}
 GIT_PARTS = {"status", "branch", "diff", "log", "changes", "commits"}
 #: … of the working copy now ("recent_commits", "current_branch")
 GIT_NOW = {"current", "recent", "latest"}
+#: what the user did lately, rendered per session ("recent_chats", "recentConversations")
+RECENT_OF = {"chats", "conversations", "messages", "activity", "interactions", "sessions", "searches"}
 #: a stored moment's date ("receivedDate", "due_date", "birth_date"), not today's
 MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "due", "birth", "release"}
 MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}

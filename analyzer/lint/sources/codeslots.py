@@ -3,7 +3,8 @@
 The value argument of a slot replacement (``prompt.replace("{{CURRENT_TIME}}", &now)``,
 ``strings.ReplaceAll(p, "{date}", today)``, ``sb.Replace("{time}", DateTime.Now.ToString())``) and
 each volatile argument of a format call whose format is not a literal of the file but is named as
-a prompt (``fmt.Sprintf(constants.SystemPrompt, today.Format(…))``), one template each.
+a prompt (``fmt.Sprintf(constants.SystemPrompt, today.Format(…))``), and each volatile field of the
+data a Go template is executed with (``tmpl.Execute(w, struct{…}{Time: time.Now()…})``), one template each.
 
 It does NOT read literals (:mod:`.compiled`) nor judge the value's text beyond its verdict.
 """
@@ -21,6 +22,8 @@ _REPLACES = {"replace": 0, "replaceAll": 0, "Replace": 0, "ReplaceAll": 0, "repl
 _PACKAGE_REPLACES = {"strings.ReplaceAll": 1, "strings.Replace": 1}
 #: a key shaped like a template slot: "{{CURRENT_TIME}}", "{date}", "%TIME%", "${now}", "[[date]]"
 _SLOT_KEY = re.compile(r"""^["'`]?(?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]?$""")
+#: Go's text/template and html/template: the data's fields fill the template's ``{{.Time}}`` slots
+_EXECUTES = {"Execute", "ExecuteTemplate"}
 #: format calls whose first (Go: first or second) argument is the format
 _FORMATS = {"fmt.Sprintf": 0, "fmt.Fprintf": 1, "String.format": 0, "string.Format": 0, "String.Format": 0}
 
@@ -45,6 +48,13 @@ def templates(finder) -> list[Template]:
             v = f.verdict(value)
             if v is not None and _SLOT_KEY.match(f.src(key).strip()):
                 out.append(_one(f, value, v, "replace"))
+        elif last in _EXECUTES and owner is not None:  # tmpl.Execute(w, struct{…}{Time: time.Now()…})
+            for arg in args:
+                for kv in (k for k in f.walk(arg) if k.type == "keyed_element"):
+                    value = kv.named_children[-1] if len(kv.named_children) >= 2 else None
+                    v = f.verdict(value) if value is not None and value.type not in g.strings else None
+                    if v is not None:
+                        out.append(_one(f, value, v, dotted))
         elif dotted in _FORMATS:
             at = _FORMATS[dotted]
             if len(args) <= at:

@@ -129,3 +129,21 @@ def test_a_records_date_field_and_text_about_a_value_are_not_todays():
     assert judge_expression("self.date") is not None and judge_expression("ctx.today") is not None
     assert name_verdict("resolveRelativeTimeInstruction") is None and name_verdict("dateGuidance") is None
     assert name_verdict("get_date_prompt") is not None  # a call rendering the date's block
+
+
+def test_the_sender_of_the_message_answered_is_per_user():
+    for expr in ("message.author", "ctx.author", "update.message.from_user"):
+        assert "sent this message" in judge_expression(expr).reason
+    assert judge_expression("book.author") is None and judge_expression("message.content") is None
+
+
+@pytest.mark.parametrize(
+    "slot", ["{{ calendar }}", "{todos}", "{reminders}", "{recent_chats}", "{{recentConversations}}"]
+)
+def test_the_users_agenda_and_recent_activity_are_per_session(slot):
+    assert [v.value for v in find_volatile(f"Here is what you know:\n{slot}\n")] == [slot]
+
+
+@pytest.mark.parametrize("slot", ["{recent_changes_policy}", "{calendar_format}", "{todo_instructions}"])
+def test_neighbours_that_are_settings_or_text_are_not(slot):
+    assert find_volatile(f"Here is what you know:\n{slot}\n") == []

@@ -217,3 +217,21 @@ def test_findings_point_at_the_argument_in_the_file(tmp_path):
     line = text.splitlines()[f.line - 1]
     assert (f.line, line[f.col - 1 : f.end_col - 1]) == (4, "time.Now()")  # not the %s it fills
     assert f.message.endswith("calls `time.Now()`")
+
+
+GO_TEMPLATE = """package agent
+
+func render(w io.Writer, hud *HUD) error {
+	return promptTemplate.Execute(w, struct {
+		HUD  *HUD
+		Time string
+	}{
+		HUD:  hud,
+		Time: time.Now().UTC().Format(time.RFC1123),
+	})
+}
+"""
+
+
+def test_the_data_a_go_template_is_executed_with_fills_its_slots():
+    assert found(GO_TEMPLATE, ".go") == [("time.Now().UTC().Format(time.RFC1123)", "calls `time.Now()`")]
