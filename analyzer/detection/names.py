@@ -236,5 +236,21 @@ def expression_parts(expr: str) -> tuple[list[str], list[tuple[str, int | None]]
     return names, calls
 
 
+#: objects that stand for the assistant's own persona: their names and nicknames are configuration
+_PERSONAS = frozenset("character char bot assistant persona agent ai npc companion".split())
+_ROOT = re.compile(r"\s*([A-Za-z_]\w*)")
+
+
 def judge_expression(expr: str) -> Verdict | None:
-    return judge(*expression_parts(expr))
+    names, calls = expression_parts(expr)
+    v = judge(names, calls)
+    root = _ROOT.match(expr)
+    if (
+        v
+        and root
+        and set(words(root.group(1))) & _PERSONAS
+        and ("per user" in v.reason or "user's own" in v.reason)
+    ):
+        if not any(set(words(n)) & vocab.USER for n in names):
+            return None  # {character[platforms][wechat][nickname]}, {{bot.nickname}}: the persona's own name
+    return v

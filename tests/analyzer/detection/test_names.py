@@ -147,3 +147,10 @@ def test_the_users_agenda_and_recent_activity_are_per_session(slot):
 @pytest.mark.parametrize("slot", ["{recent_changes_policy}", "{calendar_format}", "{todo_instructions}"])
 def test_neighbours_that_are_settings_or_text_are_not(slot):
     assert find_volatile(f"Here is what you know:\n{slot}\n") == []
+
+
+def test_the_personas_own_name_is_configuration():
+    assert judge_expression("character[platforms][wechat][nickname]") is None
+    assert judge_expression("bot.nickname") is None
+    assert judge_expression("character[user_info][nickname]") is not None  # the user's, kept by the persona
+    assert judge_expression("bot.now") is not None
