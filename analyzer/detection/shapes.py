@@ -15,6 +15,7 @@ import re
 
 from analyzer.detection import dates, gitstate, given, phrases, rendered, rendered_dates, session, slots
 from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
+from analyzer.detection.loops import loop_at
 from analyzer.detection.names import Verdict, is_setting, judge_expression
 from analyzer.detection.prefilters import find_led
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, ulid_ms
@@ -107,9 +108,12 @@ _CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIG
 def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     m = _PH.match(text, at)
     if not m:
+        if text.startswith("{%", at) and (end := loop_at(text, at, out)) > at:
+            return end  # {% for item in customer.orders %}…{% endfor %}: one rendered block
         return max(at + 1, session.state_json(text, at, out)) if text[at] == "{" else at + 1
     if m.group("sigil") or slots.control(m.group("d")):
-        return m.end()  # {{#if …}}, {{/each}}, {{- if .Memory}}, {{range .X}}: control, not a value
+        end = loop_at(text, at, out)  # {{range .State.Memories}}…{{end}}, {{#each recent}}…
+        return end if end > at else m.end()  # {{#if …}}, {{/each}}, {{- if .Memory}}: control, not a value
     if m.group("strftime") is not None:
         out.append(Candidate("placeholder", at, m.end(), HIGH, STRFTIME, m.group(0)))
         return m.end()

@@ -1,0 +1,38 @@
+"""analyzer.detection.loops: a template loop over per-user or per-session data is one rendered block;
+a loop over fixed data, or one left unclosed, is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+
+
+def values(text: str) -> list[str]:
+    return [v.value for v in find_volatile(text)]
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "{% for item in customer.orders %}\nname: {{item.name}}\n{% endfor %}",
+        "{%- for chat in recent_chats -%}- {{ chat.title }} ({{ chat.date }}){%- endfor %}",
+        "{{range .CurrentState.Memories}}{{.}} {{end}}",
+        "{{- range $i, $m := .Memories }}{{ if $i }}, {{ end }}{{ $m }}{{ end }}",
+        "{{#each recent_chats}}- {{this.title}}{{/each}}",
+    ],
+)
+def test_a_loop_over_volatile_data_is_one_block(loop):
+    assert values(f"What you know:\n{loop}\nAnswer briefly.") == [loop]
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "{% for tool in tools %}- {{ tool.name }}\n{% endfor %}",
+        "{{range .Examples}}{{.}}{{end}}",
+        "{% for item in customer.orders %}\nname: {{item.name}}\n",  # never closed
+    ],
+)
+def test_a_loop_over_fixed_data_or_unclosed_is_not(loop):
+    assert values(f"What you know:\n{loop}\nAnswer briefly.") == []
