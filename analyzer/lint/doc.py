@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.detect import Volatile, find_volatile
+from analyzer.lint import cassettes
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
 from analyzer.lint.model import InputError
 from analyzer.lint.sources import COMPILED_SUFFIXES, JS_SUFFIXES, compiled, javascript, python
@@ -57,6 +58,13 @@ class Doc:
 
     @classmethod
     def for_text(cls, src: SourceFile) -> Doc:
+        suffix = Path(src.path).suffix.lower()
+        bodies = cassettes.request_bodies(src.text) if suffix in (".yaml", ".yml") else None
+        if bodies is not None:  # a VCR cassette: the requests' bodies, not the responses or headers
+            units = [
+                TextUnit(src.text[a:b], None, True, lambda i, a=a: src.line_col(a + i)) for a, b in bodies
+            ]
+            return cls(src, None, units, [find_volatile(u.text) for u in units])
         unit = text_unit(src)
         vols = find_volatile(unit.text)
         if Path(src.path).suffix.lower() in BRACE_TEMPLATES:
