@@ -1,5 +1,5 @@
 """Prompts where they live in code: prompt-like literals and templates in Python, JS/TS, Go, Rust,
-Java, C# and Kotlin files.
+Java, C#, Kotlin and Swift files.
 
 :mod:`.pieces` (one template: literal pieces, interpolations, positions, volatile values),
 :mod:`.promptlike` (which literals are prompts), :mod:`.python` (``ast`` + ``tokenize``;
@@ -13,6 +13,6 @@ from __future__ import annotations
 
 PYTHON_SUFFIXES = {".py", ".pyi"}
 JS_SUFFIXES = {".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
-#: Go, Rust, Java, C# and Kotlin (:mod:`.compiled`)
-COMPILED_SUFFIXES = {".go", ".rs", ".java", ".cs", ".kt", ".kts"}
+#: Go, Rust, Java, C#, Kotlin and Swift (:mod:`.compiled`)
+COMPILED_SUFFIXES = {".go", ".rs", ".java", ".cs", ".kt", ".kts", ".swift"}
 SOURCE_SUFFIXES = PYTHON_SUFFIXES | JS_SUFFIXES | COMPILED_SUFFIXES

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection.names import Verdict, call_verdict, config_container, expression_parts, judge
+from analyzer.lint.sources.codestrings import INTERPOLATIONS
 from analyzer.lint.sources.grammars import GRAMMARS, parser
 from analyzer.lint.sources.treetext import TreeText
 
@@ -85,7 +86,8 @@ class CodeFile(TreeText):
         """The argument expressions of a call (named arguments' values)."""
         lst = call.child_by_field_name("arguments")
         if lst is None:
-            lst = next((c for c in call.children if c.type in self.g.args), None)
+            kids = [k for c in call.children for k in (c.children if c.type == "call_suffix" else (c,))]
+            lst = next((c for c in kids if c.type in self.g.args), None)  # Swift/Kotlin: inside call_suffix
         if lst is None:
             return []
         out = []
@@ -134,7 +136,7 @@ class CodeFile(TreeText):
         g, t = self.g, n.type
         if t in g.strings:
             for c in n.children:
-                if c.type == "interpolation":
+                if c.type in INTERPOLATIONS:
                     self._collect(c, names, calls)
             return
         if t == "macro_invocation":
@@ -156,10 +158,10 @@ class CodeFile(TreeText):
             return
         if t in g.members or t == "scoped_identifier":
             dotted = self.dotted(n)
-            if g.name == "csharp" and call_verdict(dotted.removeprefix("System.")):
+            if clock := self._clock_property(n):
                 calls.append(
-                    (dotted.removeprefix("System."), None)
-                )  # DateTime.Now: a property that reads the clock
+                    (clock, None)
+                )  # DateTime.Now, Date.now.description: a property reading the clock
             elif t != "scoped_identifier" and _SIMPLE.fullmatch(dotted):
                 if not self.qualifier(n):
                     names.append(dotted)
@@ -176,6 +178,15 @@ class CodeFile(TreeText):
                 names.append(self.src(keys[0]).strip("\"'`@$"))  # ctx["user_id"]: named by its key
         for c in n.named_children:
             self._collect(c, names, calls)
+
+    def _clock_property(self, n) -> str | None:
+        """C#'s ``DateTime.Now`` or Swift's ``Date.now``, the member chain ``n`` or its owner."""
+        while self.g.name in ("csharp", "swift") and n is not None and n.type in self.g.members:
+            dotted = self.dotted(n).removeprefix("System.")
+            if call_verdict(dotted):
+                return dotted
+            n = self.member_parts(n)[0]
+        return None
 
     def verdict(self, node, calls_only: bool = False) -> Verdict | None:
         """Why an expression is volatile; ``calls_only`` for what a declaration passes on (its calls)."""

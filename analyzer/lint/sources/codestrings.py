@@ -23,6 +23,8 @@ _ESCAPE = re.compile(
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "s": " "}
 _BRACES = re.compile(r"\{\{|\}\}")
 _QUOTES = re.compile(r'""')
+#: the node types of an interpolation: Kotlin's and C#'s ``interpolation``, Swift's ``\(…)``
+INTERPOLATIONS = frozenset(("interpolation", "interpolated_expression"))
 _INTERPOLATION_PARTS = {
     "interpolation_brace",
     "interpolation_alignment_clause",
@@ -100,10 +102,14 @@ def literal_pieces(f, node, grammar: str, verdict) -> list[Piece]:
     chars: list[str] = []
     offs: list[int] = []
     at = start
-    for child in node.children:
-        if child.type != "interpolation":
+    kids = node.children
+    for i, child in enumerate(kids):
+        if child.type not in INTERPOLATIONS:
             continue
         a, b = f.char(child.start_byte) - base, f.char(child.end_byte) - base
+        if child.type == "interpolated_expression":  # Swift: "\(" and ")" are its siblings
+            a = f.char(kids[i - 1].start_byte) - base if i and kids[i - 1].type == "\\(" else a
+            b = f.char(kids[i + 1].end_byte) - base if i + 1 < len(kids) and kids[i + 1].type == ")" else b
         _decode(s, at, a, base, pattern, chars, offs)
         if chars:
             pieces.append(Piece("".join(chars), offs + [base + a]))

@@ -1,4 +1,4 @@
-"""Go, Rust, Java, C# and Kotlin source → prompt templates, parsed with tree-sitter.
+"""Go, Rust, Java, C#, Kotlin and Swift source → prompt templates, parsed with tree-sitter.
 
 Finds string literals (:mod:`.codestrings`), ``+`` chains and format calls (Go ``fmt.Sprintf``,
 Rust ``format!`` / ``write!``, Java ``String.format`` / ``.formatted`` / ``MessageFormat.format``,
@@ -20,7 +20,7 @@ from analyzer.detection.names import Verdict, expression_parts, judge
 from analyzer.lint.sources import builders, codeslots
 from analyzer.lint.sources.codeexpr import CodeFile, rust_macro_args, rust_paths
 from analyzer.lint.sources.codestrings import literal_pieces
-from analyzer.lint.sources.formatslots import fill
+from analyzer.lint.sources.formatslots import call_style, fill
 from analyzer.lint.sources.grammars import SUFFIXES, parser
 from analyzer.lint.sources.pieces import Piece, Template, prompt_template
 from analyzer.lint.sources.promptlike import skipped_call
@@ -38,6 +38,7 @@ _SKIP = re.compile(
 #: methods on a literal that keep it the same text: "…".trimIndent(), "…".to_string()
 _KEEPS = {"to_string", "to_owned", "into", "trimIndent", "trimMargin", "stripIndent", "strip", "trim", "Trim"}
 _RUST_FORMAT = {"format": 0, "format_args": 0, "write": 1, "writeln": 1}
+_BINARY = ("binary_expression", "additive_expression")  # Swift's `+` is an additive_expression
 
 
 def _skipped(name: str) -> bool:
@@ -110,13 +111,8 @@ class _Finder:
         held = (owner if owner.type in g.strings else self._held_literal(owner)) if formats else None
         if held is not None:
             style, literal = "printf", held  # "…".formatted(x), "…".format(x), PROMPT.formatted(x)
-        elif dotted in ("fmt.Sprintf", "fmt.Fprintf", "fmt.Appendf") or dotted in (
-            "String.format",
-            "MessageFormat.format",
-        ):
-            style = "braces" if dotted.startswith("Message") else "printf"
-        elif dotted.lower() in ("string.format", "system.string.format") or last == "AppendFormat":
-            style = "braces"
+        else:
+            style = call_style(dotted, g.name == "swift" and "format:" in f.src(n)[:16])
         if style is None:
             return None
         if literal is None:
@@ -209,7 +205,7 @@ class _Finder:
             if t == "expression_case" and p.child_by_field_name("value") == cur:
                 return "", True
             if t in g.args:
-                call = p.parent
+                call = p.parent.parent if p.parent.type == "call_suffix" else p.parent  # Swift, Kotlin
                 if call.type in ("annotation", "attribute", "marker_annotation"):
                     return self._named(call), False
                 name = f.call_parts(call)[0] if call.type in g.calls else ""
@@ -229,7 +225,7 @@ class _Finder:
                     return "", False
                 if self._named(fn) or t in g.returns:
                     return self._named(fn), False
-            if t == "binary_expression" and cur in p.named_children:
+            if t in _BINARY and cur in p.named_children:
                 op = next((c for c in p.children if not c.is_named), None)
                 if op is not None and f.src(op) != "+":
                     return "", True  # compared, not sent: x == "…"
@@ -239,14 +235,14 @@ class _Finder:
         return "", False
 
     def plus_chain(self, node) -> list:
-        if node.type == "binary_expression":
+        if node.type in _BINARY:
             op = next((c for c in node.children if not c.is_named), None)
             if op is not None and self.f.src(op) == "+" and len(node.named_children) == 2:
                 left, right = node.named_children
                 return self.plus_chain(left) + self.plus_chain(right)
         if node.type == "parenthesized_expression" and len(node.named_children) == 1:
             inner = node.named_children[0]
-            if inner.type == "binary_expression":
+            if inner.type in _BINARY:
                 return self.plus_chain(inner)
         return [node]
 
@@ -259,7 +255,7 @@ class _Finder:
             if node.id in seen:
                 continue
             pieces: list[Piece] | None = None
-            if node.type == "binary_expression":
+            if node.type in _BINARY:
                 leaves = self.plus_chain(node)
                 texts = [self.text_pieces(leaf) for leaf in leaves]
                 if len(leaves) > 1 and any(t is not None for t in texts):

@@ -1,10 +1,11 @@
 """Format strings of compiled languages: each slot becomes a piece judged by the argument filling it.
 
 Three styles: ``printf`` (Go ``fmt.Sprintf``, Java ``String.format`` / ``.formatted``, Kotlin
-``.format``: ``%s``, ``%[2]v``, ``%1$s``; ``%%`` and Java's ``%n`` are text), ``braces`` (C#
-``string.Format``, Java ``MessageFormat.format``: ``{0}``, ``{1:yyyy-MM-dd}``, ``{{``) and
-``rust`` (``format!``: ``{}``, ``{0}``, ``{name}``, ``{x:?}``, ``{{``). :func:`fill` splits the
-literal pieces at the slots; ``resolve(index, name)`` says why the argument is volatile.
+``.format``, Swift ``String(format:)``: ``%s``, ``%[2]v``, ``%1$s``, ``%@``; ``%%`` and Java's ``%n``
+are text), ``braces`` (C# ``string.Format``, Java ``MessageFormat.format``: ``{0}``,
+``{1:yyyy-MM-dd}``, ``{{``) and ``rust`` (``format!``: ``{}``, ``{0}``, ``{name}``, ``{x:?}``,
+``{{``). :func:`fill` splits the literal pieces at the slots; ``resolve(index, name)`` says why
+the argument is volatile.
 
 It does NOT find format calls (:mod:`.compiled`) or decode the literal (:mod:`.codestrings`).
 """
@@ -18,7 +19,7 @@ from analyzer.detection.names import Verdict
 from analyzer.lint.sources.pieces import Piece
 
 STYLES = {
-    "printf": re.compile(r"%%|%n|%(?:\[(\d+)\]|(\d+)\$)?[-+# 0,(<]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z]"),
+    "printf": re.compile(r"%%|%n|%(?:\[(\d+)\]|(\d+)\$)?[-+# 0,(<]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z@]"),
     "braces": re.compile(r"\{\{|\}\}|\{(\d+)(?:\s*,\s*-?\d+)?(?::[^{}]*)?\}"),
     "rust": re.compile(r"\{\{|\}\}|\{(\d+|[A-Za-z_]\w*)?(?::[^{}]*)?\}"),
 }
@@ -27,6 +28,24 @@ _TEXT = {"%%": "%", "%n": "\n", "{{": "{", "}}": "}"}
 Resolve = Callable[[int | None, str | None], Verdict | None]
 #: the file span and text of the argument filling a positional slot (by index), if known
 Where = Callable[[int], tuple[int, int, str] | None]
+
+
+_PRINTF_CALLS = frozenset(("fmt.Sprintf", "fmt.Fprintf", "fmt.Appendf", "String.format"))
+_BRACES_CALLS = frozenset(("MessageFormat.format", "string.format", "system.string.format"))
+
+
+def call_style(dotted: str, swift_format: bool = False) -> str | None:
+    """The slot style of a format call by its callee (``fmt.Sprintf`` → printf, C# ``string.Format``
+    and ``AppendFormat`` → braces), or None; ``swift_format``: Swift's ``String(format: …)``."""
+    if dotted in _PRINTF_CALLS or (swift_format and dotted == "String"):
+        return "printf"
+    if (
+        dotted in _BRACES_CALLS
+        or dotted.lower() in _BRACES_CALLS
+        or dotted.rsplit(".", 1)[-1] == "AppendFormat"
+    ):
+        return "braces"
+    return None
 
 
 def fill(pieces: list[Piece], style: str, resolve: Resolve, where: Where | None = None) -> list[Piece]:

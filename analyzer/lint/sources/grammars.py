@@ -140,8 +140,23 @@ GRAMMARS = {
         "function_declaration lambda_literal",
         "return_expression",
     ),
+    "swift": _g(
+        "swift",
+        "tree_sitter_swift",
+        "line_string_literal multi_line_string_literal raw_string_literal",
+        "call_expression",
+        {"navigation_expression": ("", "")},
+        "simple_identifier",
+        {"property_declaration": ("", "")},
+        {"assignment": "target"},
+        _SKIPS,
+        "value_arguments",
+        "function_declaration lambda_literal",
+        "control_transfer_statement",
+    ),
 }
 SUFFIXES = {".go": "go", ".rs": "rust", ".java": "java", ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin"}
+SUFFIXES[".swift"] = "swift"
 
 
 @cache

@@ -235,3 +235,37 @@ func render(w io.Writer, hud *HUD) error {
 
 def test_the_data_a_go_template_is_executed_with_fills_its_slots():
     assert found(GO_TEMPLATE, ".go") == [("time.Now().UTC().Format(time.RFC1123)", "calls `time.Now()`")]
+
+
+SWIFT = '''import Foundation
+
+struct PromptBuilder {
+    static func systemPrompt(for user: User) -> String {
+        let today = formatter.string(from: Date())
+        var prompt = "You are a helpful assistant for the user.\\n"
+        prompt += "Today is \\(today). The user's name is \\(user.name).\\n"
+        return prompt
+    }
+
+    static let base = """
+    You are Ava, an assistant on macOS.
+    The current date is \\(Date().formatted(date: .complete, time: .omitted)).
+    """
+
+    func other(sessionId: String) -> String {
+        return String(format: "You are a bot for the user. Session: %@. Now: %@", sessionId, Date.now.description)
+    }
+
+    func log() { print("The user asked at \\(Date())") }
+}
+'''
+
+
+def test_swift_interpolations_multi_line_strings_and_string_format():
+    assert found(SWIFT, ".swift") == [
+        ("\\(today)", "named `today`: today's date"),
+        ("\\(user.name)", "named `user.name`: a field of the user served, per user"),
+        ("\\(Date().formatted(date: .complete, time: .omitted))", "calls `Date()`"),
+        ("sessionId", "named `sessionId`: a session id"),
+        ("Date.now.description", "calls `Date.now()`"),
+    ]  # print(…) is a log line, not a prompt
