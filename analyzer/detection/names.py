@@ -78,7 +78,8 @@ def person_name(name: str) -> bool:
     ws = words(name)
     if len(ws) == 1:
         return ws[0] in vocab.PERSON_NAMES
-    return len(ws) == 2 and ws[1] == "name" and ws[0] in vocab.NAME_PARTS
+    parts = set(ws[:-1]) - {"and"}  # "first_and_last_name"
+    return 2 <= len(ws) <= 4 and ws[-1] == "name" and bool(parts) and parts <= vocab.NAME_PARTS
 
 
 def name_verdict(name: str, field: bool = False) -> Verdict | None:
@@ -205,6 +206,8 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
 def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict | None:
     """The first reason an expression is volatile: a volatile call, else a volatile name.
     A time format alone (``{a.published:%Y-%m-%d}``) is not one: it formats a given moment."""
+    if any(d.rsplit(".", 1)[-1] in ("tzname", "utcoffset") for d, _ in calls):
+        return None  # datetime.now().astimezone().tzname(): the deployment's zone, not the moment
     for dotted, n_args in calls:
         v = call_verdict(dotted, n_args)
         if v:

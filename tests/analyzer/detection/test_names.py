@@ -154,3 +154,9 @@ def test_the_personas_own_name_is_configuration():
     assert judge_expression("bot.nickname") is None
     assert judge_expression("character[user_info][nickname]") is not None  # the user's, kept by the persona
     assert judge_expression("bot.now") is not None
+
+
+def test_a_name_joined_of_its_parts_and_the_zone_of_now():
+    assert name_verdict("first_and_last_name") is not None and name_verdict("file_name") is None
+    assert judge_expression("datetime.now().astimezone().tzname()") is None  # the deployment's zone
+    assert judge_expression("datetime.now().astimezone().isoformat()") is not None
