@@ -69,7 +69,8 @@ def _keys(expr: str) -> list[str]:
     for m in _KEY.finditer(expr):
         owner = _OWNER.search(expr, 0, m.start())
         if not (owner and config_container(owner.group(1))):
-            out.append(m.group(2))
+            field = f"{owner.group(1)}.{m.group(2)}" if owner else ""
+            out.append(field if field and owners.owned_field(field, words) else m.group(2))  # profile['name']
     return out
 
 

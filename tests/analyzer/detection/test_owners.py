@@ -49,3 +49,8 @@ def test_an_owner_named_for_the_object_holding_the_person(expr):
 def test_a_shells_last_outcome_is_per_request():
     assert judge_expression("lastExitCode") is not None and judge_expression("last_command") is not None
     assert judge_expression("exit_code_meanings") is None
+
+
+def test_a_key_looked_up_in_the_person_served_is_their_field():
+    assert "profile.name" in judge_expression("profile['name']").reason
+    assert judge_expression("settings['user_id']") is None and judge_expression("row['name']") is None
