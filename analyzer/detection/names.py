@@ -94,6 +94,13 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: a field of the {owner} served, per user", HIGH)
     if "." in name and _sender(name):
         return Verdict(f"named `{name}`: the person who sent this message, per user", HIGH)
+    if any(
+        w in vocab.CHAT_PLACES
+        and ws[i + 1] in vocab.CHAT_PLACE_PARTS
+        and (not i or ws[i - 1] in _CHAT_OWNERS)
+        for i, w in enumerate(ws[:-1])
+    ):
+        return Verdict(f"named `{name}`: where this conversation is held, per session", HIGH)
     if owners.owned_id(ws):
         return Verdict(f"named `{name}`: the {' '.join(ws[-2:])} of the person served", HIGH)
     if ws and ws[0] == "current" and vocab.WHERE.intersection(ws):
@@ -146,6 +153,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
     return None
 
 
+#: what may stand before a chat place's name: the message, its context, the chat app
+_CHAT_OWNERS = frozenset("current this the message msg ctx interaction event discord slack telegram".split())
 #: the message or event a request answers, and its sender's field ("message.author", "ctx.author")
 _MESSAGES = frozenset("message msg interaction ctx event update".split())
 _SENDERS = frozenset("author sender from_user member".split())

@@ -82,47 +82,16 @@ MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invo
 WHERE = {"timezone", "tz", "zone", "locale", "location", "city", "country", "region"}
 #: … or whose whereabouts ("requestHints.city", "visitor_country", "geo.region"): the request's origin
 WHERE_OWNERS = {"request", "req", "client", "visitor", "caller", "sender", "geo", "ip", "device", "browser"}
-ID_OWNERS = {
-    "request",
-    "req",
-    "session",
-    "sess",
-    "trace",
-    "span",
-    "correlation",
-    "conversation",
-    "thread",
-    "chat",
-    "run",
-    "job",
-    "message",
-    "msg",
-    "call",
-    "transaction",
-    "txn",
-    "turn",
-    "interaction",
-    "event",
-    "execution",
-    "invocation",
-    "task",
-    "query",
-    "response",
-    "completion",
-    "visit",
-    "order",
-    "ticket",
-    "device",
-    "user",
-    "scratchpad",
-    "tab",
-    "window",
-    "page",
-    "client",
-    "sender",
-    "person",
-    "group",
-}
+ID_OWNERS = set(
+    "request req session sess trace span correlation conversation thread chat run job message msg call "
+    "transaction txn turn interaction event execution invocation task query response completion visit order "
+    "ticket device user scratchpad tab window page client sender person group".split()
+)
+#: where a chat app's conversation is held ("{{guildName}}", "message.channel.name", "{room_title}"):
+#: per session, as LABELS.md labels "The server you are in is called: [Server Name]"
+CHAT_PLACES = {"guild", "channel", "room", "chatroom", "group", "chat"}
+CHAT_PLACE_PARTS = {"name", "title", "topic", "purpose"}
+ID_OWNERS |= {"guild", "channel", "room", "chatroom"}
 LAST_OF = set("login seen active activity visit message interaction order purchase sync".split())
 LAST_OF |= {"exit", "command", "cmd", "error", "run", "result"}  # a shell's or a run's last outcome
 EVENT_AT = {

@@ -160,3 +160,15 @@ def test_a_name_joined_of_its_parts_and_the_zone_of_now():
     assert name_verdict("first_and_last_name") is not None and name_verdict("file_name") is None
     assert judge_expression("datetime.now().astimezone().tzname()") is None  # the deployment's zone
     assert judge_expression("datetime.now().astimezone().isoformat()") is not None
+
+
+@pytest.mark.parametrize(
+    "expr", ["guildName", "message.guild.name", "ctx.channel.topic", "chat_title", "current_room_name"]
+)
+def test_where_a_chat_apps_conversation_is_held_is_per_session(expr):
+    assert "where this conversation is held" in judge_expression(expr).reason
+
+
+@pytest.mark.parametrize("expr", ["youtube_channel_name", "server_name", "room", "channel"])
+def test_a_channel_of_the_deployment_or_a_bare_place_word_is_not(expr):
+    assert judge_expression(expr) is None
