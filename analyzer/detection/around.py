@@ -69,6 +69,7 @@ _EG = re.compile(r"(?i)\be\.g\.|\bfor example\b|\bfor instance\b|\bsuch as\b|\bi
 _EG_REACH = 240
 #: a literal each of :data:`_EG`'s alternatives holds, in lower, title and upper case ("E.g." holds ".g.")
 _EG_WORDS = (".g.", ".G.", "xample", "XAMPLE", "nstance", "NSTANCE", "uch as", "UCH AS", ".e.", ".E.")
+_RELATIVE_DAY = re.compile(r"(?i)\b(?:yesterday|tomorrow)\W{0,2}[ \t]+(?:is|was|will be)[ \t]+[\"'“]?$")
 #: "Write the time as '14:30'": a quoted value after "as" shows a format
 _QUOTED_AS = re.compile(r"(?i)\bas[ \t]+['\"“‘]$")
 
@@ -95,20 +96,7 @@ _CONDITIONAL_TODAY = re.compile(
     r"(?:'s date)?[ \t]+(?:is|was|falls on)[ \t]+$"
 )
 #: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in lower, title and upper case
-_CONDITIONS = (
-    "f ",
-    "F ",
-    "hen",
-    "HEN",
-    "hether",
-    "nless",
-    "uppos",
-    "ssum",
-    "UPPOS",
-    "SSUM",
-    "NLESS",
-    "HETHER",
-)
+_CONDITIONS = ("f ", "F ") + tuple("hen HEN hether nless uppos ssum UPPOS SSUM NLESS HETHER".split())
 #: … or followed by a new list item ("…the current time\n4. If the user …")
 _LIST_ITEM_AFTER = re.compile(r"[ \t]*\n[ \t]*(?:\d+[.)]|[-*•])[ \t]+[A-Za-z]")
 
@@ -278,8 +266,18 @@ class Around:
             return False  # no condition word before it: the pattern cannot match
         return _CONDITIONAL_TODAY.search(text, lo, at) is not None
 
+    @property
+    def relative_day(self) -> bool:
+        """Right after "yesterday is" / "tomorrow will be": the day resolved from today, even after an
+        "e.g." (Le Chat's 'resolve dates (e.g. "yesterday" is Monday, March 3, 2025)')."""
+        return _RELATIVE_DAY.search(self.text, max(0, self.c.start - 32), self.c.start) is not None
+
     @_once
     def example(self) -> bool:
+        if self.relative_day:  # an "e.g." before it is the sentence's, not the value's: only a block or tag
+            return regions.in_example_block(self.text, self.c.start, memo=self.memo) or bool(
+                self.tags is not None and self.c.start in self.tags
+            )
         after = cx.after(self.text, self.c.end)
         return (
             "example" in self.words

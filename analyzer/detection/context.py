@@ -66,6 +66,7 @@ _CLASS_PHRASES = {
         "local date",
         "it is",
         "yesterday was",
+        "yesterday is",
         "tomorrow is",
         "tomorrow will",
         "gestern war",

@@ -22,3 +22,10 @@ def test_a_kept_slot_again_inside_an_example_is_fixed_text():
         "Few-shot examples:\n<example>Today is {d}</example>\nAnswer as in e.g. {d}.\n"
     )
     assert slots(text) == ["follows `Current date`"]
+
+
+def test_a_relative_day_carries_its_date_even_after_an_eg():
+    text = 'You resolve dates (e.g. "yesterday" is Monday, March 3, 2025) before answering.'
+    assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["Monday, March 3, 2025"]
+    assert find_volatile("Write dates like this, e.g. 2025-03-03.") == []
+    assert find_volatile("Example:\nyesterday was 2025-03-03\n") == []
