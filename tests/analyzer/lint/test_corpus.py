@@ -20,13 +20,13 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.788, recall 0.684 on 696 spans, issue 22 round 7, after eight
+#: the test half as measured (precision 0.825, recall 0.669 on 764 spans, issue 22 round 7, after eleven
 #: batches of unseen prompts joined it), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.77, 0.67
-#: the dev half as measured (precision 0.948, recall 0.849 on 631 spans, round 7), less a margin
-DEV_PRECISION, DEV_RECALL = 0.93, 0.83
-#: rendered values of the test half the aggressive rewrite moves (0.640 of 378, round 7), less a margin
-TEST_RENDERED = 0.62
+TEST_PRECISION, TEST_RECALL = 0.80, 0.65
+#: the dev half as measured (precision 0.940, recall 0.845 on 696 spans, round 7), less a margin
+DEV_PRECISION, DEV_RECALL = 0.92, 0.82
+#: rendered values of the test half the aggressive rewrite moves (0.613 of 424, round 7), less a margin
+TEST_RENDERED = 0.59
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 
