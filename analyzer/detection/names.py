@@ -161,9 +161,10 @@ _SENDERS = frozenset("author sender from_user member".split())
 
 
 def _sender(name: str) -> bool:
-    """``message.author`` (Discord), ``update.message.from_user`` (Telegram): who sent it."""
-    parts = [p.strip() for p in name.split(".")]
-    return parts[-1] in _SENDERS and parts[-2].lower() in _MESSAGES
+    """``message.author`` (Discord), ``update.message.from_user`` (Telegram), or a field of theirs
+    (``message.author.id``): who sent it."""
+    parts = [p.strip().rstrip("?") for p in name.split(".")]  # message.author?.id
+    return any(a.lower() in _MESSAGES and b in _SENDERS for a, b in zip(parts, parts[1:]))
 
 
 #: owners whose date field may be today's ("self.date", "ctx.day", "state.month")

@@ -77,6 +77,13 @@ def _render_values(f, obj) -> list[Template]:
     return out
 
 
+def _text(f, node) -> bool:
+    """A literal or a ``+`` chain: text itself (``a ?? 'private'`` is a value with a fallback)."""
+    if node.type == "binary_expression":
+        return f.src(node.child_by_field_name("operator")) == "+"
+    return node.type in _TEXT
+
+
 def _key_verdict(key: str) -> Verdict | None:
     bare = key.strip("'\"`").strip(_SIGILS)
     return name_verdict(bare) if bare.replace("_", "").isalnum() else None
@@ -104,7 +111,12 @@ def slot_templates(f) -> list[Template]:
             if prop is None or f.src(prop) not in ("replace", "replaceAll") or len(args.named_children) != 2:
                 continue
             key, value = args.named_children
-            if value.type in _TEXT or key.type not in ("string", "regex"):
+            plain_key = (
+                key.type in ("string", "regex")
+                or key.type == "template_string"
+                and not any(c.type == "template_substitution" for c in key.named_children)
+            )
+            if _text(f, value) or not plain_key:
                 continue
             v = f.verdict(value) or _key_verdict(f.src(key))
             if v:

@@ -172,3 +172,8 @@ def test_where_a_chat_apps_conversation_is_held_is_per_session(expr):
 @pytest.mark.parametrize("expr", ["youtube_channel_name", "server_name", "room", "channel"])
 def test_a_channel_of_the_deployment_or_a_bare_place_word_is_not(expr):
     assert judge_expression(expr) is None
+
+
+def test_a_field_of_the_sender_is_theirs():
+    assert "sent this message" in judge_expression("message.author.id").reason
+    assert judge_expression("book.author.name") is None

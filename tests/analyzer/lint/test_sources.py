@@ -180,3 +180,16 @@ def test_a_setting_named_expression_under_a_reading_label_is_read_per_request():
         "Tokens left: ${s.budget - s.used}\nToken limit: ${s.budget}\nAnswer briefly.`;\n"
     )
     assert [v for v, _ in found(javascript.templates(src, ".ts"))] == ["${s.budget - s.used}"]
+
+
+def test_a_replace_keyed_by_a_template_string_or_filled_with_a_fallback():
+    src = (
+        "export function f(message) {\n  return SYSTEM_PROMPT\n"
+        "    .replace('{{guildName}}', message.guild?.name ?? 'private')\n"
+        "    .replace(`{{userId}}`, message.author.id)\n"
+        "    .replace('{{motto}}', 'Be ' + kind);\n}\n"
+    )
+    assert [v for v, _ in found(javascript.templates(src, ".ts"))] == [
+        "message.guild?.name ?? 'private'",
+        "message.author.id",
+    ]
