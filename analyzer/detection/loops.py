@@ -16,21 +16,23 @@ from analyzer.detection.candidate import HIGH, Candidate
 from analyzer.detection.names import judge_expression
 
 _JINJA = re.compile(r"\{%-?[ \t]*for[ \t]+[\w, ()]+?[ \t]+in[ \t]+(?P<e>[^%\n]{1,120}?)[ \t]*-?%\}")
-_JINJA_END = re.compile(r"\{%-?[ \t]*endfor[ \t]*-?%\}")
+#: a Jinja ``for`` or ``endfor`` tag (nested loops close in order)
+_JINJA_TAG = re.compile(r"\{%-?[ \t]*(?P<w>for|endfor)\b[^%\n]*%\}")
 _GO = re.compile(
     r"\{\{-?[ \t]*range[ \t]+(?:\$\w+(?:[ \t]*,[ \t]*\$\w+)?[ \t]*:?=[ \t]*)?(?P<e>[^{}\n]{1,120}?)[ \t]*-?\}\}"
 )
 #: Go template actions that open a block closed by ``{{end}}``, and that close one
 _GO_ACTION = re.compile(r"\{\{-?[ \t]*(?P<w>if|range|with|block|define|end)\b[^{}\n]*\}\}")
 _EACH = re.compile(r"\{\{#each[ \t]+(?P<e>[^{}\n]{1,120}?)[ \t]*\}\}")
-_EACH_END = re.compile(r"\{\{/each[ \t]*\}\}")
+#: a Handlebars ``#each`` or ``/each`` tag
+_EACH_TAG = re.compile(r"\{\{(?P<w>#each|/each)\b[^{}\n]*\}\}")
 
 
-def _go_end(text: str, at: int) -> int:
-    """Where the ``{{end}}`` closing the block opened before ``at`` ends, or -1."""
+def _block_end(tags: re.Pattern, closer: str, text: str, at: int) -> int:
+    """Where the tag closing the block opened before ``at`` ends (nested blocks counted), or -1."""
     depth = 1
-    for m in _GO_ACTION.finditer(text, at):
-        depth += -1 if m.group("w") == "end" else 1
+    for m in tags.finditer(text, at):
+        depth += -1 if m.group("w") == closer else 1
         if depth == 0:
             return m.end()
     return -1
@@ -38,18 +40,18 @@ def _go_end(text: str, at: int) -> int:
 
 def loop_at(text: str, at: int, out: list[Candidate]) -> int:
     """A loop over volatile data opening at text[at] ("{"); returns where it ends (``at`` when none)."""
-    for opening, closing in ((_JINJA, _JINJA_END), (_GO, None), (_EACH, _EACH_END)):
+    for opening, tags, closer in (
+        (_JINJA, _JINJA_TAG, "endfor"),
+        (_GO, _GO_ACTION, "end"),
+        (_EACH, _EACH_TAG, "/each"),
+    ):
         m = opening.match(text, at)
         if not m:
             continue
         v = judge_expression(m.group("e"))
         if v is None:
             return at
-        if closing is None:
-            end = _go_end(text, m.end())
-        else:
-            close = closing.search(text, m.end())
-            end = close.end() if close else -1
+        end = _block_end(tags, closer, text, m.end())
         if end < 0:
             return at
         out.append(

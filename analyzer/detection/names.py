@@ -164,7 +164,7 @@ def _sender(name: str) -> bool:
     """``message.author`` (Discord), ``update.message.from_user`` (Telegram), or a field of theirs
     (``message.author.id``): who sent it."""
     parts = [p.strip().rstrip("?") for p in name.split(".")]  # message.author?.id
-    return any(a.lower() in _MESSAGES and b in _SENDERS for a, b in zip(parts, parts[1:]))
+    return any(a.lower() in _MESSAGES and b.lower() in _SENDERS for a, b in zip(parts, parts[1:]))
 
 
 #: owners whose date field may be today's ("self.date", "ctx.day", "state.month")
@@ -214,15 +214,35 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
     return None
 
 
+def _zone_calls(calls: list[tuple[str, int | None]]) -> set[int]:
+    """The calls of each chain ending in ``.tzname()`` / ``.utcoffset()``: the zone of a moment, not
+    the moment. A reader gives a chain whole (``datetime.now.astimezone.tzname``) or call by call
+    (``datetime.now``, ``astimezone``, ``tzname``: the owner-less calls chain on the one before)."""
+    out: set[int] = set()
+    for i, (dotted, _) in enumerate(calls):
+        if dotted.rsplit(".", 1)[-1] not in ("tzname", "utcoffset"):
+            continue
+        out.add(i)
+        if "." in dotted:
+            out.update(j for j, (d, _) in enumerate(calls) if dotted.startswith(d + "."))
+            continue
+        for j in range(i - 1, -1, -1):
+            out.add(j)
+            if "." in calls[j][0]:
+                break
+    return out
+
+
 def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict | None:
     """The first reason an expression is volatile: a volatile call, else a volatile name.
     A time format alone (``{a.published:%Y-%m-%d}``) is not one: it formats a given moment."""
-    if any(d.rsplit(".", 1)[-1] in ("tzname", "utcoffset") for d, _ in calls):
-        return None  # datetime.now().astimezone().tzname(): the deployment's zone, not the moment
-    for dotted, n_args in calls:
-        v = call_verdict(dotted, n_args)
+    zone = _zone_calls(calls)
+    for i, (dotted, n_args) in enumerate(calls):
+        v = None if i in zone else call_verdict(dotted, n_args)
         if v:
             return v
+    if zone:
+        return None  # datetime.now().astimezone().tzname(): the deployment's zone, not the moment
     best = None
     fields = {n.rsplit(".", 1)[-1] for n in names if "." in n}
     for name in names:

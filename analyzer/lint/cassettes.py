@@ -1,10 +1,11 @@
 """Recorded HTTP exchanges (VCR cassettes: vcrpy, pytest-recording, Ruby VCR) read as the prompts they sent.
 
-A cassette is YAML with a top-level ``interactions:`` list of ``request:`` / ``response:`` pairs. Only
+A cassette is YAML with a top-level ``interactions:`` (``http_interactions:`` in Ruby VCR) list of ``request:`` / ``response:`` pairs. Only
 each request's ``body`` is what the app sent the model; the response (its ids, ``Date`` header,
 ``created`` time) and the request's headers are the exchange's record, never a cacheable prompt.
 :func:`request_bodies` gives the spans of the request bodies' text, found by indentation (the body's
-scalar, inline or in a block under it), so positions stay those of the file.
+scalar, inline or in a block under it; of a body mapping, its ``string:``), so positions stay those
+of the file.
 
 It does NOT parse YAML or decode the body (the detector reads the scalar as it is written), nor read
 JSON cassettes (HAR, Polly): those are request logs (:mod:`.inputs`).
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import re
 
-_TOP = re.compile(r"^interactions:[ \t]*$", re.M)
+_TOP = re.compile(r"^(?:http_)?interactions:[ \t]*$", re.M)
+#: the text of a body written as a mapping (``encoding:`` beside ``string:``)
+_STRING = re.compile(r"^[ \t]*string:", re.M)
 _REQUEST = re.compile(r"^(?P<i>[ \t]*)(?:-[ \t]+)?request:[ \t]*$", re.M)
 
 
@@ -37,9 +40,19 @@ def request_bodies(text: str) -> list[tuple[int, int]] | None:
             if line.strip() and _indent(line) <= level:
                 break  # the request's mapping ended (its response, or the next interaction)
             if line.lstrip().startswith("body:"):
-                out.append(_scalar(text, at + line.index("body:") + 5, _indent(line)))
+                out.append(_body(text, at + line.index("body:") + 5, _indent(line)))
             at = le + 1
     return [(a, b) for a, b in out if b > a]
+
+
+def _body(text: str, at: int, level: int) -> tuple[int, int]:
+    """A body's text: its scalar, or its ``string:`` when it is a mapping."""
+    start, end = _scalar(text, at, level)
+    key = _STRING.search(text, text.rfind("\n", 0, start) + 1, end)
+    if key is None or not text[start:end].lstrip().startswith(("encoding:", "string:")):
+        return start, end
+    line_start = text.rfind("\n", 0, key.start()) + 1
+    return _scalar(text, key.end(), _indent(text[line_start : key.end()]))
 
 
 def _scalar(text: str, at: int, level: int) -> tuple[int, int]:

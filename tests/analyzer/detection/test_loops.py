@@ -20,6 +20,9 @@ def values(text: str) -> list[str]:
         "{{range .CurrentState.Memories}}{{.}} {{end}}",
         "{{- range $i, $m := .Memories }}{{ if $i }}, {{ end }}{{ $m }}{{ end }}",
         "{{#each recent_chats}}- {{this.title}}{{/each}}",
+        # nested loops: the block ends at the outer loop's own closing tag
+        "{% for order in customer.orders %}{% for line in order.lines %}- {{line}}\n{% endfor %}total{% endfor %}",
+        "{{#each recent_chats}}{{#each this.tags}}#{{this}} {{/each}}- {{this.title}}{{/each}}",
     ],
 )
 def test_a_loop_over_volatile_data_is_one_block(loop):

@@ -177,3 +177,29 @@ def test_a_channel_of_the_deployment_or_a_bare_place_word_is_not(expr):
 def test_a_field_of_the_sender_is_theirs():
     assert "sent this message" in judge_expression("message.author.id").reason
     assert judge_expression("book.author.name") is None
+
+
+def test_the_zone_cancels_only_its_own_chain():
+    both = 'datetime.now().strftime("%H:%M") + " " + now.astimezone().tzname()'
+    assert judge_expression(both) is not None  # the clock is read besides the zone
+    assert judge_expression("now.tzname()") is None
+    from analyzer.detection.names import judge
+
+    whole = [
+        ("now.astimezone.tzname", 0),
+        ("datetime.now.strftime", 1),
+        ("now.astimezone", 0),
+        ("datetime.now", 0),
+    ]
+    assert judge([], whole) is not None  # a reader giving each chain whole (Python's ast)
+    assert (
+        judge(
+            [], [("datetime.now.astimezone.tzname", 0), ("datetime.now.astimezone", 0), ("datetime.now", 0)]
+        )
+        is None
+    )
+
+
+def test_the_sender_is_found_whatever_the_case_of_its_field():
+    for expr in ("message.Author", "msg.Sender.ID", "Message.Author.Name"):
+        assert "sent this message" in judge_expression(expr).reason

@@ -58,3 +58,33 @@ def test_yaml_that_is_no_cassette_is_read_as_text(tmp_path):
     path = tmp_path / "prompt.yaml"
     path.write_text("system: |\n  Current date: 2025-11-03\n", encoding="utf-8")
     assert [f.line for f in run(load([str(path)]), CODES) if f.code == "PG002"] == [2]
+
+
+RUBY_CASSETTE = """---
+http_interactions:
+- request:
+    method: post
+    uri: https://api.openai.com/v1/chat/completions
+    body:
+      encoding: UTF-8
+      string: '{"model":"gpt-4o","messages":[{"role":"system","content":"Today is 2024-03-05."}]}'
+    headers:
+      Date:
+      - Tue, 05 Mar 2024 10:00:00 GMT
+  response:
+    status:
+      code: 200
+    body:
+      encoding: UTF-8
+      string: '{"id":"chatcmpl-8xYz","created":1709632800}'
+  recorded_at: Tue, 05 Mar 2024 10:00:00 GMT
+recorded_with: VCR 6.2.0
+"""
+
+
+def test_a_ruby_vcr_cassette_is_read_at_its_request_body_string():
+    spans = request_bodies(RUBY_CASSETTE)
+    assert spans is not None and len(spans) == 1
+    ((a, b),) = spans
+    assert RUBY_CASSETTE[a:b].startswith('\'{"model"') and "encoding" not in RUBY_CASSETTE[a:b]
+    assert RUBY_CASSETTE[a:b].endswith("}'")
