@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from analyzer.detection import owners, vocab
 from analyzer.detection.candidate import HIGH, MEDIUM
+from analyzer.detection.conversation_size import conversation_size
 
 __all__ = [
     "HIGH",
@@ -243,6 +244,8 @@ def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict
             return v
     if zone:
         return None  # datetime.now().astimezone().tzname(): the deployment's zone, not the moment
+    if counted := conversation_size(names, calls, words):
+        return Verdict(f"counts the conversation's {counted} so far", HIGH)
     best = None
     fields = {n.rsplit(".", 1)[-1] for n in names if "." in n}
     for name in names:

@@ -1,0 +1,30 @@
+"""analyzer.detection.conversation_size: the conversation's size so far is a counter; the size of fixed lists
+or of one message is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.detect import find_volatile
+from analyzer.detection.names import judge_expression
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["threadInfo.messages.length", "len(messages)", "history.length", "len(chat_history)", "num_messages"],
+)
+def test_the_conversations_size_is_a_counter(expr):
+    assert "counts the conversation's" in judge_expression(expr).reason
+
+
+@pytest.mark.parametrize(
+    "expr", ["tools.length", "len(examples)", "message.length", "len(message)", "len(tools)"]
+)
+def test_the_size_of_fixed_lists_or_one_message_is_not(expr):
+    assert judge_expression(expr) is None
+
+
+@pytest.mark.parametrize("slot", ["{num_messages}", "{{ messages.length }}"])
+def test_a_template_slot_counting_messages_is_found(slot):
+    text = f"You are a helpful bot.\nThis conversation has {slot} messages so far.\n"
+    assert [v.value for v in find_volatile(text)] == [slot]
