@@ -198,8 +198,10 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
     last = dotted.rsplit(".", 1)[-1]
     if dotted == "new Date" and n_args not in (0, None):
         return None  # new Date(user.createdAt) is a given moment, not now
+    ws = words(last)
     if (
         last in vocab.NOW_CALLS
+        or (len(ws) > 1 and ws[-1] == "now" and ws[0] in ("get", "current", "local", "utc", "fetch"))
         or dotted in vocab.NOW_DOTTED
         or dotted.startswith(("Temporal.Now", "new Date"))
     ):

@@ -69,9 +69,25 @@ class PyFile:
                 and isinstance(targets[0], ast.Name)
                 and not is_text(node.value)
             ):
-                v = self.verdict(node.value, calls_only=True)
+                v = self.verdict(node.value, calls_only=True) or self.derived(node.value)
                 if v:
                     self.assigned[targets[0].id] = v
+
+    def derived(self, value: ast.AST) -> Verdict | None:
+        """A call on or of a volatile variable passes it on: ``slot = next_slot(now)``, ``s = now.strftime(…)``."""
+        if not isinstance(value, ast.Call):
+            return None
+        func = value.func
+        inputs = [*value.args, *(k.value for k in value.keywords)]
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        for n in [func, *inputs]:
+            if isinstance(n, ast.Name) and n.id in self.assigned:
+                return Verdict(
+                    f"is computed from `{n.id}`, which {self.assigned[n.id].reason}",
+                    self.assigned[n.id].severity,
+                )
+        return None
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[line - 1] + col

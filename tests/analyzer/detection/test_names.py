@@ -203,3 +203,10 @@ def test_the_zone_cancels_only_its_own_chain():
 def test_the_sender_is_found_whatever_the_case_of_its_field():
     for expr in ("message.Author", "msg.Sender.ID", "Message.Author.Name"):
         assert "sent this message" in judge_expression(expr).reason
+
+
+def test_a_getter_of_now_reads_the_clock():
+    from analyzer.detection.names import call_verdict
+
+    assert call_verdict("get_jst_now", 0) is not None and call_verdict("getNow", 0) is not None
+    assert call_verdict("show_now", 0) is None and call_verdict("know", 0) is None

@@ -193,3 +193,19 @@ def test_a_replace_keyed_by_a_template_string_or_filled_with_a_fallback():
         "message.guild?.name ?? 'private'",
         "message.author.id",
     ]
+
+
+def test_a_value_computed_from_a_volatile_variable_is_volatile_too():
+    src = '''
+def prompt_for(user):
+    now = get_jst_now()
+    slot = next_free_slot(now)
+    slot_str = slot.strftime("%H:%M")
+    label = describe(ROOMS)
+    return f"""You are the meeting-room booking assistant of our office.
+Next free slot: {slot_str}. Rooms: {label}.
+"""
+'''
+    got = found(python.templates(src))
+    assert [v for v, _ in got] == ["{slot_str}"]
+    assert "computed from `slot`, which is computed from `now`, which calls `get_jst_now()`" in got[0][1]
