@@ -16,7 +16,7 @@ import fnmatch
 import glob
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.jsonpath import index_path
@@ -152,7 +152,7 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
             if req is not None:
                 out.append(req)
         if not out:
-            if not explicit:
+            if not explicit or _prompt_config(value):
                 return None
             errors.append(
                 InputError(src.path, "no request body here (expected messages, input or prompt)", 1)
@@ -184,12 +184,33 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
     return out
 
 
+#: where a prompt template stored as JSON keeps its text (LangChain hub, Prompty, prompt configs)
+_TEMPLATE_KEYS = frozenset("template system_prompt system_message instructions prompt_template".split())
+
+
+def _loads(text: str):
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _prompt_config(value) -> bool:
+    """A JSON object (or list of them) holding a prompt template's text under a template key."""
+    items = value if isinstance(value, list) else [value]
+    return any(
+        isinstance(item, dict) and any(isinstance(item.get(k), str) for k in _TEMPLATE_KEYS) for item in items
+    )
+
+
 def _add(loaded: Loaded, src: SourceFile, explicit: bool) -> None:
     if src.kind in ("text", "source"):
         loaded.files.append(src)
         return
     reqs = read_requests(src, explicit, loaded.errors)
     if reqs is None:
+        if src.kind == "json" and _prompt_config(_loads(src.text)):
+            loaded.files.append(replace(src, kind="text"))  # a prompt template kept as JSON: read as text
         return
     loaded.files.append(src)
     loaded.requests[src.path] = reqs
