@@ -15,6 +15,8 @@ DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "week
 DATE_PARTS = {"date", "day", "weekday", "week", "month", "year", "dt"}
 #: a name's last word saying it holds text about its subject ("dateInstructions", "time_prompt")
 TEXT_ABOUT = set("instruction instructions guide guidance rules hint hints description".split())
+#: a topic named after time, not a reading of it ("time_management_tips")
+TEXT_ABOUT |= {"management", "tips", "advice"}
 DATE |= {"datum", "heute", "fecha", "hoy", "jour", "aujourdhui", "oggi", "hoje", "wochentag"}
 RANDOM = {
     "uuid",
@@ -74,7 +76,8 @@ GIT_PARTS = {"status", "branch", "diff", "log", "changes", "commits"}
 #: … of the working copy now ("recent_commits", "current_branch")
 GIT_NOW = {"current", "recent", "latest"}
 #: what the user did lately, rendered per session ("recent_chats", "recentConversations")
-RECENT_OF = {"chats", "conversations", "messages", "activity", "interactions", "sessions", "searches"}
+#: (not "messages": recent_messages is the chat history, content like {chat_history})
+RECENT_OF = {"chats", "conversations", "activity", "interactions", "sessions", "searches"}
 #: a stored moment's date ("receivedDate", "due_date", "birth_date"), not today's
 MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "due", "birth", "release"}
 MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}
@@ -112,6 +115,7 @@ COUNTED = set(
 )
 COUNTED |= {"member", "participant"}
 SETTING = {
+    "capacity",
     "limit",
     "max",
     "min",

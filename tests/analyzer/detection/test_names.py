@@ -210,3 +210,10 @@ def test_a_getter_of_now_reads_the_clock():
 
     assert call_verdict("get_jst_now", 0) is not None and call_verdict("getNow", 0) is not None
     assert call_verdict("show_now", 0) is None and call_verdict("know", 0) is None
+
+
+def test_a_topic_a_capacity_and_the_chat_history_are_not_readings():
+    assert name_verdict("time_management_tips") is None and name_verdict("TIME_MANAGEMENT") is None
+    assert name_verdict("battery_capacity_kwh") is None and name_verdict("battery_level") is not None
+    assert name_verdict("recent_messages") is None  # the chat history: content, like {chat_history}
+    assert name_verdict("recent_chats") is not None  # the user's other conversations: their activity
