@@ -17,15 +17,15 @@ from analyzer.detection.names import judge_expression
 
 _JINJA = re.compile(r"\{%-?[ \t]*for[ \t]+[\w, ()]+?[ \t]+in[ \t]+(?P<e>[^%\n]{1,120}?)[ \t]*-?%\}")
 #: a Jinja ``for`` or ``endfor`` tag (nested loops close in order)
-_JINJA_TAG = re.compile(r"\{%-?[ \t]*(?P<w>for|endfor)\b[^%\n]*%\}")
+_JINJA_TAG = re.compile(r"\{%[-+]?\s*(?P<w>for|endfor)\b(?:[^%]|%(?!\}))*%\}")
 _GO = re.compile(
     r"\{\{-?[ \t]*range[ \t]+(?:\$\w+(?:[ \t]*,[ \t]*\$\w+)?[ \t]*:?=[ \t]*)?(?P<e>[^{}\n]{1,120}?)[ \t]*-?\}\}"
 )
 #: Go template actions that open a block closed by ``{{end}}``, and that close one
 _GO_ACTION = re.compile(r"\{\{-?[ \t]*(?P<w>if|range|with|block|define|end)\b[^{}\n]*\}\}")
-_EACH = re.compile(r"\{\{#each[ \t]+(?P<e>[^{}\n]{1,120}?)[ \t]*\}\}")
+_EACH = re.compile(r"\{\{~?#each[ \t]+(?P<e>[^{}\n]{1,120}?)[ \t]*~?\}\}")
 #: a Handlebars ``#each`` or ``/each`` tag
-_EACH_TAG = re.compile(r"\{\{(?P<w>#each|/each)\b[^{}\n]*\}\}")
+_EACH_TAG = re.compile(r"\{\{~?(?P<w>#each|/each)\b[^{}\n]*\}\}")
 
 
 def _block_end(tags: re.Pattern, closer: str, text: str, at: int) -> int:

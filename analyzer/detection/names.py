@@ -194,7 +194,7 @@ def _fixed(ws: set[str]) -> bool:
 
 def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
     """Whether calling ``dotted`` (``datetime.now``, ``new Date``, ``crypto.randomUUID``) gives a fresh value."""
-    dotted = _DOT_SPACE.sub(".", " ".join(dotted.split()))
+    dotted = _DOT_SPACE.sub(".", " ".join(dotted.split())).lstrip(".")
     last = dotted.rsplit(".", 1)[-1]
     if dotted == "new Date" and n_args not in (0, None):
         return None  # new Date(user.createdAt) is a given moment, not now
@@ -218,21 +218,25 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
 
 
 def _zone_calls(calls: list[tuple[str, int | None]]) -> set[int]:
-    """The calls of each chain ending in ``.tzname()`` / ``.utcoffset()``: the zone of a moment, not
-    the moment. A reader gives a chain whole (``datetime.now.astimezone.tzname``) or call by call
-    (``datetime.now``, ``astimezone``, ``tzname``: the owner-less calls chain on the one before)."""
+    """The calls of each chain ending in ``.tzname()`` / ``.utcoffset()`` (a zone, not a moment): given
+    whole (``datetime.now.astimezone.tzname``) or call by call, chained ones dotted (``.astimezone``)."""
     out: set[int] = set()
     for i, (dotted, _) in enumerate(calls):
         if dotted.rsplit(".", 1)[-1] not in ("tzname", "utcoffset"):
             continue
         out.add(i)
-        if "." in dotted:
-            out.update(j for j, (d, _) in enumerate(calls) if dotted.startswith(d + "."))
+        if dotted.startswith("."):
+            j = i
+            while j > 0 and calls[j][0].startswith("."):
+                j -= 1
+                out.add(j)
             continue
-        for j in range(i - 1, -1, -1):
-            out.add(j)
-            if "." in calls[j][0]:
-                break
+        parts = dotted.split(".")
+        for k in range(1, len(parts)):
+            level = ".".join(parts[:k])
+            j = next((j for j, (d, _) in enumerate(calls) if d == level and j not in out), None)
+            if j is not None:
+                out.add(j)
     return out
 
 
@@ -268,7 +272,8 @@ def expression_parts(expr: str) -> tuple[list[str], list[tuple[str, int | None]]
         if m.group(1):
             calls.append(("new " + dotted, 0 if m.group(3) else 1))
         elif m.group(3) or m.group(4):
-            calls.append((dotted, 0 if m.group(3) else None))
+            chained = bare[: m.start()].rstrip().endswith(".")  # now().tzname(): on the call before
+            calls.append(("." * chained + dotted, 0 if m.group(3) else None))
         names.extend(dotted.split("."))
         if "." in dotted:
             names.append(dotted)  # user.name, requestHints.city: the owner's words with the field's

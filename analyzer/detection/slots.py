@@ -90,5 +90,5 @@ _CONTROL = frozenset("if else end range with define template block elif endif fo
 
 
 def control(expr: str | None) -> bool:
-    """``{{- if .Memory}}``, ``{{range .Items}}``, ``{{end}}``: a template action, not a slot."""
-    return bool(expr) and expr.lstrip("- ").split(" ", 1)[0] in _CONTROL
+    """``{{- if .Memory}}``, ``{{range .Items}}``, ``{{end}}``, ``{{~#each xs~}}``: a template action, not a slot."""
+    return bool(expr) and expr.lstrip("-~ ").lstrip("#/").split(" ", 1)[0].rstrip("~") in _CONTROL

@@ -48,11 +48,14 @@ def request_bodies(text: str) -> list[tuple[int, int]] | None:
 def _body(text: str, at: int, level: int) -> tuple[int, int]:
     """A body's text: its scalar, or its ``string:`` when it is a mapping."""
     start, end = _scalar(text, at, level)
+    if text.startswith("!!binary", start) or re.search(r"(?m)^[ \t]*base64_string:", text[start:end]):
+        return start, start  # an encoded body: bytes, not the prompt's text
     key = _STRING.search(text, text.rfind("\n", 0, start) + 1, end)
     if key is None or not text[start:end].lstrip().startswith(("encoding:", "string:")):
         return start, end
     line_start = text.rfind("\n", 0, key.start()) + 1
-    return _scalar(text, key.end(), _indent(text[line_start : key.end()]))
+    start, end = _scalar(text, key.end(), _indent(text[line_start : key.end()]))
+    return (start, start) if text.startswith("!!binary", start) else (start, end)
 
 
 def _scalar(text: str, at: int, level: int) -> tuple[int, int]:

@@ -28,3 +28,24 @@ def test_the_size_of_fixed_lists_or_one_message_is_not(expr):
 def test_a_template_slot_counting_messages_is_found(slot):
     text = f"You are a helpful bot.\nThis conversation has {slot} messages so far.\n"
     assert [v.value for v in find_volatile(text)] == [slot]
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "history_size",
+        "max_history_size",
+        "MAX_HISTORY_SIZE",
+        "config.max_history.size",
+        "few_shot_messages.length",
+        "example_messages.length",
+        "len(system_messages)",
+        "len(SYSTEM_MESSAGES)",
+        "len(error_messages)",
+        "quickReplies.length",
+        "templates.messages.length",
+        "num_turns",
+    ],
+)
+def test_settings_constants_and_fixed_message_lists_are_not_the_conversation(expr):
+    assert judge_expression(expr) is None

@@ -39,3 +39,17 @@ def test_a_loop_over_volatile_data_is_one_block(loop):
 )
 def test_a_loop_over_fixed_data_or_unclosed_is_not(loop):
     assert values(f"What you know:\n{loop}\nAnswer briefly.") == []
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "{{#each recent_chats}}- {{this.title}}{{~/each~}}",
+        "{{~#each recent_chats~}}- {{this.title}}{{~/each~}}",
+        "{{#each recent_chats}}{{#each this.tags}}#{{this}}{{~/each}}- {{this.title}}{{/each}}",
+        "{% for c in recent_chats %}{% for t in c.tags if loop.index % 2 %}#{{t}}{% endfor %} {{c.title}}\n{% endfor %}",
+        "{% for c in recent_chats %}{% for t in c.tags\n %}#{{t}}{% endfor %}{{c.title}}{%+ endfor %}",
+    ],
+)
+def test_whitespace_control_and_tags_with_odd_insides_still_close_in_order(loop):
+    assert values(f"What you know:\n{loop}\nAnswer briefly.") == [loop]

@@ -217,3 +217,13 @@ def test_a_topic_a_capacity_and_the_chat_history_are_not_readings():
     assert name_verdict("battery_capacity_kwh") is None and name_verdict("battery_level") is not None
     assert name_verdict("recent_messages") is None  # the chat history: content, like {chat_history}
     assert name_verdict("recent_chats") is not None  # the user's other conversations: their activity
+
+
+def test_a_zone_chain_leaves_other_clock_reads_alone():
+    from analyzer.detection.names import judge
+
+    both = [("datetime.now.strftime", 1), ("datetime.now.astimezone.tzname", 0), ("datetime.now", 0)]
+    both += [("datetime.now.astimezone", 0), ("datetime.now", 0)]  # Python's ast: two reads of now
+    assert judge([], both) is not None
+    assert judge_expression("uuid4() ~ now().tzname()") is not None
+    assert judge_expression("now().strftime('%H:%M') ~ ' ' ~ now().tzname()") is not None

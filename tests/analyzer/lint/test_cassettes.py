@@ -88,3 +88,17 @@ def test_a_ruby_vcr_cassette_is_read_at_its_request_body_string():
     ((a, b),) = spans
     assert RUBY_CASSETTE[a:b].startswith('\'{"model"') and "encoding" not in RUBY_CASSETTE[a:b]
     assert RUBY_CASSETTE[a:b].endswith("}'")
+
+
+def test_an_encoded_body_is_bytes_not_a_prompt(tmp_path):
+    cassette = RUBY_CASSETTE.replace(
+        '      encoding: UTF-8\n      string: \'{"model"',
+        '      encoding: ASCII-8BIT\n      base64_string: |\n        eyJtb2RlbCI6ImdwdC00byJ9Cg==\n      x: \'{"model"',
+        1,
+    )
+    assert request_bodies(cassette) == []
+    vcrpy = "interactions:\n- request:\n    body: !!binary |\n      H4sIAAAAAAAAA6tWyk0tSUxXslIqzy/KTlGqBQBuXgQ4EwAAAA==\n  response:\n    status: {code: 200}\n"
+    assert request_bodies(vcrpy) == []
+    path = tmp_path / "binary.yaml"
+    path.write_text(vcrpy, encoding="utf-8")
+    assert run(load([str(path)]), CODES) == []
