@@ -1,8 +1,9 @@
 """Recorded HTTP exchanges (VCR cassettes: vcrpy, pytest-recording, Ruby VCR) read as the prompts they sent.
 
-A cassette is YAML with a top-level ``interactions:`` (``http_interactions:`` in Ruby VCR) list of ``request:`` / ``response:`` pairs. Only
-each request's ``body`` is what the app sent the model; the response (its ids, ``Date`` header,
-``created`` time) and the request's headers are the exchange's record, never a cacheable prompt.
+A cassette is YAML with a top-level ``interactions:`` (Ruby VCR: ``http_interactions:``) list of
+``request:`` / ``response:`` pairs. Only each request's ``body`` is what the app sent the model; the
+response (its ids, ``Date`` header, ``created`` time) and the request's headers are the exchange's
+record, never a cacheable prompt.
 :func:`request_bodies` gives the spans of the request bodies' text, found by indentation (the body's
 scalar, inline or in a block under it; of a body mapping, its ``string:``), so positions stay those
 of the file.
