@@ -235,6 +235,7 @@ class _Finder:
     def templates(self) -> list[Template]:
         f = self.f
         out: list[Template] = []
+        appended: list[tuple[list[Piece], str]] = []
         seen: set[int] = set()
         for node in f.walk(f.tree.root_node):
             if node.id in seen:
@@ -259,7 +260,16 @@ class _Finder:
                     seen.add(sub.id)
             else:
                 continue
-            t = prompt_template(pieces, *self.context(node), slots_count=True)
+            name, skip = self.context(node)
+            t = prompt_template(pieces, name, skip, slots_count=True)
+            if t is not None:
+                out.append(t)
+            elif name and not skip and node.parent is not None:
+                if node.parent.type == "augmented_assignment_expression":
+                    appended.append((pieces, name))
+        prompts = {t.name for t in out}
+        for pieces, name in appended:  # text += `This thread has ${n} messages.`: part of the prompt built
+            t = prompt_template(pieces, name, False, joined=name in prompts)
             if t is not None:
                 out.append(t)
         out += slot_templates(f)

@@ -117,17 +117,18 @@ def _keyed(pieces: list[Piece]) -> bool:
 
 
 def prompt_template(
-    pieces: list[Piece], name: str, skip: bool, *, slots_count: bool = False
+    pieces: list[Piece], name: str, skip: bool, *, slots_count: bool = False, joined: bool = False
 ) -> Template | None:
     """The template ``pieces`` make, labels judged (:func:`judge_by_label`), when it reads as a
     prompt; None when its context skips it, it is empty or it does not read as one. With
-    ``slots_count``, a literal with template slots and no interpolation counts as a prompt too."""
+    ``slots_count``, a literal with template slots and no interpolation counts as a prompt too;
+    ``joined``: the pieces are appended to a text that reads as a prompt (``p += `…```)."""
     t = Template([p for p in pieces if p.text], name)
     judge_by_label(t.pieces)
     if not t.pieces or skip:
         return None
     volatile = any(p.verdict for p in t.pieces if not p.literal)
-    if is_prompt(t.literal_text, name, t.interpolated, volatile, volatile and _keyed(t.pieces)):
+    if joined or is_prompt(t.literal_text, name, t.interpolated, volatile, volatile and _keyed(t.pieces)):
         return t
     return t if slots_count and not t.interpolated and slotted(t.literal_text) else None
 

@@ -209,3 +209,19 @@ Next free slot: {slot_str}. Rooms: {label}.
     got = found(python.templates(src))
     assert [v for v, _ in got] == ["{slot_str}"]
     assert "computed from `slot`, which is computed from `now`, which calls `get_jst_now()`" in got[0][1]
+
+
+def test_text_appended_to_a_prompt_is_part_of_it_and_alone_is_not():
+    built = (
+        "function context(thread) {\n"
+        "  let info = `You are the team's assistant. Today is ${new Date().toDateString()}. `;\n"
+        "  info += `This thread has ${thread.sessionId} open. `;\n"
+        "  return info;\n"
+        "}\n"
+    )
+    assert [v for v, _ in found(javascript.templates(built))] == [
+        "${new Date().toDateString()}",
+        "${thread.sessionId}",
+    ]
+    alone = "let note = '';\nnote += `Saved ${thread.sessionId} ok`;\nconsole.log(note);\n"
+    assert found(javascript.templates(alone)) == []
