@@ -269,8 +269,7 @@ class _Finder:
                     appended.append((pieces, name))
         prompts = {t.name for t in out}
         for pieces, name in appended:  # text += `This thread has ${n} messages.`: part of the prompt built
-            t = prompt_template(pieces, name, False, joined=name in prompts)
-            if t is not None:
+            if name in prompts and (t := prompt_template(pieces, name, False, joined=True)) is not None:
                 out.append(t)
         out += slot_templates(f)
         return sorted(out, key=lambda t: t.file_offset(0))
