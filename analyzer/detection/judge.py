@@ -33,6 +33,8 @@ _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as
 _ID_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$"
 )
+#: what may stand between the parts of one place ("{city_name} City, {pref_name}", "{country} {flag}")
+_PLACE_GOES_ON = re.compile(r"(?:[ \t]+[A-Z][a-z]{1,12})?[ \t]*[,/(]?[ \t]*")
 _FULL, _SECONDS = "a full timestamp", "a clock reading to the second"
 _DATE_ALONE, _CLOCK_ALONE = "a date alone on its line", "a clock time alone on its line"
 #: the reasons of values kept for their shape alone, with no label
@@ -79,6 +81,7 @@ class _Judge:
         self.families = uuid_families([text[c.start : c.end] for c in cands if c.kind == "uuid"])
         self.phrase_start = self.phrase_end = -10
         self.last_kept: Candidate | None = None
+        self.last_why = ""
         self.floor = 0
         #: the expressions of kept slots: the same slot again renders the same value
         self.kept_slots: set[str] = set()
@@ -133,6 +136,8 @@ class _Judge:
             k = self.last_kept
             if k and k.kind in ("date", "time") and text[k.end : c.start] in (" in ", " in: "):
                 return "the place of the date before it"  # "Today is Thursday, 24 April 2025 in _____"
+            if k and self.last_why.startswith("where") and _PLACE_GOES_ON.fullmatch(text, k.end, c.start):
+                return "where the user is, as the slot before it"  # "located in {city}, {country} {flag}"
             return slotcontext.labelled(text, c, w)
         if c.kind == "state":
             if w.example or (c.shape == "block" and not self.holds_values(c)):
@@ -183,11 +188,8 @@ class _Judge:
             if w.example or w.response_field:
                 return None  # an epoch is machine-rendered: even an "expires at" one is a session's, not a fixed date
             if c.shape == "epoch":
-                return (
-                    "epoch seconds after a time word"
-                    if _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start)
-                    else None
-                )
+                timed = _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start)
+                return "epoch seconds after a time word" if timed else None
             return "epoch milliseconds of 2017–2036" if int(value) in EPOCH_MS else None
         if c.shape == "timestamp":
             if self.after_phrase(c):
@@ -230,11 +232,8 @@ class _Judge:
                 else "the current year or month"
             )
         if c.shape == "weekday":
-            return (
-                "the weekday of the date before it"
-                if rendered_dates.weekday_of_kept(text, self.last_kept, c)
-                else None
-            )
+            kept_date = rendered_dates.weekday_of_kept(text, self.last_kept, c)
+            return "the weekday of the date before it" if kept_date else None
         if self.after_phrase(c) or c.shape == "after-today":
             return None if c.shape == "after-today" and w.conditional else self.follows()
         if rendered_dates.after_time(text, self.last_kept, c):
@@ -290,8 +289,7 @@ class _Judge:
             if c.kind == "today-phrase":
                 self.phrase_start, self.phrase_end = c.start, c.end
             else:
-                self.last_kept = c
-                self.floor = c.end
+                self.last_kept, self.last_why, self.floor = c, why, c.end
             yield c, why
 
 

@@ -56,7 +56,7 @@ _BLOCK_PARTS = frozenset(("info", "details", "metadata", "context", "snapshot"))
 
 def words(name: str) -> list[str]:
     """``lastLoginDateStr`` → ["last", "login", "date", "str"]; ``REMAINING_QUOTA`` → ["remaining", "quota"]."""
-    return [w.lower() for w in _WORD.findall(name)]
+    return [w for part in _WORD.findall(name) for w in vocab.JOINED.get(part.lower(), (part.lower(),))]
 
 
 def config_container(owner: str) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import elided, gitstate, given, slotreadings, vocab
+from analyzer.detection import elided, gitstate, given, slotreadings, vocab, whereabouts
 from analyzer.detection.around import Around
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.names import words
@@ -123,6 +123,8 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
         return None  # "{n} celebrities born today": how many the template asks for (a "key: {n}" line is read on)
     if ws & _FILE_PLACES or _WORKDIR.search(w.near):
         return None  # the working directory or a path: where the deployment runs, not when
+    if whereabouts.user_at(w.near):
+        return f"where the user is now: {w.labelled}"
     tokens = w.near.split()
     if tokens and tokens[-1].lower() in _PREPOSITIONS:
         return None  # "the current time in {city}": the place asked about, not the time

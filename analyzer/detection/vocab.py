@@ -49,11 +49,26 @@ USER = {"user", "users", "me", "my"}
 USER_PARTS = set("name email mail id city location country region timezone tz phone".split())
 USER_PARTS |= {"address", "nickname", "handle", "zip", "postcode", "profile", "details", "facts", "pronouns"}
 USER_PARTS |= {"age"}
+#: a block about the user, filled per user ("{user_info}", "{{ user_information }}", "{{user_description}}")
+USER_PARTS |= {"info", "information", "description", "bio", "background", "alias", "fullname"}
 USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
+USER_WORDS |= {"userprofile", "useralias"}
 #: a person's own name by its parts ("{{firstName}}", "{full_name}"): filled per user, unless a record's
 #: field; a role's name alone ("{customer_name}") may be a persona's, so it is judged by its label
 PERSON_NAMES = {"firstname", "lastname", "fullname", "surname", "givenname", "forename", "familyname"}
-NAME_PARTS = {"first", "last", "full", "given", "family", "middle", "display", "preferred", "legal", "sur"}
+NAME_PARTS = {
+    "first",
+    "last",
+    "full",
+    "given",
+    "family",
+    "middle",
+    "display",
+    "preferred",
+    "legal",
+    "sur",
+    "nick",
+}
 #: a quantity read per request ("tokens_left", "freeMem", "available_memory") …
 MEASURED = set("token tokens mem memory ram vram disk storage cpu gpu battery context".split())
 #: … when one of these words reads it
@@ -195,3 +210,10 @@ RANDOM_CALLS = {
     "gen_id",
 }
 RANDOM_CALLS |= {"NewGuid", "new_v4", "new_v7"}  # C#'s Guid.NewGuid(), Rust's Uuid::new_v4()
+
+#: names written as one lower-case word ("{chatname}", "{membercount}", "sessionid"), split as if camelCased
+_JOINED_HEADS = (
+    "user chat member channel guild group room server session conversation thread current curr today".split()
+)
+_JOINED_TAILS = "name names id ids count title topic info date time timestamp fullname".split()
+JOINED = {h + t: (h, t) for h in _JOINED_HEADS for t in _JOINED_TAILS}

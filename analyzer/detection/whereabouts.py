@@ -29,6 +29,14 @@ _TZ_OWNER = re.compile(
     r"\bmoja\b[^\n.]{0,24}|\bużytkownika\b[^\n.]{0,24}|\bich bin in\b[^\n.]{0,24}|\bmeine?\b[^\n.]{0,24}|"
     r"\bje suis\b[^\n.]{0,24}|\bmon\b[^\n.]{0,24}|\bestoy en\b[^\n.]{0,24}|\bmi\b[^\n.]{0,24})\W{0,3}$"
 )
+#: wording that puts a slot at where the user is now: "The user is located in {city}", "the current location
+#: is {x}", "You are currently in {city}" is the conversation's place (:mod:`.slotcontext` reads that)
+_USER_AT = re.compile(
+    r"(?i)(?:\b(?:user|customer|caller|visitor)(?:'s)?\b[^\n.]{0,16}?\b(?:is |are )?(?:currently |now )?"
+    r"(?:located|based|living|staying|residing)[ \t]+(?:in|at|near)"
+    r"|\b(?:user's|customer's|current|present)[ \t]+(?:location|city|country|whereabouts|position)"
+    r"(?:[ \t]+is|[ \t]*[:：])?)[ \t]*$"
+)
 _ZONE = re.compile(r"[A-Z][A-Za-z]+/[A-Z][A-Za-z_+-]+(?:/[A-Z][A-Za-z_+-]+)?")
 
 
@@ -78,3 +86,8 @@ def coordinates(text: str, s: int, out: list[Candidate]) -> int:
         out.append(Candidate("state", s, pair.end(), HIGH, "coordinates"))
         return pair.end()
     return s
+
+
+def user_at(near: str) -> bool:
+    """The words right before a slot say it is where the user is now ("The user is located in")."""
+    return _USER_AT.search(near) is not None

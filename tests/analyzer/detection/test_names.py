@@ -113,7 +113,9 @@ def test_counters_counting_down_and_recent_git_state_are_found(slot):
     assert [v.value for v in find_volatile(f"Status: {slot}.")] == [slot]
 
 
-@pytest.mark.parametrize("slot", ["{max_steps}", "{{attempts}}", "{commit_message_style}", "{user_info}"])
+@pytest.mark.parametrize(
+    "slot", ["{max_steps}", "{{attempts}}", "{commit_message_style}", "{user_count_limit}"]
+)
 def test_their_settings_and_ambiguous_neighbours_are_not(slot):
     assert find_volatile(f"Status: {slot}.") == []
 
@@ -227,3 +229,23 @@ def test_a_zone_chain_leaves_other_clock_reads_alone():
     assert judge([], both) is not None
     assert judge_expression("uuid4() ~ now().tzname()") is not None
     assert judge_expression("now().strftime('%H:%M') ~ ' ' ~ now().tzname()") is not None
+
+
+@pytest.mark.parametrize(
+    "slot", ["{user_info}", "{{ user_information }}", "{{user_description}}", "{USER_BIO}", "{{ userAlias }}"]
+)
+def test_a_block_about_the_user_is_filled_per_user(slot):
+    assert [v.value for v in find_volatile(f"Context:\n{slot}\n")] == [slot]
+
+
+@pytest.mark.parametrize(
+    "slot, found",
+    [("{chatname}", True), ("{membercount}", True), ("{userfullname}", True), ("{nick_name}", True)],
+)
+def test_names_written_as_one_word_are_read_as_their_parts(slot, found):
+    assert bool(find_volatile(f"- Info: {slot}\n")) is found
+
+
+@pytest.mark.parametrize("slot", ["{chatter}", "{chatbot_rules}", "{system_info}", "{background}"])
+def test_one_word_names_that_are_not_such_compounds_are_not(slot):
+    assert find_volatile(f"- Info: {slot}\n") == []

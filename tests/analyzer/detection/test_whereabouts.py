@@ -42,3 +42,29 @@ def test_coordinates_under_a_where_label():
     assert values("Current position: -33.8688, 151.2093.") == ["33.8688, 151.2093"]
     assert values("Our office is at 52.5200, 13.4050.") == []
     assert values("Position: 3 of 10") == []
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("The user is located in {{city}}, {{country}} {{flag}}.", ["{{city}}", "{{country}}", "{{flag}}"]),
+        ("Remember the current location is {city_name} City, {pref_name}, {country_name}.", None),
+        ("The customer is currently based in {town}.", ["{town}"]),
+        ("User's location: {place}", ["{place}"]),
+    ],
+)
+def test_slots_said_to_be_where_the_user_is_now(text, found):
+    slots = [v.value for v in find_volatile(text) if v.kind == "placeholder"]
+    assert slots == (found or ["{city_name}", "{pref_name}", "{country_name}"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Find the current time in {city}.",
+        "Our office is located in {city}, {country}.",
+        "List hotels located in {city}, {region} for the trip.",
+    ],
+)
+def test_a_place_asked_about_or_the_deployments_own_is_not(text):
+    assert [v.value for v in find_volatile(text) if v.kind == "placeholder"] == []

@@ -167,9 +167,16 @@ const f = logger.info({ at: Date.now() });
 def test_names_of_an_environment_block_or_the_users_profile():
     from analyzer.detection.names import name_verdict
 
-    for name in ("getEnvironmentInfo", "envDetails", "workspaceMetadata", "userDetails", "renderUserProfile"):
+    for name in (
+        "getEnvironmentInfo",
+        "envDetails",
+        "workspaceMetadata",
+        "userDetails",
+        "renderUserProfile",
+        "user_info",
+    ):
         assert name_verdict(name) is not None, name
-    for name in ("userInput", "user_info", "environmentName", "workspaceName", "systemPrompt"):
+    for name in ("userInput", "user_role", "environmentName", "workspaceName", "systemPrompt"):
         assert name_verdict(name) is None, name
 
 
