@@ -179,3 +179,10 @@ def _lone_fenced_slot(text: str, pos: int) -> bool:
     ls = text.rfind("\n", 0, pos) + 1
     above = text.rfind("\n", 0, max(ls - 1, 0)) + 1
     return text.startswith("```", above) and text[ls:pos].strip() == "" and bool(_LONE_SLOT.match(text, ls))
+
+
+def in_statement(text: str, at: int) -> bool:
+    """Inside a template statement on its line (``{% set d = "26 Jul 2024" %}``): template code."""
+    ls = text.rfind("\n", 0, at) + 1
+    k = text.rfind("{%", ls, at)
+    return k >= 0 and text.find("%}", k, at) < 0

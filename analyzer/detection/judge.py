@@ -55,11 +55,9 @@ _UUID_KIND_WORDS = {
 }
 
 
-def _in_statement(text: str, at: int) -> bool:
-    """Inside a template statement on its line (``{% set d = "26 Jul 2024" %}``): template code."""
-    ls = text.rfind("\n", 0, at) + 1
-    k = text.rfind("{%", ls, at)
-    return k >= 0 and text.find("%}", k, at) < 0
+def _unless_example(why: str | None, w: Around) -> str | None:
+    """``why``, unless the value is an example: the costliest test, read last and only for a value kept."""
+    return None if why is None or w.example else why
 
 
 def _in_range(text: str, c: Candidate) -> bool:
@@ -111,7 +109,7 @@ class _Judge:
         text = self.text
         if c.kind == "time" and c.shape in ("clock", "seconds") and _in_range(text, c):
             return None  # a schedule ("09:00–17:00"), read first: code or not, it is dropped
-        if c.start in self.code or (c.kind != "placeholder" and _in_statement(text, c.start)):
+        if c.start in self.code or (c.kind != "placeholder" and inlinecode.in_statement(text, c.start)):
             return None
         w = Around(text, c, self.floor, self.tags, self.memo)
         if c.kind == "today-phrase":
@@ -129,16 +127,18 @@ class _Judge:
                 return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
             if c.shape:
                 return None if _EXAMPLE_RIGHT_BEFORE.search(text, max(0, c.start - 16), c.start) else c.shape
-            if w.example or w.static:
+            if w.static:
                 return None
-            if self.after_phrase(c):
-                return self.follows()
             k = self.last_kept
-            if k and k.kind in ("date", "time") and text[k.end : c.start] in (" in ", " in: "):
-                return "the place of the date before it"  # "Today is Thursday, 24 April 2025 in _____"
-            if k and self.last_why.startswith("where") and _PLACE_GOES_ON.fullmatch(text, k.end, c.start):
-                return "where the user is, as the slot before it"  # "located in {city}, {country} {flag}"
-            return slotcontext.labelled(text, c, w)
+            if self.after_phrase(c):
+                why = self.follows()
+            elif k and k.kind in ("date", "time") and text[k.end : c.start] in (" in ", " in: "):
+                why = "the place of the date before it"  # "Today is Thursday, 24 April 2025 in _____"
+            elif k and self.last_why.startswith("where") and _PLACE_GOES_ON.fullmatch(text, k.end, c.start):
+                why = "where the user is, as the slot before it"  # "located in {city}, {country} {flag}"
+            else:
+                why = slotcontext.labelled(text, c, w)
+            return _unless_example(why, w)
         if c.kind == "state":
             if w.example or (c.shape == "block" and not self.holds_values(c)):
                 return None
@@ -200,25 +200,20 @@ class _Judge:
             if year is not None and year < 2000:
                 return None
             return w.labelled if w.now else None if w.event else _FULL
-        if _in_range(text, c):
-            return None  # a schedule ("09:00–17:00") is static text
-        if w.example:
-            return None
-        if self.after_phrase(c):
-            return self.follows()
+        if self.after_phrase(c):  # a schedule ("09:00–17:00") was dropped before (reason)
+            return _unless_example(self.follows(), w)
         if rendered_dates.after_date(self.text, self.last_kept, c):
-            return "the time of the date before it"
-        if w.static:
+            return _unless_example("the time of the date before it", w)
+        if w.static or (not w.now and (self.description or w.around)):
             return None
         if w.now:
-            return w.labelled
-        if self.description or w.around:
-            return None
-        if cx.THEIR_TIME_AFTER.match(text, c.end):
-            return "a clock time said to be the user's own"
-        if c.shape == "seconds":
-            return _SECONDS
-        return _CLOCK_ALONE if cx.alone_on_line(text, c.start, c.end) and not w.event else None
+            why = w.labelled
+        elif cx.THEIR_TIME_AFTER.match(text, c.end):
+            why = "a clock time said to be the user's own"
+        else:
+            alone = c.shape != "seconds" and cx.alone_on_line(text, c.start, c.end) and not w.event
+            why = _SECONDS if c.shape == "seconds" else _CLOCK_ALONE if alone else None
+        return _unless_example(why, w)
 
     def date(self, c: Candidate, w: Around) -> str | None:
         text = self.text
@@ -243,11 +238,11 @@ class _Judge:
         time_after = c.shape != "iso" and rendered_dates.TIME_AFTER.match(text, c.end)
         if time_after and not (w.example or w.static or w.event):
             return "the date of the time after it"
-        if not w.example and rendered_dates.user_event(w.label):
+        if rendered_dates.user_event(w.label) and not w.example:
             return f"{w.labelled}: an event of the user's account"
-        if not w.example and rendered_dates.period_bound(text, c.start, c.end, self.date_spans):
+        if rendered_dates.period_bound(text, c.start, c.end, self.date_spans) and not w.example:
             return slotcontext.BOUND_REASON
-        if w.example or cx.static_date(text, c.start, c.end) or w.static:
+        if cx.static_date(text, c.start, c.end) or w.static:
             return None
         year = _year(w.value)
         if year is not None and year < 2000:
@@ -256,10 +251,11 @@ class _Judge:
             if cx.in_record_list(text, c.start):
                 return None
         if w.now:
-            return w.labelled
+            return _unless_example(w.labelled, w)
         if self.description or w.around:
             return None
-        return _DATE_ALONE if cx.alone_on_line(text, c.start, c.end) and not w.event else None
+        alone = cx.alone_on_line(text, c.start, c.end) and not w.event
+        return _unless_example(_DATE_ALONE if alone else None, w)
 
     def uuid(self, c: Candidate, w: Around) -> str | None:
         value, near = w.value, w.near
