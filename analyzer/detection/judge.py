@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from analyzer.detection import context as cx
-from analyzer.detection import inlinecode, regions, rendered_dates, slotcontext
+from analyzer.detection import inlinecode, loops, regions, rendered_dates, slotcontext
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
@@ -125,6 +125,8 @@ class _Judge:
             if c.shape == STRFTIME:  # not as an argument: strftime_now("%d %b %Y") is judged as the call
                 arg = text[max(0, c.start - 2) : c.start] in ('("', "('")
                 return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
+            if "." in c.expr and "{%" in text and loops.item_field(text, c.start, c.expr):
+                return None  # a field of a loop's item: judged with its loop
             if c.shape:
                 return None if _EXAMPLE_RIGHT_BEFORE.search(text, max(0, c.start - 16), c.start) else c.shape
             if w.static:

@@ -5,6 +5,9 @@
 they loop over: when that is volatile by its name (:func:`.names.judge_expression`), the whole loop,
 from its opening tag to its closing one, is one ``placeholder`` candidate whose shape says why.
 
+A slot on the loop's own item (``{{ m.timestamp }}`` inside ``{% for m in messages %}``) is judged by
+its loop, never by its field's name: :func:`item_field`.
+
 It does NOT judge a loop over fixed data (``{% for tool in tools %}``), nor a loop left unclosed.
 """
 
@@ -61,3 +64,25 @@ def loop_at(text: str, at: int, out: list[Candidate]) -> int:
         )
         return end
     return at
+
+
+def item_field(text: str, at: int, expr: str) -> bool:
+    """``expr`` (``m.timestamp_iso``) reads a field of the item of a Jinja loop still open at ``at``
+    (``{% for m in recent_messages %}``): the item's fields are what the loop renders."""
+    root = expr.split(".", 1)[0].strip()
+    if not root.isidentifier() or root == expr.strip():
+        return False
+    k = text.rfind("{%", 0, at)
+    while k >= 0:
+        m = _JINJA_TAG.match(text, k)
+        if m and m.group("w") == "for" and _binds(m.group(0), root):
+            end = _block_end(_JINJA_TAG, "endfor", text, m.end())
+            return end < 0 or end > at
+        k = text.rfind("{%", 0, k)
+    return False
+
+
+def _binds(tag: str, name: str) -> bool:
+    """The ``for`` tag names ``name`` among its loop variables (``for k, m in …``)."""
+    head = tag.split(" in ", 1)[0]
+    return name in re.findall(r"\w+", head.split("for", 1)[-1])

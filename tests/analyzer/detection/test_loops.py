@@ -53,3 +53,17 @@ def test_a_loop_over_fixed_data_or_unclosed_is_not(loop):
 )
 def test_whitespace_control_and_tags_with_odd_insides_still_close_in_order(loop):
     assert values(f"What you know:\n{loop}\nAnswer briefly.") == [loop]
+
+
+def test_a_field_of_the_items_of_a_loop_over_fixed_or_content_data_is_not_judged_by_its_name():
+    text = "Recent:\n{% for m in recent_messages %}\n- ({{ m.timestamp_iso }}) {{ m.author }}: {{ m.content }}\n{% endfor %}\n"
+    assert find_volatile(text) == []
+    tools = "{% for tool in tools %}{{ tool.name }} (added {{ tool.created_at }}){% endfor %}"
+    assert find_volatile(tools) == []
+
+
+def test_the_same_field_outside_its_loop_or_of_another_name_is():
+    after = "{% for m in messages %}{{ m.content }}{% endfor %}\nSent at {{ m.timestamp_iso }}"
+    assert [v.value for v in find_volatile(after)] == ["{{ m.timestamp_iso }}"]
+    other = "{% for m in messages %}{{ m.content }} ({{ session.current_time }}){% endfor %}"
+    assert [v.value for v in find_volatile(other)] == ["{{ session.current_time }}"]
