@@ -5,7 +5,8 @@ the prompt says they are its input, they are the request's content: a slot alone
 paragraph under "Here is the weather:" ("Hier ist das Wetter:", "Voici la météo :"), or in a
 sentence about the text it is given ("In the following text the weather in {location} is given",
 "In dem folgenden Text …"). :func:`introduced` gives the names of such slots in one text; every
-slot of those names there is content.
+slot of those names there is content. A memory slot said to hold what was found for this
+conversation ("memories related to the current conversation", "相关记忆") is content too: :func:`retrieved`.
 
 It does NOT touch slots of other names (``{date}``, ``{user_name}``), nor ones said to be the user's.
 """
@@ -94,3 +95,23 @@ def introduced(text: str) -> frozenset[str]:
 def content(text: str, expr: str) -> bool:
     """The slot ``expr`` of ``text`` is a place or the weather that ``text`` is given to work on."""
     return "{" in text and expr.strip() in introduced(text)
+
+
+#: words that say a memory block was looked up for this request: recalled by relevance, or the chat itself
+_FOUND_FOR_THIS = re.compile(
+    r"(?i)\b(?:relevant|related|pertinent|retrieved|recalled|on the topic|about (?:the )?current topic"
+    r"|(?:current|this) (?:conversation|chat) history|for this (?:query|question|message))\b|相关|相關|関連"
+)
+
+
+def retrieved(text: str, at: int, expr: str) -> bool:
+    """A memory slot (``{memories}``, ``{chat_memory}``) whose line or the three before it say it holds
+    what was found for this request: content, as retrieved documents are."""
+    if not set(names.words(expr)) & vocab.MEMORY:
+        return False
+    lo = at
+    for _ in range(4):  # its line and the three before it, at most 300 characters back
+        lo = text.rfind("\n", max(0, at - 300), max(lo - 1, 0))
+        if lo < 0:
+            break
+    return _FOUND_FOR_THIS.search(text, max(lo, at - 300, 0), at) is not None

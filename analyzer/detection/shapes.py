@@ -121,7 +121,7 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
     if verdict is None and m.group("d") is not None and expr.strip().lower() == "user":
         verdict = _CARD_USER  # {{user}} beside {{char}}: the character-card convention's user name
-    if verdict and given.content(text, expr):
+    if verdict and (given.content(text, expr) or given.retrieved(text, at, expr)):
         verdict = None  # "Here is the weather:\n{weather}": the material to work on
     shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")
     out.append(

@@ -1,6 +1,9 @@
-"""analyzer.detection.given: place and weather slots handed over as the material are content."""
+"""analyzer.detection.given: place and weather slots handed over as the material, and memory found for
+this request, are content."""
 
 from __future__ import annotations
+
+import pytest
 
 from analyzer.detect import find_volatile
 from analyzer.detection.given import introduced
@@ -40,3 +43,28 @@ def test_here_is_found_at_the_lines_before_a_brace_line_as_one_pass_finds_it():
         "no slot here:\n text {weather}\n",
     ):
         assert [m.span() for m in _here(text)] == [m.span() for m in _HERE.finditer(text)], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Here are some things you pulled from long-term memory related to the current conversation:\n{memories}\n",
+        "# Memories on the topic\n- following are memories about current topic\n\n{{memories}}",
+        "根据用户当前的相关记忆memories, 回答问题。\n\n<memories>\n{memories}\n</memories>",
+        "Here is the current conversation history:\n```\n{chat_memory}\n```",
+    ],
+)
+def test_a_memory_block_found_for_this_request_is_content(text):
+    assert find_volatile(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Long-term memory about this user\n{long_term_memory}\n",
+        "Core memory:\n{core_memory}\n\nRelated tools are listed below.",
+        "Do not call it 'previous conversation history'.\n{long_term_memory}",
+    ],
+)
+def test_a_memory_block_kept_for_the_user_or_session_is_not(text):
+    assert [v.value for v in find_volatile(text) if v.kind == "placeholder"] != []
