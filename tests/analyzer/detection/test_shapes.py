@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from analyzer.detect import find_volatile
 from analyzer.detection import phrases
 from analyzer.detection.shapes import _ANCHOR_OR_MONTH, scan
@@ -50,3 +52,22 @@ def test_telling_the_time_in_other_languages():
     for text in ("Son las 15:42.", "Sono le 15:42.", "Klockan är 15:42.", "Heure actuelle : 15 h 42"):
         assert len([v for v in find_volatile(text) if v.kind == "time"]) == 1, text
     assert find_volatile("Ouvert 24 h 24, 7 j 7.") == []
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        (
+            "The current date and hour is Thu May 14 2026 19:00:00 GMT+0000 (Coordinated Universal Time).",
+            "19:00:00 GMT+0000 (Coordinated Universal Time)",
+        ),  # JavaScript's Date.toString(), whole
+        ("Time: 10:00 GMT-05:00", "10:00 GMT-05:00"),  # an offset is no range ("-05:00")
+        ("Current time: 09:15:02 UTC+5:30", "09:15:02 UTC+5:30"),
+    ],
+)
+def test_a_clock_keeps_its_offset_and_zone_name(text, value):
+    assert value in [v.value for v in find_volatile(text)]
+
+
+def test_a_schedule_with_an_offset_is_still_a_schedule():
+    assert find_volatile("Support is open 09:00-17:00 UTC+1 on weekdays.") == []
