@@ -148,14 +148,16 @@ _READING_WORDS = tuple("token memory ram disk storage battery left remaining use
 _READING_WORDS += ("attempt", "turn", "round", "step")
 
 
-def _reading_keys(low: str) -> list[tuple[int, int]]:
+def _reading_keys(low: str, text: str | None = None) -> list[tuple[int, int]]:
     """The spans of :data:`_READING_KEYS` in ``low``, left to right and without overlaps (as
-    ``re.finditer`` of their alternation would give them), found with ``str.find``."""
+    ``re.finditer`` of their alternation would give them), found with ``str.find``; given ``text``,
+    only those with a digit near (every reading has one), tested as each is found."""
     spans = []
     for key in _READING_KEYS:
         k = low.find(key)
         while k >= 0:
-            spans.append((k, k + len(key)))
+            if text is None or _DIGIT.search(text, max(0, k - 16), k + 32):
+                spans.append((k, k + len(key)))
             k = low.find(key, k + 1)
     spans.sort()
     out: list[tuple[int, int]] = []
@@ -171,11 +173,10 @@ def readings(text: str, low: str, out: list[Candidate]) -> None:
     """Numbers under a strong reading label ("Remaining tokens: 151787", "on iteration 3 of 10"),
     found at the label's words: a bare number is no anchor of the scan."""
     seen: set[int] = set()
-    for k, key_end in _reading_keys(low):
+    for k, key_end in _reading_keys(low, text):
         lo, hi = max(0, k - 24), min(len(text), k + 64)
-        bare = not _DIGIT.search(text, max(0, k - 16), k + 32)
-        if bare or ascii_words(text, lo, hi, _READING_WORDS) is False:
-            continue  # no digit, or none of the words any match holds
+        if ascii_words(text, lo, hi, _READING_WORDS) is False:
+            continue  # none of the words any match holds
         for m in _READING.finditer(text, lo, hi):
             g = next(g for g in "nijku" if m.group(g))
             a, b = m.span(g)
