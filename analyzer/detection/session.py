@@ -88,18 +88,18 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
         or _keyed(text, end, end + 40, _AFTER_KEYS, _AFTER_WORDS)
     ):
         return s  # no word a reading is labelled with: a price, a version, a size
-    if _label_before(text, max(line, s - 48), s) or READING_AFTER.match(text, end):
+    if label_before(text, max(line, s - 48), s) or READING_AFTER.match(text, end):
         out.append(Candidate("state", s, end, HIGH, "quantity"))
         return end
     return s
 
 
-#: a word each alternative of :data:`READING_BEFORE` holds but the tag's (``<…usage…>``: see :func:`_label_before`)
+#: a word each alternative of :data:`READING_BEFORE` holds but the tag's (``<…usage…>``: see :func:`label_before`)
 _LABEL_WORDS = tuple("token context mem ram disk stor space swap credit quota request budget coord".split())
 _LABEL_WORDS += ("lat", "lon", "lng", "gps", "cost", "spen", "charges", "balance", "cpu", "gpu", "load")
 
 
-def _label_before(text: str, lo: int, hi: int) -> bool:
+def label_before(text: str, lo: int, hi: int) -> bool:
     """``READING_BEFORE.search(text, lo, hi)``, the regex skipped where an ASCII window (lowered:
     exact) holds none of the words it needs (those of :data:`_LABEL_WORDS`, or a tag naming a
     usage or what remains)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import session
+from analyzer.detection.prefilters import ascii_words
 
 #: labels of a count the session keeps, besides :data:`.session.READING_BEFORE`'s
 _COUNT_BEFORE = re.compile(
@@ -21,6 +22,20 @@ _COUNT_BEFORE = re.compile(
     r"|\b(?:message|turn|request|call|query|token|step|iteration|attempt|retry)s?[ _-]?(?:count|number|no\.|#)"
     r"|\b(?:memory|cpu|gpu|disk|context(?:\s+window)?)\s+(?:usage|load|used)|\bbattery(?:\s+level)?"
     r"|\belapsed(?:\s+time)?|\buptime|\bload average)\W{0,4}$"
+)
+#: a literal each :data:`_COUNT_BEFORE` alternative holds, lowered
+_COUNT_WORDS = (
+    "so far",
+    "count",
+    "number",
+    "no.",
+    "#",
+    "usage",
+    "load",
+    "used",
+    "battery",
+    "elapsed",
+    "uptime",
 )
 #: the same after the slot ("{x} messages so far", "{x} requests left today")
 _COUNT_AFTER = re.compile(
@@ -38,6 +53,11 @@ _PROGRESS_BEFORE = re.compile(r"(?i)\b(?:step|iteration|turn|attempt|round|retry
 _OF_AFTER = re.compile(r"[ \t]*(?:of|/)[ \t]*(?:\d|[{$<%])")
 
 
+def _found(text: str, lo: int, hi: int, rx: re.Pattern, words: tuple[str, ...]) -> bool:
+    """``rx.search(text, lo, hi)``, skipped where an ASCII window (lowered: exact) has none of ``words``."""
+    return ascii_words(text, lo, hi, words) is not False and rx.search(text, lo, hi) is not None
+
+
 def labels_a_reading(before: str) -> bool:
     """The text right before a slot is a reading's label ("Tokens left: ", "Messages so far: ")."""
     return bool(session.READING_BEFORE.search(before) or _COUNT_BEFORE.search(before))
@@ -51,7 +71,7 @@ def reading(text: str, start: int, end: int, near: str) -> str | None:
     lo = max(line, start - 48)
     if _LIMIT.search(near):
         return None
-    if session.READING_BEFORE.search(text, lo, start) or _COUNT_BEFORE.search(text, lo, start):
+    if session.label_before(text, lo, start) or _found(text, lo, start, _COUNT_BEFORE, _COUNT_WORDS):
         return "a reading per request, by its label"
     if session.READING_AFTER.match(text, end) or _COUNT_AFTER.match(text, end):
         return "a reading per request, by the words after it"
@@ -59,6 +79,6 @@ def reading(text: str, start: int, end: int, near: str) -> str | None:
         return "a step of the run, counted against its total"
     if nl >= 0 and line and not text[line:start].strip():  # "Current state:" on the line above
         line = max(text.rfind("\n", max(0, line - 65), line - 1) + 1, line - 64)
-    if session.STATE_LABEL.search(text, line, start):
+    if _found(text, line, start, session.STATE_LABEL, ("state",)):
         return "the state rendered under its label"
     return None

@@ -108,8 +108,8 @@ def test_keyed_agrees_with_its_regex_on_ascii_and_other_windows():
     assert not _keyed("a price of 48", 0, 13, _BEFORE_KEYS, _BEFORE_WORDS)
 
 
-def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
-    from analyzer.detection.session import READING_BEFORE, _label_before
+def testlabel_before_agrees_with_its_regex_on_ascii_and_other_windows():
+    from analyzer.detection.session import READING_BEFORE, label_before
 
     for text in (
         "Tokens used: ",
@@ -124,7 +124,7 @@ def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
         "ſwap used ",
         "İ gps ",
     ):
-        assert _label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text, 0, len(text))), text
+        assert label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text, 0, len(text))), text
 
 
 def test_readings_with_a_space_noun_or_a_verb_before_the_value():
