@@ -14,6 +14,7 @@ It does NOT judge a loop over fixed data (``{% for tool in tools %}``), nor a lo
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from analyzer.detection.candidate import HIGH, Candidate
 from analyzer.detection.names import judge_expression
@@ -67,22 +68,25 @@ def loop_at(text: str, at: int, out: list[Candidate]) -> int:
 
 
 def item_field(text: str, at: int, expr: str) -> bool:
-    """``expr`` (``m.timestamp_iso``) reads a field of the item of a Jinja loop still open at ``at``
+    """``expr`` (``m.timestamp_iso``) reads a field of the item of a Jinja loop open at ``at``
     (``{% for m in recent_messages %}``): the item's fields are what the loop renders."""
     root = expr.split(".", 1)[0].strip()
     if not root.isidentifier() or root == expr.strip():
         return False
-    k = text.rfind("{%", 0, at)
-    while k >= 0:
-        m = _JINJA_TAG.match(text, k)
-        if m and m.group("w") == "for" and _binds(m.group(0), root):
-            end = _block_end(_JINJA_TAG, "endfor", text, m.end())
-            return end < 0 or end > at
-        k = text.rfind("{%", 0, k)
-    return False
+    return any(a <= at < b and root in names for a, b, names in _jinja_loops(text))
 
 
-def _binds(tag: str, name: str) -> bool:
-    """The ``for`` tag names ``name`` among its loop variables (``for k, m in …``)."""
-    head = tag.split(" in ", 1)[0]
-    return name in re.findall(r"\w+", head.split("for", 1)[-1])
+@lru_cache(maxsize=64)
+def _jinja_loops(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """Each Jinja ``for`` block of ``text``: where its body starts and ends (an unclosed one: the
+    text's end) and the names it binds (``for k, m in …``); read once per text."""
+    out, open_ = [], []
+    for m in _JINJA_TAG.finditer(text):  # one pass, a stack of the blocks still open
+        if m.group("w") == "for":
+            head = m.group(0).split(" in ", 1)[0].split("for", 1)[-1]
+            open_.append((m.end(), frozenset(re.findall(r"\w+", head))))
+        elif open_:
+            start, names = open_.pop()
+            out.append((start, m.end(), names))
+    out += [(start, len(text), names) for start, names in open_]
+    return tuple(out)

@@ -67,3 +67,10 @@ def test_the_same_field_outside_its_loop_or_of_another_name_is():
     assert [v.value for v in find_volatile(after)] == ["{{ m.timestamp_iso }}"]
     other = "{% for m in messages %}{{ m.content }} ({{ session.current_time }}){% endfor %}"
     assert [v.value for v in find_volatile(other)] == ["{{ session.current_time }}"]
+
+
+def test_an_outer_loops_item_is_seen_through_an_inner_loop_and_unclosed_loops_reach_the_end():
+    nested = "{% for m in messages %}{% for t in m.tags %}{{ t }}{% endfor %}({{ m.sent_at }}){% endfor %}"
+    assert find_volatile(nested) == []
+    unclosed = "{% for m in messages %}\n- {{ m.sent_at }}: {{ m.content }}\n"
+    assert find_volatile(unclosed) == []
