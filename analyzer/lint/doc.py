@@ -20,7 +20,15 @@ from analyzer.detect import Volatile, find_volatile
 from analyzer.lint import cassettes
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
 from analyzer.lint.model import InputError
-from analyzer.lint.sources import COMPILED_SUFFIXES, JS_SUFFIXES, compiled, javascript, python
+from analyzer.lint.sources import (
+    COMPILED_SUFFIXES,
+    JS_SUFFIXES,
+    SCRIPT_SUFFIXES,
+    compiled,
+    javascript,
+    python,
+    scripts,
+)
 from analyzer.lint.sources.pieces import volatile_values
 
 _SCHEMA_EXAMPLE = re.compile(r"\.(?:examples?|enum|default|const)(?:\[\d+\])*$")
@@ -73,12 +81,14 @@ class Doc:
 
     @classmethod
     def for_source(cls, src: SourceFile) -> Doc:
-        """A Python, JS/TS, Go, Rust, Java, C# or Kotlin file: one unit per prompt-like literal (raises
-        InputError when a Python file does not parse; a compiled-language file that does not is read as text)."""
+        """A Python, JS/TS, Go, Rust, Java, C#, Kotlin, Swift, PHP or Ruby file: one unit per prompt-like
+        literal (raises InputError when a Python file does not parse; any other that does not is read as
+        text)."""
         suffix = Path(src.path).suffix.lower()
         try:
-            if suffix in COMPILED_SUFFIXES:
-                found = compiled.templates(src.text, suffix)
+            if suffix in COMPILED_SUFFIXES or suffix in SCRIPT_SUFFIXES:
+                reader = compiled if suffix in COMPILED_SUFFIXES else scripts
+                found = reader.templates(src.text, suffix)
                 if found is None:
                     return cls.for_text(src)
             elif suffix in JS_SUFFIXES:

@@ -21,7 +21,7 @@ _REPLACES = {"replace": 0, "replaceAll": 0, "Replace": 0, "ReplaceAll": 0, "repl
 #: … as package functions taking the text first (Go ``strings.ReplaceAll(s, old, new)``)
 _PACKAGE_REPLACES = {"strings.ReplaceAll": 1, "strings.Replace": 1}
 #: a key shaped like a template slot: "{{CURRENT_TIME}}", "{date}", "%TIME%", "${now}", "[[date]]"
-_SLOT_KEY = re.compile(r"""^["'`]?(?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]?$""")
+SLOT_KEY = re.compile(r"""^["'`]?(?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]?$""")
 #: Go's text/template and html/template: the data's fields fill the template's ``{{.Time}}`` slots
 _EXECUTES = {"Execute", "ExecuteTemplate"}
 #: format calls whose first (Go: first or second) argument is the format
@@ -46,15 +46,15 @@ def templates(finder) -> list[Template]:
             if value.type in g.strings or key.type not in g.strings:
                 continue
             v = f.verdict(value)
-            if v is not None and _SLOT_KEY.match(f.src(key).strip()):
-                out.append(_one(f, value, v, "replace"))
+            if v is not None and SLOT_KEY.match(f.src(key).strip()):
+                out.append(one_value(f, value, v, "replace"))
         elif last in _EXECUTES and owner is not None:  # tmpl.Execute(w, struct{…}{Time: time.Now()…})
             for arg in args:
                 for kv in (k for k in f.walk(arg) if k.type == "keyed_element"):
                     value = kv.named_children[-1] if len(kv.named_children) >= 2 else None
                     v = f.verdict(value) if value is not None and value.type not in g.strings else None
                     if v is not None:
-                        out.append(_one(f, value, v, dotted))
+                        out.append(one_value(f, value, v, dotted))
         elif dotted in _FORMATS:
             at = _FORMATS[dotted]
             if len(args) <= at:
@@ -65,9 +65,10 @@ def templates(finder) -> list[Template]:
             for arg in args[at + 1 :]:
                 v = f.verdict(arg)
                 if v is not None:
-                    out.append(_one(f, arg, v, f.src(fmt)))
+                    out.append(one_value(f, arg, v, f.src(fmt)))
     return out
 
 
-def _one(f, node, verdict, name: str) -> Template:
+def one_value(f, node, verdict, name: str) -> Template:
+    """A template of one judged value: the code that fills a slot elsewhere."""
     return Template([Piece(f.src(node), start=f.char(node.start_byte), verdict=verdict)], name)

@@ -32,7 +32,7 @@ _INTERPOLATION_PARTS = {
 }
 
 
-def _unescape(body: str) -> str:
+def unescape(body: str) -> str:
     if body[0] in "\r\n":
         return ""  # a line continuation
     if body[0] in "uUx" and len(body) > 1:
@@ -53,7 +53,7 @@ def _decode(s: str, a: int, b: int, base: int, pattern: re.Pattern | None, chars
             chars.extend(s[at : m.start()])
             offs.extend(range(base + at, base + m.start()))
             if m.group(0).startswith("\\"):
-                out = _unescape(m.group(1))
+                out = unescape(m.group(1))
             else:
                 out = m.group(0)[0]  # "" → ", {{ → {
             chars.extend(out)

@@ -20,7 +20,7 @@ from analyzer.detection.names import Verdict, expression_parts, judge
 from analyzer.lint.sources import builders, codeslots
 from analyzer.lint.sources.codeexpr import CodeFile, rust_macro_args, rust_paths
 from analyzer.lint.sources.codestrings import literal_pieces
-from analyzer.lint.sources.formatslots import call_style, fill
+from analyzer.lint.sources.formatslots import call_style, fill, node_place
 from analyzer.lint.sources.grammars import SUFFIXES, parser
 from analyzer.lint.sources.pieces import Piece, Template, prompt_template
 from analyzer.lint.sources.promptlike import skipped_call
@@ -46,6 +46,9 @@ def _skipped(name: str) -> bool:
 
 
 class _Finder:
+    #: what joins text (:meth:`plus_chain`), writes it piece by piece and fills its slots (per family)
+    binary, writers, slots = _BINARY, staticmethod(builders.templates), staticmethod(codeslots.templates)
+
     def __init__(self, f: CodeFile) -> None:
         self.f, self.g = f, f.g
         #: variables that hold prompt text (``p := fmt.Sprintf(…)``): judged where that text is built
@@ -125,13 +128,9 @@ class _Finder:
         def resolve_node(index, key):
             return f.verdict(rest[index]) if index is not None and 0 <= index < len(rest) else None
 
-        def where(index):
-            if not 0 <= index < len(rest):
-                return None
-            node = rest[index]
-            return f.char(node.start_byte), f.char(node.end_byte), f.src(node)
-
-        return dotted, fill(literal_pieces(f, literal, g.name, f.verdict), style, resolve_node, where)
+        return dotted, fill(
+            literal_pieces(f, literal, g.name, f.verdict), style, resolve_node, node_place(f, rest)
+        )
 
     def _held_literal(self, arg):
         """The literal a variable passed as a format was last declared with before it, in the same
@@ -250,15 +249,15 @@ class _Finder:
         f = self.f
         out: list[Template] = []
         seen: set[int] = self.held_formats() if self.literals else set()
-        out += builders.templates(self, seen)
+        out += self.writers(self, seen)
         for node in f.walk(f.tree.root_node):
             if node.id in seen:
                 continue
             pieces: list[Piece] | None = None
-            if node.type in _BINARY:
-                leaves = self.plus_chain(node)
+            leaves = self.plus_chain(node) if node.type in self.binary else [node]
+            if len(leaves) > 1:
                 texts = [self.text_pieces(leaf) for leaf in leaves]
-                if len(leaves) > 1 and any(t is not None for t in texts):
+                if any(t is not None for t in texts):
                     pieces = []
                     for leaf, text in zip(leaves, texts):
                         if text is not None:
@@ -267,11 +266,11 @@ class _Finder:
                             held = leaf.type in self.g.idents and f.src(leaf) in self.texts
                             verdict = None if held else f.verdict(leaf)
                             pieces.append(Piece(f.src(leaf), start=f.char(leaf.start_byte), verdict=verdict))
-            elif node.type in self.g.strings or node.type in self.g.calls or node.type == "macro_invocation":
-                pieces = self.text_pieces(node) if node.type in self.g.strings else None
-                if pieces is None:
-                    formatted = self.format_call(node)
-                    pieces = formatted[1] if formatted is not None else None
+            elif node.type in self.g.strings:
+                pieces = self.text_pieces(node)
+            else:  # a format call (Ruby: ``"…" % [x]``)
+                formatted = self.format_call(node)
+                pieces = formatted[1] if formatted is not None else None
             if pieces is None:
                 continue
             for sub in f.walk(node):
@@ -279,7 +278,7 @@ class _Finder:
             t = prompt_template(pieces, *self.context(node), slots_count=True)
             if t is not None:
                 out.append(t)
-        out += codeslots.templates(self)
+        out += self.slots(self)
         return sorted(out, key=lambda t: t.file_offset(0))
 
 

@@ -1,11 +1,11 @@
 """Format strings of compiled languages: each slot becomes a piece judged by the argument filling it.
 
-Three styles: ``printf`` (Go ``fmt.Sprintf``, Java ``String.format`` / ``.formatted``, Kotlin
+Four styles: ``printf`` (Go ``fmt.Sprintf``, Java ``String.format`` / ``.formatted``, Kotlin
 ``.format``, Swift ``String(format:)``: ``%s``, ``%[2]v``, ``%1$s``, ``%@``; ``%%`` and Java's ``%n``
-are text), ``braces`` (C# ``string.Format``, Java ``MessageFormat.format``: ``{0}``,
-``{1:yyyy-MM-dd}``, ``{{``) and ``rust`` (``format!``: ``{}``, ``{0}``, ``{name}``, ``{x:?}``,
-``{{``). :func:`fill` splits the literal pieces at the slots; ``resolve(index, name)`` says why
-the argument is volatile.
+are text; PHP ``sprintf``), ``braces`` (C# ``string.Format``, Java ``MessageFormat.format``: ``{0}``,
+``{1:yyyy-MM-dd}``, ``{{``), ``rust`` (``format!``: ``{}``, ``{0}``, ``{name}``, ``{x:?}``, ``{{``)
+and ``ruby`` (``format`` / ``%``: ``%s``, ``%<name>s``, ``%{name}``). :func:`fill` splits the
+literal pieces at the slots; ``resolve(index, name)`` says why the argument is volatile.
 
 It does NOT find format calls (:mod:`.compiled`) or decode the literal (:mod:`.codestrings`).
 """
@@ -22,6 +22,9 @@ STYLES = {
     "printf": re.compile(r"%%|%n|%(?:\[(\d+)\]|(\d+)\$)?[-+# 0,(<]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z@]"),
     "braces": re.compile(r"\{\{|\}\}|\{(\d+)(?:\s*,\s*-?\d+)?(?::[^{}]*)?\}"),
     "rust": re.compile(r"\{\{|\}\}|\{(\d+|[A-Za-z_]\w*)?(?::[^{}]*)?\}"),
+    "ruby": re.compile(
+        r"%%|%(?:\{(\w+)\}|<(\w+)>[-+# 0]*\d*(?:\.\d+)?[a-zA-Z]|(?:(\d+)\$)?[-+# 0]*\d*(?:\.\d+)?[a-zA-Z])"
+    ),
 }
 _TEXT = {"%%": "%", "%n": "\n", "{{": "{", "}}": "}"}
 
@@ -87,9 +90,21 @@ def fill(pieces: list[Piece], style: str, resolve: Resolve, where: Where | None 
 
 def _slot(style: str, m: re.Match, seq: int) -> tuple[int | None, str | None, bool]:
     """(argument index, captured name, whether it took the next argument in turn)."""
-    given = (m.group(1) or m.group(2)) if style == "printf" else m.group(1)
+    given = next((g for g in m.groups() if g is not None), None)
     if given is None:
         return seq, None, True
     if not given.isdigit():
         return None, given, False
-    return int(given) - (style == "printf"), None, False
+    return int(given) - (style in ("printf", "ruby")), None, False
+
+
+def node_place(f, nodes: list) -> Where:
+    """Where the value filling positional slot ``index`` is in the file: (start, end, its source)."""
+
+    def where(index: int):
+        if not 0 <= index < len(nodes):
+            return None
+        node = nodes[index]
+        return f.char(node.start_byte), f.char(node.end_byte), f.src(node)
+
+    return where

@@ -1,8 +1,8 @@
-"""Go, Rust, Java, C# and Kotlin as :mod:`.compiled` reads them: one :class:`Grammar` each.
+"""Go, Rust, Java, C#, Kotlin, Swift (:mod:`.compiled`), PHP, Ruby (:mod:`.scripts`): a :class:`Grammar` each.
 
 A grammar names its tree-sitter wheel, the node types of string literals, calls, member access
 and declarations, and says how to get a call's callee, a call's arguments and a member's parts.
-Suffixes: ``.go``, ``.rs``, ``.java``, ``.cs``, ``.kt``/``.kts``.
+Suffixes: ``.go``, ``.rs``, ``.java``, ``.cs``, ``.kt``/``.kts``, ``.swift`` (PHP and Ruby: :mod:`.scripts`).
 
 It does NOT parse anything itself, decode literals (:mod:`.codestrings`) or decide what is a prompt.
 """
@@ -154,6 +154,42 @@ GRAMMARS = {
         "function_declaration lambda_literal",
         "control_transfer_statement",
     ),
+    "php": _g(
+        "php",
+        "tree_sitter_php",
+        "encapsed_string string heredoc nowdoc",
+        "function_call_expression member_call_expression nullsafe_member_call_expression "
+        "scoped_call_expression object_creation_expression",
+        {
+            "member_access_expression": ("object", "name"),
+            "nullsafe_member_access_expression": ("object", "name"),
+            "scoped_property_access_expression": ("scope", "name"),
+            "class_constant_access_expression": ("", ""),
+        },
+        "variable_name",
+        {"assignment_expression": ("left", "right")},
+        {"augmented_assignment_expression": "left", "property_element": "name"},
+        "echo_statement print_intrinsic exit_statement throw_expression subscript_expression case_statement "
+        "match_condition_list include_expression include_once_expression require_expression "
+        "require_once_expression namespace_use_declaration attribute_list",
+        "arguments",
+        "function_definition method_declaration anonymous_function arrow_function",
+        "return_statement",
+    ),
+    "ruby": _g(
+        "ruby",
+        "tree_sitter_ruby",
+        "string heredoc_beginning chained_string",
+        "call",
+        {"scope_resolution": ("scope", "name")},
+        "identifier instance_variable class_variable global_variable constant",
+        {"assignment": ("left", "right")},
+        {"operator_assignment": "left"},
+        "element_reference pattern",
+        "argument_list",
+        "method singleton_method lambda",
+        "return",
+    ),
 }
 SUFFIXES = {".go": "go", ".rs": "rust", ".java": "java", ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin"}
 SUFFIXES[".swift"] = "swift"
@@ -168,4 +204,6 @@ def parser(name: str):
         grammar = importlib.import_module(GRAMMARS[name].module)
     except ImportError:
         return None
-    return Parser(Language(grammar.language()))
+    return Parser(
+        Language((getattr(grammar, "language_php", None) or grammar.language)())
+    )  # PHP: with its HTML
