@@ -97,17 +97,22 @@ def content(text: str, expr: str) -> bool:
     return "{" in text and expr.strip() in introduced(text)
 
 
-#: words that say a memory block was looked up for this request: recalled by relevance, or the chat itself
+#: words that say a memory block was looked up for this request: memories recalled by relevance to it, or
+#: the chat itself ("memories related to the current conversation", "relevant memories", "相关记忆")
 _FOUND_FOR_THIS = re.compile(
-    r"(?i)\b(?:relevant|related|pertinent|retrieved|recalled|on the topic|about (?:the )?current topic"
-    r"|(?:current|this) (?:conversation|chat) history|for this (?:query|question|message))\b|相关|相關|関連"
+    r"(?i)\b(?:relevant|related|pertinent|retrieved|recalled)[ \t]+(?:long[- ]term[ \t]+)?memor"
+    r"|\b(?:related|relevant|pertinent)[ \t]+to[ \t]+(?:the[ \t]+|this[ \t]+)?current[ \t]+"
+    r"(?:conversation|topic|query|question|message|request)\b"
+    r"|\bmemor(?:y|ies)[ \t]+(?:on|about)[ \t]+(?:the[ \t]+)?(?:current[ \t]+)?topic\b"
+    r"|\b(?:current|this)[ \t]+(?:conversation|chat)[ \t]+history\b|相关的?记忆|相關的?記憶|関連(?:する)?記憶"
 )
 
 
-def retrieved(text: str, at: int, expr: str) -> bool:
-    """A memory slot (``{memories}``, ``{chat_memory}``) whose line or the three before it say it holds
-    what was found for this request: content, as retrieved documents are."""
-    if not set(names.words(expr)) & vocab.MEMORY:
+def retrieved(text: str, at: int, expr: str, why: str) -> bool:
+    """A memory slot (``{memories}``, ``{chat_memory}``: ``why`` is its name's memory-block verdict, not a
+    reading such as ``{free_memory}``) whose line or the three before it say it holds what was found
+    for this request: content, as retrieved documents are."""
+    if not why.endswith(vocab.MEMORY_BLOCK) or not set(names.words(expr)) & vocab.MEMORY:
         return False
     lo = at
     for _ in range(4):  # its line and the three before it, at most 300 characters back

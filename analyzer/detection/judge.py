@@ -33,8 +33,6 @@ _EXAMPLE_RIGHT_BEFORE = re.compile(r"(?i)(?:\be\.g\.?|\bi\.e\.?|\blike|\bsuch as
 _ID_LABEL = re.compile(
     r"(?i)(?<![a-z])(?:request|req|session|sess|trace|span|correlation|conversation|thread|chat|run|job|message|msg|call|transaction|txn|turn|interaction|user|visitor|device|order|ticket|nonce|instance)(?![a-z])[\w -]{0,12}\W{0,4}$"
 )
-#: what may stand between the parts of one place ("{city_name} City, {pref_name}", "{country} {flag}")
-_PLACE_GOES_ON = re.compile(r"(?:[ \t]+[A-Z][a-z]{1,12})?[ \t]*[,/(]?[ \t]*")
 _FULL, _SECONDS = "a full timestamp", "a clock reading to the second"
 _DATE_ALONE, _CLOCK_ALONE = "a date alone on its line", "a clock time alone on its line"
 #: the reasons of values kept for their shape alone, with no label
@@ -136,7 +134,7 @@ class _Judge:
                 why = self.follows()
             elif k and k.kind in ("date", "time") and text[k.end : c.start] in (" in ", " in: "):
                 why = "the place of the date before it"  # "Today is Thursday, 24 April 2025 in _____"
-            elif k and self.last_why.startswith("where") and _PLACE_GOES_ON.fullmatch(text, k.end, c.start):
+            elif k and self.last_why.startswith("where") and slotcontext.place_goes_on(text, k, c):
                 why = "where the user is, as the slot before it"  # "located in {city}, {country} {flag}"
             else:
                 why = slotcontext.labelled(text, c, w)

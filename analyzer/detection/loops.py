@@ -78,8 +78,8 @@ def item_field(text: str, at: int, expr: str) -> bool:
 
 @lru_cache(maxsize=64)
 def _jinja_loops(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
-    """Each Jinja ``for`` block of ``text``: where its body starts and ends (an unclosed one: the
-    text's end) and the names it binds (``for k, m in …``); read once per text."""
+    """Each closed Jinja ``for`` block of ``text`` (one left open is no loop, as in :func:`loop_at`):
+    where its body starts and ends and the names it binds (``for k, m in …``); read once per text."""
     out, open_ = [], []
     for m in _JINJA_TAG.finditer(text):  # one pass, a stack of the blocks still open
         if m.group("w") == "for":
@@ -88,5 +88,4 @@ def _jinja_loops(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
         elif open_:
             start, names = open_.pop()
             out.append((start, m.end(), names))
-    out += [(start, len(text), names) for start, names in open_]
     return tuple(out)

@@ -142,7 +142,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
     if found & vocab.MEASURED and found & vocab.MEASURE_READS:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)
     if found & vocab.MEMORY:
-        return Verdict(f"named `{name}`: a memory block rendered per session", HIGH)
+        return Verdict(f"named `{name}`: {vocab.MEMORY_BLOCK}", HIGH)
     if found & _ENV_OWNERS and found & _BLOCK_PARTS:
         return Verdict(f"named `{name}`: an environment block rendered per session", HIGH)
     if found & vocab.RUNNING and found & vocab.RUNNING_OWNERS:
@@ -295,6 +295,6 @@ def judge_expression(expr: str) -> Verdict | None:
         and set(words(root.group(1))) & _PERSONAS
         and ("per user" in v.reason or "user's own" in v.reason)
     ):
-        if not any(set(words(n)) & vocab.USER for n in names):
-            return None  # {character[platforms][wechat][nickname]}, {{bot.nickname}}: the persona's own name
+        if not any({w.lower() for w in _WORD.findall(n)} & vocab.USER for n in names):  # as written
+            return None  # {character[platforms][wechat][nickname]}, {{bot.username}}: the persona's own name
     return v

@@ -151,21 +151,21 @@ _READING_WORDS += ("attempt", "turn", "round", "step")
 def _reading_keys(low: str, text: str | None = None) -> list[tuple[int, int]]:
     """The spans of :data:`_READING_KEYS` in ``low``, left to right and without overlaps (as
     ``re.finditer`` of their alternation would give them), found with ``str.find``; given ``text``,
-    only those with a digit near (every reading has one), tested as each is found."""
+    only those with a digit near (every reading has one)."""
     spans = []
     for key in _READING_KEYS:
         k = low.find(key)
         while k >= 0:
-            if text is None or _DIGIT.search(text, max(0, k - 16), k + 32):
-                spans.append((k, k + len(key)))
+            spans.append((k, k + len(key)))
             k = low.find(key, k + 1)
     spans.sort()
     out: list[tuple[int, int]] = []
     end = -1
     for a, b in spans:
         if a >= end:
-            out.append((a, b))
             end = b
+            if text is None or _DIGIT.search(text, max(0, a - 16), a + 32):
+                out.append((a, b))
     return out
 
 

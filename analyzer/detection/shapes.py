@@ -26,7 +26,9 @@ ISO_TS = re.compile(
     r"(?<![\d-])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d):?[0-5]\d| ?UTC)?(?![\d])"
 )
 CLOCK = re.compile(
-    r"(?<![\d:.+\-−])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:\s?(?:[AaPp]\.[Mm]\.|[AaPp][Mm]\b))?(?:\s?(?:(?:UTC|GMT)(?:[+\-−]\d{1,2}(?::?\d\d)?)?|Z\b|[A-Z][SD]T\b)(?:\s\((?:[A-Z][a-z]+\s){1,4}Time\))?)?(?![\d:])"
+    r"(?<![\d:.+\-−])(?P<hms>(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?)(?:\s?(?:[AaPp]\.[Mm]\.|[AaPp][Mm]\b))?"
+    r"(?:\s?(?:(?:UTC|GMT)(?:[+\-−](?:1[0-4]|0?\d)(?::?[0-5]\d)?(?![ \t]*(?:UTC|GMT|[AaPp]\.?[Mm]\b)))?|Z\b|[A-Z][SD]T\b)"
+    r"(?:\s\((?:[A-Z][a-z]+\s){1,4}Time\))?)?(?![\d:])"
 )
 RANGE_AFTER = re.compile(r"\s*(?:-|–|—|to|until|till)\s*\d{1,2}[:.]\d{2}")
 RANGE_BEFORE = re.compile(r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|to|until|till)\s*$")
@@ -121,7 +123,7 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
     if verdict is None and m.group("d") is not None and expr.strip().lower() == "user":
         verdict = _CARD_USER  # {{user}} beside {{char}}: the character-card convention's user name
-    if verdict and (given.content(text, expr) or given.retrieved(text, at, expr)):
+    if verdict and (given.content(text, expr) or given.retrieved(text, at, expr, verdict.reason)):
         verdict = None  # "Here is the weather:\n{weather}": the material to work on
     shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")
     out.append(
@@ -153,7 +155,7 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
         elif n <= 2 and nxt == ":":
             m = CLOCK.match(text, s)
             if m:
-                shape = "seconds" if m.group(0).count(":") > 1 else "clock"
+                shape = "seconds" if m.group("hms").count(":") > 1 else "clock"
                 out.append(Candidate("time", s, m.end(), HIGH, shape))
                 end = m.end()
         elif nxt and ((n <= 2 and nxt in "/.-") or (n == 4 and nxt in "/.")):

@@ -252,3 +252,15 @@ def now_words(tokens: list[str]) -> list[str]:
             continue
         out.append(t)
     return out
+
+
+#: what may stand between the parts of one place ("{city_name} City, {pref_name}", "{country} {flag}")
+_PLACE_GOES_ON = re.compile(r"(?:[ \t]+[A-Z][a-z]{1,12})?[ \t]*,?[ \t]*")
+
+
+def place_goes_on(text: str, kept: Candidate, c: Candidate) -> bool:
+    """The slot ``c`` right after the kept place slot ``kept`` is the rest of that place, unless it
+    carries content ("located in {city}, {question}")."""
+    return bool(_PLACE_GOES_ON.fullmatch(text, kept.end, c.start)) and not (
+        content(c.expr) or given.content(text, c.expr)
+    )

@@ -41,6 +41,8 @@ STATE = set(
 STATE |= {"calendar", "agenda", "todos", "todo", "reminders"}
 #: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
 MEMORY = {"memory", "memories", "storage", "mem"}
+#: how :mod:`.names` says a slot is such a block (:mod:`.given` reads it)
+MEMORY_BLOCK = "a memory block rendered per session"
 #: a running total of the session ("total_cost", "costSoFar")
 RUNNING = {"cost", "costs", "spend", "spent", "usage", "charges"}
 RUNNING_OWNERS = {"total", "current", "session", "so", "accumulated", "cumulative", "running"}

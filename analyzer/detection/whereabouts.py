@@ -32,10 +32,9 @@ _TZ_OWNER = re.compile(
 #: wording that puts a slot at where the user is now: "The user is located in {city}", "the current location
 #: is {x}", "You are currently in {city}" is the conversation's place (:mod:`.slotcontext` reads that)
 _USER_AT = re.compile(
-    r"(?i)(?:\b(?:user|customer|caller|visitor)(?:'s)?\b[^\n.]{0,16}?\b(?:is |are )?(?:currently |now )?"
+    r"(?i)(?:\b(?:the[ \t]+)?(?:user|customer|caller|visitor)[ \t]+(?:is|are)[ \t]+(?:currently[ \t]+|now[ \t]+)?"
     r"(?:located|based|living|staying|residing)[ \t]+(?:in|at|near)"
-    r"|\b(?:user's|customer's|current|present)[ \t]+(?:location|city|country|whereabouts|position)"
-    r"(?:[ \t]+is|[ \t]*[:：])?)[ \t]*$"
+    r"|\b(?:user's|customer's|current)[ \t]+(?:location|city|country|whereabouts)(?:[ \t]+is|[ \t]*[:：])?)[ \t]*$"
 )
 _ZONE = re.compile(r"[A-Z][A-Za-z]+/[A-Z][A-Za-z_+-]+(?:/[A-Z][A-Za-z_+-]+)?")
 

@@ -68,3 +68,19 @@ def test_a_memory_block_found_for_this_request_is_content(text):
 )
 def test_a_memory_block_kept_for_the_user_or_session_is_not(text):
     assert [v.value for v in find_volatile(text) if v.kind == "placeholder"] != []
+
+
+@pytest.mark.parametrize(
+    "text, slot",
+    [
+        ("Here are your memories related to this user:\n{memories}", "{memories}"),
+        (
+            "# Long-term memory about this user\nUse it only when relevant.\n{long_term_memory}",
+            "{long_term_memory}",
+        ),
+        ("Use the retrieved documents below.\n\nYour memory of this user:\n{memory}", "{memory}"),
+        ("Relevant system stats:\n- {free_memory}", "{free_memory}"),  # a reading, not a memory block
+    ],
+)
+def test_relevance_words_about_something_else_leave_a_memory_slot_judged(text, slot):
+    assert slot in [v.value for v in find_volatile(text)]

@@ -249,3 +249,10 @@ def test_names_written_as_one_word_are_read_as_their_parts(slot, found):
 @pytest.mark.parametrize("slot", ["{chatter}", "{chatbot_rules}", "{system_info}", "{background}"])
 def test_one_word_names_that_are_not_such_compounds_are_not(slot):
     assert find_volatile(f"- Info: {slot}\n") == []
+
+
+@pytest.mark.parametrize(
+    "slot", ["{bot_username}", "{{ bot.username }}", "{character[username]}", "{{char.userid}}"]
+)
+def test_a_personas_own_username_stays_configuration_when_split(slot):
+    assert find_volatile(f"You are {slot}, a helpful bot.") == []

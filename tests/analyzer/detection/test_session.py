@@ -108,7 +108,7 @@ def test_keyed_agrees_with_its_regex_on_ascii_and_other_windows():
     assert not _keyed("a price of 48", 0, 13, _BEFORE_KEYS, _BEFORE_WORDS)
 
 
-def testlabel_before_agrees_with_its_regex_on_ascii_and_other_windows():
+def test_label_before_agrees_with_its_regex_on_ascii_and_other_windows():
     from analyzer.detection.session import READING_BEFORE, label_before
 
     for text in (

@@ -71,3 +71,15 @@ def test_a_clock_keeps_its_offset_and_zone_name(text, value):
 
 def test_a_schedule_with_an_offset_is_still_a_schedule():
     assert find_volatile("Support is open 09:00-17:00 UTC+1 on weekdays.") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Support hours:\n- Weekdays 09:00 UTC-17:00 UTC\n",  # a range written without spaces
+        "Shift A runs 06:00 UTC-14:00 UTC, shift B runs 14:00 UTC-22:00 UTC.",
+        "The nightly backup runs, 02:00 GMT-05:00, by cron.",  # an offset's colon is no second
+    ],
+)
+def test_an_offset_never_swallows_a_range_nor_makes_a_clock_read_to_the_second(text):
+    assert find_volatile(text) == []

@@ -68,3 +68,19 @@ def test_slots_said_to_be_where_the_user_is_now(text, found):
 )
 def test_a_place_asked_about_or_the_deployments_own_is_not(text):
     assert [v.value for v in find_volatile(text) if v.kind == "placeholder"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Current position: {job_title}",
+        "Our customer support team is based in {office_city}.",
+        "The customer's order is located at {warehouse}.",
+    ],
+)
+def test_other_things_located_somewhere_are_not_the_user(text):
+    assert find_volatile(text) == []
+
+
+def test_content_after_the_users_place_is_not_part_of_it():
+    assert [v.value for v in find_volatile("The user is located in {city}, {question}")] == ["{city}"]
