@@ -18,6 +18,8 @@ TEXT_ABOUT = set("instruction instructions guide guidance rules hint hints descr
 #: a topic named after time, not a reading of it ("time_management_tips")
 TEXT_ABOUT |= {"management", "tips", "advice"}
 DATE |= {"datum", "heute", "fecha", "hoy", "jour", "aujourdhui", "oggi", "hoje", "wochentag"}
+#: the part of the year or day a request falls in ("{season_ja}", "{daypart}")
+DATE |= {"season", "daypart"}
 RANDOM = {
     "uuid",
     "guid",

@@ -256,3 +256,10 @@ def test_one_word_names_that_are_not_such_compounds_are_not(slot):
 )
 def test_a_personas_own_username_stays_configuration_when_split(slot):
     assert find_volatile(f"You are {slot}, a helpful bot.") == []
+
+
+@pytest.mark.parametrize(
+    "slot, found", [("{season_ja}", True), ("{current_season}", True), ("{season_hint}", False)]
+)
+def test_the_season_a_request_falls_in_is_a_date(slot, found):
+    assert bool(find_volatile(f"Scene: {slot}\n")) is found
