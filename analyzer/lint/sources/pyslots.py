@@ -16,7 +16,7 @@ import re
 from analyzer.detection.names import Verdict, name_verdict
 from analyzer.lint.sources.pieces import Piece, Template
 from analyzer.lint.sources.promptlike import prompt_named
-from analyzer.lint.sources.pyfile import PyFile, is_str, is_text
+from analyzer.lint.sources.pyfile import PyFile, dotted, is_str, is_text
 
 #: calls that fill a template's slots from their keywords (and dict arguments)
 FILLS = {"format", "format_map", "render", "substitute", "safe_substitute", "partial", "format_messages"}
@@ -117,9 +117,14 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                     v = f.verdict(k.value) or (_key_verdict(k.arg) if k.arg else None)
                     if k.arg and v and not is_text(k.value):
                         out.append(_one(f, k.value, v, attr))
+                positional = (
+                    attr == "format" and not is_str(n.func.value) and prompt_named(dotted(n.func.value))
+                )
                 for a in n.args:
                     if isinstance(a, ast.Dict):
                         out += _dict_values(f, a, strict=False)
+                    elif positional and (v := f.verdict(a)) and not is_text(a):
+                        out.append(_one(f, a, v, attr))  # PROMPT.format(now.strftime(…)): fills a "{}"
             if attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id in joined:
                 out += _parts(f, n.args)
         elif isinstance(n, ast.Dict) and any(_slot_key(k) for k in n.keys):

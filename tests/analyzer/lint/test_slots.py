@@ -234,3 +234,20 @@ func build(sb *strings.Builder, branch []byte, title string) {
 """
     found = [v.value for t in compiled.templates(src, ".go") for v in volatile_values(t)]
     assert found == ["strings.TrimSpace(string(branch))"]
+
+
+def test_positional_format_arguments_fill_a_prompt_held_elsewhere():
+    src = """
+from datetime import datetime
+from prompts import tooled_system_prompt, log_line
+
+def build(name, items):
+    now = datetime.now()
+    a = tooled_system_prompt.format(now.strftime('%A, %B %d, %Y'), name, items)
+    b = log_line.format(now.strftime('%A'))
+    c = "Today is {}.".format(now.strftime('%d %B'))
+    return a, b, c
+"""
+    # a prompt-named template (imported) or a literal: its "{}" is filled by the argument, once; another
+    # name's .format is no prompt
+    assert values(python.templates(src)) == ["now.strftime('%A, %B %d, %Y')", "now.strftime('%d %B')"]
