@@ -15,7 +15,24 @@ from __future__ import annotations
 from analyzer.lint.sources.pieces import Piece, Template, prompt_template
 
 #: the calls that append their one argument to the receiver's text
-WRITES = frozenset("WriteString append Append AppendLine push_str write_str".split())
+WRITES = frozenset("WriteString append Append AppendLine appendLine push_str write_str".split())
+#: Kotlin scope functions whose lambda writes to a builder without naming it (``buildString { appendLine(…) }``)
+_SCOPES = frozenset(("buildString", "apply", "with", "run"))
+
+
+def _scope(f, n):
+    """The ``buildString { … }`` (or ``StringBuilder().apply { … }``) lambda a receiverless write sits in."""
+    p = n.parent
+    while p is not None:
+        if p.type == "lambda_literal" and p.parent is not None:
+            call = p.parent.parent if p.parent.type == "annotated_lambda" else p.parent
+            call = call.parent if call is not None and call.type == "call_suffix" else call
+            if call is not None and call.type in f.g.calls:
+                return p if f.call_parts(call)[0].rsplit(".", 1)[-1] in _SCOPES else None
+        if p.type in f.g.function_types:
+            return None
+        p = p.parent
+    return None
 
 
 def _root(f, owner):
@@ -37,7 +54,12 @@ def groups(finder) -> list[tuple[list, list[Piece]]]:
             continue
         dotted, owner, _ = f.call_parts(n)
         args = f.args(n)
-        if dotted.rsplit(".", 1)[-1] not in WRITES or len(args) != 1 or owner is None:
+        if dotted.rsplit(".", 1)[-1] not in WRITES or len(args) != 1:
+            continue
+        if owner is None:  # Kotlin: appendLine("…") inside buildString { }
+            scope = _scope(f, n) if f.g.name == "kotlin" else None
+            if scope is not None:
+                order.setdefault((finder._function(n), f"<scope {scope.start_byte}>"), []).append(n)
             continue
         root = _root(f, owner)
         if root is None or root.type not in f.g.idents and root.type not in f.g.members:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from analyzer.detection.names import judge
 from analyzer.lint.sources.pieces import Piece
 
 _OPEN = re.compile(r"([$@rbcu]*)(#*)(\"+|`|')")
@@ -73,6 +74,15 @@ def _pattern(grammar: str, prefix: str, quotes: str) -> re.Pattern | None:
     return re.compile(_ESCAPE.pattern + ("|" + _BRACES.pattern if braces else ""), re.S)
 
 
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _held(f, name: str):
+    """What a declared variable of the file holds (``val today = LocalDate.now()``), where ``f`` keeps them."""
+    held = getattr(f, "held", None)
+    return held([name]) if held is not None else None
+
+
 def expression_of(node):
     """The expression inside an interpolation node."""
     inner = [c for c in node.named_children if c.type not in _INTERPOLATION_PARTS]
@@ -104,17 +114,29 @@ def literal_pieces(f, node, grammar: str, verdict) -> list[Piece]:
     at = start
     kids = node.children
     for i, child in enumerate(kids):
-        if child.type not in INTERPOLATIONS:
+        if grammar == "kotlin" and child.type == "string_content" and f.src(child) == "$":
+            name = _IDENT.match(f.src(kids[i + 1])) if i + 1 < len(kids) else None
+            if name is None or kids[i + 1].type != "string_content":
+                continue  # "$" before a non-name: the character itself
+            a = f.char(child.start_byte) - base  # Kotlin's short form "$name": the grammar leaves it text
+            b, why = a + 1 + name.end(), judge([name.group(0)], []) or _held(f, name.group(0))
+        elif child.type in INTERPOLATIONS:
+            a, b = f.char(child.start_byte) - base, f.char(child.end_byte) - base
+            if child.type == "interpolated_expression":  # Swift: "\(" and ")" are its siblings
+                a = f.char(kids[i - 1].start_byte) - base if i and kids[i - 1].type == "\\(" else a
+                b = (
+                    f.char(kids[i + 1].end_byte) - base
+                    if i + 1 < len(kids) and kids[i + 1].type == ")"
+                    else b
+                )
+            why = verdict(expression_of(child))
+        else:
             continue
-        a, b = f.char(child.start_byte) - base, f.char(child.end_byte) - base
-        if child.type == "interpolated_expression":  # Swift: "\(" and ")" are its siblings
-            a = f.char(kids[i - 1].start_byte) - base if i and kids[i - 1].type == "\\(" else a
-            b = f.char(kids[i + 1].end_byte) - base if i + 1 < len(kids) and kids[i + 1].type == ")" else b
         _decode(s, at, a, base, pattern, chars, offs)
         if chars:
             pieces.append(Piece("".join(chars), offs + [base + a]))
             chars, offs = [], []
-        pieces.append(Piece(s[a:b], start=base + a, verdict=verdict(expression_of(child))))
+        pieces.append(Piece(s[a:b], start=base + a, verdict=why))
         at = b
     _decode(s, at, end, base, pattern, chars, offs)
     if chars:

@@ -60,6 +60,17 @@ def _one(f: PyFile, node: ast.AST, v: Verdict, name: str) -> Template:
     return Template([f.interpolation_with(node, v)], name)
 
 
+def _parameter(f: PyFile, node: ast.AST) -> bool:
+    """``node`` is a bare parameter of its function: what the caller passes, the request's content."""
+    fn = f.parents.get(node)
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        fn = f.parents.get(fn)
+    if not isinstance(node, ast.Name) or fn is None:
+        return False
+    a = fn.args
+    return node.id in {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+
+
 def _receiver_literal(node: ast.AST) -> ast.AST | None:
     """The string a chain of ``.replace`` (and wrapping calls like ``dedent(…)``) starts from."""
     while True:
@@ -123,7 +134,7 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                 for a in n.args:
                     if isinstance(a, ast.Dict):
                         out += _dict_values(f, a, strict=False)
-                    elif positional and (v := f.verdict(a)) and not is_text(a):
+                    elif positional and not _parameter(f, a) and (v := f.verdict(a)) and not is_text(a):
                         out.append(_one(f, a, v, attr))  # PROMPT.format(now.strftime(…)): fills a "{}"
             if attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id in joined:
                 out += _parts(f, n.args)

@@ -95,3 +95,23 @@ JAVA_HELD = '''class S {
 
 def test_a_held_literal_formatted_by_name_fills_its_slots():
     assert found(JAVA_HELD, ".java") == [("todayIso", "named `todayIso`: today's date")]
+
+
+KOTLIN_SCOPE = """
+fun buildEnvironmentInfo(): String {
+    val platform = System.getProperty("os.name")
+    val todayDate = LocalDate.now()
+    return buildString {
+        appendLine("<env>")
+        appendLine("Platform: $platform")
+        appendLine("Today's date: $todayDate")
+        append("</env>")
+    }
+}
+
+fun log(x: String) = buildList { add("Today's date: $x") }
+"""
+
+
+def test_kotlin_writes_inside_build_string_without_a_receiver_are_one_builder():
+    assert found(KOTLIN_SCOPE, ".kt") == [("$todayDate", "named `todayDate`: today's date")]

@@ -33,6 +33,12 @@ def decoded(src: str, grammar: str) -> list[tuple[str, bool]]:
             [("a {b} ", True), ("{x}", False), ("!", True)],
         ),
         ('val s = "hi ${x.y} \\$z"', "kotlin", [("hi ", True), ("${x.y}", False), (" $z", True)]),
+        # Kotlin's short form: the grammar leaves "$name" as text; "$" before no name stays a "$"
+        (
+            'val s = "Today: $todayDate, $5 off"',
+            "kotlin",
+            [("Today: ", True), ("$todayDate", False), (", $5 off", True)],
+        ),
         ('class A { string s = ""; }', "csharp", []),
     ],
 )

@@ -251,3 +251,11 @@ def build(name, items):
     # a prompt-named template (imported) or a literal: its "{}" is filled by the argument, once; another
     # name's .format is no prompt
     assert values(python.templates(src)) == ["now.strftime('%A, %B %d, %Y')", "now.strftime('%d %B')"]
+
+
+def test_a_bare_parameter_passed_to_a_held_prompt_is_the_callers_content():
+    src = """
+def user_prompt(location, date, units):
+    return data_processor_user_prompt.format(location, date, units)
+"""
+    assert values(python.templates(src)) == []
