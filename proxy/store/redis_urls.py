@@ -26,7 +26,10 @@ def split_key_prefix(url: str, default: str = DEFAULT_KEY_PREFIX) -> tuple[str, 
             prefix = value
         else:
             rest.append((key, value))
-    return urlunsplit(parts._replace(query=urlencode(rest))), prefix
+    out = urlunsplit(parts._replace(query=urlencode(rest)))
+    if "://" in url and "://" not in out:  # unix:///tmp/r.sock: urlunsplit drops an empty authority's "//"
+        out = out.replace(":", "://", 1)  # and redis-py 8 reads only "unix://" as a socket path
+    return out, prefix
 
 
 def redacted(url: str) -> str:

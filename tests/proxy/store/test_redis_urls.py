@@ -11,6 +11,8 @@ from proxy.store.redis_urls import cluster_nodes, redacted, split_key_prefix
 def test_key_prefix_from_url():
     assert split_key_prefix("redis://h:1/0?key_prefix=team:&db=2") == ("redis://h:1/0?db=2", "team:")
     assert split_key_prefix("redis://h:1/0") == ("redis://h:1/0", "prefixgate:")
+    # a socket path keeps its "unix://" (urlunsplit alone gives "unix:/tmp/r.sock", which redis-py 8 refuses)
+    assert split_key_prefix("unix:///tmp/r.sock?key_prefix=t:&db=1") == ("unix:///tmp/r.sock?db=1", "t:")
 
 
 def test_a_cluster_key_prefix_with_a_hash_tag_is_refused():
