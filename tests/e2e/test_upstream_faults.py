@@ -3,7 +3,8 @@ client sees → the ledger row; and every later request on the proxy's pool gets
 
 One raw-socket upstream (:mod:`tests.support.rawserver`) plays each case of
 :mod:`tests.support.transport_corpus` to the case's first request and echoes the tag of every
-other; the proxy (real uvicorn, SQLite ledger) sits in front with its default transport.
+other; the proxy (real uvicorn, SQLite ledger) sits in front with its default transport. Only a
+case that must time out gets a short read deadline; a loaded machine's stall cannot fail the rest.
 Run as a script (``python -m tests.e2e.test_upstream_faults``) it prints the matrix.
 """
 
@@ -17,12 +18,28 @@ import pytest
 
 from proxy.app import create_app
 from proxy.config import ProxyConfig
+from proxy.transport import H1Transport
 from tests.support.rawserver import RawRequest, RawServer, Reply, echo
 from tests.support.servers import serve
 from tests.support.transport_corpus import CASES
 
 pytestmark = pytest.mark.e2e
 BODY = b'{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
+#: the read deadline of a request whose case must time out; every other gets the config's 30 s
+SHORT_READ_S = 0.5
+
+
+class _ShortReadFor(H1Transport):
+    """The proxy's default transport; the requests tagged ``tags`` get :data:`SHORT_READ_S` to read."""
+
+    def __init__(self, tags: set[str]) -> None:
+        super().__init__()
+        self.tags = tags
+
+    async def send(self, method, url, headers, body, timeouts):
+        if url.params.get("tag") in self.tags:
+            timeouts = {**timeouts, "read": SHORT_READ_S}
+        return await super().send(method, url, headers, body, timeouts)
 
 
 def _client_sees(client: httpx.Client, tag: str) -> tuple[str, str | None]:
@@ -55,24 +72,28 @@ def fault_matrix(tmp_path) -> list[tuple[str, str, str, tuple, bool]]:
 
     ledger = tmp_path / "ledger.sqlite"
     rows = []
+    transport = _ShortReadFor({f"c{i}-t1" for i, case in enumerate(CASES) if case.ours == "504"})
     with RawServer(script) as upstream:
         config = ProxyConfig(
             openai_base=upstream.url + "/v1",
             ledger=str(ledger),
             state_dir=tmp_path / "state",
-            read_timeout=0.5,
+            read_timeout=30.0,
         )
-        with serve(create_app(config)) as url, httpx.Client(base_url=url, timeout=10) as client:
+        app = create_app(config, transport=transport)
+        with serve(app) as url, httpx.Client(base_url=url, timeout=60) as client:
             for i, case in enumerate(CASES):
                 current["case"] = case
                 seen, rid = _client_sees(client, f"c{i}-t1")
-                if case.reply.idle:
-                    import time
-
-                    time.sleep(0.15)
+                if case.reply.idle or case.reply.hold:
+                    # a connection never to be reused (bytes came on it unasked, or the upstream
+                    # holds it): the proxy closes it, and the next request waits for that event
+                    (first,) = [r for r in upstream.requests if r.tag == f"c{i}-t1"]
+                    assert upstream.wait_ended(first.conn, 10), f"{case.name}: the proxy kept that connection"
                 others = [_client_sees(client, f"c{i}-t{n}")[0] for n in (2, 3, 4)]
                 own = others == ['200:{"tag":"c%d-t%d"}' % (i, n) for n in (2, 3, 4)]
                 rows.append((case, seen, rid, own))
+        assert upstream.held_requests == 0, "a request went on a connection the upstream held"
     db = sqlite3.connect(ledger)
     by_id = {r[0]: (r[1], r[2]) for r in db.execute("SELECT request_id, status, error FROM requests")}
     count = db.execute("SELECT count(*) FROM requests").fetchone()[0]
@@ -130,7 +151,5 @@ if __name__ == "__main__":  # prints the matrix for the closing note
 
     with tempfile.TemporaryDirectory() as tmp:
         for name, _expected, seen, row, own in fault_matrix(Path(tmp)):
-            print(
-                f"| {name} | {seen} | {row[0] if row else '-'} {row[1] if row and row[1] else ''} | {'yes' if own else 'NO'} |",
-                file=sys.stdout,
-            )
+            ledger_row = f"{row[0] if row else '-'} {row[1] if row and row[1] else ''}"
+            print(f"| {name} | {seen} | {ledger_row} | {'yes' if own else 'NO'} |", file=sys.stdout)

@@ -5,8 +5,8 @@ the tag its target carries: ``/v1/chat/completions?tag=N`` or ``/tag/N``) to a
 :class:`Reply`: pieces of bytes with delays, whether to close afterwards, and bytes to push
 later onto the idle connection, or to hold the connection open and never answer on it
 again. :func:`echo` is the well-formed reply that names the tag,
-so a test can tell whose response a client got. :class:`SilentServer` accepts and never
-answers.
+so a test can tell whose response a client got; :meth:`RawServer.wait_ended` waits for a
+connection's end (for an event, not a delay). :class:`SilentServer` accepts and never answers.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class RawRequest:
     method: bytes
     target: bytes
     tag: str  # "?" when the target carries none
+    conn: int = 0  # the connection it came on: 1 for the first this server accepted
 
 
 @dataclass
@@ -63,6 +64,7 @@ class RawServer:
         self.connections = 0
         self.held_requests = 0  # requests that reached a connection a Reply(hold=True) held
         self.requests: list[RawRequest] = []  # in the order they arrived
+        self._ended: dict[int, threading.Event] = {}  # per connection: its thread is done with it
         self._lock = threading.Lock()
         self._sock = socket.socket()
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -88,9 +90,18 @@ class RawServer:
                 return
             with self._lock:
                 self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+                number = self.connections
+                ended = self._ended[number] = threading.Event()
+            threading.Thread(target=self._serve, args=(conn, number, ended), daemon=True).start()
 
-    def _serve(self, conn: socket.socket) -> None:
+    def wait_ended(self, conn: int, timeout: float) -> bool:
+        """True once connection ``conn`` (a :attr:`RawRequest.conn`) has ended: the peer closed
+        it, the reply closed it, or it broke; False if it is still open after ``timeout``."""
+        with self._lock:
+            ended = self._ended.get(conn)
+        return ended is not None and ended.wait(timeout)
+
+    def _serve(self, conn: socket.socket, number: int, ended: threading.Event) -> None:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         buf = b""
         try:
@@ -118,7 +129,7 @@ class RawServer:
                 with self._lock:
                     self.count += 1
                     request = RawRequest(
-                        self.count, method, target, match.group(1).decode() if match else "?"
+                        self.count, method, target, match.group(1).decode() if match else "?", number
                     )
                     self.requests.append(request)
                 reply = self.script(request)
@@ -140,6 +151,7 @@ class RawServer:
             return
         finally:
             conn.close()
+            ended.set()
 
     @staticmethod
     def _later(conn: socket.socket, pieces: list[tuple[bytes, float]]) -> None:
