@@ -113,8 +113,8 @@ class _Judge:
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
         if c.kind == "placeholder":
-            if c.expr in self.kept_slots:  # examples are fixed text, even with a kept slot's name
-                return None if w.example else f"the same slot as `{short(c.expr)}` before"
+            if c.expr in self.kept_slots:  # rendered again, in an example too: the engine fills every slot
+                return f"the same slot as `{short(c.expr)}` before"
             if c.shape in (SETTING, "") and (sibling := slotcontext.family(c.expr, self.owners)):
                 return None if w.example else f"the same state as `{short(sibling)}`"
             if c.shape == SETTING:

@@ -16,12 +16,14 @@ def test_a_kept_slot_again_is_found_again():
     ]
 
 
-def test_a_kept_slot_again_inside_an_example_is_fixed_text():
+def test_a_kept_slot_again_inside_an_example_is_rendered_there_too():
     text = (
         "Current date: {d}\n\nExample:\nUser: what day is it?\nAssistant: It is {d}.\n\n"
         "Few-shot examples:\n<example>Today is {d}</example>\nAnswer as in e.g. {d}.\n"
     )
-    assert slots(text) == ["follows `Current date`"]
+    assert slots(text) == ["follows `Current date`"] + ["the same slot as `d` before"] * 3
+    # an example's value written out is fixed text all the same
+    assert slots("Current date: {d}\n\nExample:\nAssistant: It is 2025-03-03.\n") == ["follows `Current date`"]
 
 
 def test_a_relative_day_carries_its_date_even_after_an_eg():
