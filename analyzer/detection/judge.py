@@ -107,14 +107,14 @@ class _Judge:
         text = self.text
         if c.kind == "time" and c.shape in ("clock", "seconds") and _in_range(text, c):
             return None  # a schedule ("09:00–17:00"), read first: code or not, it is dropped
+        if c.kind == "placeholder" and c.expr in self.kept_slots:  # rendered again: in code or an example too
+            return f"the same slot as `{short(c.expr)}` before"  # (the engine fills every slot)
         if c.start in self.code or (c.kind != "placeholder" and inlinecode.in_statement(text, c.start)):
             return None
         w = Around(text, c, self.floor, self.tags, self.memo)
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
         if c.kind == "placeholder":
-            if c.expr in self.kept_slots:  # rendered again, in an example too: the engine fills every slot
-                return f"the same slot as `{short(c.expr)}` before"
             if c.shape in (SETTING, "") and (sibling := slotcontext.family(c.expr, self.owners)):
                 return None if w.example else f"the same state as `{short(sibling)}`"
             if c.shape == SETTING:

@@ -23,7 +23,9 @@ def test_a_kept_slot_again_inside_an_example_is_rendered_there_too():
     )
     assert slots(text) == ["follows `Current date`"] + ["the same slot as `d` before"] * 3
     # an example's value written out is fixed text all the same
-    assert slots("Current date: {d}\n\nExample:\nAssistant: It is 2025-03-03.\n") == ["follows `Current date`"]
+    assert slots("Current date: {d}\n\nExample:\nAssistant: It is 2025-03-03.\n") == [
+        "follows `Current date`"
+    ]
 
 
 def test_a_relative_day_carries_its_date_even_after_an_eg():
@@ -31,3 +33,13 @@ def test_a_relative_day_carries_its_date_even_after_an_eg():
     assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["Monday, March 3, 2025"]
     assert find_volatile("Write dates like this, e.g. 2025-03-03.") == []
     assert find_volatile("Example:\nyesterday was 2025-03-03\n") == []
+
+
+def test_a_kept_slot_again_inside_a_fence_is_rendered_there_too():
+    text = 'Greet {{FirstName}} first.\n\n### Flow:\n```\nAssistant: "Sure, {{FirstName}}. Which day?"\n```\n'
+    assert slots(text) == [
+        "named `FirstName`: the person's own name, per user",
+        "the same slot as `FirstName` before",
+    ]
+    # a slot shown only in code, never rendered in prose, stays code
+    assert slots("Use this syntax:\n```\nHello {{FirstName}}\n```\nThen go on.\n") == []
