@@ -60,3 +60,11 @@ def test_string_offset_matches_a_character_walk_on_mixed_strings():
         start, _ = locate(raw)["k"]
         for index in range(len(text) + 2):  # past the end: stops at the closing quote
             assert string_offset(raw, start, index) == _slow_offset(raw, start, index), (raw, index)
+
+
+def test_line_starts_are_the_same_with_or_without_carriage_returns():
+    from analyzer.lint.jsonpos import line_starts_of
+
+    assert line_starts_of("a\nbc\n\nd") == [0, 2, 5, 6]
+    assert line_starts_of("a\r\nbc\rd\n") == [0, 3, 6, 8]
+    assert line_starts_of("") == [0] and line_starts_of("\n") == [0, 1]
