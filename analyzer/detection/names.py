@@ -143,7 +143,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)
     if found & vocab.MEMORY:
         return Verdict(f"named `{name}`: {vocab.MEMORY_BLOCK}", HIGH)
-    if found & _ENV_OWNERS and found & _BLOCK_PARTS:
+    if found & _ENV_OWNERS and own & _BLOCK_PARTS:  # the field itself is the block, not a workspace.name
         return Verdict(f"named `{name}`: an environment block rendered per session", HIGH)
     if found & vocab.RUNNING and found & vocab.RUNNING_OWNERS:
         return Verdict(f"named `{name}`: a running total of the session", HIGH)

@@ -263,3 +263,17 @@ def test_a_personas_own_username_stays_configuration_when_split(slot):
 )
 def test_the_season_a_request_falls_in_is_a_date(slot, found):
     assert bool(find_volatile(f"Scene: {slot}\n")) is found
+
+
+@pytest.mark.parametrize(
+    "expr, found",
+    [
+        ("self.environment_info", True),
+        ("env.details", True),
+        ("getEnvironmentInfo", True),
+        ("runtimeContext.workspace.name", False),  # the workspace's own name: where the deployment works
+        ("runtimeContext.workspace.id.value", False),
+    ],
+)
+def test_an_environment_block_by_its_own_name_not_a_field_of_a_context(expr, found):
+    assert (judge_expression(expr) is not None) is found
