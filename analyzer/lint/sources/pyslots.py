@@ -30,6 +30,11 @@ SLOT_KEY = re.compile(r"\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\
 _RENDER_VARS = re.compile(r"(?i)var|context|input|param|render|template|prompt|values|fields|kwargs")
 
 
+def _constant(node: ast.AST, consts: dict[str, str]) -> object:
+    """A constant's value, or the string a module-level name holds (None for another name)."""
+    return node.value if isinstance(node, ast.Constant) else consts.get(node.id)
+
+
 def _key_verdict(key: str) -> Verdict | None:
     bare = key.strip(_SIGILS)
     return name_verdict(bare) if bare else None
@@ -97,6 +102,15 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
         for a in n.args
         if isinstance(a, ast.Name)
     }
+    consts = {  # module-level names of string constants: DATE_SLOT = "{{CURRENT_DATE}}"
+        t.id: st.value.value
+        for st in f.tree.body
+        if isinstance(st, ast.Assign)
+        and isinstance(st.value, ast.Constant)
+        and isinstance(st.value.value, str)
+        for t in st.targets
+        if isinstance(t, ast.Name)
+    }
     for n in ast.walk(f.tree):
         for k in n.keywords if isinstance(n, ast.Call) else ():
             partials = k.value if k.arg == "partial_variables" else None  # LangChain: filled at format time
@@ -104,8 +118,8 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                 out += _dict_values(f, partials, strict=False)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             attr = n.func.attr
-            if attr == "replace" and len(n.args) == 2 and isinstance(n.args[0], ast.Constant):
-                key, value = n.args[0].value, n.args[1]
+            if attr == "replace" and len(n.args) == 2 and isinstance(n.args[0], (ast.Constant, ast.Name)):
+                key, value = _constant(n.args[0], consts), n.args[1]  # "{{DATE}}", or DATE_SLOT = "{{DATE}}"
                 if not isinstance(key, str):
                     continue
                 v = f.verdict(value) or _key_verdict(key)

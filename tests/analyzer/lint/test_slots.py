@@ -259,3 +259,17 @@ def user_prompt(location, date, units):
     return data_processor_user_prompt.format(location, date, units)
 """
     assert values(python.templates(src)) == []
+
+
+def test_replace_keyed_by_a_module_constant_holding_the_slot():
+    src = """
+from datetime import datetime
+CURRENT_DATE_VARIABLE = "{{CURRENT_DATE}}"
+LABEL = "Name"
+
+def get_prompt(path):
+    with open(path) as prompt:
+        current_date = datetime.today().date().isoformat()
+        return prompt.read().replace(CURRENT_DATE_VARIABLE, current_date).replace(LABEL, path)
+"""
+    assert values(python.templates(src)) == ["current_date"]
