@@ -156,6 +156,11 @@ _CODE_TAG = re.compile(
 )
 
 
+#: operators whose result may be the literal itself: "+" joins it, a default (env || "…") or a guard
+#: (flag && "…") yields it
+_PASSES_ON = frozenset(("+", "||", "??", "&&"))
+
+
 class _Finder:
     def __init__(self, f: _File) -> None:
         self.f = f
@@ -207,7 +212,7 @@ class _Finder:
                     return f.src(name), False
                 cur = fn
                 continue
-            if t == "binary_expression" and f.src(p.child_by_field_name("operator")) != "+":
+            if t == "binary_expression" and f.src(p.child_by_field_name("operator")) not in _PASSES_ON:
                 return "", True  # compared, not sent: x === "…"
             if t in (
                 "throw_statement",

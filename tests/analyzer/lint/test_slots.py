@@ -273,3 +273,12 @@ def get_prompt(path):
         return prompt.read().replace(CURRENT_DATE_VARIABLE, current_date).replace(LABEL, path)
 """
     assert values(python.templates(src)) == ["current_date"]
+
+
+def test_a_js_default_or_guard_yields_the_literal_a_comparison_does_not():
+    src = """
+const config = { SYSTEM_PROMPT: process.env.SYSTEM_PROMPT || "You are a helpful bot. Today is {CURR_DATE}." };
+const extra = isVip && `The user's id is ${user.id}.`;
+if (mode === "Today is {CURR_DATE}.") { run(); }
+"""
+    assert values(javascript.templates(src, ".ts")) == ["{CURR_DATE}", "${user.id}"]
