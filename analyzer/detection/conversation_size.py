@@ -40,7 +40,7 @@ def conversation_size(
         ws = words(name)
         if set(ws) & SETTING:
             continue  # max_history_size: a setting
-        if "." in name and ws[-1] in _SIZES and len(ws) >= 2 and _of_conversation(ws[:-1], len(ws) - 2):
+        if "." in name and len(ws) >= 2 and ws[-1] in _SIZES and _of_conversation(ws[:-1], len(ws) - 2):
             return ws[-2]  # messages.length, thread.messages.length (history_size is a setting)
         if len(ws) == 2 and ws[0] in _NUMBER_OF and ws[1] in ("messages", "msgs"):
             return ws[1]  # num_messages (num_turns is as often the turns to simulate: a setting)

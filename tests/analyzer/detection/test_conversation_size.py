@@ -49,3 +49,7 @@ def test_a_template_slot_counting_messages_is_found(slot):
 )
 def test_settings_constants_and_fixed_message_lists_are_not_the_conversation(expr):
     assert judge_expression(expr) is None
+
+
+def test_a_dotted_name_of_letters_no_word_reads_is_judged_without_error():
+    assert judge_expression("日付.値") is None  # its words are none: no conversation's size, no crash
