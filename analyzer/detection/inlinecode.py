@@ -186,3 +186,17 @@ def in_statement(text: str, at: int) -> bool:
     ls = text.rfind("\n", 0, at) + 1
     k = text.rfind("{%", ls, at)
     return k >= 0 and text.find("%}", k, at) < 0
+
+
+def unrendered(text: str, at: int) -> bool:
+    """Inside a Jinja ``{% raw %}`` block or a ``{# … #}`` comment: a slot there is left as written."""
+    opened = text.rfind("{#", 0, at)
+    if opened > text.rfind("#}", 0, at) and text.find("#}", at) >= 0:
+        return True
+    raw = max(text.rfind("{% raw", 0, at), text.rfind("{%- raw", 0, at))
+    return raw >= 0 and text.find("endraw", raw, at) < 0
+
+
+def slot_form(text: str, start: int, end: int) -> str:
+    """A slot as written, spaces aside: ``{current_date}`` and ``{{ current_date }}`` are other engines' slots."""
+    return "".join(text[start:end].split())

@@ -20,7 +20,13 @@ from analyzer.detection import context as cx
 from analyzer.detection import inlinecode, loops, regions, rendered_dates, slotcontext
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
-from analyzer.detection.randomness import looks_random_b64, looks_random_hex, uuid_families, uuid_kind
+from analyzer.detection.randomness import (
+    UUID_KIND_WORDS,
+    looks_random_b64,
+    looks_random_hex,
+    uuid_families,
+    uuid_kind,
+)
 from analyzer.detection.shapes import EPOCH_MS, RANGE_AFTER, RANGE_BEFORE, Candidate
 
 #: the stronger kind first where candidates start together
@@ -45,11 +51,6 @@ _STATE_REASONS = {
     "user": lambda c, w: f"the current user's value under `{short(c.expr)}`",
     "place": lambda c, w: "the place of the date before it",
     "period": lambda c, w: "a month or week of a period counted back from today",
-}
-_UUID_KIND_WORDS = {
-    "random": "a random (version 4) UUID",
-    "time": "a time-based UUID",
-    "custom": "a version 8 UUID",
 }
 
 
@@ -79,8 +80,9 @@ class _Judge:
         self.last_kept: Candidate | None = None
         self.last_why = ""
         self.floor = 0
-        #: the expressions of kept slots: the same slot again renders the same value
+        #: kept slots as written (``{{current_date}}``, spaces aside): the same slot again renders the same value
         self.kept_slots: set[str] = set()
+        self.quiet_parts = "{#" in text or "raw" in text  # Jinja comments or raw blocks may hold slots
         self.owners = slotcontext.state_owners(cands)
         self.memo: dict = {}  # this text's label word classes and example-block answers (.around)
 
@@ -107,8 +109,10 @@ class _Judge:
         text = self.text
         if c.kind == "time" and c.shape in ("clock", "seconds") and _in_range(text, c):
             return None  # a schedule ("09:00–17:00"), read first: code or not, it is dropped
-        if c.kind == "placeholder" and c.expr in self.kept_slots:  # rendered again: in code or an example too
-            return f"the same slot as `{short(c.expr)}` before"  # (the engine fills every slot)
+        if c.kind == "placeholder" and self.quiet_parts and inlinecode.unrendered(text, c.start):
+            return None  # {% raw %}…{% endraw %}, {# … #}: left as written
+        if c.kind == "placeholder" and inlinecode.slot_form(text, c.start, c.end) in self.kept_slots:
+            return f"the same slot as `{short(c.expr)}` before"  # in code or an example too: it is filled
         if c.start in self.code or (c.kind != "placeholder" and inlinecode.in_statement(text, c.start)):
             return None
         w = Around(text, c, self.floor, self.tags, self.memo)
@@ -268,7 +272,7 @@ class _Judge:
             return None
         if cx.in_url(self.text, c.start) or cx.FIXED.search(near):
             return None
-        return _UUID_KIND_WORDS[kind]
+        return UUID_KIND_WORDS[kind]
 
     def run(self, cands: list[Candidate]) -> Iterator[tuple[Candidate, str]]:
         taken_until = dropped_until = -1
@@ -281,7 +285,7 @@ class _Judge:
                 continue
             taken_until = c.end
             if c.kind == "placeholder" and c.expr.strip("_{}") and c.expr != "blank":
-                self.kept_slots.add(c.expr)
+                self.kept_slots.add(inlinecode.slot_form(self.text, c.start, c.end))
             if c.kind == "today-phrase":
                 self.phrase_start, self.phrase_end = c.start, c.end
             else:

@@ -89,3 +89,11 @@ def ulid_ms(value: str) -> int:
     for ch in value[:10]:
         ms = ms * 32 + _CROCKFORD[ch]
     return ms
+
+
+#: how a finding names each kind of :func:`uuid_kind` kept
+UUID_KIND_WORDS = {
+    "random": "a random (version 4) UUID",
+    "time": "a time-based UUID",
+    "custom": "a version 8 UUID",
+}

@@ -49,6 +49,10 @@ def _guarded(loaded: Loaded, module, arg, path: str) -> list[Finding]:
         return []
 
 
+def _unanalysed(path: str, exc: Exception) -> InputError:
+    return InputError(path, f"could not analyse this text ({type(exc).__name__}: {exc})")
+
+
 def run(loaded: Loaded, codes: Iterable[str], advance: Callable[[], None] | None = None) -> list[Finding]:
     """Every finding of the selected rules over ``loaded``; ``advance`` is called at each file."""
     selected = [m for m in MODULES if m.RULE.code in set(codes)]
@@ -71,13 +75,22 @@ def run(loaded: Loaded, codes: Iterable[str], advance: Callable[[], None] | None
                 except InputError as exc:
                     loaded.errors.append(exc)
                     continue
+                except (
+                    Exception
+                ) as exc:  # a detector fault on a text it did not foresee: an input error, no crash
+                    loaded.errors.append(_unanalysed(src.path, exc))
+                    continue
                 for m in doc_rules:
                     findings.extend(_guarded(loaded, m, doc, src.path))
             continue
         per_file: list[Finding] = []
         if doc_rules:
             for req in reqs:
-                doc = Doc.for_request(req)
+                try:
+                    doc = Doc.for_request(req)
+                except Exception as exc:
+                    loaded.errors.append(_unanalysed(src.path, exc))
+                    continue
                 for m in doc_rules:
                     per_file.extend(_guarded(loaded, m, doc, src.path))
         findings.extend(collapse(per_file) if len(reqs) > 1 else per_file)

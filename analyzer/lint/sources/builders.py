@@ -27,9 +27,13 @@ def _scope(f, n):
         if p.type == "lambda_literal" and p.parent is not None:
             call = p.parent.parent if p.parent.type == "annotated_lambda" else p.parent
             call = call.parent if call is not None and call.type == "call_suffix" else call
-            if call is not None and call.type in f.g.calls:
-                return p if f.call_parts(call)[0].rsplit(".", 1)[-1] in _SCOPES else None
-        if p.type in f.g.function_types:
+            if (
+                call is not None
+                and call.type in f.g.calls
+                and f.call_parts(call)[0].rsplit(".", 1)[-1] in _SCOPES
+            ):
+                return p  # (a forEach { } inside it: walk on up)
+        if p.type in f.g.function_types and p.type != "lambda_literal":
             return None
         p = p.parent
     return None
@@ -59,7 +63,7 @@ def groups(finder) -> list[tuple[list, list[Piece]]]:
         if owner is None:  # Kotlin: appendLine("…") inside buildString { }
             scope = _scope(f, n) if f.g.name == "kotlin" else None
             if scope is not None:
-                order.setdefault((finder._function(n), f"<scope {scope.start_byte}>"), []).append(n)
+                order.setdefault(("<scope>", scope.start_byte), []).append(n)
             continue
         root = _root(f, owner)
         if root is None or root.type not in f.g.idents and root.type not in f.g.members:

@@ -65,6 +65,10 @@ def _one(f: PyFile, node: ast.AST, v: Verdict, name: str) -> Template:
     return Template([f.interpolation_with(node, v)], name)
 
 
+#: a prompt-named format that locates something rather than saying it (PROMPT_FILE, PROMPT_CACHE_KEY)
+_LOCATOR = re.compile(r"(?i)(?:file|path|dir|key|url|uri|pattern|name|id)s?$")
+
+
 def _parameter(f: PyFile, node: ast.AST) -> bool:
     """``node`` is a bare parameter of its function: what the caller passes, the request's content."""
     fn = f.parents.get(node)
@@ -142,9 +146,8 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                     v = f.verdict(k.value) or (_key_verdict(k.arg) if k.arg else None)
                     if k.arg and v and not is_text(k.value):
                         out.append(_one(f, k.value, v, attr))
-                positional = (
-                    attr == "format" and not is_str(n.func.value) and prompt_named(dotted(n.func.value))
-                )
+                receiver = dotted(n.func.value) if not is_str(n.func.value) else ""
+                positional = attr == "format" and prompt_named(receiver) and not _LOCATOR.search(receiver)
                 for a in n.args:
                     if isinstance(a, ast.Dict):
                         out += _dict_values(f, a, strict=False)

@@ -43,3 +43,12 @@ def test_a_kept_slot_again_inside_a_fence_is_rendered_there_too():
     ]
     # a slot shown only in code, never rendered in prose, stays code
     assert slots("Use this syntax:\n```\nHello {{FirstName}}\n```\nThen go on.\n") == []
+
+
+def test_a_kept_slot_of_another_engine_or_in_a_raw_block_or_a_comment_is_not_filled():
+    mixed = 'Current date: {{ current_date }}\n\n```python\nreturn f"Today is {current_date}"\n```\n'
+    assert slots(mixed) == ["named `current_date`: today's date"]  # Jinja leaves single braces alone
+    raw = "{% raw %}\nUse {{ current_date }} in templates\n{% endraw %}\nCurrent date: {{ current_date }}\n"
+    assert slots(raw) == ["named `current_date`: today's date"]
+    comment = "Current date: {{ current_date }}\n{# was: {{ current_date }} #}\n"
+    assert slots(comment) == ["named `current_date`: today's date"]

@@ -115,3 +115,18 @@ fun log(x: String) = buildList { add("Today's date: $x") }
 
 def test_kotlin_writes_inside_build_string_without_a_receiver_are_one_builder():
     assert found(KOTLIN_SCOPE, ".kt") == [("$todayDate", "named `todayDate`: today's date")]
+
+
+def test_a_write_inside_a_loop_lambda_of_build_string_is_still_the_builders():
+    src = """
+fun f(items: List<String>): String {
+    val d = LocalDate.now()
+    return buildString {
+        appendLine("You are a helpful assistant for the user.")
+        items.forEach { appendLine("Today: $d") }
+    }
+}
+"""
+    assert [v for v, _ in found(src, ".kt")] == ["$d"]
+    (builder,) = compiled.templates(src, ".kt")  # one text, the loop's line part of it
+    assert [p.text for p in builder.pieces][0].startswith("You are a helpful assistant")

@@ -282,3 +282,15 @@ const extra = isVip && `The user's id is ${user.id}.`;
 if (mode === "Today is {CURR_DATE}.") { run(); }
 """
     assert values(javascript.templates(src, ".ts")) == ["{CURR_DATE}", "${user.id}"]
+
+
+def test_a_prompt_named_format_that_locates_something_is_no_prompt():
+    src = """
+from datetime import date, datetime
+PROMPT_FILE = "prompts/{}.md"
+PROMPT_CACHE_KEY = "prompt:{}"
+
+def load():
+    return open(PROMPT_FILE.format(date.today())).read(), PROMPT_CACHE_KEY.format(datetime.now().timestamp())
+"""
+    assert values(python.templates(src)) == []
