@@ -291,5 +291,5 @@ def templates(text: str, suffix: str) -> list[Template] | None:
     try:
         f = CodeFile(text, grammar)
         return None if f.tree.root_node.has_error else _Finder(f).templates()
-    except RecursionError:  # a concatenation thousands of operands deep
+    except (RecursionError, TimeoutError):  # a concatenation thousands deep, or a parse given up
         return None

@@ -158,5 +158,5 @@ def templates(text: str, suffix: str) -> list[Template] | None:
     try:
         f = ScriptFile(text, grammar)
         return None if f.tree.root_node.has_error or data_file(f) else _ScriptFinder(f).templates()
-    except RecursionError:  # a concatenation thousands of operands deep
+    except (RecursionError, TimeoutError):  # a concatenation thousands deep, or a parse given up
         return None

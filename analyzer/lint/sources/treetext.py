@@ -6,13 +6,29 @@ Shared by the tree-sitter readers (:mod:`.compiled`). It does NOT choose a gramm
 from __future__ import annotations
 
 import bisect
+import time
+
+#: how long tree-sitter may take on one file: its error recovery can take minutes on a broken one
+PARSE_SECONDS = 2.0
+
+
+def _parse(parser, data: bytes):
+    """``parser.parse(data)``, given up after :data:`PARSE_SECONDS` (:class:`TimeoutError`: the caller
+    reads the file as text, or reports it)."""
+    deadline = time.monotonic() + PARSE_SECONDS
+    try:
+        return parser.parse(
+            lambda at, _point: data[at : at + 65536], progress_callback=lambda *_: time.monotonic() > deadline
+        )
+    except ValueError:  # "Parsing failed": the callback stopped it
+        raise TimeoutError(f"tree-sitter gave up after {PARSE_SECONDS:g} s") from None
 
 
 class TreeText:
     def __init__(self, text: str, parser) -> None:
         self.text = text
         self.data = text.encode("utf-8")
-        self.tree = parser.parse(self.data)
+        self.tree = _parse(parser, self.data)
         self._byte_starts: list[int] | None = None
 
     @staticmethod
