@@ -12,6 +12,7 @@ It does NOT parse code.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from analyzer.detect import Volatile, find_volatile
@@ -73,12 +74,19 @@ class Template:
         return any(not p.literal for p in self.pieces)
 
     def file_offset(self, index: int) -> int:
-        """File offset of character ``index`` of :attr:`text` (its end maps past the last piece)."""
-        at = 0
-        for p in self.pieces:
-            if index < at + len(p.text):
-                return p.offset(index - at)
-            at += len(p.text)
+        """File offset of character ``index`` of :attr:`text` (its end maps past the last piece); the
+        pieces' starts are summed once (a template of thousands of pieces is read at each finding)."""
+        cum = self.__dict__.get("_cum")
+        if cum is None or cum[0] != len(self.pieces):
+            starts, at = [], 0
+            for p in self.pieces:
+                starts.append(at)
+                at += len(p.text)
+            cum = self.__dict__["_cum"] = (len(self.pieces), starts, at)
+        _, starts, total = cum
+        if 0 <= index < total:
+            i = bisect.bisect_right(starts, index) - 1
+            return self.pieces[i].offset(index - starts[i])
         last = self.pieces[-1]
         return last.offset(len(last.text)) if last.literal else last.start + len(last.text)
 

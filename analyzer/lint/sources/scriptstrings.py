@@ -12,6 +12,7 @@ format slots (:mod:`.formatslots`).
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from analyzer.lint.sources.codestrings import unescape
@@ -86,8 +87,11 @@ def interpolations(f, node) -> list[tuple[int, int, object]]:
 def _text(f, a: int, b: int, single: bool, escapes: list, chars: list[str], offs: list[int]) -> None:
     """Decode bytes ``a``..``b`` of the file: raw text but for the escape nodes in it."""
     at = a
-    for e in escapes:
-        if e.start_byte < a or e.end_byte > b:
+    k = bisect.bisect_left(escapes, a, key=lambda e: e.start_byte)  # escapes in source order
+    for e in escapes[k:]:
+        if e.start_byte >= b:
+            break
+        if e.end_byte > b:
             continue
         _raw(f, at, e.start_byte, single, chars, offs)
         seq = f.data[e.start_byte : e.end_byte].decode("utf-8", "replace")
@@ -127,7 +131,7 @@ def literal_pieces(f, node, verdict) -> list[Piece]:
         start += 2  # the line break after the heredoc's opening line
     elif holder.type in ("heredoc_body", "nowdoc_body") and f.data[start : start + 1] == b"\n":
         start += 1
-    escapes = [c for c in f.walk(holder) if c.type == "escape_sequence"]
+    escapes = sorted((c for c in f.walk(holder) if c.type == "escape_sequence"), key=lambda e: e.start_byte)
     pieces: list[Piece] = []
     chars: list[str] = []
     offs: list[int] = []
