@@ -82,7 +82,7 @@ class _Judge:
         self.floor = 0
         #: kept slots as written (``{{current_date}}``, spaces aside): the same slot again renders the same value
         self.kept_slots: set[str] = set()
-        self.quiet_parts = "{#" in text or "raw" in text  # Jinja comments or raw blocks may hold slots
+        self.quiet_parts = "{#" in text or "endraw" in text  # Jinja comments or raw blocks may hold slots
         self.owners = slotcontext.state_owners(cands)
         self.memo: dict = {}  # this text's label word classes and example-block answers (.around)
 

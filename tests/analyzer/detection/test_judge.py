@@ -50,5 +50,8 @@ def test_a_kept_slot_of_another_engine_or_in_a_raw_block_or_a_comment_is_not_fil
     assert slots(mixed) == ["named `current_date`: today's date"]  # Jinja leaves single braces alone
     raw = "{% raw %}\nUse {{ current_date }} in templates\n{% endraw %}\nCurrent date: {{ current_date }}\n"
     assert slots(raw) == ["named `current_date`: today's date"]
+    assert slots(raw.replace("{% raw %}", "{%- raw -%}").replace("{% endraw %}", "{%- endraw -%}")) == slots(
+        raw
+    )
     comment = "Current date: {{ current_date }}\n{# was: {{ current_date }} #}\n"
     assert slots(comment) == ["named `current_date`: today's date"]
