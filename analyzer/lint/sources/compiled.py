@@ -185,6 +185,15 @@ class _Finder:
             name = next((c for c in node.named_children if c.type in self.g.idents), None)
         return self.f.src(name) if name is not None else ""
 
+    def returned_name(self, p):
+        """(its function's name, False) for a literal a function returns or holds; None: read on up."""
+        fn = p
+        while fn is not None and fn.type not in self.g.function_types:
+            fn = fn.parent
+        if fn is None:
+            return "", False
+        return (self._named(fn), False) if self._named(fn) or p.type in self.g.returns else None
+
     def context(self, node) -> tuple[str, bool]:
         """(the name the code gives this text, whether it is no prompt by where it stands)."""
         f, g, cur = self.f, self.g, node
@@ -216,14 +225,8 @@ class _Finder:
                 dotted, owner, _ = f.call_parts(p)
                 if owner is cur and _skipped(dotted):
                     return "", True  # "…".equals(x)
-            if t in g.returns or t in g.function_types:
-                fn = p
-                while fn is not None and fn.type not in g.function_types:
-                    fn = fn.parent
-                if fn is None:
-                    return "", False
-                if self._named(fn) or t in g.returns:
-                    return self._named(fn), False
+            if (t in g.returns or t in g.function_types) and (got := self.returned_name(p)) is not None:
+                return got
             if t in _BINARY and cur in p.named_children:
                 op = next((c for c in p.children if not c.is_named), None)
                 if op is not None and f.src(op) != "+":

@@ -102,14 +102,8 @@ def context(finder, node) -> tuple[str, bool]:
                 return "", True  # "…".include?(x), "…" == x
             if owner != cur and skipped(dotted):
                 return "", True  # logger.info { "…" }
-        if t in g.returns or t in g.function_types:
-            fn = p
-            while fn is not None and fn.type not in g.function_types:
-                fn = fn.parent
-            if fn is None:
-                return "", False
-            if finder._named(fn) or t in g.returns:
-                return finder._named(fn), False
+        if (t in g.returns or t in g.function_types) and (got := finder.returned_name(p)) is not None:
+            return got
         if t in ("binary_expression", "binary") and cur in p.named_children:
             op = p.child_by_field_name("operator")
             op_text = f.src(op) if op is not None else ""
