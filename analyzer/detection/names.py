@@ -18,18 +18,10 @@ from dataclasses import dataclass
 from analyzer.detection import owners, vocab
 from analyzer.detection.candidate import HIGH, MEDIUM
 from analyzer.detection.conversation_size import conversation_size
+from analyzer.detection.fromtoday import from_today
 
-__all__ = [
-    "HIGH",
-    "MEDIUM",
-    "Verdict",
-    "call_verdict",
-    "config_container",
-    "expression_parts",
-    "is_setting",
-    "judge",
-    "judge_expression",
-]
+__all__ = ["HIGH", "MEDIUM", "Verdict", "call_verdict", "config_container", "expression_parts", "is_setting"]
+__all__ += ["judge", "judge_expression"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +31,7 @@ class Verdict:
     severity: str
 
 
+_FROM_TODAY = "counted from today's date"
 _DOT_SPACE = re.compile(r"\s*\.\s*")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRING_LIT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -117,6 +110,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return None
     if ws[-1] in vocab.TEXT_ABOUT or _record_date(name, ws, field):
         return None  # "resolveRelativeTimeInstruction": text about the time; "track.Year": a record's date
+    if from_today(ws):
+        return Verdict(f"named `{name}`: {_FROM_TODAY}", MEDIUM)
     for i, w in enumerate(ws):
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
         if w == "id" and i and ws[i - 1] in vocab.ID_OWNERS:
@@ -206,6 +201,8 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
         or dotted.startswith(("Temporal.Now", "new Date"))
     ):
         return Verdict(f"calls `{dotted}()`", HIGH)
+    if from_today(ws, call=True):
+        return Verdict(f"calls `{dotted}()`: {_FROM_TODAY}", MEDIUM)
     if dotted in ("random.Random", "random.SystemRandom"):
         return None  # a generator object: its draws are the values
     if (

@@ -6,7 +6,8 @@ Where a string sits in a request body decides how it is read: JSON-schema ``exam
 ``description`` is read with :func:`analyzer.detect.find_volatile`'s ``"description"``
 context (a clock time or date there needs a "now" label). A source file's units are its
 prompt-like literals and templates (:mod:`analyzer.lint.sources`); in a Jinja, Handlebars or
-Go template file a single-brace ``{name}`` is literal text, never a slot. It runs no rule.
+Go template file a single-brace ``{name}`` is literal text, never a slot; in a YAML file a
+whole-line comment is no prompt text (:mod:`.yamltext`). It runs no rule.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.detect import Volatile, find_volatile
-from analyzer.lint import cassettes
+from analyzer.lint import cassettes, yamltext
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
 from analyzer.lint.model import InputError
 from analyzer.lint.sources import (
@@ -75,8 +76,10 @@ class Doc:
             return cls(src, None, units, [find_volatile(u.text) for u in units])
         unit = text_unit(src)
         vols = find_volatile(unit.text)
-        if Path(src.path).suffix.lower() in BRACE_TEMPLATES:
+        if suffix in BRACE_TEMPLATES:
             vols = [v for v in vols if not _single_brace(v)]
+        elif suffix in (".yaml", ".yml") and (comments := yamltext.comment_lines(unit.text)):
+            vols = [v for v in vols if not yamltext.in_spans(comments, v.start)]  # dropped by YAML's parser
         return cls(src, None, [unit], [vols])
 
     @classmethod

@@ -1,0 +1,45 @@
+"""Where a YAML prompt file's comments are: text its parser drops, so no value there reaches a model.
+
+:func:`comment_lines` gives the span of each whole-line comment (``  # Variables: {{date}}, …``),
+leaving alone the lines of a block scalar (``template: |`` and the more indented lines under it,
+where ``### Heading`` is prompt text). Lint reads such a file as text; findings in these spans are
+dropped (:mod:`.doc`).
+
+It does NOT parse YAML: a comment after a value on its line (``key: v  # note``) and the lines of a
+quoted scalar spread over several lines are read as text, as before.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+#: a line that opens a block scalar: ``key: |``, ``- >-``, ``text: |2  # comment``
+_BLOCK_OPENER = re.compile(r"(?:^|[:\-][ \t])[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$")
+
+
+def comment_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every whole-line comment outside a block scalar, in order."""
+    out: list[tuple[int, int]] = []
+    scalar_parent = -1  # the indentation of the line that opened the block scalar we are in, or -1
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        bare = body.lstrip(" ")
+        indent = len(body) - len(bare)
+        start, pos = pos, pos + len(line)
+        if scalar_parent >= 0:
+            if not bare.strip() or indent > scalar_parent:
+                continue  # a line of the scalar (blank lines too): text, whatever it starts with
+            scalar_parent = -1
+        if bare.startswith("#"):
+            out.append((start, start + len(body)))
+        elif _BLOCK_OPENER.search(bare):
+            scalar_parent = indent
+    return out
+
+
+def in_spans(spans: list[tuple[int, int]], at: int) -> bool:
+    """``at`` lies in one of ``spans`` (sorted, disjoint)."""
+    i = bisect.bisect_right(spans, (at, len(spans) and spans[-1][1] + 1)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
