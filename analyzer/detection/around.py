@@ -2,7 +2,7 @@
 
 :class:`Around` gives the value, its label (the words before it on its line and sentence), the
 label's last clause, the label's word classes (inline code left out), and whether the value is
-static (or a bare "Date:" item under an event's name), around a fixed moment, labelled "now", an
+static (or a bare "Date:" item of a listed event or record), around a fixed moment, labelled "now", an
 event's moment ("Delivery date:"), a field of an API response or of an SQL row shown in the text,
 after a conditional today-phrase, or an example (its label, the words after it, an "Example:" line
 above, an "e.g." earlier in its sentence). :func:`short` shortens a label for a reason.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import foreign, glossary, regions
+from analyzer.detection import foreign, glossary, listings, regions
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.wording import SUPPOSED_AFTER
 
@@ -33,20 +33,6 @@ _WORD = re.compile(r"[a-z]+(?:-(?:in|out|up|off)\b)?")
 _NOT_EVENT = frozenset(("now", "session", "user"))
 #: "It is", "as of", "Today:" and the like end a label that means now without a now word
 _NOW_TAIL = re.compile(r"(?i)\b(?:it is|it's|as of|is now|right now|at present)\W*$")
-
-
-#: a bare moment label on its own list line ("- Date:", "2. **Time:**", "Tanggal:", "Fecha:")
-_BARE_MOMENT = re.compile(
-    r"(?i)[ \t>*+-]*(?:\d+[.)][ \t]*)?\**[ \t]*(?:date|time|when|date and time|datum|fecha|data|tanggal|waktu"
-    r"|hora|heure|ora|zeit|uhrzeit|日期|时间|時間|日時)[ \t]*\**[ \t]*[:：][ \t]*\**[ \t]*$"
-)
-#: what names an event in the lines above such a label ("Free Webinar …", "Workshop: …")
-_LISTED_EVENT = frozenset(
-    "webinar webinars workshop workshops seminar seminars event events conference conferences concert concerts "
-    "lecture lectures meetup meetups festival exhibition tournament premiere screening hackathon acara kegiatan "
-    "veranstaltung evento eventos événement".split()
-)
-_LISTED_EVENT_LINES = 3
 
 
 #: what an API response record holds beside its id and creation time
@@ -193,23 +179,11 @@ class Around:
 
     @_once
     def listed_event(self) -> bool:
-        """A bare "Date:" or "Time:" item under lines that name an event ("Free Webinar …",
-        "Workshop:"): the event's moment, up to three lines back within its paragraph."""
-        text, at = self.text, self.c.start
-        start = text.rfind("\n", 0, at) + 1
-        if at - start > 40 or not _BARE_MOMENT.match(text, start, at):
-            return False
-        for _ in range(_LISTED_EVENT_LINES):
-            if start == 0:
-                return False
-            above = text.rfind("\n", 0, start - 1) + 1
-            line = text[above : start - 1].lower()
-            if not line.strip():
-                return False
-            if regions.title_like(line) and any(w in _LISTED_EVENT for w in _WORD.findall(line)):
-                return True
-            start = above
-        return False
+        """A bare "Date:" or "Time:" item of an event or a record listed around it (:mod:`.listings`)."""
+        start = listings.bare_moment(self.text, self.c.start)
+        return start >= 0 and (
+            listings.listed_event(self.text, start) or listings.record_field(self.text, start)
+        )
 
     @property
     def around(self) -> bool:

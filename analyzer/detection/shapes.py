@@ -30,8 +30,11 @@ CLOCK = re.compile(
     r"(?:\s?(?:(?:UTC|GMT)(?:[+\-−](?:1[0-4]|0?\d)(?::?[0-5]\d)?(?![ \t]*(?:UTC|GMT|[AaPp]\.?[Mm]\b)))?|Z\b|[A-Z][SD]T\b)"
     r"(?:\s\((?:[A-Z][a-z]+\s){1,4}Time\))?)?(?![\d:])"
 )
-RANGE_AFTER = re.compile(r"\s*(?:-|–|—|to|until|till)\s*\d{1,2}[:.]\d{2}")
-RANGE_BEFORE = re.compile(r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|to|until|till)\s*$")
+#: a schedule's range ("09:00-17:00", "9:00〜18:00", "14:00 bis 16:00"): opening hours, not the clock
+RANGE_AFTER = re.compile(r"\s*(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*\d{1,2}[:.]\d{2}")
+RANGE_BEFORE = re.compile(
+    r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*$"
+)
 EPOCH = re.compile(r"(?<!\w)(?<!\d\.)1[0-9]{9}(?:[0-9]{3}|\.[0-9]{1,6})?(?!\w|\.\d)")
 #: 2017–2036 in milliseconds: a clock reading even unlabelled
 EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)
