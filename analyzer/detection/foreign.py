@@ -31,7 +31,7 @@ def users_own(low: str) -> bool:
 
 
 #: an event's date or time in Romance languages ("Hora de salida", "Heure de départ", "Data di
-#: consegna") and in Chinese and Japanese ("会议时间", "出発時刻"): the event named from a list, so
+#: consegna"), in Chinese and Japanese ("会议时间", "出発時刻", "營業時間") and Korean ("영업시간"): the event named from a list, so
 #: that "Hora de Brasília", "Heure du serveur" or "北京时间" stay the present
 _FOREIGN_EVENT = re.compile(
     r"\b(?:hora|heure|fecha|data|date|horário|horario|orario|ora)\s+(?:de|du|del|della|di|da|do|des|d')\s*(?:la\s+|l')?"
@@ -40,8 +40,10 @@ _FOREIGN_EVENT = re.compile(
     r"|événement|publicación|publicação|pubblicazione|vencimiento|vencimento|échéance|scadenza|nacimiento|naissance"
     r"|nascimento|nascita|envío|envio|envoi|invio|pedido|commande|ordine|reserva|réservation|prenotazione|concierto"
     r"|concert|concerto|vuelo|vol|voo|volo|embarque|embarquement|imbarco)\b"
-    r"|(?:会议|會議|出发|出發|出発|到达|到達|到着|发布|發布|発売|截止|开始|開始|结束|結束|終了|预约|預約|予約|交付|配送|发货|發貨|航班|出港|入港|演出|開演|开演)"
-    r"(?:时间|時間|時刻|日期|日付|日時)"
+    r"|(?:会议|會議|出发|出發|出発|到达|到達|到着|发布|發布|発売|截止|开始|開始|结束|結束|終了|预约|預約|予約|交付|配送|发货|發貨|航班|出港|入港|演出|開演|开演"
+    # opening and working hours ("營業時間", "営業時間", "办公时间", "受付時間"): a schedule, not the clock
+    r"|营业|營業|営業|办公|辦公|开放|開放|服务|服務|受付|勤務|上班)"
+    r"(?:时间|時間|時刻|日期|日付|日時)|(?:영업|운영|근무|업무)\s*시간"
 )
 
 

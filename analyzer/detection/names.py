@@ -144,7 +144,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: a running total of the session", HIGH)
     if "state" in found and found & vocab.STATE_OWNERS:
         return Verdict(f"named `{name}`: rendered application state", HIGH)
-    if found & vocab.GIT_PARTS and found & (vocab.GIT | vocab.GIT_NOW):
+    if found & vocab.GIT_PARTS and found & (vocab.GIT | vocab.GIT_NOW) and not found & vocab.GIT_FIXED:
         return Verdict(f"named `{name}`: a snapshot of the working copy", HIGH)
     return None
 

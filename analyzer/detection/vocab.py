@@ -94,6 +94,8 @@ GIT = {"git", "repo", "vcs"}
 GIT_PARTS = {"status", "branch", "diff", "log", "changes", "commits"}
 #: … of the working copy now ("recent_commits", "current_branch")
 GIT_NOW = {"current", "recent", "latest"}
+#: … but the repository's own setting, whatever is checked out ("gitMainBranch", "default_branch")
+GIT_FIXED = {"main", "default", "base", "master", "trunk", "upstream"}
 #: what the user did lately, rendered per session ("recent_chats", "recentConversations")
 #: (not "messages": recent_messages is the chat history, content like {chat_history})
 RECENT_OF = {"chats", "conversations", "activity", "interactions", "sessions", "searches"}

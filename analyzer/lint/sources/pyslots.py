@@ -142,10 +142,7 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                 if not is_text(value):
                     out.append(_one(f, value, v, "replace"))
             elif attr in FILLS or _LOADS.match(attr):
-                for k in n.keywords:
-                    v = f.verdict(k.value) or (_key_verdict(k.arg) if k.arg else None)
-                    if k.arg and v and not is_text(k.value):
-                        out.append(_one(f, k.value, v, attr))
+                out += _keyword_fills(f, n, attr)
                 receiver = dotted(n.func.value) if not is_str(n.func.value) else ""
                 positional = attr == "format" and prompt_named(receiver) and not _LOCATOR.search(receiver)
                 for a in n.args:
@@ -155,6 +152,8 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                         out.append(_one(f, a, v, attr))  # PROMPT.format(now.strftime(…)): fills a "{}"
             if attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id in joined:
                 out += _parts(f, n.args)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and _LOADS.match(n.func.id):
+            out += _keyword_fills(f, n, n.func.id)  # get_prompt("SYSTEM", day=now.strftime(…)): a function
         elif isinstance(n, ast.Dict) and any(_slot_key(k) for k in n.keys):
             out += _dict_values(f, n, strict=False)  # {"{current_date}": …}: a map that fills slots
         elif isinstance(n, ast.Dict) and _RENDER_VARS.search(_assigned_to(f, n)):
@@ -175,6 +174,16 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                 v = f.verdict(n.value)
                 if v:
                     out.append(_one(f, n.value, v, n.target.id))
+    return out
+
+
+def _keyword_fills(f: PyFile, call: ast.Call, name: str) -> list[Template]:
+    """The keyword arguments of a call that fills a template's slots, each that is volatile."""
+    out = []
+    for k in call.keywords:
+        v = f.verdict(k.value) or (_key_verdict(k.arg) if k.arg else None)
+        if k.arg and v and not is_text(k.value):
+            out.append(_one(f, k.value, v, name))
     return out
 
 

@@ -120,6 +120,16 @@ def test_their_settings_and_ambiguous_neighbours_are_not(slot):
     assert find_volatile(f"Status: {slot}.") == []
 
 
+@pytest.mark.parametrize("expr", ["gitMainBranch", "default_branch", "git_base_branch", "GIT_TRUNK_BRANCH"])
+def test_the_repositorys_main_branch_is_a_setting(expr):
+    assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize("expr", ["git_branch", "currentGitBranch", "gitStatus", "recent_commits"])
+def test_what_is_checked_out_is_a_snapshot(expr):
+    assert "snapshot of the working copy" in judge_expression(expr).reason, expr
+
+
 def test_the_character_card_user_is_the_users_name():
     text = "You are {{char}}. Talk with {{user}} as a friend."
     assert [v.value for v in find_volatile(text)] == ["{{user}}"]

@@ -165,6 +165,17 @@ def test_a_prompt_loader_fills_its_slots_from_its_keywords():
     assert found(python.templates(src)) == [("datetime.now().isoformat()", "calls `datetime.now()`")]
 
 
+def test_a_prompt_loader_function_fills_its_slots_from_its_keywords():
+    src = (
+        "from datetime import datetime\n"
+        "from justai import get_prompt\n"
+        "now = datetime.now()\n"
+        "system = get_prompt('SYSTEM', day=now.strftime('%A, %B %d'), language='nl')\n"
+        "other = lookup('SYSTEM', day=now.strftime('%A'))\n"
+    )
+    assert [v for v, _ in found(python.templates(src))] == ["now.strftime('%A, %B %d')"]
+
+
 def test_a_lookup_of_a_slot_in_a_text_is_no_prompt():
     src = (
         "export function fill(p: string): string {\n"
