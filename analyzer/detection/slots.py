@@ -29,6 +29,8 @@ _USER_LABEL = re.compile(
     # "the user is based in …", "User has shared their location … and they are located in …"
     r"|\buser\b(?!['’]s)(?:\s+is|[^.\n]{0,80}?\b(?:they|he|she)\s+(?:is|are))\s+(?:currently\s+)?(?:based|located) in"
     r" (?:country |city )?"
+    # "Current location: Lisbon, Portugal", "the current location is Osaka": where the user (or a game) is now
+    r"|\bcurrent\s+(?:location|city|country|position)\s*(?:is\s+|:\s*|=\s*)"
 )
 #: a place after "located in": its parts ("Farnborough, England, United Kingdom")
 _PLACE = re.compile(
@@ -41,15 +43,17 @@ _USER_VALUE = re.compile(
 
 def user_values(text: str, low: str, out: list[Candidate]) -> None:
     """A value rendered under a label that says it is the current user's ("The user's name is
-    Ana", "User's timezone: Europe/Warsaw", "the user is based in country US")."""
-    k = low.find("user")
-    while k >= 0:
-        m = _USER_LABEL.match(text, k)
-        if m:
-            v = (_PLACE if m.group(0).endswith(" in ") else _USER_VALUE).match(text, m.end())
-            if v:
-                out.append(Candidate("state", v.start(), v.end(), HIGH, "user", m.group(0).strip()))
-        k = low.find("user", k + 4)
+    Ana", "User's timezone: Europe/Warsaw", "the user is based in country US", "Current location: Lisbon")."""
+    for key in ("user", "current "):  # each of the label's alternatives starts with one
+        k = low.find(key)
+        while k >= 0:
+            m = _USER_LABEL.match(text, k)
+            if m:
+                place = m.group(0).endswith(" in ") or key == "current "
+                v = (_PLACE if place else _USER_VALUE).match(text, m.end())
+                if v:
+                    out.append(Candidate("state", v.start(), v.end(), HIGH, "user", m.group(0).strip()))
+            k = low.find(key, k + 4)
 
 
 def blanks(text: str, out: list[Candidate]) -> None:

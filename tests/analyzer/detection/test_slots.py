@@ -22,6 +22,9 @@ def state(text: str) -> list[str]:
             "United Kingdom where it's currently 12:28.",
             "Farnborough, England, United Kingdom",
         ),
+        ("Current location: Lisbon, Portugal", "Lisbon, Portugal"),
+        ("Remember the current location is Osaka City, Osaka, Japan.", "Osaka City, Osaka, Japan"),
+        ("- Current city: Porto", "Porto"),
     ],
 )
 def test_a_value_the_label_says_is_the_users(text, value):
@@ -37,6 +40,8 @@ def test_a_value_the_label_says_is_the_users(text, value):
         "Users are located in Lisbon and Porto.",
         "If the user asks about a restaurant that is located in Paris, recommend one.",
         "The user wants hotels that are located in Lisbon, Portugal.",
+        "Use the current location tool when the user asks for directions.",
+        "Current position: 3 of the queue",  # a count, not a place
     ],
 )
 def test_a_place_the_label_does_not_give_the_user_is_not(text):
