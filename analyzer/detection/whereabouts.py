@@ -1,7 +1,8 @@
 """Where the user is now, rendered as plain text: the timezone they are in and the weather there.
 
 :func:`zone` keeps a zone name after first-person or user wording (``my current timezone:
-Europe/Warsaw``, ``I'm in Europe/Warsaw``, ``jestem w strefie czasowej …``); a server's or a
+Europe/Warsaw``, ``I'm in Europe/Warsaw``, ``jestem w strefie czasowej …``) or on a key line of a
+block about the user (``<user-preferences>`` … ``- Timezone: America/New_York``); a server's or a
 deployment's zone is configuration. :func:`weather` keeps a reading with a temperature after a
 ``Weather:`` key ("Sunny, 18 °C"), to the end of its sentence. Both are called by
 :mod:`.rendered` at label words its one pass found; neither scans the text. :func:`coordinates`
@@ -65,10 +66,33 @@ def zone(text: str, k: int, out: list[Candidate]) -> None:
         return
     ls = text.rfind("\n", 0, k) + 1
     label = text[max(ls, k - 48) : k]
-    if _TZ_OWNER.search(label) and not re.search(
+    if (_TZ_OWNER.search(label) or _in_user_block(text, ls)) and not re.search(
         r"(?i)\b(?:server|deployment|default|system|company|office)\b", label
     ):
         out.append(Candidate("state", k, m.end(), HIGH, "user", label.strip()[-32:]))
+
+
+#: a key or list line ("  - Timezone: …", "Region: …"), and what heads a block about the user
+_KEY_LINE = re.compile(r"[ \t]*(?:[-*•][ \t]+)?[\w ]{1,30}[:：]")
+_USER_HEAD = re.compile(r"(?i)\buser(?:'s)?\b|<user[\w-]*>|\b(?:my|about me)\b")
+
+
+def _in_user_block(text: str, ls: int) -> bool:
+    """The zone's line (at ``ls``) is a key line of a block headed by a line about the user ("The
+    user has the following preferences:", ``<user-preferences>``, "About me:"), up to 8 lines up."""
+    if not _KEY_LINE.match(text, ls):
+        return False
+    for _ in range(8):
+        if ls == 0:
+            return False
+        prev = text.rfind("\n", 0, ls - 1) + 1
+        line = text[prev : ls - 1]
+        if not line.strip():
+            return False
+        if not _KEY_LINE.match(line) or line.rstrip().endswith((":", "：")):
+            return _USER_HEAD.search(line) is not None
+        ls = prev
+    return False
 
 
 #: a latitude, longitude pair ("52.5200, 13.4050") under a label naming where ("Location:", "Position:")

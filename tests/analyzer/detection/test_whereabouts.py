@@ -84,3 +84,31 @@ def test_other_things_located_somewhere_are_not_the_user(text):
 
 def test_content_after_the_users_place_is_not_part_of_it():
     assert [v.value for v in find_volatile("The user is located in {city}, {question}")] == ["{city}"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<user-preferences>\n  The user has the following system preferences:\n  - Language: English\n"
+        "  - Timezone: America/New_York\n",
+        "About me:\n- Name: Ana\n- Timezone: Europe/Lisbon\n",
+    ],
+)
+def test_a_timezone_in_a_block_about_the_user_is_theirs(text):
+    assert [v.value for v in find_volatile(text) if v.kind == "state"][-1:] in (
+        ["America/New_York"],
+        ["Europe/Lisbon"],
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Server settings:\n- Timezone: America/New_York\n",
+        "Timezone: Europe/Lisbon\n",
+        "The user has the following preferences:\n\n- Timezone: Europe/Lisbon\n",  # a blank line ends the block
+        "User settings:\n- Deployment timezone: Europe/Lisbon\n",
+    ],
+)
+def test_a_timezone_of_no_user_block_is_configuration(text):
+    assert [v for v in find_volatile(text) if v.value.startswith(("America", "Europe"))] == []
