@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import foreign, glossary, listings, regions
+from analyzer.detection import foreign, glossary, listings, regions, sections
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.wording import SUPPOSED_AFTER
 
@@ -266,5 +266,9 @@ class Around:
             or (self.c.kind == "today-phrase" and _phrase_in_prose(self.text, self.c))
             or self.conditional
             or (self.tags is not None and self.c.start in self.tags)
+            or (
+                self.c.kind != "placeholder"
+                and sections.in_example_section(self.text, self.c.start, self.memo)
+            )
             or (self.c.kind in ("time", "date") and glossary.restates_quote(self.text, self.c.start))
         )

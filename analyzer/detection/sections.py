@@ -1,0 +1,52 @@
+"""The Markdown sections of one text whose heading names examples ("## Example Conversations",
+"### Few-shot examples", "## 示例"): every line down to the next heading of the same level or above
+shows how things look, so a value written out there is fixed text, not a live one.
+
+:func:`in_example_section` answers for one offset; the headings are found once per text (one
+``str.find`` pass over line starts) and kept in the caller's memo.
+
+It does NOT say anything about template slots (a slot in an example is rendered there too: the
+judge asks only for written-out values) nor about intro lines ending in a colon (:mod:`.regions`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+_EXAMPLE_HEADING = re.compile(
+    r"(?i)\b(?:examples?|samples?|few[- ]?shots?|demonstrations?|example (?:conversations?|dialogues?|"
+    r"interactions?|outputs?|responses?|exchanges?)|beispiele?|exemples?|ejemplos?|exemplos?|esempi[oa]?)\b"
+    r"|示例|例子|范例|範例|样例|樣例|例文|対話例|会話例|예시|예제"
+)
+
+
+def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
+    heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
+    k = 0 if text.startswith("#") else text.find("\n#")
+    while k >= 0:
+        ls = k if k == 0 and text.startswith("#") else k + 1
+        le = text.find("\n", ls)
+        le = len(text) if le < 0 else le
+        level = len(text[ls:le]) - len(text[ls:le].lstrip("#"))
+        if level <= 6 and text[ls + level : ls + level + 1] in (" ", "\t"):
+            heads.append((ls, level, _EXAMPLE_HEADING.search(text, ls, le) is not None))
+        k = text.find("\n#", le)
+    spans = []
+    for i, (ls, level, example) in enumerate(heads):
+        if example:
+            end = next((s for s, lv, _ in heads[i + 1 :] if lv <= level), len(text))
+            if not spans or ls >= spans[-1][1]:
+                spans.append((ls, end))
+    return [a for a, _ in spans], spans
+
+
+def in_example_section(text: str, at: int, memo: dict) -> bool:
+    """``at`` lies in a section under a heading that names examples."""
+    got = memo.get("example-sections")
+    if got is None:
+        got = memo["example-sections"] = _sections(text) if "#" in text else ([], [])
+    starts, spans = got
+    i = bisect.bisect_right(starts, at) - 1
+    return i >= 0 and at < spans[i][1]
