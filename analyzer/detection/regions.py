@@ -46,8 +46,9 @@ def in_example_block(
 
 #: a line of a few-shot dialogue: a speaker's turn ("User: …", "Q: …") or a JSON answer
 _SHOT_LINE = re.compile(
-    r"[ \t]*(?:[-*][ \t]+)?(?:User|Human|Assistant|AI|Bot|Input|Output|Q|A|Question|Answer|Customer|Agent|Model"
-    r"|Response|Reply)[ \t]*[:：]|[ \t]*[{}\[\]]"
+    r"[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?i:User|Human|Assistant|AI|Bot|Input|Output|Q|A|Question|Answer|Customer|Agent"
+    r"|Model|Response|Reply|Tool|Tool_result|Usuario|Asistente|Utilisateur|Assistant|Benutzer|Usuário|Assistente"
+    r"|Utente|用户|助手|ユーザー|アシスタント|사용자|어시스턴트)(?:\*\*)?[ \t]*[:：]|[ \t]*[{}\[\]]"
 )
 _SHOTS_REACH = 60  # lines
 

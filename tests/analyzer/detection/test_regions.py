@@ -108,3 +108,15 @@ def test_the_turns_of_a_few_shot_dialogue_under_its_intro_are_examples():
     assert [v.value for v in find_volatile(live) if v.kind == "time"] == ["2025-01-28T09:00:00Z"]
     alone = "User: remind me (current time: 2025-01-28T09:00:00Z)\n"
     assert [v.value for v in find_volatile(alone) if v.kind == "time"] == ["2025-01-28T09:00:00Z"]
+
+
+def test_turns_in_capitals_bold_or_other_languages_are_few_shot_turns():
+    for intro, user, bot in (
+        ("Examples:", "USER:", "ASSISTANT:"),
+        ("Examples:", "**User:**", "**Assistant:**"),
+        ("示例：", "用户：", "助手："),
+        ("Ejemplos:", "Usuario:", "Asistente:"),
+    ):
+        turns = f"{user} hi\n{bot} hello\n" * 5  # more lines than an intro's own reach
+        text = f"{intro}\n{turns}{user} remind me (current time: 2025-01-28T09:00:00Z)\n{bot} done\n"
+        assert find_volatile(text) == [], user
