@@ -1,6 +1,7 @@
 """The Markdown sections of one text whose heading names examples ("## Example Conversations",
 "### Few-shot examples", "## 示例"): every line down to the next heading of the same level or above
-shows how things look, so a value written out there is fixed text, not a live one.
+shows how things look, so a value written out there is fixed text, not a live one. A heading that
+opens the text (its title) or names a prompt ("# Example Prompt") heads the prompt itself.
 
 :func:`in_example_section` answers for one offset; the headings are found once per text (one
 ``str.find`` pass over line starts) and kept in the caller's memo.
@@ -21,6 +22,9 @@ _EXAMPLE_HEADING = re.compile(
 )
 
 
+_OF_A_PROMPT = re.compile(r"(?i)\b(?:prompts?|templates?|system message)\b|提示词|プロンプト|프롬프트")
+
+
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
     heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
@@ -31,7 +35,10 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
         le = len(text) if le < 0 else le
         level = len(text[ls:le]) - len(text[ls:le].lstrip("#"))
         if level <= 6 and text[ls + level : ls + level + 1] in (" ", "\t"):
-            heads.append((ls, level, _EXAMPLE_HEADING.search(text, ls, le) is not None))
+            example = _EXAMPLE_HEADING.search(text, ls, le) is not None and not (
+                _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
+            )  # "# Example Prompt", a text's title: the prompt itself, not examples in it
+            heads.append((ls, level, example))
         k = text.find("\n#", le)
     spans = []
     for i, (ls, level, example) in enumerate(heads):

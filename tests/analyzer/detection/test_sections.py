@@ -40,7 +40,7 @@ def test_a_slot_in_an_example_section_is_not_dropped_for_it():
 
 
 def test_headings_in_other_languages_and_levels():
-    text = "## 示例\n用户：现在几点？\n助手：现在是 2026-01-27 14:05。\n# 当前\n当前时间：2025-04-24 09:30\n"
+    text = "你是助手。\n## 示例\n用户：现在几点？\n助手：现在是 2026-01-27 14:05。\n# 当前\n当前时间：2025-04-24 09:30\n"
     found = [v.value for v in find_volatile(text)]
     assert found == ["2025-04-24 09:30"]
 
@@ -48,3 +48,9 @@ def test_headings_in_other_languages_and_levels():
 def test_no_heading_no_section():
     assert not in_example_section("Examples are below.\nDate: 2026-01-27\n", 20, {})
     assert not in_example_section("#Examples\nDate: 2026-01-27\n", 12, {})  # no space: not a heading
+
+
+def test_a_title_or_a_heading_naming_a_prompt_heads_the_prompt_itself():
+    for title in ("# Example Prompt\n\n", "# Examples\n\n", "Intro.\n## Sample system prompt\n"):
+        text = title + "- Current date: {{today}}\n- Current time: 2025-04-24 13:52:03\n"
+        assert "2025-04-24 13:52:03" in [v.value for v in find_volatile(text)], title
