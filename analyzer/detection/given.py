@@ -6,7 +6,8 @@ paragraph under "Here is the weather:" ("Hier ist das Wetter:", "Voici la mété
 sentence about the text it is given ("In the following text the weather in {location} is given",
 "In dem folgenden Text …"). :func:`introduced` gives the names of such slots in one text; every
 slot of those names there is content. A memory slot said to hold what was found for this
-conversation ("memories related to the current conversation", "相关记忆") is content too: :func:`retrieved`.
+conversation ("memories related to the current conversation", "相关记忆"), or one a prompt is asked to
+update ("Existing chat memory:"), is content too: :func:`retrieved`.
 
 It does NOT touch slots of other names (``{date}``, ``{user_name}``), nor ones said to be the user's.
 """
@@ -111,7 +112,7 @@ _FOUND_FOR_THIS = re.compile(
 def retrieved(text: str, at: int, expr: str, why: str) -> bool:
     """A memory slot (``{memories}``, ``{chat_memory}``: ``why`` is its name's memory-block verdict, not a
     reading such as ``{free_memory}``) whose line or the three before it say it holds what was found
-    for this request: content, as retrieved documents are."""
+    for this request, or in a prompt whose task is to update the memory: content, as retrieved documents are."""
     if not why.endswith(vocab.MEMORY_BLOCK) or not set(names.words(expr)) & vocab.MEMORY:
         return False
     lo = at
@@ -119,4 +120,16 @@ def retrieved(text: str, at: int, expr: str, why: str) -> bool:
         lo = text.rfind("\n", max(0, at - 300), max(lo - 1, 0))
         if lo < 0:
             break
-    return _FOUND_FOR_THIS.search(text, max(lo, at - 300, 0), at) is not None
+    return (
+        _FOUND_FOR_THIS.search(text, max(lo, at - 300, 0), at) is not None
+        or _MEMORY_TASK.search(text) is not None
+    )
+
+
+#: a prompt whose task is the memory itself ("Update the chat memory with …", "Existing chat memory:"):
+#: the memory slot is the material it rewrites, not a block carried into every request
+_MEMORY_TASK = re.compile(
+    r"(?i)\b(?:update|updating|rewrite|rewriting|merge|merging|consolidate|consolidating|revise|compress"
+    r"|compressing)\b[^.\n]{0,50}\bmemor(?:y|ies)\b|\b(?:existing|previous|old)[ \t]+(?:\w+[ \t]+){0,2}memor(?:y|ies)\b"
+    r"|更新(?:记忆|記憶)|(?:已有|现有|現有)的?(?:记忆|記憶)"
+)

@@ -52,6 +52,8 @@ def test_here_is_found_at_the_lines_before_a_brace_line_as_one_pass_finds_it():
         "# Memories on the topic\n- following are memories about current topic\n\n{{memories}}",
         "根据用户当前的相关记忆memories, 回答问题。\n\n<memories>\n{memories}\n</memories>",
         "Here is the current conversation history:\n```\n{chat_memory}\n```",
+        "Update the chat memory with the new messages.\n\nExisting chat memory:\n{chat_memory}\n",
+        "请根据新的对话更新记忆。\n已有记忆：{memory}\n",
     ],
 )
 def test_a_memory_block_found_for_this_request_is_content(text):
@@ -64,6 +66,7 @@ def test_a_memory_block_found_for_this_request_is_content(text):
         "# Long-term memory about this user\n{long_term_memory}\n",
         "Core memory:\n{core_memory}\n\nRelated tools are listed below.",
         "Do not call it 'previous conversation history'.\n{long_term_memory}",
+        "Current memory:\n{memory}\n\nAnswer the user.",  # carried into each request, not rewritten
     ],
 )
 def test_a_memory_block_kept_for_the_user_or_session_is_not(text):
