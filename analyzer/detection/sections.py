@@ -1,7 +1,8 @@
 """The Markdown sections of one text whose heading names examples ("## Example Conversations",
 "### Few-shot examples", "## 示例"): every line down to the next heading of the same level or above
 shows how things look, so a value written out there is fixed text, not a live one. A heading that
-opens the text (its title) or names a prompt ("# Example Prompt") heads the prompt itself.
+opens the text (its title) or names a prompt or a context ("# Example Prompt", "## Sample Letta Context")
+heads the prompt itself.
 
 :func:`in_example_section` answers for one offset; the headings are found once per text (one
 ``str.find`` pass over line starts) and kept in the caller's memo.
@@ -22,7 +23,7 @@ _EXAMPLE_HEADING = re.compile(
 )
 
 
-_OF_A_PROMPT = re.compile(r"(?i)\b(?:prompts?|templates?|system message)\b|提示词|プロンプト|프롬프트")
+_OF_A_PROMPT = re.compile(r"(?i)\b(?:prompts?|templates?|system message|context)\b|提示词|プロンプト|프롬프트")
 
 
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:

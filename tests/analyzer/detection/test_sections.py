@@ -54,3 +54,8 @@ def test_a_title_or_a_heading_naming_a_prompt_heads_the_prompt_itself():
     for title in ("# Example Prompt\n\n", "# Examples\n\n", "Intro.\n## Sample system prompt\n"):
         text = title + "- Current date: {{today}}\n- Current time: 2025-04-24 13:52:03\n"
         assert "2025-04-24 13:52:03" in [v.value for v in find_volatile(text)], title
+
+
+def test_a_heading_naming_a_sample_context_heads_the_prompt_itself():
+    text = "Notes.\n## Sample Letta Context\n- The current time is: 2025-07-06 07:36:20 PM UTC+0000\n"
+    assert "2025-07-06 07:36:20" in [v.value for v in find_volatile(text)]
