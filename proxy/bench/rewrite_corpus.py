@@ -25,6 +25,7 @@ OPEN, CLOSE = "⟦", "⟧"
 #: bodies are other readers' (lint): a live app sends what the code renders, never the code
 SKIPPED = {".py", ".pyi", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts", ".json", ".jsonl"}
 SKIPPED |= {".ndjson", ".php", ".rb", ".swift", ".cpp", ".cc", ".c", ".h", ".scala", ".dart", ".lua"}
+SKIPPED |= {".sh", ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd"}  # shell scripts echo what they send
 SKIPPED |= COMPILED_SUFFIXES
 
 

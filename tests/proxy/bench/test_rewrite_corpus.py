@@ -25,6 +25,7 @@ def _corpus(tmp_path):
         encoding="utf-8",
     )
     (repo / "code.py").write_text('PROMPT = f"Now: ⟦{now}⟧"\n', encoding="utf-8")  # code: skipped
+    (repo / "hook.sh").write_text('echo "Git: ⟦${BRANCH}⟧"\n', encoding="utf-8")  # a shell script too
     (repo / "chat.jinja").write_text("{%- set today = ⟦strftime_now('%d %b %Y')⟧ %}\n", encoding="utf-8")
     return tmp_path
 
