@@ -108,6 +108,8 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     ws = set(words(c.expr))
     if under_user_heading(text, c.start) and not ws & PREFERENCES:
         return "a line of a block about the user"
+    if given.under_memory_heading(text, c.start, c.end):
+        return f"{vocab.MEMORY_BLOCK}, under its heading"
     if _YOU_ARE_IN.search(w.label) and w.label.rstrip(" #@").endswith((":", "called", "named", " is")):
         return f"where this conversation is: {w.labelled}"
     if under_user_heading(text, c.start, _SESSION_HEADING, gap=True):
