@@ -15,7 +15,6 @@ It does NOT touch slots of other names (``{date}``, ``{user_name}``), nor ones s
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from analyzer.detection import names, vocab
 
@@ -72,7 +71,6 @@ def _here(text: str) -> list[re.Match]:
     return found
 
 
-@lru_cache(maxsize=64)
 def introduced(text: str) -> frozenset[str]:
     """The names of the place and weather slots ``text`` hands over as its material."""
     if "{" not in text:
@@ -93,9 +91,15 @@ def introduced(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def content(text: str, expr: str) -> bool:
-    """The slot ``expr`` of ``text`` is a place or the weather that ``text`` is given to work on."""
-    return "{" in text and expr.strip() in introduced(text)
+def content(text: str, expr: str, memo: dict) -> bool:
+    """The slot ``expr`` of ``text`` is a place or the weather that ``text`` is given to work on;
+    ``memo`` (one per text and call, never kept across calls) holds the text's introduced names."""
+    if "{" not in text:
+        return False
+    got = memo.get("introduced")
+    if got is None:
+        got = memo["introduced"] = introduced(text)
+    return expr.strip() in got
 
 
 #: words that say a memory block was looked up for this request: memories recalled by relevance to it, or

@@ -127,7 +127,7 @@ class _Judge:
             if c.shape == STRFTIME:  # not as an argument: strftime_now("%d %b %Y") is judged as the call
                 arg = text[max(0, c.start - 2) : c.start] in ('("', "('")
                 return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
-            if "." in c.expr and "{%" in text and loops.item_field(text, c.start, c.expr):
+            if "." in c.expr and "{%" in text and loops.item_field(text, c.start, c.expr, self.memo):
                 return None  # a field of a loop's item: judged with its loop
             if c.shape:
                 return None if _EXAMPLE_RIGHT_BEFORE.search(text, max(0, c.start - 16), c.start) else c.shape
@@ -138,7 +138,7 @@ class _Judge:
                 why = self.follows()
             elif k and k.kind in ("date", "time") and text[k.end : c.start] in (" in ", " in: "):
                 why = "the place of the date before it"  # "Today is Thursday, 24 April 2025 in _____"
-            elif k and self.last_why.startswith("where") and slotcontext.place_goes_on(text, k, c):
+            elif k and self.last_why.startswith("where") and slotcontext.place_goes_on(text, k, c, self.memo):
                 why = "where the user is, as the slot before it"  # "located in {city}, {country} {flag}"
             else:
                 why = slotcontext.labelled(text, c, w)

@@ -14,7 +14,6 @@ It does NOT judge a loop over fixed data (``{% for tool in tools %}``), nor a lo
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from analyzer.detection.candidate import HIGH, Candidate
 from analyzer.detection.names import judge_expression
@@ -67,16 +66,18 @@ def loop_at(text: str, at: int, out: list[Candidate]) -> int:
     return at
 
 
-def item_field(text: str, at: int, expr: str) -> bool:
+def item_field(text: str, at: int, expr: str, memo: dict) -> bool:
     """``expr`` (``m.timestamp_iso``) reads a field of the item of a Jinja loop open at ``at``
     (``{% for m in recent_messages %}``): the item's fields are what the loop renders."""
     root = expr.split(".", 1)[0].strip()
     if not root.isidentifier() or root == expr.strip():
         return False
-    return any(a <= at < b and root in names for a, b, names in _jinja_loops(text))
+    loops = memo.get("jinja-loops")
+    if loops is None:
+        loops = memo["jinja-loops"] = _jinja_loops(text)
+    return any(a <= at < b and root in names for a, b, names in loops)
 
 
-@lru_cache(maxsize=64)
 def _jinja_loops(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
     """Each closed Jinja ``for`` block of ``text`` (one left open is no loop, as in :func:`loop_at`):
     where its body starts and ends and the names it binds (``for k, m in …``); read once per text."""

@@ -23,7 +23,9 @@ _EXAMPLE_HEADING = re.compile(
 )
 
 
-_OF_A_PROMPT = re.compile(r"(?i)\b(?:prompts?|templates?|system message|context)\b|提示词|プロンプト|프롬프트")
+_OF_A_PROMPT = re.compile(
+    r"(?i)\b(?:prompts?|templates?|system message|context)\b|提示词|プロンプト|프롬프트"
+)
 
 
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:

@@ -110,7 +110,7 @@ _DIGIT_RUN = re.compile(r"\d+")
 _CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIGH)
 
 
-def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
+def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
     m = _PH.match(text, at)
     if not m:
         if text.startswith("{%", at) and (end := loop_at(text, at, out)) > at:
@@ -126,7 +126,7 @@ def _placeholder(text: str, at: int, out: list[Candidate]) -> int:
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
     if verdict is None and m.group("d") is not None and expr.strip().lower() == "user":
         verdict = _CARD_USER  # {{user}} beside {{char}}: the character-card convention's user name
-    if verdict and (given.content(text, expr) or given.retrieved(text, at, expr, verdict.reason)):
+    if verdict and (given.content(text, expr, memo) or given.retrieved(text, at, expr, verdict.reason)):
         verdict = None  # "Here is the weather:\n{weather}": the material to work on
     shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")
     out.append(
@@ -259,6 +259,7 @@ def scan(text: str) -> list[Candidate]:
     covered = 0
     tokch = _TOKEN_CHARS
     months: list[int] = []
+    memo: dict = {}  # this call's answers about the text (never kept across calls)
     capitals, month_names = _MONTH_CAPITALS, phrases.MONTHS
     for a in _ANCHOR_OR_MONTH.finditer(text):
         p, q = a.span()
@@ -271,7 +272,7 @@ def scan(text: str) -> list[Candidate]:
         if p < covered:
             continue
         if not "0" <= text[p] <= "9":
-            covered = _placeholder(text, p, out)
+            covered = _placeholder(text, p, out, memo)
             continue
         ts = p
         while ts > 0 and text[ts - 1] in tokch:

@@ -103,7 +103,7 @@ _SLOT_KEYS = frozenset(("session",))
 
 def labelled(text: str, c: Candidate, w: Around) -> str | None:
     """Why a slot of no telling name (or a blank) is volatile by the words around it, or None."""
-    if content(c.expr) or given.content(text, c.expr):
+    if content(c.expr) or given.content(text, c.expr, w.memo):
         return None
     ws = set(words(c.expr))
     if under_user_heading(text, c.start) and not ws & PREFERENCES:
@@ -260,9 +260,9 @@ def now_words(tokens: list[str]) -> list[str]:
 _PLACE_GOES_ON = re.compile(r"(?:[ \t]+[A-Z][a-z]{1,12})?[ \t]*,?[ \t]*")
 
 
-def place_goes_on(text: str, kept: Candidate, c: Candidate) -> bool:
+def place_goes_on(text: str, kept: Candidate, c: Candidate, memo: dict) -> bool:
     """The slot ``c`` right after the kept place slot ``kept`` is the rest of that place, unless it
     carries content ("located in {city}, {question}")."""
     return bool(_PLACE_GOES_ON.fullmatch(text, kept.end, c.start)) and not (
-        content(c.expr) or given.content(text, c.expr)
+        content(c.expr) or given.content(text, c.expr, memo)
     )
