@@ -2,7 +2,7 @@
 
 Tables (English, German, French, Spanish, Portuguese, Italian, Dutch, Russian, Ukrainian, Polish,
 Turkish, Swedish, Danish/Norwegian, Indonesian, Czech, Finnish, Romanian, Hungarian, Greek, Arabic,
-Hebrew months; Chinese, Japanese and Korean weekday forms) give :data:`MONTH_OF` (a lower-case
+Hebrew, Hindi, Thai months; Chinese, Japanese and Korean weekday forms) give :data:`MONTH_OF` (a lower-case
 month name or abbreviation → its number), :data:`WEEKDAY_OF` (a weekday name → (language, form,
 0–6)) and :func:`weekday_name` (the same form of another weekday, for renderers).
 
@@ -38,6 +38,9 @@ _MONTHS = {
     "νοεμβρίου δεκεμβρίου",
     "ar": "يناير فبراير مارس أبريل مايو يونيو يوليو أغسطس سبتمبر أكتوبر نوفمبر ديسمبر",
     "he": "בינואר בפברואר במרץ באפריל במאי ביוני ביולי באוגוסט בספטמבר באוקטובר בנובמבר בדצמבר",
+    "hi": "जनवरी फ़रवरी मार्च अप्रैल मई जून जुलाई अगस्त सितंबर अक्टूबर नवंबर दिसंबर",
+    "hi-2": "जनवरी फरवरी मार्च अप्रैल मई जून जुलाई अगस्त सितम्बर अक्तूबर नवम्बर दिसम्बर",
+    "th": "มกราคม กุมภาพันธ์ มีนาคม เมษายน พฤษภาคม มิถุนายน กรกฎาคม สิงหาคม กันยายน ตุลาคม พฤศจิกายน ธันวาคม",
 }
 #: abbreviations read with or without a final period ("Apr.", "févr.", "сент.")
 _MONTH_ABBR = {

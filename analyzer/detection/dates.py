@@ -21,16 +21,24 @@ _WD = "|".join(map(re.escape, WEEKDAY_NAMES))
 _MON = "|".join(map(re.escape, MONTH_NAMES))
 _WDA = "|".join(map(re.escape, sorted(set(WEEKDAY_ABBR), key=len, reverse=True)))
 _DAY = r"(?:0?[1-9]|[12]\d|3[01])"
-_YEAR = r"(?:19|20)\d\d(?!\d)"
+#: a year, Thai Buddhist-era ones (2550–2599, that is 2007–2056) too
+_YEAR = r"(?:19\d\d|20\d\d|25[5-9]\d)(?!\d)"
 _Y_TAIL = r"(?:\s*(?:г\.|г\b|года\b|р\.|року\b|roku\b|r\.|yılı\b))?"
 _AFTER_WD = rf"(?:,?\s+(?:\({_WD}\)|(?:{_WD})\b))?"
 NAMED = re.compile(
     rf"(?<![^\W\d_])(?:(?:(?:{_WD})\.?|(?:{_WDA})\.),?\s+(?:(?:der|den|le|el|il|lo|o|de|am)\s+)?)?"
     rf"(?:{_DAY}(?:st|nd|rd|th|er|º|ª|\.)?\s*(?:(?:de|of|del|di)\s+)?(?:{_MON})\.?,?\s*(?:(?:de|del|di)\s+)?{_YEAR}{_Y_TAIL}"
-    rf"|(?:{_MON})\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+{_YEAR}|{_DAY}-(?:{_MON})-{_YEAR}){_AFTER_WD}",
+    rf"|(?:{_MON})\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+{_YEAR}|{_DAY}-(?:{_MON})-{_YEAR}){_AFTER_WD}"
+    rf"|{_YEAR}\.\s+(?:{_MON})\s+{_DAY}(?!\d)\.?(?:,?\s+(?:{_WD}))?",  # Hungarian: "2025. április 24., csütörtök"
     re.IGNORECASE,
 )
-_LETTERS = re.compile(r"[^\W\d_]+")
+#: a word, its combining marks in (Devanagari and Thai vowel signs are no letters to ``\w``)
+_LETTERS = re.compile(r"(?:[^\W\d_]|[\u0900-\u097f\u0e31-\u0e4e])+")
+#: Vietnamese: "thứ Năm, ngày 24 tháng 4 năm 2025"
+VIETNAMESE = re.compile(
+    rf"(?i)(?:(?:thứ\s+(?:hai|ba|tư|năm|sáu|bảy)|chủ\s+nhật),?\s+)?(?:ngày\s+)?{_DAY}\s+tháng\s+(?:0?[1-9]|1[0-2]),?"
+    rf"\s+năm\s+{_YEAR}"
+)
 
 _CJK_WD = (
     r"(?:\s*[,，、]?\s*(?:[(（]\s*(?:星期|礼拜|周|週)?[一二三四五六日天月火水木金土](?:曜日?)?\s*[)）]"
@@ -58,14 +66,28 @@ WEEKDAY = re.compile(
 def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
     """A written-out date whose year is text[ys:ye]; returns where it ends (``ys`` when none)."""
     words = _LETTERS.findall(text, max(0, ys - 28), ys)
-    if not any(w.lower().rstrip(".") in MONTH_WORDS for w in words[-3:]):
-        return current_period.at_year(text, ys, ye, out)
     line = text.rfind("\n", max(0, ys - 64), ys) + 1
-    for m in NAMED.finditer(text, max(line, ys - 64), min(len(text), ye + 24)):
+    if "tháng" in words[-3:] and (m := _around(VIETNAMESE, text, line, ys, ye)):
+        out.append(Candidate("date", m.start(), m.end(), LOW, "text"))
+        return m.end()
+    after = _LETTERS.match(text, ye + 2) if text.startswith(". ", ye) else None  # "2025. április 24."
+    if not any(w.lower().rstrip(".") in MONTH_WORDS for w in words[-3:]) and not (
+        after and after.group(0).lower() in MONTH_WORDS
+    ):
+        return current_period.at_year(text, ys, ye, out)
+    for m in NAMED.finditer(text, max(line, ys - 64), min(len(text), ye + 40)):
         if m.start() <= ys < m.end():
             out.append(Candidate("date", m.start(), m.end(), LOW, "text"))
             return m.end()
     return current_period.at_year(text, ys, ye, out)  # "Current month: April 2025"
+
+
+def _around(rx: re.Pattern, text: str, line: int, ys: int, ye: int) -> re.Match | None:
+    """A match of ``rx`` on the year's line that holds the year text[ys:ye]."""
+    for m in rx.finditer(text, max(line, ys - 64), min(len(text), ye + 40)):
+        if m.start() <= ys < m.end():
+            return m
+    return None
 
 
 def cjk_at(text: str, s: int, out: list[Candidate]) -> int:

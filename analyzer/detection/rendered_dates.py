@@ -28,7 +28,9 @@ from analyzer.detection.candidate import HIGH, Candidate
 #: and the clauses that go on to it ("24.04.2025, es ist 13:52", "24/04/2025 et il est 13h52")
 DATE_TIME_JOINS = frozenset(
     ";at;@;t;-;|;às;as;a las;a la;à;um;alle;om;kl.;kl;klo;o;o godz.;godz.;в;saat;pukul;jam;lúc;v;ve;kello"
-    ";klockan;it is;and it is;es ist;il est;et il est;son las;y son las;sono le".split(";")
+    ";klockan;it is;and it is;es ist;il est;et il est;son las;y son las;sono le;ore;alle ore;alle;time".split(
+        ";"
+    )
 )
 TIME_AFTER = re.compile(
     r"(?i)[ \t]?(?:,|at|@|-|às|a las|um|à|alle|om|kl\.?|klo|в|pukul|lúc)?[ \t]?(?:[01]?\d|2[0-3]):[0-5]\d"

@@ -27,7 +27,7 @@ ISO_TS = re.compile(
 )
 CLOCK = re.compile(
     r"(?<![\d:.+\-−])(?P<hms>(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?)(?:\s?(?:[AaPp]\.[Mm]\.|[AaPp][Mm]\b))?"
-    r"(?:\s?(?:(?:UTC|GMT)(?:[+\-−](?:1[0-4]|0?\d)(?::?[0-5]\d)?(?![ \t]*(?:UTC|GMT|[AaPp]\.?[Mm]\b)))?|Z\b|[A-Z][SD]T\b)"
+    r"(?:\s?(?:(?:UTC|GMT)(?:[+\-−](?:1[0-4]|0?\d)(?::?[0-5]\d)?(?![ \t]*(?:UTC|GMT|[AaPp]\.?[Mm]\b)))?|Z\b|[A-Z]{1,2}[SD]T\b|(?:CET|EET|WET|MSK|HKT|SGT|WIB)\b)"
     r"(?:\s\((?:[A-Z][a-z]+\s){1,4}Time\))?)?(?![\d:])"
 )
 #: a schedule's range ("09:00-17:00", "9:00〜18:00", "14:00 bis 16:00"): opening hours, not the clock

@@ -39,7 +39,7 @@ MARKS = {
     r"aujourd’hui|昨天是|明天是|昨日は|明日は|어제는|내일은|вчера было|завтра будет|"
     r"الحالي|الحالية|اليوم|التاريخ|الوقت|الآن|الساعة|आज|वर्तमान|तारीख|तिथि|दिनांक|समय|अभी|"
     r"hôm nay|bây giờ|hiện tại|hiện giờ|horário|horario|thời gian|วันนี้|ตอนนี้|ปัจจุบัน|วันที่|เวลา|היום|עכשיו|תאריך|"
-    r"σήμερα|τώρα|ημερομηνία|tänään|päivämäärä|dnešní|aktuální|nyní|astăzi|curentă",
+    r"σήμερα|τώρα|ημερομηνία|tänään|päivämäärä|dnešní|aktuální|nyní|astăzi|curentă|mai dátum|jelenlegi|jelenleg",
 }
 #: after a value: it is supposed ("2024-06-01이라면", "…だとしたら"), not rendered
 SUPPOSED_AFTER = re.compile(r"^\s*(?:이라면|라면|이면|だとしたら|とすると|の場合|的话)")

@@ -92,6 +92,13 @@ FOUND = [
     ("الوقت الحالي: 14:05", "14:05"),
     ("आज की तारीख: 24/04/2025", "24/04/2025"),
     ("वर्तमान समय: 14:05", "14:05"),
+    ("आज की तारीख 24 अप्रैल 2025 है।", "24 अप्रैल 2025"),
+    # Vietnamese, Thai (Buddhist era), Hungarian (year first), Italian and zone abbreviations
+    ("Hôm nay là thứ Năm, ngày 24 tháng 4 năm 2025.", "24 tháng 4 năm 2025"),
+    ("วันนี้คือวันพฤหัสบดีที่ 24 เมษายน 2568", "24 เมษายน 2568"),
+    ("Mai dátum: 2025. április 24., csütörtök", "2025. április 24."),
+    ("Oggi è giovedì 24 aprile 2025, ore 14:05.", "14:05"),
+    ("Local time: 14:05 CEST, Thursday 24 April 2025", "24 April 2025"),
     # session, trace and request ids under labels
     ("Session ID: 3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b", "3f2b9c1e-8d4a-4b6f-9e2a-1c3d5e7f9a0b"),
     ("Request ID: req_8f7a6b5c4d3e2f1a0b9c", "req_8f7a6b5c4d3e2f1a0b9c"),
@@ -241,6 +248,8 @@ DECOYS = [
     "Posted on Saturday, 14 June 2025, 19:30",
     "Sale ends: 2025-12-01 23:59",
     "Check-in: 15 Jan 2026 14:00; check-out: 17 Jan 2026 11:00.",
+    "A cég 2015. március 3. óta működik.",
+    "Orario: lunedì 9:00 alle ore 18:00",
 ]
 
 
