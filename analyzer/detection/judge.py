@@ -20,6 +20,7 @@ from analyzer.detection import context as cx
 from analyzer.detection import inlinecode, loops, regions, rendered_dates, slotcontext
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
+from analyzer.detection.listings import RANGE_AFTER, RANGE_BEFORE
 from analyzer.detection.randomness import (
     UUID_KIND_WORDS,
     looks_random_b64,
@@ -27,7 +28,7 @@ from analyzer.detection.randomness import (
     uuid_families,
     uuid_kind,
 )
-from analyzer.detection.shapes import EPOCH_MS, RANGE_AFTER, RANGE_BEFORE, Candidate
+from analyzer.detection.shapes import EPOCH_MS, Candidate
 
 #: the stronger kind first where candidates start together
 _ORDER = "jwt time uuid request-id placeholder today-phrase date hex-id base64-id state"

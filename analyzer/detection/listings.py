@@ -33,6 +33,11 @@ _RECORD_KEY = re.compile(
     r"|from|snippet|publisher|doi|score|headline|标题|链接|来源|作者|タイトル)[ \t]*\**[ \t]*[:：]"
 )
 _RECORD_LINES = 6
+#: a schedule's range ("09:00-17:00", "9:00〜18:00", "14:00 bis 16:00"): opening hours, not the clock
+RANGE_AFTER = re.compile(r"\s*(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*\d{1,2}[:.]\d{2}")
+RANGE_BEFORE = re.compile(
+    r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*$"
+)
 
 
 def bare_moment(text: str, at: int) -> int:

@@ -20,7 +20,7 @@ from analyzer.detection.names import Verdict, is_setting, judge_expression
 from analyzer.detection.prefilters import find_led
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, ulid_ms
 
-__all__ = ["EPOCH_MS", "LOW", "RANGE_AFTER", "RANGE_BEFORE", "Candidate", "scan"]
+__all__ = ["EPOCH_MS", "LOW", "Candidate", "scan"]
 
 ISO_TS = re.compile(
     r"(?<![\d-])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d):?[0-5]\d| ?UTC)?(?![\d])"
@@ -29,11 +29,6 @@ CLOCK = re.compile(
     r"(?<![\d:.+\-−])(?P<hms>(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?)(?:\s?(?:[AaPp]\.[Mm]\.|[AaPp][Mm]\b))?"
     r"(?:\s?(?:(?:UTC|GMT)(?:[+\-−](?:1[0-4]|0?\d)(?::?[0-5]\d)?(?![ \t]*(?:UTC|GMT|[AaPp]\.?[Mm]\b)))?|Z\b|[A-Z]{1,2}[SD]T\b|(?:CET|EET|WET|MSK|HKT|SGT|WIB)\b)"
     r"(?:\s\((?:[A-Z][a-z]+\s){1,4}Time\))?)?(?![\d:])"
-)
-#: a schedule's range ("09:00-17:00", "9:00〜18:00", "14:00 bis 16:00"): opening hours, not the clock
-RANGE_AFTER = re.compile(r"\s*(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*\d{1,2}[:.]\d{2}")
-RANGE_BEFORE = re.compile(
-    r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*$"
 )
 EPOCH = re.compile(r"(?<!\w)(?<!\d\.)1[0-9]{9}(?:[0-9]{3}|\.[0-9]{1,6})?(?!\w|\.\d)")
 #: 2017–2036 in milliseconds: a clock reading even unlabelled
@@ -207,9 +202,8 @@ def _token_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> None:
         if label:
             m = ID_VALUE.match(text, ts)
             value = m.group(0).rstrip(".:") if m else ""
-            unlabelled = (
-                label.group(1) is not None
-            )  # "request id abc123" (no colon): letters and digits needed
+            # "request id abc123" (no colon): letters and digits needed
+            unlabelled = label.group(1) is not None
             if (
                 len(value) >= 6
                 and any(ch.isdigit() for ch in value)
