@@ -156,6 +156,7 @@ class JudgedCode(regions.CodeSpans):
         super().__init__(text)
         self.front = _front_matter_end(text) if text.startswith("---") else 0
         self._label_memo: dict = {}
+        self._records: dict[int, bool] = {}
 
     def __contains__(self, pos: int) -> bool:
         if pos < self.front:  # metadata, unless a slot or a value under a "now" key (CURRENT_TIME: …)
@@ -164,9 +165,32 @@ class JudgedCode(regions.CodeSpans):
         if not super().__contains__(pos):
             return False
         fences = self._fenced()
-        if any(a <= pos < b for a, b in fences):
-            return not _lone_fenced_slot(self.text, pos)
+        fence = next(((a, b) for a, b in fences if a <= pos < b), None)
+        if fence is not None:
+            if fence[0] not in self._records:
+                self._records[fence[0]] = _record_fence(self.text, *fence)
+            return not (self._records[fence[0]] or _lone_fenced_slot(self.text, pos))
         return not label_value(self.text, pos, self._label_memo)
+
+
+#: a line of a rendered record: a key of words and a value after ": " ("Today's date: 2025-11-01")
+_DATE_KEY = re.compile(r"(?i)(?:today'?s? date|date|time|datetime)[ \t]*:")
+_RECORD_LINE = re.compile(r"[ \t]*[A-Za-z][\w ()'/.-]{0,40}:[ \t]+[^\s{\[(]")
+
+
+def _record_fence(text: str, a: int, b: int) -> bool:
+    """The fence text[a:b] has no info string, every line of its body is a ``Key: value`` line (two
+    or more) and a key names now ("Today's date:"): a rendered environment block shown as text."""
+    nl = text.find("\n", a, b)
+    if nl < 0 or text[a:nl].strip("`~ \t"):
+        return False
+    end = text.rfind("\n", nl + 1, b) if text[b - 3 : b] in ("```", "~~~") else b
+    lines = [ln for ln in text[nl + 1 : max(end, nl + 1)].split("\n") if ln.strip()]
+    return (
+        len(lines) >= 2
+        and all(_RECORD_LINE.match(ln) for ln in lines)
+        and any(_NOW_KEY.match(ln.strip()) or _DATE_KEY.match(ln.strip()) for ln in lines)
+    )
 
 
 #: a fence holding one template slot and nothing else: "```\n{{ local_datetime }}\n```"

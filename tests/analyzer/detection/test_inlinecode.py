@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from analyzer.detect import find_volatile
 from analyzer.detection.inlinecode import JudgedCode, label_value
 
@@ -88,3 +90,23 @@ def test_a_fence_holding_one_slot_and_nothing_else_is_rendered():
     docs = "Write the template like this:\n```\nToday is {{ local_datetime }}\n```\n"
     assert _slots(docs) == []  # a syntax example shows more than a bare slot
     assert _slots("```\n{{ local_datetime }} and {{ user_name }}\n```\n") == []
+
+
+def test_a_bare_fence_of_key_value_lines_naming_now_is_a_rendered_block():
+    env = (
+        "Here is useful information about the environment you are running in:\n\n```\n"
+        "Working directory: /Users/ana\nIs directory a git repo: No\nToday's date: 2025-11-01\n```\n"
+    )
+    assert "2025-11-01" in [v.value for v in find_volatile(env)]
+
+
+@pytest.mark.parametrize(
+    "fence",
+    [
+        "```\nmodel: gpt-4\ncreated: 2025-11-01T10:00:00Z\n```\n",  # a record, no key naming now
+        "```yaml\nversion: 2\ndate: 2025-11-01\n```\n",  # an info string: code
+        '```\nnow = "2025-11-01 10:00"\nprint(now)\n```\n',  # code lines
+    ],
+)
+def test_other_fences_stay_code(fence):
+    assert find_volatile(fence) == []
