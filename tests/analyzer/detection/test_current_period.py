@@ -23,6 +23,9 @@ def dates(text: str) -> list[str]:
         ("Mes actual: abril 2025", "abril 2025"),
         ("当前月份：2025年4月", "2025年4月"),
         ("올해는 2025년 4월입니다.", "2025년 4월"),
+        ("It is now the year 2025.", "2025"),
+        ("We're now in 2025.", "2025"),
+        ("The year is now 2025.", "2025"),
     ],
 )
 def test_the_current_year_or_month_is_found(text, value):
@@ -40,6 +43,7 @@ def test_the_current_year_or_month_is_found(text, value):
         "Set the scene: the year is 1920, Paris.",
         "The year is 1984. Big Brother is watching.",
         "For this story the current year is 1920.",
+        "We are in 3 countries since 2015.",
     ],
 )
 def test_a_year_the_label_does_not_make_current_is_not(text):
@@ -55,6 +59,9 @@ def test_the_word_check_leaves_out_no_ascii_window_the_label_regex_matches():
         "it is currently",
         "We are currently in",
         "we are in the year",
+        "It's now",
+        "we're in",
+        "the year is now",
     )
     labels += (
         "Aktuelles Jahr:",
