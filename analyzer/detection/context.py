@@ -24,7 +24,7 @@ SENTENCE_END = _SENTENCE_END
 # Word classes of a label. A label is split into lower-case words (and read for a few
 # marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
 _CLASS_WORDS = {
-    "example": "example examples like format formatted sample samples placeholder placeholders pattern syntax mock dummy fake "
+    "example": "example examples like format formatted sample samples placeholder placeholders pattern syntax schema mock dummy fake "
     "say demo specimen suppose supposing assume assuming imagine pretend hypothetical hypothetically",
     "static": "cutoff cutoffs trained training knowledge updated modified revised revision founded established incorporated "
     "release released launch launched published introduced version versions effective valid expires expire expiry "

@@ -249,6 +249,14 @@ DECOYS = [
     "Sale ends: 2025-12-01 23:59",
     "Check-in: 15 Jan 2026 14:00; check-out: 17 Jan 2026 11:00.",
     "A cég 2015. március 3. óta működik.",
+    "You are Claude. The model is claude-3-5-sonnet-20241022; use gpt-4o-2024-08-06 for vision.",
+    "Wissensstand: April 2024.",
+    "知识截止日期：2024年4月。",
+    "Fecha de corte del conocimiento: abril de 2024.",
+    "Log line example: [2024-03-01 12:00:00] INFO started",
+    'Tool schema: {"date": "2025-01-01", "time": "10:00"}',
+    "Flight LH401 departs at 14:05 from Frankfurt.",
+    "Version 2.14.0 (2025-03-01) fixed the login bug.",
     "Orario: lunedì 9:00 alle ore 18:00",
 ]
 
