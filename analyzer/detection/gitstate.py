@@ -100,6 +100,31 @@ def find(text: str, low: str, out: list[Candidate]) -> None:
     if "git " in low:
         git_lines(text, low, out)
     status_lines(text, low, out)
+    if "commits" in low:
+        commit_logs(text, low, out)
+
+
+#: a header over a log of commits ("Recent commits:", "Latest commits (git log --oneline):")
+_LOG_HEADER = re.compile(
+    r"(?im)[ \t]*(?:[-*#]+[ \t]*)?(?:\*\*)?(?:recent|latest|last)[ \t]+commits\b[^\n:]{0,30}:(?:\*\*)?[ \t]*$"
+)
+_HASH_LINE = re.compile(r"[ \t]*(?:[-*][ \t]+)?[0-9a-f]{7,40}[ \t]+\S")
+
+
+def commit_logs(text: str, low: str, out: list[Candidate]) -> None:
+    """A ``Recent commits:`` header over lines that open with a commit hash: the repository's log
+    now, one block to the next blank line (no intro needed: the hashes say what it is)."""
+    k = low.find("commits")
+    while k >= 0:
+        ls = text.rfind("\n", 0, k) + 1
+        m = _LOG_HEADER.match(text, ls)
+        a = m.end() + 1 if m else -1
+        if m and _HASH_LINE.match(text, a):
+            b = text.find("\n\n", a)
+            b = len(text) if b < 0 else b
+            start = ls + len(m.group(0)) - len(m.group(0).lstrip())
+            out.append(Candidate("state", start, a + len(text[a:b].rstrip()), MEDIUM, "block", "git log"))
+        k = low.find("commits", k + 7)
 
 
 def git_lines(text: str, low: str, out: list[Candidate]) -> None:

@@ -52,6 +52,7 @@ _STATE_REASONS = {
     "user": lambda c, w: f"the current user's value under `{short(c.expr)}`",
     "place": lambda c, w: "the place of the date before it",
     "period": lambda c, w: "a month or week of a period counted back from today",
+    "elapsed": lambda c, w: "time elapsed until now, per request",
 }
 
 

@@ -15,6 +15,8 @@ each as a ``state`` candidate:
 Rendered dates (a period's bounds, a place after a date) are in :mod:`.rendered_dates`. The scan
 reaches a line only from one pass over the label words (:data:`_KEY`), never a pass per rule.
 
+Durations since the last message (:mod:`.elapsed`) are read from here too.
+
 It does NOT judge examples or code (:mod:`.judge` does), and leaves values that no label tells
 apart from fixed text ("logged in to Docker Hub as Ana", "You are helping Ana").
 """
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from analyzer.detection import identity, whereabouts
+from analyzer.detection import elapsed, identity, whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
 
 #: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
@@ -116,6 +118,7 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
     and a timezone the user is in (see the module docstring). Labels are read only before a colon
     and on Markdown headings, zones only at the slash after an area's name (``str.find``: one pass for all areas)."""
     identity.find(text, low, out)
+    elapsed.find(text, low, out)
     blocks = []  # headings first: the lines under one are read as its block
     k = low.find("#")
     while k >= 0:

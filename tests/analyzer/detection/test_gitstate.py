@@ -105,3 +105,14 @@ def test_status_lines_under_a_git_information_heading():
     assert "Status:\nM src/app.py\n?? notes.txt" in [v.value for v in find_volatile(text)]
     prose = "# Git information\nStatus:\nWe explain how to read the status of a file in the guide below.\n"
     assert [v for v in find_volatile(prose) if v.kind == "state"] == []
+
+
+def test_a_recent_commits_header_over_hash_lines_is_the_log_now():
+    from analyzer.detect import find_volatile
+
+    log = "Recent commits:\na1b2c3d Fix the cart total\ne4f5a6b Add tests\n\nAnswer briefly."
+    assert [v.value for v in find_volatile(log)] == [
+        "Recent commits:\na1b2c3d Fix the cart total\ne4f5a6b Add tests"
+    ]
+    assert find_volatile("Recent commits:\nWe merged the cart fix.\n") == []
+    assert find_volatile("Write clear recent commits: use the imperative.") == []
