@@ -83,3 +83,11 @@ def test_a_schedule_with_an_offset_is_still_a_schedule():
 )
 def test_an_offset_never_swallows_a_range_nor_makes_a_clock_read_to_the_second(text):
     assert find_volatile(text) == []
+
+
+def test_a_dotnet_format_spec_with_spaces_is_part_of_its_slot():
+    from analyzer.detect import find_volatile
+
+    for slot in ("{DateTime.Now:MMM dd, yyyy}", "{DateTime.Now:hh:mm tt}", "{now:%Y-%m-%d %H:%M}"):
+        assert [v.value for v in find_volatile(f'dict["current_date"] = $"{slot}";')] == [slot]
+    assert find_volatile("Use {type: string} here.") == []
