@@ -16,6 +16,8 @@ import re
 from analyzer.detection import whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
 from analyzer.detection.prefilters import ascii_words
+from analyzer.detection.reading_labels import READING_BEFORE, label_before  # noqa: F401 (read here by tests)
+from analyzer.detection.reading_labels import SCOPE as _SCOPE
 
 #: what may follow the first digits of a quantity ("48,213", "3.2 GB", "16GB", "1000000<")
 QUANTITY_NEXT = frozenset(",.<GMKTgmk%")
@@ -31,23 +33,6 @@ _BEFORE_WORDS = tuple(
 _AFTER_WORDS = ("token", "free", "avail")
 _NUMBER = re.compile(r"\d{1,3}(?:[,_ ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _UNIT = re.compile(r"\s?(?:[KMGT]i?B\b|[kmg]b\b|[KkMm]\b|%)")
-#: "… for this session": the scope a reading is counted over, between its label and its value
-_SCOPE = r"(?:\s+(?:(?:for|in|of|during)\s+(?:this|the|the current|your)|this)\s+(?:session|conversation|chat|request|task|run|thread))?"
-READING_BEFORE = re.compile(
-    r"(?i)(?:\btokens?\b[\w ]{0,20}\b(?:used|left|remaining|usage|consumed|spent|so far)"
-    r"|\b(?:used|remaining|left|consumed)\s+tokens?|\btoken\s+(?:usage|count)|\bcontext(?:\s+window)?\s+usage"
-    r"|\b(?:free|available|avail|used|remaining)\s+(?:memory|mem|ram|vram|disk|storage|space|swap)(?:\s+space)?"
-    r"|\b(?:memory|mem|ram|vram|disk|swap)\s*(?:free|available|usage|used|left)"
-    r"|\b(?:credits?|quota|requests?|budget)\s+(?:left|remaining|used)"
-    # money spent or left, machine load: "Cost so far: $1.37", "Remaining budget: $4.20", "CPU usage: 42%"
-    r"|\b(?:total\s+)?(?:cost|spend|spent|spending|charges)\s+(?:so\s+far|to\s+date)|\b(?:remaining|used|left)\s+budget"
-    r"|\b(?:current|account|remaining)\s+balance|\b(?:cpu|gpu)\s+(?:usage|load|utili[sz]ation)|\bload\s+average"
-    r"|\bcurrent\s+load"
-    r"|\b(?:coordinates?|latitude|longitude|lat|lon|lng|gps)\b[^\n]{0,24}?(?:\d[\d.]*\s*,\s*)?)"
-    + _SCOPE
-    + r"(?:\s+(?:is|are|was))?\W{0,4}$"
-    r"|<[\w:.-]*(?:token|budget|usage|remaining)[\w:.-]*>\s*$"
-)
 READING_AFTER = re.compile(
     r"(?i)(?:\s*/\s*[\d.,_]+\s*[KkMm]?)?\s*(?:tokens?\s+(?:used|left|remaining)|(?:[KMGT]i?B\s+)?(?:free|available)\b)"
 )
@@ -82,37 +67,18 @@ def quantity(text: str, s: int, e: int, out: list[Candidate]) -> int:
     unit = _UNIT.match(text, end)
     if unit:
         end = unit.end()
-    line = text.rfind("\n", max(0, s - 64), s) + 1
+    lo = max(text.rfind("\n", max(0, s - 64), s) + 1, s - 48)  # its line, at most 48 back
+    # a reading needs both a label (before or after it) and a key word: both pure tests, so the
+    # one that rejects most numbers for least (the label's words first skip its regex) goes first
+    if not (label_before(text, lo, s) or READING_AFTER.match(text, end)):
+        return s
     if not (
-        _keyed(text, max(line, s - 48), s, _BEFORE_KEYS, _BEFORE_WORDS)
+        _keyed(text, lo, s, _BEFORE_KEYS, _BEFORE_WORDS)
         or _keyed(text, end, end + 40, _AFTER_KEYS, _AFTER_WORDS)
     ):
         return s  # no word a reading is labelled with: a price, a version, a size
-    if label_before(text, max(line, s - 48), s) or READING_AFTER.match(text, end):
-        out.append(Candidate("state", s, end, HIGH, "quantity"))
-        return end
-    return s
-
-
-#: a word each alternative of :data:`READING_BEFORE` holds but the tag's (``<…usage…>``: see :func:`label_before`)
-_LABEL_WORDS = tuple("token context mem ram disk stor space swap credit quota request budget coord".split())
-_LABEL_WORDS += ("lat", "lon", "lng", "gps", "cost", "spen", "charges", "balance", "cpu", "gpu", "load")
-
-
-def label_before(text: str, lo: int, hi: int) -> bool:
-    """``READING_BEFORE.search(text, lo, hi)``, the regex skipped where an ASCII window (lowered:
-    exact) holds none of the words it needs (those of :data:`_LABEL_WORDS`, or a tag naming a
-    usage or what remains)."""
-    window = text[lo:hi]
-    if window.isascii():
-        low = window.lower()
-        for w in _LABEL_WORDS:
-            if w in low:
-                break
-        else:
-            if not ("<" in low and ">" in low and ("usage" in low or "remaining" in low)):
-                return False
-    return bool(READING_BEFORE.search(text, lo, hi))
+    out.append(Candidate("state", s, end, HIGH, "quantity"))
+    return end
 
 
 def _keyed(text: str, lo: int, hi: int, rx: re.Pattern, words: tuple[str, ...]) -> bool:

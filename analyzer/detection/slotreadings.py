@@ -14,8 +14,9 @@ import re
 
 from analyzer.detection import session
 from analyzer.detection.prefilters import ascii_words
+from analyzer.detection.reading_labels import READING_BEFORE, label_before
 
-#: labels of a count the session keeps, besides :data:`.session.READING_BEFORE`'s
+#: labels of a count the session keeps, besides :data:`.reading_labels.READING_BEFORE`'s
 _COUNT_BEFORE = re.compile(
     r"(?i)(?:\b(?:messages?|turns?|steps?|requests?|calls?|quer(?:y|ies)|questions?|credits?|cost|spend|spent"
     r"|tokens?|iterations?|attempts?|retries)\b[^\n:]{0,16}?\bso far"
@@ -60,7 +61,7 @@ def _found(text: str, lo: int, hi: int, rx: re.Pattern, words: tuple[str, ...]) 
 
 def labels_a_reading(before: str) -> bool:
     """The text right before a slot is a reading's label ("Tokens left: ", "Messages so far: ")."""
-    return bool(session.READING_BEFORE.search(before) or _COUNT_BEFORE.search(before))
+    return bool(READING_BEFORE.search(before) or _COUNT_BEFORE.search(before))
 
 
 def reading(text: str, start: int, end: int, near: str) -> str | None:
@@ -71,7 +72,7 @@ def reading(text: str, start: int, end: int, near: str) -> str | None:
     lo = max(line, start - 48)
     if _LIMIT.search(near):
         return None
-    if session.label_before(text, lo, start) or _found(text, lo, start, _COUNT_BEFORE, _COUNT_WORDS):
+    if label_before(text, lo, start) or _found(text, lo, start, _COUNT_BEFORE, _COUNT_WORDS):
         return "a reading per request, by its label"
     if session.READING_AFTER.match(text, end) or _COUNT_AFTER.match(text, end):
         return "a reading per request, by the words after it"

@@ -131,3 +131,23 @@ def test_readings_with_a_space_noun_or_a_verb_before_the_value():
     assert [v.value for v in find_volatile("Free disk space: 12.4 GB")] == ["12.4 GB"]
     assert [v.value for v in find_volatile("Your remaining budget is $3.17.")] == ["3.17"]
     assert find_volatile("The disk space is 12.4 GB per seat.") == []
+
+
+def test_label_before_agrees_with_its_regex_on_random_windows():
+    """Random windows of the label words, their neighbours and filler: the skip is exact."""
+    import random
+
+    from analyzer.detection.reading_labels import READING_BEFORE, label_before
+
+    rng = random.Random(7)
+    pieces = (
+        "tokens token used left remaining usage consumed spent so far context window free available avail "
+        "memory mem ram vram disk storage space swap credits quota requests budget total cost spend spending "
+        "charges to date current account balance cpu gpu load average utilization coordinates latitude lat "
+        "lon lng gps is are was for this session the of <x_usage> <remaining> <a> > template history : = ( "
+        "12 , . \n"
+    ).split(" ")
+    for _ in range(20000):
+        text = "".join(rng.choice((" ", "", "  ", ": ")).join(rng.sample(pieces, rng.randint(1, 5))))
+        text = text.title() if rng.random() < 0.2 else text
+        assert label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text)), text
