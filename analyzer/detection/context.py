@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import foreign, wording
+from analyzer.detection.prefilters import holds_any
 
 MAX_LABEL = 80
 
@@ -143,9 +144,11 @@ def word_classes(label_text: str) -> frozenset[str]:
     """Which classes ("example", "static", "now", "session", "user", "around") the words of a label
     belong to; one split of the label and set look-ups, no regex per class."""
     low = label_text.lower()
-    words: list[str] = []
+    tokens = _LABEL_WORD.findall(low)
+    split = "_" in low  # else no token holds one: the tokens are the words
+    words: list[str] = [] if split else tokens
     found: set[str] = set()
-    for token in _LABEL_WORD.findall(low):
+    for token in tokens if split else ():
         if "_" not in token:
             words.append(token)
             continue
@@ -158,16 +161,16 @@ def word_classes(label_text: str) -> frozenset[str]:
                 if "static" not in _BY_WORD.get(p, ()) and "around" not in _BY_WORD.get(p, ())
             ]
         words += parts
-    by_word = _BY_WORD
-    for i, w in enumerate(words):
-        classes = by_word.get(w)
-        if classes and not (w in _MOMENT and _of_an_event(words, i)):
-            found.update(classes)
-    for a, b in zip(words, words[1:]):
-        if a in _PHRASE_FIRST:
-            c = _BY_PHRASE.get(f"{a} {b}")
-            if c:
-                found.add(c)
+    # each classed word once (a set, as a loop finds them): a moment word where one place is no event's
+    for w in _BY_WORD.keys() & words:
+        if w not in _MOMENT or any(x == w and not _of_an_event(words, i) for i, x in enumerate(words)):
+            found.update(_BY_WORD[w])
+    if not _PHRASE_FIRST.isdisjoint(words):  # else no pair can be a phrase
+        for a, b in zip(words, words[1:]):
+            if a in _PHRASE_FIRST:
+                c = _BY_PHRASE.get(f"{a} {b}")
+                if c:
+                    found.add(c)
     if _USER_OWNER.intersection(words) and _USER_PART.intersection(words):
         found.add("user")  # "User's timezone:", "the user's name is": the current user's own value
     elif foreign.users_own(low):
@@ -177,7 +180,7 @@ def word_classes(label_text: str) -> frozenset[str]:
     if "at the moment" in low:
         found.add("now")
     if ("_at" in low or "." in low or "©" in low or ":" in low or "-" in low or "rfc" in low) and (
-        not label_text.isascii() or any(w in low for w in _MARK_WORDS)
+        not label_text.isascii() or holds_any(low, _MARK_WORDS)
     ):
         found.update(m.lastgroup for m in _CLASS_MARKS.finditer(label_text))
     if not low.isascii():

@@ -25,8 +25,8 @@ _PART_RX = re.compile(
 
 def users_own(low: str) -> bool:
     """A lowered label in another language names the current user's own field."""
-    if low.isascii() and not any(w in low for w in _OWNER_ASCII):
-        return False
+    if low.isascii() and not ("usuari" in low or "utilisat" in low or "nutzer" in low or "utente" in low):
+        return False  # none of _OWNER_ASCII (spelled out: no generator for each label)
     return bool(_OWNER_RX.search(low) and _PART_RX.search(low))
 
 
@@ -49,6 +49,8 @@ _FOREIGN_EVENT = re.compile(
 
 def event(low: str) -> bool:
     """A label in another language names another moment's date or time, and no present word."""
-    if low.isascii() and not any(w in low for w in (" de ", " di ", " da ", " du ", " do ")):
-        return False
+    if low.isascii() and not (
+        " de " in low or " di " in low or " da " in low or " du " in low or " do " in low
+    ):
+        return False  # no Romance "of": no event named in those languages
     return bool(_FOREIGN_EVENT.search(low))

@@ -36,3 +36,11 @@ def find_led(text: str, needle: str, lead: int = 0, tries: int = 8) -> int:
             return k if k < 0 else k - lead
         k = text.find(c, k + 1)
     return k if k < 0 else text.find(needle, k - lead)
+
+
+def holds_any(low: str, words: tuple[str, ...]) -> bool:
+    """``any(w in low for w in words)``, as a plain loop: no generator object for each call."""
+    for w in words:
+        if w in low:
+            return True
+    return False
