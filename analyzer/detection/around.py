@@ -17,6 +17,7 @@ import re
 from analyzer.detection import context as cx
 from analyzer.detection import foreign, glossary, listings, regions, sections
 from analyzer.detection.candidate import Candidate
+from analyzer.detection.prefilters import finds_any
 from analyzer.detection.wording import SUPPOSED_AFTER
 
 _EXAMPLE_AFTER = re.compile(
@@ -63,7 +64,7 @@ _QUOTED_AS = re.compile(r"(?i)\bas[ \t]+['\"“‘]$")
 def _after_eg(text: str, at: int) -> bool:
     """An "e.g." earlier in the value's sentence, on its line and at most ``_EG_REACH`` back."""
     lo = max(text.rfind("\n", max(0, at - _EG_REACH), at) + 1, at - _EG_REACH)
-    if all(text.find(w, lo, at) < 0 for w in _EG_WORDS):
+    if not finds_any(text, lo, at, _EG_WORDS):
         return False  # none of the markers' words: no slice, no regex
     window = text[lo:at]
     ends = [m.end() for m in _EG.finditer(window)]
@@ -236,7 +237,7 @@ class Around:
         """The value follows a conditional today-phrase: "if today is Saturday"."""
         text, at = self.text, self.c.start
         lo = max(0, at - 48)
-        if all(text.find(w, lo, at) < 0 for w in _CONDITIONS):
+        if not finds_any(text, lo, at, _CONDITIONS):
             return False  # no condition word before it: the pattern cannot match
         return _CONDITIONAL_TODAY.search(text, lo, at) is not None
 

@@ -20,6 +20,7 @@ import re
 
 from analyzer.detection.calendar import MONTH_NAMES
 from analyzer.detection.candidate import HIGH, Candidate
+from analyzer.detection.prefilters import holds_any
 
 _LABEL = (
     r"(?:the\s+)?current\s+(?:year|month)(?:\s+is)?|this\s+(?:year|month)\s+is"
@@ -49,7 +50,7 @@ def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
     """The year at text[ys:ye] (with a month name before it, a 年 after) under a label of the
     current year or month; returns where it ends (``ys`` when none)."""
     window = text[max(0, ys - _REACH) : ys]
-    if window.isascii() and not any(w in window.lower() for w in _WORDS):
+    if window.isascii() and not holds_any(window.lower(), _WORDS):  # lowered once, not once a word
         return ys  # each label holds one of these words (lowered ASCII is exact): the regex cannot match
     m = _BEFORE.search(text, max(0, ys - _REACH), ys)
     if not m:

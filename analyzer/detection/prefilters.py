@@ -3,7 +3,8 @@
 A ``str.find`` miss on 20 KB of prose costs about as much as a short regex over a window; these
 helpers answer from literals where that is exact: :func:`ascii_words` (an ASCII window lowered
 is exact, so the words in it answer a case-blind alternation of them) and :func:`find_led` (a
-needle found by jumping to its rare character).
+needle found by jumping to its rare character); :func:`holds_any` and :func:`finds_any` are
+``any(…)`` over words as plain loops (a generator object per call costs more than the tests).
 
 It does NOT know any rule: the words and keys are the callers', next to their regexes.
 """
@@ -42,5 +43,13 @@ def holds_any(low: str, words: tuple[str, ...]) -> bool:
     """``any(w in low for w in words)``, as a plain loop: no generator object for each call."""
     for w in words:
         if w in low:
+            return True
+    return False
+
+
+def finds_any(text: str, lo: int, hi: int, words: tuple[str, ...]) -> bool:
+    """``any(text.find(w, lo, hi) >= 0 for w in words)``, as a plain loop (no slice, no generator)."""
+    for w in words:
+        if text.find(w, lo, hi) >= 0:
             return True
     return False
