@@ -35,10 +35,11 @@ _HEADER = re.compile(
 _INTRO_REACH = 600
 
 
-def _intro_words(low: str) -> bool:
+def _intro_words(low: str, k: int = 0, git: int = 0) -> bool:
     """The literal words of an :data:`_INTRO` alternative are in ``low`` ("git status", "status of
-    the", "repository status" read at each "status", then "git snapshot", "git info" …)."""
-    k = low.find("status")
+    the", "repository status" read at each "status", then "git snapshot", "git info" …); ``k`` and
+    ``git``: no "status" before ``k``, no "git " before ``git`` (-1: none at all)."""
+    k = low.find("status", k)
     while k >= 0:
         if (
             (k >= 4 and low.startswith("git ", k - 4))
@@ -47,7 +48,7 @@ def _intro_words(low: str) -> bool:
         ):
             return True
         k = low.find("status", k + 6)
-    k = low.find("git ")
+    k = low.find("git ", git) if git >= 0 else -1
     while k >= 0 and not low.startswith(("git snapshot", "git info", "git context", "git state"), k):
         k = low.find("git ", k + 4)
     return k >= 0
@@ -95,11 +96,11 @@ _IDENTITY_VALUE = re.compile(
 def find(text: str, low: str, out: list[Candidate]) -> None:
     """The checked-out branch (:func:`branches`), git identity and commit lines (:func:`git_lines`)
     and status blocks (:func:`status_lines`)."""
-    if "branch" in low:
-        branches(text, low, out)
-    if "git " in low:
-        git_lines(text, low, out)
-    status_lines(text, low, out)
+    branches(text, low, out)  # each finds its first word once: no ``in`` test before the same scan
+    git = low.find("git ")
+    if git >= 0:
+        git_lines(text, low, out, git)
+    status_lines(text, low, out, git)
     if "commits" in low:
         commit_logs(text, low, out)
 
@@ -127,10 +128,10 @@ def commit_logs(text: str, low: str, out: list[Candidate]) -> None:
         k = low.find("commits", k + 7)
 
 
-def git_lines(text: str, low: str, out: list[Candidate]) -> None:
+def git_lines(text: str, low: str, out: list[Candidate], k: int = 0) -> None:
     """The value of a ``Git commit:`` line (the checked-out commit) or of a ``Git user:`` /
-    ``Git email:`` line (whoever runs the tool), found at each "git "."""
-    k = low.find("git ")
+    ``Git email:`` line (whoever runs the tool), found at each "git " (the first at or after ``k``)."""
+    k = low.find("git ", k)
     while k >= 0:
         ls = text.rfind("\n", 0, k) + 1
         m = _GIT_LINE.match(text, ls)
@@ -161,12 +162,14 @@ def branches(text: str, low: str, out: list[Candidate]) -> None:
         k = low.find("branch", k + 6)
 
 
-def status_lines(text: str, low: str, out: list[Candidate]) -> None:
+def status_lines(text: str, low: str, out: list[Candidate], git: int = 0) -> None:
     """Each status header after a git-status intro with its value lines (to the next blank line), as
-    one block: a slot among them is the block's (``Recent commits:`` over ``${EXPR_3}``)."""
-    if "status" not in low:
+    one block: a slot among them is the block's (``Recent commits:`` over ``${EXPR_3}``). ``git``: no
+    "git " before it (-1: none)."""
+    status = low.find("status")
+    if status < 0:
         return
-    if text.isascii() and not _intro_words(low):
+    if text.isascii() and not _intro_words(low, status, git):
         return  # no intro: lowered ASCII is exact for the case-blind _INTRO
     for m in _HEADER.finditer(text):
         intro = _INTRO.search(text, max(0, m.start() - _INTRO_REACH), m.start())

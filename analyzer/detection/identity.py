@@ -33,9 +33,20 @@ _ROLES = frozenset(
 )
 
 
+def _logged_or_signed_in(low: str) -> bool:
+    """``"logged in" in low or "signed in" in low``, in one scan for their common "ed in" (rare in
+    prose), each hit read back for "logg" or "sign"."""
+    k = low.find("ed in")
+    while k >= 0:
+        if k >= 4 and low.startswith(("logg", "sign"), k - 4):
+            return True
+        k = low.find("ed in", k + 1)
+    return False
+
+
 def find(text: str, low: str, out: list[Candidate]) -> None:
     """The signed-in person's name, e-mail or handle after "logged in as" / "signed in as"."""
-    if "logged in" not in low and "signed in" not in low:
+    if not _logged_or_signed_in(low):
         return
     for m in _PHRASE.finditer(text):
         v = _VALUE.match(text, m.end())

@@ -21,6 +21,7 @@ from analyzer.detection import inlinecode, loops, regions, rendered_dates, slotc
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
 from analyzer.detection.listings import RANGE_AFTER, RANGE_BEFORE
+from analyzer.detection.prefilters import find_led
 from analyzer.detection.randomness import (
     UUID_KIND_WORDS,
     looks_random_b64,
@@ -84,7 +85,8 @@ class _Judge:
         self.floor = 0
         #: kept slots as written (``{{current_date}}``, spaces aside): the same slot again renders the same value
         self.kept_slots: set[str] = set()
-        self.quiet_parts = "{#" in text or "endraw" in text  # Jinja comments or raw blocks may hold slots
+        self.jinja = find_led(text, "{%") >= 0  # Jinja tags (raw blocks, loops), at each "{" by memchr
+        self.quiet_parts = self.jinja or find_led(text, "{#") >= 0  # else no comment, no raw block
         self.owners = slotcontext.state_owners(cands)
         self.memo: dict = {}  # this text's label word classes and example-block answers (.around)
 
@@ -129,7 +131,7 @@ class _Judge:
             if c.shape == STRFTIME:  # not as an argument: strftime_now("%d %b %Y") is judged as the call
                 arg = text[max(0, c.start - 2) : c.start] in ('("', "('")
                 return None if arg or w.example or w.static else "a strftime format: rendered with the clock"
-            if "." in c.expr and "{%" in text and loops.item_field(text, c.start, c.expr, self.memo):
+            if "." in c.expr and self.jinja and loops.item_field(text, c.start, c.expr, self.memo):
                 return None  # a field of a loop's item: judged with its loop
             if c.shape:
                 return None if _EXAMPLE_RIGHT_BEFORE.search(text, max(0, c.start - 16), c.start) else c.shape
