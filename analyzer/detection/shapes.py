@@ -100,6 +100,7 @@ _MONTH_CAPITALS = frozenset("JFMASOND")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/.:-")
 _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
+_LIVE = frozenset(":/.-年月년월h时時点點시 ") | session.QUANTITY_NEXT  # what _digit_shapes reads after digits
 
 
 _CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIGH)
@@ -140,6 +141,8 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
             continue
         n = e - s
         nxt = text[e : e + 1]
+        if nxt not in _LIVE and n != 4 and n != 10 and n != 13:
+            continue  # no branch below takes these digits before such a character (a letter, ";", ")" …)
         end = s
         if n == 4 and nxt == "-":
             m = ISO_TS.match(text, s)
