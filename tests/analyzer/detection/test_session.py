@@ -151,3 +151,18 @@ def test_label_before_agrees_with_its_regex_on_random_windows():
         text = "".join(rng.choice((" ", "", "  ", ": ")).join(rng.sample(pieces, rng.randint(1, 5))))
         text = text.title() if rng.random() < 0.2 else text
         assert label_before(text, 0, len(text)) == bool(READING_BEFORE.search(text)), text
+
+
+def test_reading_keys_with_a_digit_near_are_those_a_search_per_key_finds():
+    """The digit looked for once per stretch of keys is the one a search in each key's window finds."""
+    import random
+
+    from analyzer.detection.session import _DIGIT, _reading_keys
+
+    rng = random.Random(11)
+    pieces = ("token", "quota", "context", "step", "ve used", "attemptoken", " ", "x" * 20, "7", "٣", "\n")
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        low = text.lower()
+        want = [(a, b) for a, b in _reading_keys(low) if _DIGIT.search(text, max(0, a - 16), a + 32)]
+        assert _reading_keys(low, text) == want, text
