@@ -93,11 +93,11 @@ _IDENTITY_VALUE = re.compile(
 )
 
 
-def find(text: str, low: str, out: list[Candidate]) -> None:
+def find(text: str, low: str, out: list[Candidate], git: int | None = None) -> None:
     """The checked-out branch (:func:`branches`), git identity and commit lines (:func:`git_lines`)
-    and status blocks (:func:`status_lines`)."""
+    and status blocks (:func:`status_lines`); ``git``: where the first "git " is, when known."""
     branches(text, low, out)  # each finds its first word once: no ``in`` test before the same scan
-    git = low.find("git ")
+    git = low.find("git ") if git is None else git
     if git >= 0:
         git_lines(text, low, out, git)
     status_lines(text, low, out, git)

@@ -25,13 +25,13 @@ def ascii_words(text: str, lo: int, hi: int, words: tuple[str, ...]) -> bool | N
     return False
 
 
-def find_led(text: str, needle: str, lead: int = 0, tries: int = 8) -> int:
-    """``text.find(needle)``, by jumping (``memchr``) to each ``needle[lead]`` for its first ``tries``
-    places: a miss of a needle with a rare character costs next to nothing instead of a skip loop
-    over the whole text. Exact: every occurrence holds that character ``lead`` into it, so none
+def find_led(text: str, needle: str, lead: int = 0, tries: int = 8, start: int = 0) -> int:
+    """``text.find(needle, start)``, by jumping (``memchr``) to each ``needle[lead]`` for its first
+    ``tries`` places: a miss of a needle with a rare character costs next to nothing instead of a skip
+    loop over the whole text. Exact: every occurrence holds that character ``lead`` into it, so none
     before the last place tried means the first is at or after it (``str.find`` from there)."""
     c = needle[lead]
-    k = text.find(c, lead)
+    k = text.find(c, start + lead)
     for _ in range(tries):
         if k < 0 or text.startswith(needle, k - lead):
             return k if k < 0 else k - lead

@@ -143,7 +143,7 @@ def _marks(text: str) -> list[tuple[int, str]]:
                 run += 1
             if (ls or k < 64) and not text[ls:k].strip(" \t"):
                 marks.append((k, text[k:run]))
-            k = text.find(mark, run)
+            k = find_led(text, mark, start=run)
     return sorted(marks)
 
 

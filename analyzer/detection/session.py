@@ -191,18 +191,22 @@ def _closing(text: str, at: int, limit: int = 8000) -> int:
     return -1
 
 
-def blocks(text: str, low: str, out: list[Candidate]) -> None:
-    """Environment and git-status blocks, each one candidate from its header to its end."""
-    done = -1
+def blocks(text: str, low: str, out: list[Candidate]) -> int:
+    """Environment and git-status blocks, each one candidate from its header to its end; returns
+    where the first "git " is (-1: none), for :func:`.gitstate.find` (every "git" is visited here)."""
+    done = git = -1
     for key in ("env", "git"):
         k = low.find(key)
         while k >= 0:
+            if git < 0 and key == "git" and low.startswith(" ", k + 3):
+                git = k
             if k >= done:
                 span = _block_at(text, low, k)
                 if span:
                     out.append(Candidate("state", span[0], span[1], MEDIUM, "block", span[2]))
                     done = span[1]
             k = low.find(key, k + 3)
+    return git
 
 
 def _block_at(text: str, low: str, k: int) -> tuple[int, int, str] | None:

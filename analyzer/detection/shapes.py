@@ -284,12 +284,11 @@ def scan(text: str) -> list[Candidate]:
         m = JWT.match(text, k)
         if m and not any(c.kind == "jwt" and c.start == k for c in out):
             out.append(Candidate("jwt", *m.span(), HIGH))
-        k = text.find("eyJ", k + 3)
+        k = find_led(text, "eyJ", 2, start=k + 3)
     phrases.text_dates(text, out, months)
     low = text.lower()
     phrases.today_phrases(text, low, out)
-    session.blocks(text, low, out)
-    gitstate.find(text, low, out)
+    gitstate.find(text, low, out, session.blocks(text, low, out))  # one pass over "git" for both
     session.readings(text, low, out)
     slots.user_values(text, low, out)
     rendered.labelled_lines(text, low, out)

@@ -61,10 +61,10 @@ def blanks(text: str, out: list[Candidate]) -> None:
     while k >= 0:
         m = _BLANK.match(text, k)
         if text[k - 1 : k].isalnum():
-            k = text.find("___", m.end())
+            k = find_led(text, "___", start=m.end())
             continue
         out.append(Candidate("placeholder", k, m.end(), HIGH, "", "blank"))
-        k = text.find("___", m.end())
+        k = find_led(text, "___", start=m.end())
     k = text.find("[")
     while k >= 0:
         m = _BRACKET.match(text, k)
@@ -76,7 +76,7 @@ def blanks(text: str, out: list[Candidate]) -> None:
 def concatenated(text: str, out: list[Candidate]) -> None:
     k = find_led(text, "{%")
     while k >= 0:
-        end = text.find("%}", k)
+        end = find_led(text, "%}", start=k)
         if end < 0:
             return
         if "+" in text[k:end]:
@@ -86,7 +86,7 @@ def concatenated(text: str, out: list[Candidate]) -> None:
                     out.append(
                         Candidate("placeholder", m.start("x"), m.end("x"), v.severity, v.reason, m.group("x"))
                     )
-        k = text.find("{%", end)
+        k = find_led(text, "{%", start=end)
 
 
 #: the first words of a Go, Jinja or Liquid template action that is control, not a value
