@@ -101,8 +101,6 @@ _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
 _LIVE = frozenset(":/.-年月년월h时時点點시 ") | session.QUANTITY_NEXT  # what _digit_shapes reads after digits
-
-
 _CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIGH)
 
 
@@ -169,7 +167,9 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
         elif nxt and nxt in "年月년월":
             end = dates.cjk_at(text, s, out)
         elif n <= 2 and nxt and nxt in "h时時点點시 ":
-            m = OTHER_CLOCK.match(text, s)
+            c = text[e + 1 : e + 2]  # "12 apples": no form goes on after " " and an ASCII character but "h"
+            plain = nxt == " " and c != "h" and c.isascii() and not c.isspace()
+            m = None if plain else OTHER_CLOCK.match(text, s)
             if m:
                 out.append(Candidate("time", s, m.end(), HIGH, "clock"))
                 end = m.end()
