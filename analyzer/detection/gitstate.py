@@ -101,8 +101,7 @@ def find(text: str, low: str, out: list[Candidate], git: int | None = None) -> N
     if git >= 0:
         git_lines(text, low, out, git)
     status_lines(text, low, out, git)
-    if "commits" in low:
-        commit_logs(text, low, out)
+    commit_logs(text, low, out)
 
 
 #: a header over a log of commits ("Recent commits:", "Latest commits (git log --oneline):")

@@ -20,7 +20,7 @@ from analyzer.detection import context as cx
 from analyzer.detection import inlinecode, loops, regions, rendered_dates, slotcontext
 from analyzer.detection.around import Around, short
 from analyzer.detection.candidate import SETTING, STRFTIME
-from analyzer.detection.listings import RANGE_AFTER, RANGE_BEFORE
+from analyzer.detection.listings import in_range
 from analyzer.detection.prefilters import find_led
 from analyzer.detection.randomness import (
     UUID_KIND_WORDS,
@@ -60,10 +60,6 @@ _STATE_REASONS = {
 def _unless_example(why: str | None, w: Around) -> str | None:
     """``why``, unless the value is an example: the costliest test, read last and only for a value kept."""
     return None if why is None or w.example else why
-
-
-def _in_range(text: str, c: Candidate) -> bool:
-    return bool(RANGE_AFTER.match(text, c.end) or RANGE_BEFORE.search(text, max(0, c.start - 16), c.start))
 
 
 def _year(value: str) -> int | None:
@@ -111,7 +107,7 @@ class _Judge:
     def reason(self, c: Candidate) -> str | None:
         """Why ``c`` is volatile, or None to drop it."""
         text = self.text
-        if c.kind == "time" and c.shape in ("clock", "seconds") and _in_range(text, c):
+        if c.kind == "time" and c.shape in ("clock", "seconds") and in_range(text, c.start, c.end):
             return None  # a schedule ("09:00–17:00"), read first: code or not, it is dropped
         if c.kind == "placeholder" and self.quiet_parts and inlinecode.unrendered(text, c.start):
             return None  # {% raw %}…{% endraw %}, {# … #}: left as written

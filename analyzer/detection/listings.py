@@ -3,7 +3,8 @@
 :func:`listed_event` — under lines that name an event ("Free Webinar …", "Workshop:"), up to three
 lines back within its paragraph, the item is the event's moment. :func:`record_field` — beside two or
 more of a record's own fields ("ID:", "Title:", "URL:", "Author:" …) in its paragraph, it is that
-record's date: a search result, an article, a ticket shown as content, not today's.
+record's date: a search result, an article, a ticket shown as content, not today's. :func:`in_range`
+— a clock time that is one end of a schedule's range ("09:00-17:00", "9:00〜18:00").
 
 It does NOT judge (:mod:`.judge` drops what these say is another moment's).
 """
@@ -38,6 +39,11 @@ RANGE_AFTER = re.compile(r"\s*(?:-|–|—|~|〜|～|至|到|to|until|till|bis|�
 RANGE_BEFORE = re.compile(
     r"\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?(?:-|–|—|~|〜|～|至|到|to|until|till|bis|à)\s*$"
 )
+
+
+def in_range(text: str, start: int, end: int) -> bool:
+    """The clock time text[start:end] is one end of a schedule's range ("09:00-17:00")."""
+    return bool(RANGE_AFTER.match(text, end) or RANGE_BEFORE.search(text, max(0, start - 16), start))
 
 
 def bare_moment(text: str, at: int) -> int:
