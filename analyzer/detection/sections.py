@@ -28,6 +28,21 @@ _OF_A_PROMPT = re.compile(
 )
 
 
+#: a literal of each :data:`_EXAMPLE_HEADING` alternative, lowered: an ASCII heading with none names no example
+_HEADING_WORDS = ("xampl", "sampl", "shot", "demonstrat", "beispiel", "exempl", "ejempl", "esemp")
+
+
+def _named_example(text: str, ls: int, le: int) -> bool:
+    """``_EXAMPLE_HEADING`` finds a name of examples in the heading text[ls:le] (an ASCII heading
+    lowered is exact, so one holding none of its literals is answered without the regex)."""
+    line = text[ls:le]
+    if line.isascii():
+        low = line.lower()
+        if not any(w in low for w in _HEADING_WORDS):
+            return False
+    return _EXAMPLE_HEADING.search(line) is not None
+
+
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
     heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
@@ -38,7 +53,7 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
         le = len(text) if le < 0 else le
         level = len(text[ls:le]) - len(text[ls:le].lstrip("#"))
         if level <= 6 and text[ls + level : ls + level + 1] in (" ", "\t"):
-            example = _EXAMPLE_HEADING.search(text, ls, le) is not None and not (
+            example = _named_example(text, ls, le) and not (
                 _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
             )  # "# Example Prompt", a text's title: the prompt itself, not examples in it
             heads.append((ls, level, example))
