@@ -81,7 +81,7 @@ def _system(body: dict) -> str:
     return next(m["content"] for m in body["messages"] if m.get("role") == "system")
 
 
-_PUNCT = ",.;:()[]"
+_PUNCT = ",.;:()[]{}\"'`"
 
 
 def _kept(values: list[str], body: dict) -> int:

@@ -64,3 +64,16 @@ def test_a_marker_counts_as_one_character_and_the_added_bytes_are_reported(tmp_p
     (row,) = result["rows"]
     assert row["off"] < 0.2 and row["aggressive"] >= row["off"]
     assert row["added_chars"] > 0 and result["added_chars_mean"] == row["added_chars"]
+
+
+def test_a_json_value_whose_timestamps_move_with_their_labels_is_kept(tmp_path):
+    """The detector moves the timestamps out of a rendered state JSON: its words, quotes and braces
+    aside, are all still in the request."""
+    state = ", ".join(
+        f'"sensor_{i}": {{"last_update": "2025-09-04T13:{40 + i}:25.926751"}}' for i in range(4)
+    )
+    (tmp_path / "state.md").write_text(
+        f"You are a home assistant.\nCurrent sensors:\n⟦{{{state}}}⟧\n\n{POLICY}", encoding="utf-8"
+    )
+    result = measure(tmp_path)
+    assert result["values_kept"] == result["values"] == 2
