@@ -53,3 +53,26 @@ def finds_any(text: str, lo: int, hi: int, words: tuple[str, ...]) -> bool:
         if text.find(w, lo, hi) >= 0:
             return True
     return False
+
+
+def led_by_first(alternation: str) -> str:
+    """The top-level alternatives of the regex ``alternation`` grouped by their first character
+    (``user|users|visitor`` → ``u(?:ser|sers)|visitor``): sre then passes a group over at its first
+    character, not each alternative in turn. The same matches, in the same order: alternatives led
+    by different characters never match at one place, and a group keeps its alternatives' order.
+    Each alternative must begin with a plain character that no quantifier follows."""
+    alts, depth, cur = [], 0, []
+    for ch in alternation:
+        depth += (ch in "([") - (ch in ")]")
+        if ch == "|" and depth == 0:
+            alts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    alts.append("".join(cur))
+    groups: dict[str, list[str]] = {}
+    for a in alts:
+        if not a or a[0] in "\\[(.^$" or a[1:2] in ("?", "*", "+", "{"):
+            raise ValueError(f"not led by a plain character: {a!r}")
+        groups.setdefault(a[0], []).append(a[1:])
+    return "|".join(c + (f"(?:{'|'.join(rest)})" if len(rest) > 1 else rest[0]) for c, rest in groups.items())

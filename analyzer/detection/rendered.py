@@ -13,7 +13,7 @@ each as a ``state`` candidate:
   Europe/Warsaw``; a deployment's ``(timezone: Europe/Rome)`` is configuration).
 
 Rendered dates (a period's bounds, a place after a date) are in :mod:`.rendered_dates`. The scan
-reaches a line only from one pass over the label words (:data:`_KEY`), never a pass per rule.
+reaches a line only where its label holds a label word (:func:`.label_keys.search`), never a pass per rule.
 
 Durations since the last message (:mod:`.elapsed`) are read from here too.
 
@@ -26,20 +26,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from analyzer.detection import elapsed, identity, whereabouts
+from analyzer.detection import elapsed, identity, label_keys, whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
 
-#: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
-#: Russian, Chinese, Japanese and Korean
-_OWNER = (
-    r"user|users|visitor|customer|member|patient|benutzer[s]?|nutzer[s]?|kunde|kunden|utilisateur|usuario|"
-    r"usuário|utente|cliente|u[żz]ytkownik(?:a|u)?|klient(?:a)?|gebruiker|klant|пользовател[ьяюе]|"
-    r"用户|使用者|ユーザー|사용자"
-)
-_COUNTER = (
-    r"step|steps|turn|turns|round|rounds|iteration|iterations|attempt|attempts|elapsed|requests|messages|queries|calls|credits|"
-    r"schritt|runde|étape|tour|paso|turno|passo|krok|tura|stap|beurt|шаг|ход|步骤|轮次|回合|ステップ|ターン|단계|턴"
-)
 #: the areas of IANA zone names ("Europe/Warsaw"), found with ``str.find``
 _AREAS = tuple(
     f"{a}/" for a in "europe america asia africa australia pacific atlantic indian antarctica".split()
@@ -47,11 +36,6 @@ _AREAS = tuple(
 #: how far before a colon its label may begin
 _LABEL_REACH = 72
 _LONG_LINE = 4000  # characters: a longer line is prose or data, not `Label: value`
-#: every word that can make a line's value rendered per request: the scan's one pass over the text
-_KEY = re.compile(
-    rf"(?<![a-zà-ÿ])(?:(?P<owner>{_OWNER})|(?P<counter>(?:{_COUNTER})(?![a-z]))|(?P<weather>weather|wetter|météo|clima|tiempo|pogoda)"
-    r"|(?P<here>you are in|you're in))"
-)
 #: a label that is the user alone ("User", "Current user", "Benutzer"): its value is their name
 _BARE = re.compile(
     r"(?i)^(?:(?:the |current |logged[ -]in |signed[ -]in |active )?(?:user|visitor))$|^(?:aktueller )?(?:benutzer|nutzer)$"
@@ -126,7 +110,7 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
         le = low.find("\n", k)
         le = len(low) if le < 0 else le
         if not low[ls:k].strip():  # a Markdown heading, indented or not
-            key = _KEY.search(low, k, le)
+            key = label_keys.search(low, k, le)
             if key and key.group("owner"):
                 end = _at_key(text, key, out)
                 blocks.append((k, max(end, blocks[-1][1]) if blocks else end))  # ends so far, at most
@@ -140,7 +124,7 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
             seg = max(ls, prev + 1) if ls == prev_line else ls
             prev_line, prev = ls, k
             if k >= done and k - seg <= _LABEL_REACH and not _in_block(blocks, starts, k):
-                key = _KEY.search(low, max(seg, k - _LABEL_REACH), k)
+                key = label_keys.search(low, max(seg, k - _LABEL_REACH), k)
                 if key:
                     done = max(done, _at_key(text, key, out))
             k = low.find(sep, k + 1)
@@ -160,7 +144,7 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
 def _at_key(text: str, key: re.Match, out: list[Candidate]) -> int:
     """The value of the line whose label holds ``key``, or the block under it when it is a heading
     about the user; returns where what it read ends (-1: nothing)."""
-    k = key.start()
+    k = key.start(key.lastindex)  # the word's start (the match may hold the non-letter before it)
     if key.group("weather"):
         whereabouts.weather(text, key.end(), out)
         return -1

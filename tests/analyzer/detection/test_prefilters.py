@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from analyzer.detection import prefilters, session
+import random
+import re
+
+from analyzer.detection import label_keys, prefilters, session
 
 WINDOWS = (
     "Remaining tokens: `151787`",
@@ -69,3 +72,32 @@ def test_find_led_finds_what_str_find_does():
                     lead,
                     tries,
                 )
+
+
+def test_label_keys_search_finds_what_the_lookbehind_regex_does():
+    plain = re.compile(
+        rf"(?<![a-zà-ÿ])(?:(?P<owner>{label_keys.OWNER})|(?P<counter>(?:{label_keys.COUNTER})(?![a-z]))"
+        rf"|(?P<weather>{label_keys.WEATHER})|(?P<here>you are in|you're in))"
+    )
+    words = (
+        "user users username visitor steps step stepsx turno tour tura turns krok klienta użytkownika".split()
+    )
+    words += "weather wetter météo you are in you're in 用户 ユーザー шаг 턴 rounds x é 9 _ - :".split()
+    rnd = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rnd.choice(words) + rnd.choice(("", " ", "_", "a", "\n", "é", "3")) for _ in range(6))
+        lo = rnd.randrange(len(text) + 1)
+        hi = rnd.randrange(lo, len(text) + 1)
+        a, b = plain.search(text, lo, hi), label_keys.search(text, lo, hi)
+        assert (a is None) == (b is None), (text, lo, hi)
+        if a:
+            assert (a.start(), a.end(), a.lastgroup) == (b.start(b.lastindex), b.end(), b.lastgroup), (
+                text,
+                lo,
+            )
+
+
+def test_led_by_first_groups_alternatives_by_their_first_character():
+    assert (
+        prefilters.led_by_first("user|users|visitor|u[żz]y(?:a|u)?") == "u(?:ser|sers|[żz]y(?:a|u)?)|visitor"
+    )
