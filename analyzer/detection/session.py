@@ -117,13 +117,14 @@ _READING_WORDS += ("attempt", "turn", "round", "step")
 def _reading_keys(low: str, text: str | None = None) -> list[tuple[int, int]]:
     """The spans of :data:`_READING_KEYS` in ``low``, left to right and without overlaps (as
     ``re.finditer`` of their alternation would give them), found with ``str.find``; given ``text``,
-    only those with a digit near (every reading has one)."""
+    only those with a digit near (every reading has one), found only in :func:`_digit_spans`."""
     spans = []
-    for key in _READING_KEYS:
-        k = low.find(key)
-        while k >= 0:
-            spans.append((k, k + len(key)))
-            k = low.find(key, k + 1)
+    for lo, hi in _digit_spans(text) if text is not None else ((0, len(low)),):
+        for key in _READING_KEYS:
+            k = low.find(key, lo, hi)
+            while k >= 0:
+                spans.append((k, k + len(key)))
+                k = low.find(key, k + 1, hi)
     spans.sort()
     out: list[tuple[int, int]] = []
     end = -1
@@ -132,6 +133,34 @@ def _reading_keys(low: str, text: str | None = None) -> list[tuple[int, int]]:
             end = b
             if text is None or _DIGIT.search(text, max(0, a - 16), a + 32):
                 out.append((a, b))
+    return out
+
+
+#: a digit (or any non-ASCII character, "?" once encoded, which may be one) as 1, else 0
+_MAYBE_DIGIT = bytes(1 if i in b"0123456789?" else 0 for i in range(256))
+#: how far before a key that passes the digit test an overlapping key may start that decides it
+#: (quota, then attempt at +4, then token at +10: tests check no chain of keys reaches this far)
+KEY_CHAIN_REACH = 24
+
+
+def _digit_spans(text: str) -> list[tuple[int, int]]:
+    """The parts of the text that hold every reading key with a digit in text[a-16:a+32] and every
+    key overlapping one before it (:data:`KEY_CHAIN_REACH`), merged: the keys are searched there
+    only. The digits are found by ``memchr`` in the text encoded, each non-ASCII character as a "?"
+    taken for a digit (a superset: each key found keeps the exact digit test). Exact for the
+    non-overlapping runs: a key's fate depends only on keys starting within the reach before it."""
+    marks = text.encode("ascii", "replace").translate(_MAYBE_DIGIT)
+    out: list[tuple[int, int]] = []
+    k = marks.find(1)
+    while k >= 0:
+        e = marks.find(0, k)
+        e = len(marks) if e < 0 else e
+        lo, hi = max(0, k - 31 - KEY_CHAIN_REACH), e + 15 + 9  # key starts up to e + 15, 9 characters at most
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+        k = marks.find(1, e)
     return out
 
 

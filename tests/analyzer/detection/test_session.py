@@ -161,8 +161,29 @@ def test_reading_keys_with_a_digit_near_are_those_a_search_per_key_finds():
 
     rng = random.Random(11)
     pieces = ("token", "quota", "context", "step", "ve used", "attemptoken", " ", "x" * 20, "7", "٣", "\n")
-    for _ in range(3000):
+    pieces += ("quotattemptoken", "creditoken", "x" * 9, "é", "?")
+    for _ in range(6000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         low = text.lower()
         want = [(a, b) for a, b in _reading_keys(low) if _DIGIT.search(text, max(0, a - 16), a + 32)]
         assert _reading_keys(low, text) == want, text
+
+
+def test_no_chain_of_overlapping_reading_keys_reaches_past_the_searched_margin():
+    """A key that starts inside another (quota → attempt → token) can decide whether a later one is
+    kept: every such chain starts within ``KEY_CHAIN_REACH`` of its last key (and none loops)."""
+    from analyzer.detection.session import _READING_KEYS, KEY_CHAIN_REACH
+
+    def reach(key: str, depth: int = 0) -> int:
+        assert depth < len(_READING_KEYS), "a loop of overlapping keys"
+        return max(
+            [0]
+            + [
+                d + reach(after, depth + 1)
+                for after in _READING_KEYS
+                for d in range(1, len(key))
+                if after.startswith(key[d:])
+            ]
+        )
+
+    assert max(reach(k) for k in _READING_KEYS) < KEY_CHAIN_REACH
