@@ -12,6 +12,8 @@ It does NOT judge (:mod:`.judge` drops code and examples) and reads only near it
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 
 from analyzer.detection import whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
@@ -118,13 +120,17 @@ def _reading_keys(low: str, text: str | None = None) -> list[tuple[int, int]]:
     """The spans of :data:`_READING_KEYS` in ``low``, left to right and without overlaps (as
     ``re.finditer`` of their alternation would give them), found with ``str.find``; given ``text``,
     only those with a digit near (every reading has one), found only in :func:`_digit_spans`."""
+    parts = _digit_spans(text) if text is not None else [(0, len(low))]
+    joined = "\0".join([low[lo:hi] for lo, hi in parts])  # one find a key: no key holds "\0"
+    starts = list(accumulate((hi - lo + 1 for lo, hi in parts[:-1]), initial=0))  # each part's in ``joined``
     spans = []
-    for lo, hi in _digit_spans(text) if text is not None else ((0, len(low)),):
-        for key in _READING_KEYS:
-            k = low.find(key, lo, hi)
-            while k >= 0:
-                spans.append((k, k + len(key)))
-                k = low.find(key, k + 1, hi)
+    for key in _READING_KEYS:
+        k = joined.find(key)
+        while k >= 0:
+            i = bisect_right(starts, k) - 1
+            a = parts[i][0] + k - starts[i]
+            spans.append((a, a + len(key)))
+            k = joined.find(key, k + 1)
     spans.sort()
     out: list[tuple[int, int]] = []
     end = -1
