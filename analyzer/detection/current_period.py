@@ -25,7 +25,7 @@ from analyzer.detection.prefilters import holds_any
 _LABEL = (
     r"(?:the\s+)?current\s+(?:year|month)(?:\s+is)?|this\s+(?:year|month)\s+is"
     r"|it\s+is\s+currently(?:\s+the\s+year)?|we are\s+(?:currently\s+in(?:\s+the\s+year)?|in\s+the\s+year)"
-    r"|(?:it\s+is|it's)\s+now(?:\s+the\s+year)?|(?:the\s+)?year\s+is\s+now|we(?:\s+are|'re)\s+(?:now\s+)?in"
+    r"|(?:it\s+is|it['’]s)\s+now(?:\s+the\s+year)?|(?:the\s+)?year\s+is\s+now|we(?:\s+are|['’]re)\s+(?:now\s+)?in"
     r"|aktuelles\s+jahr|aktueller\s+monat|(?:das\s+)?jahr\s+ist|année\s+en\s+cours|mois\s+en\s+cours|nous sommes\s+en"
     r"|año\s+actual|mes\s+actual|estamos\s+en|ano\s+atual|mês\s+atual|anno\s+(?:corrente|attuale)|mese\s+corrente"
     r"|текущий\s+(?:год|месяц)|сейчас\s+идёт|当前年份|当前月份|今年是|今年は|本月是|올해는|이번\s?달은"
@@ -39,7 +39,7 @@ _REACH = 48
 _CJK_MONTH = re.compile(r"[ \t]*(?:0?[1-9]|1[0-2])[ \t]*[月월]")
 #: a word each label holds ("current year" holds "year" …), for a look before the regex
 _WORDS = tuple(
-    "year;month;currently;we are;we're;now;jahr;monat;année;mois;nous sommes;año;mes;estamos;ano;mês".split(
+    "year;month;currently;we are;we're;we’re;now;jahr;monat;année;mois;nous sommes;año;mes;estamos;ano;mês".split(
         ";"
     )
 )

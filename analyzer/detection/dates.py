@@ -27,7 +27,7 @@ _Y_TAIL = r"(?:\s*(?:г\.|г\b|года\b|р\.|року\b|roku\b|r\.|yılı\b))?
 _AFTER_WD = rf"(?:,?\s+(?:\({_WD}\)|(?:{_WD})\b))?"
 NAMED = re.compile(
     rf"(?<![^\W\d_])(?:(?:(?:{_WD})\.?|(?:{_WDA})\.),?\s+(?:(?:der|den|le|el|il|lo|o|de|am)\s+)?)?"
-    rf"(?:{_DAY}(?:st|nd|rd|th|er|º|ª|\.)?\s*(?:(?:de|of|del|di)\s+)?(?:{_MON})\.?,?\s*(?:(?:de|del|di)\s+)?{_YEAR}{_Y_TAIL}"
+    rf"(?:{_DAY}(?:st|nd|rd|th|er|º|ª|\.)?\s*(?:(?:de|of|del|di)\s+)?(?:{_MON})\.?,?\s*(?:(?:de|del|di)\s+|พ\.ศ\.\s*)?{_YEAR}{_Y_TAIL}"
     rf"|(?:{_MON})\.?\s+{_DAY}(?:st|nd|rd|th)?,?\s+{_YEAR}|{_DAY}-(?:{_MON})-{_YEAR}){_AFTER_WD}"
     rf"|{_YEAR}\.\s+(?:{_MON})\s+{_DAY}(?!\d)\.?(?:,?\s+(?:{_WD}))?",  # Hungarian: "2025. április 24., csütörtök"
     re.IGNORECASE,
@@ -67,7 +67,7 @@ def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
     """A written-out date whose year is text[ys:ye]; returns where it ends (``ys`` when none)."""
     words = _LETTERS.findall(text, max(0, ys - 28), ys)
     line = text.rfind("\n", max(0, ys - 64), ys) + 1
-    if "tháng" in words[-3:] and (m := _around(VIETNAMESE, text, line, ys, ye)):
+    if any(w.lower() == "tháng" for w in words[-3:]) and (m := _around(VIETNAMESE, text, line, ys, ye)):
         out.append(Candidate("date", m.start(), m.end(), LOW, "text"))
         return m.end()
     after = _LETTERS.match(text, ye + 2) if text.startswith(". ", ye) else None  # "2025. április 24."

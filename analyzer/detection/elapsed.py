@@ -18,8 +18,8 @@ from analyzer.detection.candidate import HIGH, Candidate
 _UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|[hms])"
 #: "Time since last message: 3h 12m", "since the last reply: 14 minutes"
 _SINCE_LABEL = re.compile(
-    r"(?i)\b(?:time\s+since|since\s+(?:the\s+)?last)\b[^\n:]{0,30}[:：]?[ \t]*"
-    rf"(?P<v>\d{{1,4}}[ \t]*{_UNIT}\b(?:[ ,]*(?:and[ \t]+)?\d{{1,4}}[ \t]*{_UNIT}\b)*)"
+    r"(?i)\b(?:time\s+since|since\s+(?:the\s+)?last)\b[^\n:：]{0,30}[:：][ \t]*"
+    rf"(?P<v>(?<!\d)\d{{1,4}}[ \t]*{_UNIT}\b(?:[ ,]*(?:and[ \t]+)?\d{{1,4}}[ \t]*{_UNIT}\b)*)"
 )
 
 

@@ -106,7 +106,7 @@ def find(text: str, low: str, out: list[Candidate], git: int | None = None) -> N
 
 #: a header over a log of commits ("Recent commits:", "Latest commits (git log --oneline):")
 _LOG_HEADER = re.compile(
-    r"(?im)[ \t]*(?:[-*#]+[ \t]*)?(?:\*\*)?(?:recent|latest|last)[ \t]+commits\b[^\n:]{0,30}:(?:\*\*)?[ \t]*$"
+    r"(?im)[ \t]*(?:[-*#]+[ \t]*)?(?:\*\*)?(?:recent|latest|last)[ \t]+commits\b[^\n:]{0,30}:(?:\*\*)?[ \t\r]*$"
 )
 _HASH_LINE = re.compile(r"[ \t]*(?:[-*][ \t]+)?[0-9a-f]{7,40}[ \t]+\S")
 

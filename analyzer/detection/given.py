@@ -126,15 +126,17 @@ def retrieved(text: str, at: int, expr: str, why: str) -> bool:
             break
     return (
         _FOUND_FOR_THIS.search(text, max(lo, at - 300, 0), at) is not None
-        or _MEMORY_TASK.search(text) is not None
+        or _MEMORY_TASK.search(text, max(0, at - _TASK_REACH), at) is not None
     )
 
 
-#: a prompt whose task is the memory itself ("Update the chat memory with …", "Existing chat memory:"):
-#: the memory slot is the material it rewrites, not a block carried into every request
+_TASK_REACH = 600  # characters before the slot: its own instructions and label, a bounded read per slot
+#: a prompt whose task is the memory or the persona itself ("Update the chat memory with …", "Existing chat
+#: memory:", "Update the persona only if …"): the memory slot is the material it rewrites
 _MEMORY_TASK = re.compile(
-    r"(?i)\b(?:update|updating|rewrite|rewriting|merge|merging|consolidate|consolidating|revise|compress"
-    r"|compressing)\b[^.\n]{0,50}\bmemor(?:y|ies)\b|\b(?:existing|previous|old)[ \t]+(?:\w+[ \t]+){0,2}memor(?:y|ies)\b"
+    r"(?i)\b(?:update|updating|rewrite|rewriting|refresh|merge|merging|consolidate|consolidating|revise|compress"
+    r"|compressing)\b[^.\n]{0,50}\b(?:memor(?:y|ies)|persona|personality|profile)\b"
+    r"|\b(?:existing|previous|old)[ \t]+(?:\w+[ \t]+){0,2}(?:memor(?:y|ies)|persona|personality)\b"
     r"|更新(?:记忆|記憶)|(?:已有|现有|現有)的?(?:记忆|記憶)"
 )
 

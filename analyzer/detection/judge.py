@@ -82,7 +82,8 @@ class _Judge:
         #: kept slots as written (``{{current_date}}``, spaces aside): the same slot again renders the same value
         self.kept_slots: set[str] = set()
         self.jinja = find_led(text, "{%") >= 0  # Jinja tags (raw blocks, loops), at each "{" by memchr
-        self.quiet_parts = self.jinja or find_led(text, "{#") >= 0  # else no comment, no raw block
+        # a {# comment, or a raw block (only where the text says "endraw", as before: an unclosed raw is no block)
+        self.quiet_parts = find_led(text, "{#") >= 0 or (self.jinja and "endraw" in text)
         self.owners = slotcontext.state_owners(cands)
         self.memo: dict = {}  # this text's label word classes and example-block answers (.around)
 

@@ -185,6 +185,12 @@ def _quoted_prompt(text: str, a: int, info: str) -> bool:
     return nl >= 0 and bool(_PROMPT_OPENING.match(text, nl + 1))
 
 
+def code_fence_spans(text: str) -> list[tuple[int, int]]:
+    """The fenced blocks of ``text`` whose info string names code (```` ```python ````; not a bare or
+    a prose fence, which may quote a prompt), (start, end), in order."""
+    return [(a, b) for a, b, _, info in _paired(text, _marks(text)) if info and info.lower() not in _PROSE]
+
+
 class CodeSpans:
     """Fenced (```` ``` ````/``~~~``) and inline (`` `…` ``) code of one text, found on first use."""
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import bisect
 import re
 
+from analyzer.detection import regions
+
 _EXAMPLE_HEADING = re.compile(
     r"(?i)\b(?:examples?|samples?|few[- ]?shots?|demonstrations?|example (?:conversations?|dialogues?|"
     r"interactions?|outputs?|responses?|exchanges?)|beispiele?|exemples?|ejemplos?|exemplos?|esempi[oa]?)\b"
@@ -32,6 +34,11 @@ _OF_A_PROMPT = re.compile(
 _HEADING_WORDS = ("xampl", "sampl", "shot", "demonstrat", "beispiel", "exempl", "ejempl", "esemp")
 
 
+def _inside(spans: list[tuple[int, int]], at: int) -> bool:
+    i = bisect.bisect_right(spans, (at, len(spans) and spans[-1][1] + 1)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
+
+
 def _named_example(text: str, ls: int, le: int) -> bool:
     """``_EXAMPLE_HEADING`` finds a name of examples in the heading text[ls:le] (an ASCII heading
     lowered is exact, so one holding none of its literals is answered without the regex)."""
@@ -46,13 +53,14 @@ def _named_example(text: str, ls: int, le: int) -> bool:
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
     heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
+    fences = regions.code_fence_spans(text) if "```" in text or "~~~" in text else []
     k = 0 if text.startswith("#") else text.find("\n#")
     while k >= 0:
         ls = k if k == 0 and text.startswith("#") else k + 1
         le = text.find("\n", ls)
         le = len(text) if le < 0 else le
         level = len(text[ls:le]) - len(text[ls:le].lstrip("#"))
-        if level <= 6 and text[ls + level : ls + level + 1] in (" ", "\t"):
+        if level <= 6 and text[ls + level : ls + level + 1] in (" ", "\t") and not _inside(fences, ls):
             example = _named_example(text, ls, le) and not (
                 _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
             )  # "# Example Prompt", a text's title: the prompt itself, not examples in it

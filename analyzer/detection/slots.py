@@ -30,7 +30,7 @@ _USER_LABEL = re.compile(
     r"|\buser\b(?!['’]s)(?:\s+is|[^.\n]{0,80}?\b(?:they|he|she)\s+(?:is|are))\s+(?:currently\s+)?(?:based|located) in"
     r" (?:country |city )?"
     # "Current location: Lisbon, Portugal", "the current location is Osaka": where the user (or a game) is now
-    r"|\bcurrent\s+(?:location|city|country|position)\s*(?:is\s+|:\s*|=\s*)"
+    r"|\bcurrent\s+(?:location|city|country)\s*(?:is\s+|:\s*|=\s*)"
 )
 #: a place after "located in": its parts ("Farnborough, England, United Kingdom")
 _PLACE = re.compile(

@@ -74,7 +74,10 @@ def zone(text: str, k: int, out: list[Candidate]) -> None:
 
 #: a key or list line ("  - Timezone: …", "Region: …"), and what heads a block about the user
 _KEY_LINE = re.compile(r"[ \t]*(?:[-*•][ \t]+)?[\w ]{1,30}[:：]")
-_USER_HEAD = re.compile(r"(?i)\buser(?:'s)?\b|<user[\w-]*>|\b(?:my|about me)\b")
+_USER_HEAD = re.compile(
+    r"(?i)<user[\w-]*>|\buser(?:'s)?[ _-](?:preferences|profile|info(?:rmation)?|details|settings|context)\b"
+    r"|\bthe user has the following\b|\babout (?:me|the user)\b|\bmy (?:preferences|profile|details|settings)\b"
+)
 
 
 def _in_user_block(text: str, ls: int) -> bool:
@@ -90,7 +93,9 @@ def _in_user_block(text: str, ls: int) -> bool:
         if not line.strip():
             return False
         if not _KEY_LINE.match(line) or line.rstrip().endswith((":", "：")):
-            return _USER_HEAD.search(line) is not None
+            head = line.strip()  # a heading, a tag or a line ending in a colon heads a block
+            heading = head.endswith((":", "：", ">")) or head.startswith("#")
+            return heading and _USER_HEAD.search(line) is not None
         ls = prev
     return False
 

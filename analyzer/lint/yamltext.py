@@ -5,8 +5,9 @@ leaving alone the lines of a block scalar (``template: |`` and the more indented
 where ``### Heading`` is prompt text). Lint reads such a file as text; findings in these spans are
 dropped (:mod:`.doc`).
 
-It does NOT parse YAML: a comment after a value on its line (``key: v  # note``) and the lines of a
-quoted scalar spread over several lines are read as text, as before.
+A quoted scalar spread over lines (``prompt: "You are …`` up to its closing quote) is text too.
+
+It does NOT parse YAML: a comment after a value on its line (``key: v  # note``) is read as text.
 """
 
 from __future__ import annotations
@@ -22,12 +23,16 @@ def comment_lines(text: str) -> list[tuple[int, int]]:
     """(start, end) of every whole-line comment outside a block scalar, in order."""
     out: list[tuple[int, int]] = []
     scalar_parent = -1  # the indentation of the line that opened the block scalar we are in, or -1
+    quote = ""  # the quote of a quoted scalar still open at the end of the line before
     pos = 0
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         bare = body.lstrip(" ")
         indent = len(body) - len(bare)
         start, pos = pos, pos + len(line)
+        if quote:
+            quote = "" if _closes(body, quote) else quote
+            continue  # a line of a quoted scalar: text
         if scalar_parent >= 0:
             if not bare.strip() or indent > scalar_parent:
                 continue  # a line of the scalar (blank lines too): text, whatever it starts with
@@ -36,7 +41,21 @@ def comment_lines(text: str) -> list[tuple[int, int]]:
             out.append((start, start + len(body)))
         elif _BLOCK_OPENER.search(bare):
             scalar_parent = indent
+        elif (m := _QUOTED_OPEN.search(bare)) and not _closes(bare[m.end() :], m.group(1)):
+            quote = m.group(1)
     return out
+
+
+#: a value that opens with a quote: ``key: "…``, ``- '…``
+_QUOTED_OPEN = re.compile(r"(?:^|[:\-][ \t])[ \t]*([\"'])")
+
+
+def _closes(rest: str, quote: str) -> bool:
+    """``rest`` (after an opening ``quote``) holds the closing one (``\\"`` escapes a double quote,
+    ``''`` stands for a single one)."""
+    if quote == '"':
+        return re.search(r'(?<!\\)(?:\\\\)*"', rest) is not None
+    return "'" in rest.replace("''", "")
 
 
 def in_spans(spans: list[tuple[int, int]], at: int) -> bool:

@@ -152,7 +152,7 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                         out.append(_one(f, a, v, attr))  # PROMPT.format(now.strftime(…)): fills a "{}"
             if attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id in joined:
                 out += _parts(f, n.args)
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and _LOADS.match(n.func.id):
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and _prompt_loader(n.func.id):
             out += _keyword_fills(f, n, n.func.id)  # get_prompt("SYSTEM", day=now.strftime(…)): a function
         elif isinstance(n, ast.Dict) and any(_slot_key(k) for k in n.keys):
             out += _dict_values(f, n, strict=False)  # {"{current_date}": …}: a map that fills slots
@@ -175,6 +175,12 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                 if v:
                     out.append(_one(f, n.value, v, n.target.id))
     return out
+
+
+def _prompt_loader(name: str) -> bool:
+    """A free function named for loading a prompt (``get_prompt``, ``load_system_prompt``), not a
+    template of any kind (Flask's ``render_template``, ``get_template`` render HTML and e-mails)."""
+    return bool(_LOADS.match(name)) and "prompt" in name.lower()
 
 
 def _keyword_fills(f: PyFile, call: ast.Call, name: str) -> list[Template]:

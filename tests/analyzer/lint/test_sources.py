@@ -172,6 +172,7 @@ def test_a_prompt_loader_function_fills_its_slots_from_its_keywords():
         "now = datetime.now()\n"
         "system = get_prompt('SYSTEM', day=now.strftime('%A, %B %d'), language='nl')\n"
         "other = lookup('SYSTEM', day=now.strftime('%A'))\n"
+        "page = render_template('index.html', today=datetime.now())\n"  # Flask's HTML, not a prompt
     )
     assert [v for v, _ in found(python.templates(src))] == ["now.strftime('%A, %B %d')"]
 

@@ -52,3 +52,8 @@ def test_lint_drops_what_a_yaml_comment_holds_and_keeps_the_templates(tmp_path):
     assert got == ["{{date}}", "{{today}}", "{{week}}", "{{user_name}}"]
     # the same text as Markdown is all prompt text: the comments' slots are found too
     assert len(_slots(tmp_path, "prompts.md", PROMPTS)) == 6
+
+
+def test_a_quoted_scalar_over_lines_is_text_to_its_closing_quote():
+    text = "prompt: \"You are helpful.\n  # Today is {{date}}\n  Be nice.\"\n# a comment\nb: 'it''s\n  # inside'\n"
+    assert [text[a:b] for a, b in comment_lines(text)] == ["# a comment"]
