@@ -17,6 +17,7 @@ import bisect
 import re
 
 from analyzer.detection import regions
+from analyzer.detection.prefilters import find_led
 
 _EXAMPLE_HEADING = re.compile(
     r"(?i)\b(?:examples?|samples?|few[- ]?shots?|demonstrations?|example (?:conversations?|dialogues?|"
@@ -54,7 +55,7 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
     heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
     fences = regions.code_fence_spans(text) if "```" in text or "~~~" in text else []
-    k = 0 if text.startswith("#") else text.find("\n#")
+    k = 0 if text.startswith("#") else find_led(text, "\n#", 1)  # a "#" by memchr, then its line start
     while k >= 0:
         ls = k if k == 0 and text.startswith("#") else k + 1
         le = text.find("\n", ls)
@@ -65,7 +66,7 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
                 _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
             )  # "# Example Prompt", a text's title: the prompt itself, not examples in it
             heads.append((ls, level, example))
-        k = text.find("\n#", le)
+        k = find_led(text, "\n#", 1, start=le)
     spans = []
     for i, (ls, level, example) in enumerate(heads):
         if example:
