@@ -41,9 +41,20 @@ RANGE_BEFORE = re.compile(
 )
 
 
+#: "between 08:00 and 18:00", "zwischen 9:00 und 17:00", "entre 9:00 et 17:00", "entre las 9:00 y las 17:00"
+_BETWEEN = re.compile(
+    r"(?i)\b(?:between|zwischen|entre(?:\s+las)?|tra)\s+\d{1,2}[:.]\d{2}\s*(?:[AaPp]\.?[Mm]\.?\s*)?"
+    r"(?:and|und|et|y|e)\s+(?:las\s+)?\d{1,2}[:.]\d{2}"
+)
+
+
 def in_range(text: str, start: int, end: int) -> bool:
-    """The clock time text[start:end] is one end of a schedule's range ("09:00-17:00")."""
-    return bool(RANGE_AFTER.match(text, end) or RANGE_BEFORE.search(text, max(0, start - 16), start))
+    """The clock time text[start:end] is one end of a schedule's range ("09:00-17:00", "between 08:00
+    and 18:00")."""
+    if RANGE_AFTER.match(text, end) or RANGE_BEFORE.search(text, max(0, start - 16), start):
+        return True
+    m = _BETWEEN.search(text, max(0, start - 40), min(len(text), end + 24))
+    return m is not None and m.start() <= start and end <= m.end()
 
 
 def bare_moment(text: str, at: int) -> int:

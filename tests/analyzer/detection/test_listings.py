@@ -57,3 +57,15 @@ def test_opening_hours_in_other_languages_are_a_range_not_the_clock(hours):
 
 def test_a_clock_time_with_no_range_is_found():
     assert [v.value for v in find_volatile("当前时间：14:05")] == ["14:05"]
+
+
+@pytest.mark.parametrize(
+    "hours",
+    ["Call only between 08:00 and 18:00.", "Öffnungszeiten zwischen 9:00 und 17:00", "entre las 9:00 y las 17:00"],
+)
+def test_between_two_times_is_a_range(hours):
+    assert find_volatile(hours) == []
+
+
+def test_a_time_before_an_and_that_opens_no_range_is_found():
+    assert "14:05" in [v.value for v in find_volatile("Current time: 14:05 and the date is 2025-04-24")]
