@@ -61,7 +61,11 @@ def test_a_clock_time_with_no_range_is_found():
 
 @pytest.mark.parametrize(
     "hours",
-    ["Call only between 08:00 and 18:00.", "Öffnungszeiten zwischen 9:00 und 17:00", "entre las 9:00 y las 17:00"],
+    [
+        "Call only between 08:00 and 18:00.",
+        "Öffnungszeiten zwischen 9:00 und 17:00",
+        "entre las 9:00 y las 17:00",
+    ],
 )
 def test_between_two_times_is_a_range(hours):
     assert find_volatile(hours) == []
