@@ -23,7 +23,7 @@ from tests.support.lint_corpus import CORPUS, REAL, sources
 def folders(which: str) -> list[Path]:
     if which == "adapted":
         return [CORPUS]
-    return [s.folder for s in sources() if half_of(s.repo) == which]
+    return [s.folder for s in sources() if half_of(s.split_repo) == which]
 
 
 def rendered(between: list[str], spans: list[str], k: int) -> tuple[str, list[tuple[int, int, str]]]:

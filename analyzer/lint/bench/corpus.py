@@ -1,8 +1,8 @@
 """Labelled prompt corpora and how a detector is scored on them (lint, or any span finder).
 
 Files mark each cache-breaking span ``⟦like this⟧`` (:func:`strip_marks`); a real corpus has one
-folder per source repository with a ``SOURCE.md`` (``repo:``, ``half:``) and is split by
-repository (:func:`half_of`: xxh64 of ``owner/name``, even → dev, odd → test). :func:`score_lint`
+folder per source repository with a ``SOURCE.md`` (``repo:``, ``half:``, a fork's ``fork_of:``) and is split by
+repository (:func:`half_of`: xxh64 of ``owner/name``, even → dev, odd → test; a fork by its upstream). :func:`score_lint`
 lints each file as a project would (rules PG001–PG009); :func:`score_spans` scores any finder of
 (start, end) spans. A finding overlapping a labelled span is true, else false (a today-phrase right
 before a span, or before a positional format slot with a labelled span soon after, is neither); a span is
@@ -90,9 +90,16 @@ class Source:
     half: str
     #: file name → the labelled spans SOURCE.md announces
     counts: dict[str, int]
+    #: the repository this one is a fork of (``fork_of:`` in SOURCE.md), or ""
+    fork_of: str = ""
+
+    @property
+    def split_repo(self) -> str:
+        """The repository that decides the half: a fork goes with its upstream (the same source)."""
+        return self.fork_of or self.repo
 
 
-_FIELD = re.compile(r"(?m)^(repo|half):[ \t]*(\S+)")
+_FIELD = re.compile(r"(?m)^(repo|half|fork_of):[ \t]*(\S+)")
 _ROW = re.compile(r"(?m)^\|[ \t]*([^|\s][^|]*?)[ \t]*\|(?:[^|\n]*\|){3}[ \t]*(\d+)[ \t]*\|")
 
 
@@ -106,7 +113,9 @@ def sources(root: Path) -> list[Source]:
         text = meta.read_text(encoding="utf-8")
         fields = dict(_FIELD.findall(text))
         counts = {name: int(n) for name, n in _ROW.findall(text) if name != "file"}
-        out.append(Source(folder, fields.get("repo", ""), fields.get("half", ""), counts))
+        out.append(
+            Source(folder, fields.get("repo", ""), fields.get("half", ""), counts, fields.get("fork_of", ""))
+        )
     return out
 
 
@@ -115,7 +124,7 @@ def real(root: Path, half: str | None = None) -> list[Labelled]:
     ``owner__name/file``."""
     docs = []
     for src in sources(root):
-        if half is not None and half_of(src.repo) != half:
+        if half is not None and half_of(src.split_repo) != half:
             continue
         for path in sorted(src.folder.iterdir()):
             if path.name == "SOURCE.md" or not path.is_file():

@@ -20,14 +20,13 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.820, recall 0.659 on 955 spans, issue 22 round 9, after
-#: seventeen batches of unseen prompts joined it), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.80, 0.65
-#: the dev half as measured (precision 0.913, recall 0.836 on 914 spans, round 9: batch 17's dev
-#: repositories brought 14 false findings), less a margin
-DEV_PRECISION, DEV_RECALL = 0.90, 0.82
-#: rendered values of the test half the aggressive rewrite moves (0.571 of 504, round 9; 0.613 of 424
-#: in round 7: the halves grew by harder prompts), less a margin
+#: the test half as measured (precision 0.828, recall 0.647 on 1,069 spans, issue 22 round 10, after
+#: twenty batches of unseen prompts joined it and a fork went to its upstream's half), less a small margin
+TEST_PRECISION, TEST_RECALL = 0.80, 0.64
+#: the dev half as measured (precision 0.906, recall 0.841 on 1,024 spans, round 10), less a margin
+DEV_PRECISION, DEV_RECALL = 0.89, 0.82
+#: rendered values of the test half the aggressive rewrite moves (0.578 of 540, round 10; 0.571 of 504 in
+#: round 9; 0.613 of 424 in round 7: the halves grew by harder prompts), less a margin
 TEST_RENDERED = 0.55
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
@@ -93,7 +92,7 @@ def test_the_real_corpus_is_split_by_repository_and_each_folder_is_cited():
     assert len(found) >= 30 and {half_of(s.repo) for s in found} == set(HALVES)
     for src in found:
         assert src.repo.count("/") == 1 and src.folder.name == src.repo.replace("/", "__"), src.folder
-        assert src.half == half_of(src.repo), f"{src.repo}: SOURCE.md says {src.half}"
+        assert src.half == half_of(src.split_repo), f"{src.repo}: SOURCE.md says {src.half}"
         files = {p.name for p in src.folder.iterdir() if p.is_file() and p.name != "SOURCE.md"}
         assert files and files <= set(src.counts), (
             f"{src.repo}: files without a row {files - set(src.counts)}"
@@ -110,3 +109,20 @@ def test_the_aggressive_rewrite_moves_the_test_halfs_rendered_values():
     total, moved, _ = rendered_recall.measure("test")  # figures only, as above
     assert total >= 200, "the test half's text prompts shrank"
     assert moved / total >= TEST_RENDERED, f"moved {moved} of {total}"
+
+
+def test_a_fork_goes_to_its_upstreams_half(tmp_path):
+    from analyzer.lint.bench.corpus import real as real_of
+
+    other = next(h for h in HALVES if h != half_of("acme/upstream"))
+    fork = next(f"fork{i}/upstream" for i in range(100) if half_of(f"fork{i}/upstream") == other)
+    owner, name = fork.split("/")
+    folder = tmp_path / f"{owner}__{name}"
+    folder.mkdir()
+    (folder / "SOURCE.md").write_text(
+        f"repo: {fork}\nhalf: {half_of('acme/upstream')}\nfork_of: acme/upstream\n\n| file | a | b | c | 1 | d |\n",
+        encoding="utf-8",
+    )
+    (folder / "file").write_text("Today is ⟦{today}⟧.\n", encoding="utf-8")
+    assert [d.name for d in real_of(tmp_path, half_of("acme/upstream"))] == [f"{owner}__{name}/file"]
+    assert real_of(tmp_path, other) == []
