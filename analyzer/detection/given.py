@@ -139,23 +139,3 @@ _MEMORY_TASK = re.compile(
     r"|\b(?:existing|previous|old)[ \t]+(?:\w+[ \t]+){0,2}(?:memor(?:y|ies)|persona|personality)\b"
     r"|更新(?:记忆|記憶)|(?:已有|现有|現有)的?(?:记忆|記憶)"
 )
-
-
-#: a heading, tag or label line naming a memory kept for the user or the agent ("# Long-term Memory",
-#: "<memory>", "Core memory:", "### コアメモリ"), not one found for the request ("Relevant memories")
-_KEPT_MEMORY = re.compile(
-    r"(?i)[ \t]*(?:#{1,4}[ \t]*|<)?(?:\*\*)?(?:(?:long[- ]?term|core|persistent|permanent|durable|user|agent|your|saved)"
-    r"[ \t_-]+)?memory(?:[ \t_-]+(?:block|context|bank))?(?:\*\*)?[ \t]*(?:>|[:：])?(?:\*\*)?[ \t]*"
-    r"|[ \t]*#{0,4}[ \t]*(?:长期记忆|核心记忆|長期記憶|コアメモリ|장기[ \t]?기억)[^\n]{0,20}"
-)
-
-
-def under_memory_heading(text: str, start: int, end: int) -> bool:
-    """The slot text[start:end] is alone on its line, right under a line naming a kept memory block."""
-    ls = text.rfind("\n", 0, start) + 1
-    le = text.find("\n", end)
-    le = len(text) if le < 0 else le
-    if text[ls:start].strip() or text[end:le].strip() or ls == 0:
-        return False
-    above = text.rfind("\n", 0, ls - 1) + 1
-    return _KEPT_MEMORY.fullmatch(text, above, ls - 1) is not None

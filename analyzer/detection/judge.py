@@ -54,6 +54,7 @@ _STATE_REASONS = {
     "place": lambda c, w: "the place of the date before it",
     "period": lambda c, w: "a month or week of a period counted back from today",
     "elapsed": lambda c, w: "time elapsed until now, per request",
+    "memory": lambda c, w: f"a memory block under `{short(c.expr)}`, rendered per session",
 }
 
 

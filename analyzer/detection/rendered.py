@@ -15,7 +15,8 @@ each as a ``state`` candidate:
 Rendered dates (a period's bounds, a place after a date) are in :mod:`.rendered_dates`. The scan
 reaches a line only where its label holds a label word (:func:`.label_keys.search`), never a pass per rule.
 
-Durations since the last message (:mod:`.elapsed`) are read from here too.
+Durations since the last message (:mod:`.elapsed`) and memory blocks under their heading
+(:mod:`.keptmemory`) are read from here too.
 
 It does NOT judge examples or code (:mod:`.judge` does), and leaves values that no label tells
 apart from fixed text ("logged in to Docker Hub as Ana", "You are helping Ana").
@@ -26,7 +27,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from analyzer.detection import elapsed, identity, label_keys, whereabouts
+from analyzer.detection import elapsed, identity, keptmemory, label_keys, whereabouts
 from analyzer.detection.candidate import HIGH, MEDIUM, Candidate
 
 #: the areas of IANA zone names ("Europe/Warsaw"), found with ``str.find``
@@ -103,6 +104,7 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
     and on Markdown headings, zones only at the slash after an area's name (``str.find``: one pass for all areas)."""
     identity.find(text, low, out)
     elapsed.find(text, low, out)
+    keptmemory.rendered_blocks(text, low, out)
     blocks = []  # headings first: the lines under one are read as its block
     k = low.find("#")
     while k >= 0:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from analyzer.detection import context as cx
-from analyzer.detection import elided, gitstate, given, slotreadings, vocab, whereabouts
+from analyzer.detection import elided, gitstate, given, keptmemory, slotreadings, vocab, whereabouts
 from analyzer.detection.around import Around
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.names import words
@@ -108,7 +108,7 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     ws = set(words(c.expr))
     if under_user_heading(text, c.start) and not ws & PREFERENCES:
         return "a line of a block about the user"
-    if given.under_memory_heading(text, c.start, c.end):
+    if keptmemory.under_memory_heading(text, c.start, c.end):
         return f"{vocab.MEMORY_BLOCK}, under its heading"
     if _YOU_ARE_IN.search(w.label) and w.label.rstrip(" #@").endswith((":", "called", "named", " is")):
         return f"where this conversation is: {w.labelled}"

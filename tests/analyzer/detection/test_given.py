@@ -87,31 +87,3 @@ def test_a_memory_block_kept_for_the_user_or_session_is_not(text):
 )
 def test_relevance_words_about_something_else_leave_a_memory_slot_judged(text, slot):
     assert slot in [v.value for v in find_volatile(text)]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "# Long-term Memory\n{x}\n\n",
-        "# Core Memory\n{data}\n",
-        "<memory>\n{{ notes }}\n</memory>",
-        "### コアメモリ\n{y}\n",
-    ],
-)
-def test_a_slot_alone_under_a_kept_memory_heading_is_a_memory_block(text):
-    assert [v.reason for v in find_volatile(text)] == [
-        "a memory block rendered per session, under its heading"
-    ]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Relevant memories:\n{text}\n",  # found for this request: content
-        "# Memory\nUse it well: {x}\n",  # not alone on its line
-        "# Memory tips\n{x}\n",  # a heading about memory, not one
-        "<memory>\n{{ content }}\n</memory>",  # a content slot stays content
-    ],
-)
-def test_other_slots_near_memory_words_are_not(text):
-    assert find_volatile(text) == []

@@ -1,0 +1,77 @@
+"""A memory kept for the user or the agent, under a heading that names it: "# Long-term Memory",
+"Durable memory:", "<memory>", "Core memory:", "### コアメモリ".
+
+:func:`under_memory_heading` says a slot sits alone right under such a heading (the slot is the
+block); :func:`rendered_blocks` finds, once a template is filled, the lines under one (a list or a
+paragraph, to the next blank line or heading) and adds them as one ``state`` candidate of shape
+``memory``: the block is carried into every request of the session and changes as it learns.
+
+It does NOT read memories found for this request ("Relevant memories:": content, :mod:`.given`),
+nor judge (:mod:`.judge` drops examples).
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.detection.candidate import HIGH, Candidate
+
+#: a heading, tag or label line naming a memory kept for the user or the agent, not one found for the request
+KEPT_MEMORY = re.compile(
+    r"(?i)[ \t]*(?:#{1,4}[ \t]*|<)?(?:\*\*)?(?:(?:long[- ]?term|core|persistent|permanent|durable|user|agent|your|saved)"
+    r"[ \t_-]+)?memory(?:[ \t_-]+(?:block|context|bank))?(?:\*\*)?[ \t]*(?:>|[:：])?(?:\*\*)?[ \t]*"
+    r"|[ \t]*#{0,4}[ \t]*(?:长期记忆|核心记忆|長期記憶|コアメモリ|장기[ \t]?기억)[^\n]{0,20}"
+)
+#: a line that is a template's slot or a tag, not rendered memory
+_NOT_RENDERED = re.compile(r"[ \t]*(?:\{|\$\{|<%|</?[A-Za-z])")
+#: a line that tells the assistant what to do with its memory (a section about memory, not one)
+_INSTRUCTION = re.compile(
+    r"(?i)[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?:\*\*)?(?:do|don't|never|always|use|only|you|your|the assistant|if|when"
+    r"|save|store|remember|update|keep|call|write|read|check|avoid|treat|refer|note|this|these|it|memory|memories)\b"
+)
+_REACH = 40  # lines of one block at most
+
+
+def under_memory_heading(text: str, start: int, end: int) -> bool:
+    """The slot text[start:end] is alone on its line, right under a line naming a kept memory block."""
+    ls = text.rfind("\n", 0, start) + 1
+    le = text.find("\n", end)
+    le = len(text) if le < 0 else le
+    if text[ls:start].strip() or text[end:le].strip() or ls == 0:
+        return False
+    above = text.rfind("\n", 0, ls - 1) + 1
+    return KEPT_MEMORY.fullmatch(text, above, ls - 1) is not None
+
+
+def rendered_blocks(text: str, low: str, out: list[Candidate]) -> None:
+    """The lines under each kept-memory heading (found at each "memor"), as one candidate a block."""
+    k = low.find("memor")
+    while k >= 0:
+        ls = text.rfind("\n", 0, k) + 1
+        le = text.find("\n", k)
+        le = len(text) if le < 0 else le
+        if KEPT_MEMORY.fullmatch(text, ls, le) and (span := _block(text, le)):
+            out.append(Candidate("state", *span, HIGH, "memory", text[ls:le].strip()))
+        k = low.find("memor", le)
+
+
+def _block(text: str, le: int) -> tuple[int, int] | None:
+    """The lines after the heading line ending at ``le``: one blank line may come first; they end at a
+    blank line or a heading. None when there are none or they are slots or tags."""
+    pos = le + 1
+    if text.startswith("\n", pos):
+        pos += 1
+    start, end = pos, pos
+    for _ in range(_REACH):
+        nl = text.find("\n", pos)
+        nl = len(text) if nl < 0 else nl
+        line = text[pos:nl]
+        if not line.strip() or line.lstrip().startswith("#"):
+            break
+        if _NOT_RENDERED.match(line) or _INSTRUCTION.match(line):
+            return None  # a slot, a tag, or a line of instructions about memory: no rendered block
+        end = pos + len(line.rstrip())
+        if nl >= len(text):
+            break
+        pos = nl + 1
+    return (start, end) if end > start else None
