@@ -101,10 +101,23 @@ async def run_policy(
     try:
         await asyncio.gather(*(worker() for _ in range(w.concurrency)))
         wall = time.perf_counter() - began
-        stats = (await http.get(f"{proxy}/prefixgate/stats")).json()
+        stats = await _settled_stats(http, proxy, getattr(on_done, "killed_at", None) is not None)
     finally:
         await http.aclose()
     return summary(results, wall, stats.get("replicas", {}).get(UPSTREAM, {}))
+
+
+async def _settled_stats(http: httpx.AsyncClient, proxy: str, killed: bool, wait_s: float = 10.0) -> dict:
+    """The proxy's stats; after a replica was stopped, once the pool has marked one not up (its next
+    health check; at most ``wait_s``): the run's last request can come before that check."""
+    deadline = time.perf_counter() + wait_s
+    while True:
+        stats = (await http.get(f"{proxy}/prefixgate/stats")).json()
+        replicas = stats.get("replicas", {}).get(UPSTREAM, {}).get("replicas", [])
+        down = any(r.get("health", {}).get("state") != "up" for r in replicas)
+        if not killed or down or time.perf_counter() > deadline:
+            return stats
+        await asyncio.sleep(0.1)
 
 
 def _pct(values: list[float], q: float) -> float | None:
