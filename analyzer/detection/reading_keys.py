@@ -55,19 +55,16 @@ KEY_CHAIN_REACH = 24
 def _digit_spans(text: str) -> list[tuple[int, int]]:
     """The parts of the text that hold every reading key with a digit in text[a-16:a+32] and every
     key overlapping one before it (:data:`KEY_CHAIN_REACH`), merged: the keys are searched there
-    only. The digits are found by ``memchr`` in the text encoded, each non-ASCII character as a "?"
-    taken for a digit (a superset: each key found keeps the exact digit test). Exact for the
-    non-overlapping runs: a key's fate depends only on keys starting within the reach before it."""
+    only. The digits are found in the text encoded, each non-ASCII character as a "?" taken for a
+    digit (a superset: each key found keeps the exact digit test). Exact for the non-overlapping
+    runs: a key's fate depends only on keys starting within the reach before it."""
     marks = text.encode("ascii", "replace").translate(_MAYBE_DIGIT)
-    out: list[tuple[int, int]] = []
-    k = marks.find(1)
-    while k >= 0:
-        e = marks.find(0, k)
-        e = len(marks) if e < 0 else e
-        lo, hi = max(0, k - 31 - KEY_CHAIN_REACH), e + 15 + 9  # key starts up to e + 15, 9 characters at most
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
-        k = marks.find(1, e)
-    return out
+    # a run of digits from k to e covers text[k - _BEFORE : e + _AFTER]; two runs' parts merge when
+    # they touch, so when at most _BEFORE + _AFTER non-digits part them: one match a merged part
+    return [(max(0, m.start() - _BEFORE), m.end() + _AFTER) for m in _NEAR_DIGITS.finditer(marks)]
+
+
+_BEFORE, _AFTER = 31 + KEY_CHAIN_REACH, 15 + 9  # key starts up to e + 15, 9 characters at most
+#: runs of digits (1) parted by at most _BEFORE + _AFTER others (0), found from a literal first byte;
+#: possessive, no backtracking: fewer zeros than it took are followed by a 0, never by a 1
+_NEAR_DIGITS = re.compile(rb"\x01(?:\x00{0,%d}+\x01)*" % (_BEFORE + _AFTER))
