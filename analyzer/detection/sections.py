@@ -54,7 +54,8 @@ def _named_example(text: str, ls: int, le: int) -> bool:
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
     heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
-    fences = regions.code_fence_spans(text) if "```" in text or "~~~" in text else []
+    fenced = "```" in text or find_led(text, "~~~") >= 0  # "~" by memchr, not a 3-character scan
+    fences = regions.code_fence_spans(text) if fenced else []
     k = 0 if text.startswith("#") else find_led(text, "\n#", 1)  # a "#" by memchr, then its line start
     while k >= 0:
         ls = k if k == 0 and text.startswith("#") else k + 1
