@@ -138,13 +138,22 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
         for i, t in enumerate(tokens[start:], start)
         if not (i and tokens[i - 1].lower() in ("per", "each", "every"))
     ]
-    key = cx.word_classes(" ".join(kept))
-    now = cx.word_classes(" ".join(t for t in now_words(kept) if t.lower().strip(":=-,()") not in _CURRENT))
+    key = _classes(" ".join(kept), w.memo)
+    now = _classes(" ".join(t for t in now_words(kept) if t.lower().strip(":=-,()") not in _CURRENT), w.memo)
     near = w.near
     if not near.strip() and w.label.rstrip().endswith("("):  # "the user's timezone ({tz})": the words before
         near = cx.clause(w.label.rstrip()[:-1])
-    user = "user" in cx.word_classes(near)
+    user = "user" in _classes(near, w.memo)
     return w.labelled if ("now" in now and "static" not in key) or key & _SLOT_KEYS or user else None
+
+
+def _classes(words: str, memo: dict) -> frozenset[str]:
+    """:func:`.context.word_classes` of ``words``, kept in this call's memo (a pure function of the
+    string: the same words give the same classes; slot keys repeat in a prompt)."""
+    got = memo.get(("word-classes", words))
+    if got is None:
+        got = memo[("word-classes", words)] = cx.word_classes(words)
+    return got
 
 
 _COUNT_NAMES = frozenset("n num count number limit k top_k top size amount length len".split())
