@@ -32,11 +32,16 @@ TODAY_VALUE = re.compile(
 _TODAY_KEYS = ("today", "current", "now", "date is", "time is")
 
 
-def today_phrases(text: str, low: str, out: list[Candidate]) -> None:
+def today_phrases(text: str, low: str, out: list[Candidate]) -> list[int]:
+    """Appends the phrases and their values; returns where each "current" is (for
+    :func:`.slots.user_values`: one scan for both; "current" overlaps no other of itself)."""
     seen: set[int] = set()
+    current: list[int] = []
     for key in _TODAY_KEYS:
         k = low.find(key)
         while k >= 0:
+            if key == "current":
+                current.append(k)
             if not (k and low[k - 1].isalpha()) and _may_hold(text, low, key, k):
                 for m in TODAY.finditer(text, max(0, k - 24), min(len(text), k + 48)):
                     if m.start() in seen or not (m.start() <= k < m.end()):
@@ -47,6 +52,7 @@ def today_phrases(text: str, low: str, out: list[Candidate]) -> None:
                         out.append(Candidate("today-phrase", *m.span(), MEDIUM))
                         _word_value(text, m.end(), out)
             k = low.find(key, k + len(key))
+    return current
 
 
 def _may_hold(text: str, low: str, key: str, k: int) -> bool:

@@ -287,10 +287,10 @@ def scan(text: str) -> list[Candidate]:
         k = find_led(text, "eyJ", 2, start=k + 3)
     phrases.text_dates(text, out, months)
     low = text.lower()
-    phrases.today_phrases(text, low, out)
+    current = phrases.today_phrases(text, low, out)  # where each "current" is, for user_values
     gitstate.find(text, low, out, session.blocks(text, low, out))  # one pass over "git" for both
     session.readings(text, low, out)
-    slots.user_values(text, low, out)
+    slots.user_values(text, low, out, current)
     rendered.labelled_lines(text, low, out)
     rendered_dates.find(text, out)
     slots.blanks(text, out)  # each finds its marks itself, a miss at memchr cost

@@ -41,11 +41,17 @@ _USER_VALUE = re.compile(
 )
 
 
-def user_values(text: str, low: str, out: list[Candidate]) -> None:
+def user_values(text: str, low: str, out: list[Candidate], current: list[int] | None = None) -> None:
     """A value rendered under a label that says it is the current user's ("The user's name is
-    Ana", "User's timezone: Europe/Warsaw", "the user is based in country US", "Current location: Lisbon")."""
+    Ana", "User's timezone: Europe/Warsaw", "the user is based in country US", "Current location: Lisbon");
+    ``current``: where each "current" is, if known (those before a space are every "current ")."""
     for key in ("user", "current "):  # each of the label's alternatives starts with one
-        k = low.find(key)
+        if key == "current " and current is not None:
+            at = iter([k for k in current if low.startswith(" ", k + 7)] + [-1])
+            k = next(at)
+        else:
+            at = None
+            k = low.find(key)
         while k >= 0:
             m = _USER_LABEL.match(text, k)
             if m:
@@ -53,7 +59,7 @@ def user_values(text: str, low: str, out: list[Candidate]) -> None:
                 v = (_PLACE if place else _USER_VALUE).match(text, m.end())
                 if v:
                     out.append(Candidate("state", v.start(), v.end(), HIGH, "user", m.group(0).strip()))
-            k = low.find(key, k + 4)
+            k = low.find(key, k + 4) if at is None else next(at)  # no "current " overlaps another
 
 
 def blanks(text: str, out: list[Candidate]) -> None:
