@@ -96,9 +96,9 @@ def content(text: str, expr: str, memo: dict) -> bool:
     ``memo`` (one per text and call, never kept across calls) holds the text's introduced names."""
     if "{" not in text:
         return False
-    got = memo.get("introduced")
+    got = memo.get(("introduced",))
     if got is None:
-        got = memo["introduced"] = introduced(text)
+        got = memo[("introduced",)] = introduced(text)
     return expr.strip() in got
 
 

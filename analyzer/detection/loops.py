@@ -72,9 +72,9 @@ def item_field(text: str, at: int, expr: str, memo: dict) -> bool:
     root = expr.split(".", 1)[0].strip()
     if not root.isidentifier() or root == expr.strip():
         return False
-    loops = memo.get("jinja-loops")
+    loops = memo.get(("jinja-loops",))
     if loops is None:
-        loops = memo["jinja-loops"] = _jinja_loops(text)
+        loops = memo[("jinja-loops",)] = _jinja_loops(text)
     return any(a <= at < b and root in names for a, b, names in loops)
 
 

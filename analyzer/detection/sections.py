@@ -79,9 +79,9 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
 
 def in_example_section(text: str, at: int, memo: dict) -> bool:
     """``at`` lies in a section under a heading that names examples."""
-    got = memo.get("example-sections")
+    got = memo.get(("example-sections",))
     if got is None:
-        got = memo["example-sections"] = _sections(text) if "#" in text else ([], [])
+        got = memo[("example-sections",)] = _sections(text) if "#" in text else ([], [])
     starts, spans = got
     i = bisect.bisect_right(starts, at) - 1
     return i >= 0 and at < spans[i][1]
