@@ -10,6 +10,7 @@ It does NOT decide anything (:mod:`.judge` does).
 from __future__ import annotations
 
 import bisect
+import math
 import re
 
 from analyzer.detection.context import line_bounds
@@ -108,8 +109,7 @@ class ExampleTags:
             if opened >= 0:
                 spans.append((opened, len(self.text)))
             self._spans = spans
-        i = bisect.bisect_right(self._spans, (pos, len(self.text) + 1)) - 1
-        return i >= 0 and self._spans[i][0] <= pos < self._spans[i][1]
+        return in_spans(self._spans, pos)
 
 
 def _intro(line: str) -> bool:
@@ -185,6 +185,12 @@ def _quoted_prompt(text: str, a: int, info: str) -> bool:
     return nl >= 0 and bool(_PROMPT_OPENING.match(text, nl + 1))
 
 
+def in_spans(spans: list[tuple[int, int]], at: int) -> bool:
+    """``at`` lies in the last of ``spans`` (sorted by start) that starts at or before it."""
+    i = bisect.bisect_right(spans, (at, math.inf)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
+
+
 def code_fence_spans(text: str) -> list[tuple[int, int]]:
     """The fenced blocks of ``text`` whose info string names code (```` ```python ````; not a bare or
     a prose fence, which may quote a prompt), (start, end), in order."""
@@ -221,8 +227,7 @@ class CodeSpans:
             return False
         text = self.text
         fences = self._fenced()
-        i = bisect.bisect_right(fences, (pos, len(text) + 1)) - 1
-        if i >= 0 and fences[i][0] <= pos < fences[i][1]:
+        if in_spans(fences, pos):
             return True
         ls, le = line_bounds(text, pos, pos)
         ticks = text.count("`", ls, pos)

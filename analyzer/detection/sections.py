@@ -35,11 +35,6 @@ _OF_A_PROMPT = re.compile(
 _HEADING_WORDS = ("xampl", "sampl", "shot", "demonstrat", "beispiel", "exempl", "ejempl", "esemp")
 
 
-def _inside(spans: list[tuple[int, int]], at: int) -> bool:
-    i = bisect.bisect_right(spans, (at, len(spans) and spans[-1][1] + 1)) - 1
-    return i >= 0 and spans[i][0] <= at < spans[i][1]
-
-
 def _named_example(text: str, ls: int, le: int) -> bool:
     """``_EXAMPLE_HEADING`` finds a name of examples in the heading text[ls:le] (an ASCII heading
     lowered is exact, so one holding none of its literals is answered without the regex)."""
@@ -62,7 +57,11 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
         le = text.find("\n", ls)
         le = len(text) if le < 0 else le
         level = len(text[ls:le]) - len(text[ls:le].lstrip("#"))
-        if level <= 6 and text[ls + level : ls + level + 1] in (" ", "\t") and not _inside(fences, ls):
+        if (
+            level <= 6
+            and text[ls + level : ls + level + 1] in (" ", "\t")
+            and not regions.in_spans(fences, ls)
+        ):
             example = _named_example(text, ls, le) and not (
                 _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
             )  # "# Example Prompt", a text's title: the prompt itself, not examples in it

@@ -12,8 +12,11 @@ It does NOT parse YAML: a comment after a value on its line (``key: v  # note``)
 
 from __future__ import annotations
 
-import bisect
 import re
+
+from analyzer.detection.regions import in_spans
+
+__all__ = ["comment_lines", "in_spans"]
 
 #: a line that opens a block scalar: ``key: |``, ``- >-``, ``text: |2  # comment``
 _BLOCK_OPENER = re.compile(r"(?:^|[:\-][ \t])[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$")
@@ -56,9 +59,3 @@ def _closes(rest: str, quote: str) -> bool:
     if quote == '"':
         return re.search(r'(?<!\\)(?:\\\\)*"', rest) is not None
     return "'" in rest.replace("''", "")
-
-
-def in_spans(spans: list[tuple[int, int]], at: int) -> bool:
-    """``at`` lies in one of ``spans`` (sorted, disjoint)."""
-    i = bisect.bisect_right(spans, (at, len(spans) and spans[-1][1] + 1)) - 1
-    return i >= 0 and spans[i][0] <= at < spans[i][1]
