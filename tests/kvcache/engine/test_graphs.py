@@ -3,7 +3,7 @@ greedy tokens as the eager path for batches padded to a ladder size, with a slid
 
 from __future__ import annotations
 
-import threading
+import queue
 
 import pytest
 
@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 from kvcache.engine.engine import Engine, EngineConfig  # noqa: E402
 from kvcache.engine.graphs import DecodeGraphs, batch_ladder, key_ladder, pick  # noqa: E402
+from kvcache.engine.sequence import Sequence  # noqa: E402
 from kvcache.params import GenerationParams  # noqa: E402
 from tests.support.kvcache_checkpoints import checkpoint, one_torch_thread, prompt_ids  # noqa: E402, F401
 
@@ -44,16 +45,17 @@ def _generate(name: str, static: bool, count: int, graphs=None, **config) -> tup
         if graphs is not None:
             graphs(eng.runner.graphs)
     prompts = [prompt_ids(3 + 11 * i, seed=40 + i) for i in range(count)]
-    out: list[list[int] | None] = [None] * count
-
-    def run(i: int) -> None:
-        out[i] = list(eng.run(prompts[i], GenerationParams(max_new_tokens=40)))
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # every request queued before the loop's first step: the same batches on both paths, whatever the
+    # threads' timing (requests started from threads met the loop at different steps now and then, and
+    # int8 steps of other batch shapes may round a tie the other way)
+    events = [queue.SimpleQueue() for _ in prompts]
+    seqs = [Sequence(p, GenerationParams(max_new_tokens=40), 40, q.put) for p, q in zip(prompts, events)]
+    assert eng.loop._thread is None  # the loop starts at the first add
+    for seq in seqs[:-1]:
+        eng.loop.scheduler.add(seq)
+    eng.loop.add(seqs[-1])
+    out = [list(iter(q.get, None)) for q in events]
+    assert all(s.error is None for s in seqs)
     steps = eng.runner.graph_steps
     eng.close()
     return out, steps
