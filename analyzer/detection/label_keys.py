@@ -14,11 +14,11 @@ import re
 from analyzer.detection.prefilters import led_by_first
 
 #: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
-#: Russian, Chinese, Japanese and Korean
+#: Russian, Turkish, Chinese, Japanese and Korean
 OWNER = (
     r"user|users|visitor|customer|member|patient|benutzer[s]?|nutzer[s]?|kunde|kunden|utilisateur|usuario|"
     r"usuário|utente|cliente|u[żz]ytkownik(?:a|u)?|klient(?:a)?|gebruiker|klant|пользовател[ьяюе]|"
-    r"用户|使用者|ユーザー|사용자"
+    r"kullanıcı|用户|使用者|ユーザー|사용자"
 )
 COUNTER = (
     r"step|steps|turn|turns|round|rounds|iteration|iterations|attempt|attempts|elapsed|requests|messages|queries|calls|credits|"

@@ -85,7 +85,11 @@ _USER_HEADING = re.compile(
     r"(?i)\b(?:facts?|infos?|information|details|data|memor(?:y|ies)|known|everything)\b[^\n:]{0,30}?\b(?:about|on|of"
     r"|regarding)\s+(?:the |this |our )?(?:user|customer)\b|\b(?:user|customer|member|patient)(?:'s)?[ _-]?(?:profile|info"
     r"|information|details|facts|data|memory|memories|context)\b|\bwhat (?:you|we) know about (?:the |this )?user\b"
-    r"|^\W*about (?:the |this )?user\W*$|^\W*(?:the )?current (?:user|customer)\W*$|关于用户的(?:信息|资料|事实)|用户(?:信息|画像|资料|档案)|ユーザー(?:情報|プロフィール)|사용자 정보"
+    r"|^\W*about (?:the |this )?user\W*$|^\W*(?:the )?current (?:user|customer)\W*$|关于用户的(?:信息|资料|事实)|用户(?:信息|画像|资料|档案|设定)|ユーザー(?:情報|プロフィール)|사용자 (?:정보|프로필)"
+    r"|профиль пользовател|(?:информация|сведения|данные|факты) о пользователе|(?:benutzer|nutzer)profil|(?:infos?|informationen|fakten|wissen) über (?:den |die )?(?:benutzer|nutzer)"
+    r"|profil (?:de l'|d')?utilisateur|(?:informations|faits) sur l'utilisateur|perfil del usuario|(?:información|datos) (?:sobre el|del) usuario"
+    r"|perfil do usuário|(?:informações|dados) (?:sobre o|do) usuário|profilo (?:dell')?utente|(?:informazioni|dati) (?:sull'|dell')utente"
+    r"|kullanıcı (?:profili|bilgileri)|gebruikersprofiel|profil użytkownika|informacje o użytkowniku"
 )
 _SIGILS = re.compile(r"\{|\$\{|<%|\[[A-Z][a-z]+(?: [A-Z][a-z]+){0,3}\]|_{3,}")
 #: a list item inside another: a detail of the item above, not a field of the user

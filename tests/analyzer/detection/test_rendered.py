@@ -210,3 +210,28 @@ def test_the_helpers_read_only_their_own_wording():
         text, b, b + 14, dates
     )
     assert not rendered_dates.period_bound(text, a, a + 14, dates[:1])  # one date alone is no range
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("## Профиль пользователя\n- Любит чай.\n- Работает ночью.\n\n## Правила", "Работает"),
+        ("用户设定：\n- 喜欢喝茶。\n- 晚上工作。\n\n规则", "晚上"),
+        ("**Profil de l'utilisateur :**\n- aime le thé\n- travaille la nuit\n\nSois bref.", "la nuit"),
+        ("Kullanıcı profili:\n- Çay sever.\n- Gece çalışır.\n\nKısa ol.", "Gece"),
+        ("## Benutzerprofil\n- Stadt: Lissabon\n\nSei kurz.", "Lissabon"),
+    ],
+)
+def test_the_lines_under_a_user_profile_heading_in_other_languages(text, value):
+    assert any(value in v.value for v in find_volatile(text) if v.kind == "state")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Kullanıcı kılavuzu:\n- Menüyü açın.\n",  # a user guide, not the user
+        "## Benutzerprofil\n{profile}\n",  # a slot: the slot rules read it
+    ],
+)
+def test_not_under_other_headings_or_slots(text):
+    assert [v for v in find_volatile(text) if v.kind == "state"] == []
