@@ -45,11 +45,21 @@ def test_other_slots_near_memory_words_are_not(text):
             "Has a dog",
         ),
         ("# Long-term Memory\nAna likes tea and works nights.\n\n## Rules", "Ana likes tea"),
+        # a block ends at its closing tag; headings in other languages name one
+        (
+            "<memory>\n- Prefers short answers.\n- Has a dog called Rex.\n</memory>\n\nStay in role.",
+            "Has a dog",
+        ),
+        ("## Memoria a largo plazo\n- Prefiere respuestas cortas.\n- Tiene un perro.\n\nSé breve.", "perro"),
+        ("GEÇMİŞ TURLAR (hafızan):\n- Tur 3: pil dolu.\n- Tur 4: satış.\n\nKısa ol.", "satış"),
+        ("## Долгосрочная память\n- Любит чай.\n\n## Правила", "Любит"),
+        ("### 长期用户记忆\n- 喜欢喝茶。\n- 晚上工作。\n\n规则", "喝茶"),
     ],
 )
 def test_the_rendered_lines_under_a_kept_memory_heading_are_one_block(text, block):
     found = [v for v in find_volatile(text) if v.kind == "state"]
     assert len(found) == 1 and block in found[0].value and "\n\n" not in found[0].value
+    assert "</" not in found[0].value
 
 
 @pytest.mark.parametrize(
@@ -64,24 +74,6 @@ def test_the_rendered_lines_under_a_kept_memory_heading_are_one_block(text, bloc
 )
 def test_no_block_where_the_lines_are_instructions_content_tags_or_examples(text):
     assert [v for v in find_volatile(text) if v.kind == "state"] == []
-
-
-@pytest.mark.parametrize(
-    ("text", "block"),
-    [
-        (
-            "<memory>\n- Prefers short answers.\n- Has a dog called Rex.\n</memory>\n\nStay in role.",
-            "Has a dog",
-        ),
-        ("## Memoria a largo plazo\n- Prefiere respuestas cortas.\n- Tiene un perro.\n\nSé breve.", "perro"),
-        ("GEÇMİŞ TURLAR (hafızan):\n- Tur 3: pil dolu.\n- Tur 4: satış.\n\nKısa ol.", "satış"),
-        ("## Долгосрочная память\n- Любит чай.\n\n## Правила", "Любит"),
-        ("### 长期用户记忆\n- 喜欢喝茶。\n- 晚上工作。\n\n规则", "喝茶"),
-    ],
-)
-def test_a_block_ends_at_its_closing_tag_and_headings_in_other_languages_name_one(text, block):
-    found = [v for v in find_volatile(text) if v.kind == "state"]
-    assert len(found) == 1 and block in found[0].value and "</" not in found[0].value
 
 
 @pytest.mark.parametrize(
