@@ -169,7 +169,11 @@ class JudgedCode(regions.CodeSpans):
         if fence is not None:
             if fence[0] not in self._records:
                 self._records[fence[0]] = _record_fence(self.text, *fence)
-            return not (self._records[fence[0]] or _lone_fenced_slot(self.text, pos))
+            return not (
+                self._records[fence[0]]
+                or _lone_fenced_slot(self.text, pos)
+                or _lone_fenced_value(self.text, pos)
+            )
         return not label_value(self.text, pos, self._label_memo)
 
 
@@ -203,6 +207,24 @@ def _lone_fenced_slot(text: str, pos: int) -> bool:
     ls = text.rfind("\n", 0, pos) + 1
     above = text.rfind("\n", 0, max(ls - 1, 0)) + 1
     return text.startswith("```", above) and text[ls:pos].strip() == "" and bool(_LONE_SLOT.match(text, ls))
+
+
+#: a label that introduces an example, not a value ("Example output:", "e.g.:")
+_EXAMPLE_LABEL = re.compile(r"(?i)example|sample|e\.g\.|for instance|like this|ejemplo|exemple|beispiel|例")
+
+
+def _lone_fenced_value(text: str, pos: int) -> bool:
+    """The value at ``pos`` is the one short line of a bare fence right under a label line
+    ("Current datetime, ISO format:\n```\n2025-04-24 13:52:03\n```"): a slot the app rendered there."""
+    ls = text.rfind("\n", 0, pos) + 1
+    le = text.find("\n", pos)
+    above = text.rfind("\n", 0, max(ls - 1, 0)) + 1
+    if le < 0 or ls == 0 or not text.startswith("```", le + 1) or text[above : ls - 1].strip() != "```":
+        return False
+    if len(text[ls:le].strip()) > 60 or above == 0:
+        return False
+    label = text[text.rfind("\n", 0, above - 1) + 1 : above - 1].strip()
+    return label.endswith((":", "：")) and not _EXAMPLE_LABEL.search(label)
 
 
 def in_statement(text: str, at: int) -> bool:

@@ -92,6 +92,14 @@ def test_a_fence_holding_one_slot_and_nothing_else_is_rendered():
     assert _slots("```\n{{ local_datetime }} and {{ user_name }}\n```\n") == []
 
 
+def test_a_fence_holding_one_short_line_under_a_label_is_the_rendered_value():
+    text = "Current datetime, ISO format:\n```\n2025-04-24 13:52:03\n```\nAnswer in JSON."
+    assert [v.value for v in find_volatile(text)] == ["2025-04-24 13:52:03"]
+    assert find_volatile("Example output:\n```\n2025-04-24 13:52:03\n```\n") == []
+    assert find_volatile("Run it:\n```\nsleep 10:30\necho 2025-04-24 13:52:03\n```\n") == []
+    assert find_volatile("```\n2025-04-24 13:52:03\n```\n") == []  # no label above: a sample
+
+
 def test_a_bare_fence_of_key_value_lines_naming_now_is_a_rendered_block():
     env = (
         "Here is useful information about the environment you are running in:\n\n```\n"
