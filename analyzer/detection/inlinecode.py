@@ -221,8 +221,8 @@ def _lone_fenced_value(text: str, pos: int) -> bool:
     above = text.rfind("\n", 0, max(ls - 1, 0)) + 1
     if le < 0 or ls == 0 or not text.startswith("```", le + 1) or text[above : ls - 1].strip() != "```":
         return False
-    if len(text[ls:le].strip()) > 60 or above == 0:
-        return False
+    if len(text[ls:le].strip()) > 60 or above == 0 or text[ls:pos].strip() or text[pos] in "{$<%":
+        return False  # a long line, no label, a value that does not open the line, a slot (its own rule)
     label = text[text.rfind("\n", 0, above - 1) + 1 : above - 1].strip()
     return label.endswith((":", "：")) and not _EXAMPLE_LABEL.search(label)
 

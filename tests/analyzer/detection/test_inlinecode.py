@@ -98,6 +98,7 @@ def test_a_fence_holding_one_short_line_under_a_label_is_the_rendered_value():
     assert find_volatile("Example output:\n```\n2025-04-24 13:52:03\n```\n") == []
     assert find_volatile("Run it:\n```\nsleep 10:30\necho 2025-04-24 13:52:03\n```\n") == []
     assert find_volatile("```\n2025-04-24 13:52:03\n```\n") == []  # no label above: a sample
+    assert find_volatile("Log line format:\n```\nat 2025-04-24 13:52:03\n```\n") == []  # not the whole line
 
 
 def test_a_bare_fence_of_key_value_lines_naming_now_is_a_rendered_block():
