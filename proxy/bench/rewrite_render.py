@@ -80,6 +80,8 @@ _DATE_WORDS = {"date", "today", "day", "weekday", "yesterday", "tomorrow", "peri
 _DATE_WORDS |= {"dia", "giorno", "hoy", "heute", "oggi", "hoje"}
 _NAME_WORDS = {"name", "username", "nickname", "owner", "nombre", "nom", "prenom", "vorname", "nome"}
 _MACHINE = {"ram", "disk", "free", "used", "usage"}
+#: where a chat app's conversation is held: its name is the chat's, not a person's
+_PLACES = {"guild", "server", "channel", "group", "room", "chat"}
 
 
 def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
@@ -94,6 +96,16 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
         return str(12 + k)  # a count of members, messages …
     if joined.endswith(("fullname", "username", "firstname", "lastname")):
         words.add("name")
+    if named and words & _PLACES and words & {"name", "title"}:  # GUILD_NAME, channel_title
+        return ("Family chat", "Book club")[k % 2]
+    if (
+        named
+        and "user" in words
+        and words <= {"user", "alias", "display", "handle", "nick", "the", "current"}
+    ):
+        words.add("name")  # {{ user }}, {{ userAlias }}: the user's name
+    if named and words & {"address", "addr"}:
+        words.add("location")  # local_address, user_address: a place
     if named and "at" in words:  # created_at, paged_at: a moment
         words.add("time")
     moment = BASE + dt.timedelta(days=k, minutes=k)
@@ -116,10 +128,10 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
         return f"3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a{k:02d}"
     if words & {"email", "mail"}:
         return ("ana@example.com", "ben@example.com")[k % 2]
+    if words & {"branch"}:  # before the name: branch_name is a branch
+        return ("main", "feature/cart-total")[k % 2]
     if words & _NAME_WORDS:
         return ("Ana", "Ben")[k % 2]
-    if words & {"branch"}:
-        return ("main", "feature/cart-total")[k % 2]
     if words == {"commit"} or words == {"git", "commit"}:  # one commit: its hash
         return ("a1b2c3d", "9f8e7d6")[k % 2]
     if words & {"commit", "commits", "log"} or (

@@ -93,6 +93,10 @@ def test_git_chat_name_and_count_slots_render_as_an_app_renders_them():
     assert render("{chatname}", 0) == "Family chat" and render("{membercount}", 1) == "13"
     assert render("{{ userfullname }}", 0) == "Ana"
     assert render("{server_hostname}", 0) != "Family chat"  # a host, not a chat's name
+    assert render("{{GUILD_NAME}}", 0) == "Family chat" and render("{channel_title}", 1) == "Book club"
+    assert render("{{ user }}", 0) == "Ana" and render("{{ userAlias }}", 1) == "Ben"  # the user's name
+    assert render("{{branch_name}}", 0) == "main"  # a branch, not a person
+    assert render("{{local_address}}", 0) == "Istanbul"  # a place
 
 
 def test_a_slot_name_marked_inside_its_braces_is_the_slot():
