@@ -114,8 +114,10 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
         return f"where this conversation is: {w.labelled}"
     if under_user_heading(text, c.start, _SESSION_HEADING, gap=True):
         return "a line of a block about this conversation's surroundings"
-    if git_slot(c.expr, w.label):
-        return f"the working copy's state: {w.labelled}"
+    if git_slot(c.expr, w.label) or (
+        not w.label.strip() and git_slot(c.expr, _header_above(text, c.start, c.end))
+    ):
+        return f"the working copy's state: {w.labelled if w.label.strip() else 'under its header'}"
     if why := gitstate.labelled_slot(c.expr, w.label) or elided.by_label(c.expr, w.label):
         return why
     if why := slotreadings.reading(text, c.start, c.end, w.near):
@@ -197,6 +199,16 @@ def family(expr: str, owners: dict[str, str]) -> str | None:
     if not ws or ws[0] not in owners or owners[ws[0]] == expr:
         return None
     return owners[ws[0]] if len(ws) == 1 or range_bound(expr) else None
+
+
+def _header_above(text: str, start: int, end: int) -> str:
+    """The line above a slot alone on its line when it is a short header ("Recent commits:"), else ""."""
+    ls = text.rfind("\n", 0, start) + 1
+    le = text.find("\n", end)
+    if ls == 0 or text[ls:start].strip() or text[end : len(text) if le < 0 else le].strip():
+        return ""
+    header = text[text.rfind("\n", 0, ls - 1) + 1 : ls - 1].strip()
+    return header if len(header) <= 40 and header.endswith((":", "：")) else ""
 
 
 def git_slot(expr: str, label: str) -> bool:

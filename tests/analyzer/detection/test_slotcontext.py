@@ -108,6 +108,9 @@ def test_a_working_copy_slot_after_a_git_label():
         slots("Order status: {status}\nThe default branch is {defaultBranch}.\nBranch office: {office}\n")
         == []
     )
+    # a slot alone on its line under a header that names git
+    assert slots("Recent commits:\n{log}\n\nGit status:\n{status}\n") == ["{log}", "{status}"]
+    assert slots("Status:\n{status}\n\nNotes:\n{log}\n\nRecent commits:\nSee {log}.\n") == []
 
 
 def test_the_state_of_an_owner_whose_clock_is_rendered():
