@@ -4,7 +4,8 @@ The value argument of ``.replace("{{CURRENT_DATE}}", new Date()…)`` / ``.repla
 regex key), a value of a map keyed by slots (``{"{current_date}": now.toLocaleString()}``) and a
 non-literal appended to a prompt variable (``prompt += now()``), and a value of the object a
 template is rendered with (``prompt.format({ date: new Date()… })``, ``Handlebars.compile(t)({…})``,
-``chain.invoke({ currentDate })``), one template each. It does NOT find literals
+``chain.invoke({ currentDate })``) or that names itself so in a file filling slots with ``.replace``
+(``const variables = { date: now.toLocaleDateString() }``), one template each. It does NOT find literals
 (:mod:`.javascript`) nor judge text.
 """
 
@@ -89,15 +90,26 @@ def _key_verdict(key: str) -> Verdict | None:
     return name_verdict(bare) if bare.replace("_", "").isalnum() else None
 
 
+#: an object of a template's values, named so ("const variables = {date: now.toLocaleDateString()}"),
+#: in a file that fills slots with ``.replace``
+_VALUES_NAME = re.compile(
+    r"(?i)^(?:\w*(?:prompt|template|tpl)\w*)?(?:variables|vars|replacements|placeholders|substitutions|values)$"
+)
+
+
 def slot_templates(f) -> list[Template]:
     """``f`` is a parsed :class:`.javascript._File`."""
     out: list[Template] = []
     declared_text = set()
+    fills = ".replace" in f.text
     for n in f.walk(f.tree.root_node):
         if n.type == "variable_declarator":
             name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
             if name is not None and value is not None and value.type in _TEXT:
                 declared_text.add(f.src(name))
+            elif fills and name is not None and value is not None and value.type == "object":
+                if _VALUES_NAME.match(f.src(name)):
+                    out += _render_values(f, value)
     for n in f.walk(f.tree.root_node):
         if n.type == "call_expression":
             fn, args = n.child_by_field_name("function"), n.child_by_field_name("arguments")

@@ -164,6 +164,20 @@ const f = logger.info({ at: Date.now() });
     ]
 
 
+def test_javascript_values_of_an_object_named_for_a_templates_values_where_slots_are_replaced():
+    src = """
+const now = new Date();
+const variables = { date: now.toLocaleDateString("fr-FR"), iso: now.toISOString(), brand: "Acme" };
+const record = { createdAt: now.toISOString() };
+const promptVars = { today: new Date().toDateString() };
+Object.entries(variables).forEach(([k, v]) => { p = p.replace(`{${k}}`, v); });
+"""
+    got = values(javascript.templates(src, ".ts"))
+    assert got == ['now.toLocaleDateString("fr-FR")', "now.toISOString()", "new Date().toDateString()"]
+    # no slot filled with .replace in the file: an object of values is data, not a template's
+    assert values(javascript.templates(src.replace("p.replace", "p.concat"), ".ts")) == []
+
+
 def test_names_of_an_environment_block_or_the_users_profile():
     from analyzer.detection.names import name_verdict
 
