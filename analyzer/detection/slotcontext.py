@@ -115,7 +115,7 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     if under_user_heading(text, c.start, _SESSION_HEADING, gap=True):
         return "a line of a block about this conversation's surroundings"
     if git_slot(c.expr, w.label) or (
-        not w.label.strip() and git_slot(c.expr, _header_above(text, c.start, c.end))
+        not w.label.strip() and git_slot(c.expr, header_above(text, c.start, c.end))
     ):
         return f"the working copy's state: {w.labelled if w.label.strip() else 'under its header'}"
     if why := gitstate.labelled_slot(c.expr, w.label) or elided.by_label(c.expr, w.label):
@@ -201,7 +201,7 @@ def family(expr: str, owners: dict[str, str]) -> str | None:
     return owners[ws[0]] if len(ws) == 1 or range_bound(expr) else None
 
 
-def _header_above(text: str, start: int, end: int) -> str:
+def header_above(text: str, start: int, end: int) -> str:
     """The line above a slot alone on its line when it is a short header ("Recent commits:"), else ""."""
     ls = text.rfind("\n", 0, start) + 1
     le = text.find("\n", end)

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from analyzer.detect import Volatile, find_volatile
 from analyzer.detection.context import MAX_LABEL, label, word_classes
 from analyzer.detection.names import HIGH, Verdict, is_setting
-from analyzer.detection.slotcontext import BOUND_REASON, content, git_slot, in_period, range_bound
+from analyzer.detection.slotcontext import (
+    BOUND_REASON,
+    content,
+    git_slot,
+    header_above,
+    in_period,
+    range_bound,
+)
 from analyzer.detection.slotreadings import labels_a_reading
 from analyzer.lint.sources.promptlike import KEYED, is_prompt, slotted
 
@@ -108,7 +115,10 @@ def judge_by_label(pieces: list[Piece]) -> None:
         if p.literal:
             before = (before + p.text)[-MAX_LABEL:]
             continue
-        if p.verdict is None and git_slot(p.shown, label(before, len(before))):  # the argument of a "%s"
+        near = label(before, len(before)) or header_above(
+            before + p.shown, len(before), len(before) + len(p.shown)
+        )
+        if p.verdict is None and git_slot(p.shown, near):  # the argument of a "%s"; under "Recent commits:"
             p.verdict = Verdict("a snapshot of the working copy, by its label", HIGH)
         before += p.text
 

@@ -50,6 +50,19 @@ HEADERS = {"X-Request-Id": str(uuid.uuid4())}
     assert not {"cwd", "question", "goal", "str(uuid.uuid4())", "RULES"} & set(got)
 
 
+def test_an_interpolation_alone_under_a_header_about_git_is_the_working_copys_state():
+    src = """
+def git_context(self):
+    log = self._run_git(["log", "--oneline"])
+    parts = [f"Current branch: {branch}"]
+    parts.append(f"\\nRecent commits:\\n{log}")
+    parts.append(f"\\nNotes:\\n{log}")
+    parts.append(f"\\nRecent commits: see {log}")
+    return "\\n".join(parts)
+"""
+    assert values(python.templates(src)) == ["{branch}", "{log}"]
+
+
 def test_a_literal_with_a_labelled_slot_is_a_prompt_whatever_it_is_passed_to():
     src = 'agent = Agent("Current time is {{now}}")\nlabel = Label("{{now}}")\n'
     assert values(python.templates(src)) == ["{{now}}"]
