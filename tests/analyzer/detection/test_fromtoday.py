@@ -13,13 +13,17 @@ from analyzer.detection.names import judge_expression
 @pytest.mark.parametrize(
     "expr",
     ["age(2010, 6, 28)", "calculate_age(user.birthday)", "countdown", "date_countdown(6, 28)"]
-    + ["days_until_launch", "daysSinceSignup", "years_since(founded)", "DAYS_LEFT", "time_ago(post.created)"],
+    + ["days_until_launch", "daysSinceSignup", "years_since(founded)", "DAYS_LEFT", "time_ago(post.created)"]
+    + ["next_wednesday", "lastMonday", "this_friday", "coming_weekend"],
 )
 def test_values_counted_from_today(expr):
     assert "counted from today's date" in judge_expression(expr).reason
 
 
-@pytest.mark.parametrize("expr", ["age", "user_age_group", "max_days", "retention_days", "average", "page"])
+@pytest.mark.parametrize(
+    "expr",
+    ["age", "user_age_group", "max_days", "retention_days", "average", "page", "wednesday", "friday_hours"],
+)
 def test_a_stated_age_or_a_duration_is_not(expr):
     v = judge_expression(expr)
     assert v is None or "counted from today" not in v.reason
