@@ -20,6 +20,7 @@ from analyzer.detection.randomness import MAX_ID_CHARS, entropy
 from analyzer.detection.repeats import KINDS as REPEATED
 from analyzer.detection.repeats import again, without_series
 from analyzer.detection.shapes import scan
+from analyzer.detection.siblings import block_siblings
 
 __all__ = ["HIGH", "MEDIUM", "LOW", "KIND_LABELS", "MAX_ID_CHARS", "Volatile", "entropy", "find_volatile"]
 
@@ -57,7 +58,10 @@ def find_volatile(text: str, *, context: str = "prompt") -> list[Volatile]:
     """
     if not text:
         return []
-    kept = without_series(text, list(judged(text, scan(text), context)), UNLABELLED)
+    cands = scan(text)
+    kept = without_series(text, list(judged(text, cands, context)), UNLABELLED)
+    if siblings := block_siblings(text, cands, kept):
+        kept = sorted(kept + siblings, key=lambda cw: cw[0].start)
     if any(c.kind in REPEATED for c, _ in kept):
         kept = sorted(kept + again(text, kept), key=lambda cw: cw[0].start)
     return [Volatile(c.kind, c.start, c.end, text[c.start : c.end], c.severity, why) for c, why in kept]
