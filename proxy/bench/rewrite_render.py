@@ -78,6 +78,8 @@ def render(value: str, k: int, before: str = "") -> str:
 _TIME_WORDS = {"time", "now", "timestamp", "datetime", "clock", "ts", "hora", "heure", "zeit", "uhrzeit"}
 _DATE_WORDS = {"date", "today", "day", "weekday", "yesterday", "tomorrow", "period", "fecha", "datum", "jour"}
 _DATE_WORDS |= {"dia", "giorno", "hoy", "heute", "oggi", "hoje"}
+#: "data_atual", "fecha_actual", "data_corrente": today's date in Portuguese, Spanish, Italian
+_TODAY_WORDS = {"atual", "actual", "attuale", "corrente", "odierna"}
 _NAME_WORDS = {"name", "username", "nickname", "owner", "nombre", "nom", "prenom", "vorname", "nome"}
 _MACHINE = {"ram", "disk", "free", "used", "usage"}
 #: where a chat app's conversation is held: its name is the chat's, not a person's
@@ -116,7 +118,11 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
     moment += dt.timedelta(days=days)
     if words & _TIME_WORDS:
         return moment.strftime("%Y-%m-%d %H:%M:%S")
-    if words & _DATE_WORDS:
+    if words & {"weekday", "dow"} or words >= {"day", "week"}:  # current_weekday, day_of_week: its name
+        return moment.strftime("%A")
+    if words & {"location", "place", "city"} and words & {"name", "atmosphere", "description"}:
+        words -= {"name"}  # location_name: a place, not a person
+    if words & _DATE_WORDS or (words & _TODAY_WORDS and words & {"data", "fecha"}):
         return moment.strftime("%A, %B %d, %Y")
     if words & {"month", "year", "week"}:
         if "week" in words:

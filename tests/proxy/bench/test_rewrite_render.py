@@ -97,6 +97,11 @@ def test_git_chat_name_and_count_slots_render_as_an_app_renders_them():
     assert render("{{ user }}", 0) == "Ana" and render("{{ userAlias }}", 1) == "Ben"  # the user's name
     assert render("{{branch_name}}", 0) == "main"  # a branch, not a person
     assert render("{{local_address}}", 0) == "Istanbul"  # a place
+    assert render("{{ data_atual }}", 0) == "Thursday, April 24, 2025"  # today's date, in Portuguese
+    assert render("{current_weekday}", 1) == "Friday" and render("{day_of_week}", 0) == "Thursday"
+    assert (
+        render("{location_name}", 0) == "Istanbul" and render("{user_data}", 0) != "Thursday, April 24, 2025"
+    )
 
 
 def test_a_slot_name_marked_inside_its_braces_is_the_slot():
