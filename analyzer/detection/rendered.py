@@ -108,6 +108,7 @@ def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
     and on Markdown headings, zones only at the slash after an area's name (``str.find``: one pass for all areas)."""
     identity.find(text, low, out)
     elapsed.find(text, low, out)
+    whereabouts.user_place(text, low, out)
     keptmemory.rendered_blocks(text, low, out)
     blocks = []  # headings first: the lines under one are read as its block
     k = low.find("#")

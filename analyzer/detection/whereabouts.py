@@ -7,7 +7,8 @@ deployment's zone is configuration. :func:`weather` keeps a reading with a tempe
 ``Weather:`` key ("Sunny, 18 °C"), to the end of its sentence. Both are called by
 :mod:`.rendered` at label words its one pass found; neither scans the text. :func:`coordinates`
 keeps a latitude, longitude pair under a label naming where ("Location: 52.5200, 13.4050"), called
-by :mod:`.session` at a number's digits.
+by :mod:`.session` at a number's digits. :func:`user_place` keeps the place in "The user is in
+Australia." (a fact, not "If the user is in …").
 """
 
 from __future__ import annotations
@@ -114,6 +115,33 @@ def coordinates(text: str, s: int, out: list[Candidate]) -> int:
         out.append(Candidate("state", s, pair.end(), HIGH, "coordinates"))
         return pair.end()
     return s
+
+
+#: where the user is, written out: "The user is in Australia.", "the user's city is Porto"
+_USER_IN = re.compile(
+    r"(?i:the[ \t]+user(?:[ \t]+is[ \t]+(?:currently[ \t]+|now[ \t]+)?(?:(?:located|based|living|staying)[ \t]+)?"
+    r"(?:in|at|near)|'s[ \t]+(?:location|city|country|region)[ \t]+is)[ \t]+(?:the[ \t]+)?)"
+    r"(?P<v>[A-Z][\w'’.-]*(?:(?:,[ \t]?|[ \t])[A-Z][\w'’.-]*){0,3})(?=[ \t]*(?:[.,;:)]|$|\n| and\b| right now\b))"
+)
+#: a condition or a question, not a fact ("If the user is in Europe, …", "Ask whether the user is in …")
+_HYPOTHETICAL = re.compile(
+    r"(?i)\b(?:if|when|whether|unless|whenever|assume|suppose|e\.g\.|example)\b[^.\n]*$"
+)
+
+
+def user_place(text: str, low: str, out: list[Candidate]) -> None:
+    """The place after "the user is in" / "the user's city is" (a name, capitalised), said as a fact."""
+    for word in ("the user is ", "the user's "):
+        k = low.find(word)
+        while k >= 0:
+            m = _USER_IN.match(text, k)
+            ls = text.rfind("\n", 0, k) + 1
+            if m and not _HYPOTHETICAL.search(text, ls, k):
+                end = m.start("v") + len(m.group("v").rstrip("."))  # "Australia." ends a sentence
+                out.append(
+                    Candidate("state", m.start("v"), end, HIGH, "user", text[k : m.start("v")].strip())
+                )
+            k = low.find(word, k + len(word))
 
 
 def user_at(near: str) -> bool:

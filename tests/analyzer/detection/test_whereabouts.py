@@ -112,3 +112,28 @@ def test_a_timezone_in_a_block_about_the_user_is_theirs(text):
 )
 def test_a_timezone_of_no_user_block_is_configuration(text):
     assert [v for v in find_volatile(text) if v.value.startswith(("America", "Europe"))] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("* The user is in Australia.\n* Be nice.", "Australia"),
+        ("The user's city is Porto, Portugal.", "Porto, Portugal"),
+        ("The user is currently based in New York City, and likes tea.", "New York City"),
+    ],
+)
+def test_the_place_the_user_is_in_said_as_a_fact(text, place):
+    assert [v.value for v in find_volatile(text) if v.kind == "state"] == [place]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the user is in Europe, use metric units.",  # a condition
+        "Example: the user is in Paris.",
+        "The user is in a hurry.",  # no place
+        "The name of the user is Arnaud.",  # no "in": not where they are
+    ],
+)
+def test_no_place_in_a_condition_an_example_or_without_one(text):
+    assert [v for v in find_volatile(text) if v.kind == "state"] == []
