@@ -19,11 +19,11 @@ from analyzer.detection.prefilters import holds_any
 
 MAX_LABEL = 80
 
-#: the character class first (the look-behinds then include it), so sre skips to . ; ! ? in C
-_SENTENCE_END = re.compile(r"[.;!?](?<!\be\.g.)(?<!\bi\.e.)(?<!\bvs.)(?<!\bNo.)(?:\s|$)")
-SENTENCE_END = _SENTENCE_END
-# Word classes of a label. A label is split into lower-case words (and read for a few
-# marks such as "e.g." and "©"); each class is a set of words and of two-word phrases.
+#: the character class first (the look-behinds then include it): sre skips to . ; ! ? 。in C
+SENTENCE_END = re.compile(
+    r"[.;!?。！？；](?<!\be\.g.)(?<!\bi\.e.)(?<!\bvs.)(?<!\bNo.)(?:(?<=[。！？；])|\s|$)"
+)
+# Word classes of a label: its lower-case words (and a few marks, "e.g.", "©"); a class is words and word pairs.
 _CLASS_WORDS = {
     "example": "example examples like format formatted sample samples placeholder placeholders pattern syntax schema mock dummy fake "
     "say demo specimen suppose supposing assume assuming imagine pretend hypothetical hypothetically",
@@ -237,7 +237,7 @@ def label_start(text: str, start: int, floor: int = 0) -> int:
     previous value (``floor``), at most :data:`MAX_LABEL` characters back."""
     at = max(text.rfind("\n", max(0, start - MAX_LABEL), start) + 1, floor, start - MAX_LABEL)
     last = at
-    for m in _SENTENCE_END.finditer(text, at, start):
+    for m in SENTENCE_END.finditer(text, at, start):
         last = m.end()
     return last
 
@@ -249,7 +249,7 @@ def label(text: str, start: int, floor: int = 0) -> str:
 def clause(label_text: str) -> str:
     """The last clause of a label: what stands right before the value ("request " in
     "Active workspace id: ws_41a9c2, request ")."""
-    cut = max(label_text.rfind(","), label_text.rfind(";"), label_text.rfind("("), label_text.rfind(")"))
+    cut = max(label_text.rfind(ch) for ch in ",;()，（）")  # and CJK's full-width marks
     return label_text[cut + 1 :]
 
 

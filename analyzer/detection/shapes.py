@@ -15,10 +15,10 @@ import re
 
 from analyzer.detection import dates, gitstate, given, phrases, rendered, rendered_dates, session, slots
 from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
+from analyzer.detection.ids import EPOCH_MS, JWT, token_ids
 from analyzer.detection.loops import loop_at
 from analyzer.detection.names import Verdict, is_setting, judge_expression
 from analyzer.detection.prefilters import find_led
-from analyzer.detection.randomness import looks_random_b64, looks_random_hex, ulid_ms
 
 __all__ = ["EPOCH_MS", "LOW", "Candidate", "scan"]
 
@@ -31,8 +31,6 @@ CLOCK = re.compile(
     r"(?:\s\((?:[A-Z][a-z]+\s){1,4}Time\))?)?(?![\d:])"
 )
 EPOCH = re.compile(r"(?<!\w)(?<!\d\.)1[0-9]{9}(?:[0-9]{3}|\.[0-9]{1,6})?(?!\w|\.\d)")
-#: 2017–2036 in milliseconds: a clock reading even unlabelled
-EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)
 ISO_DATE = re.compile(r"(?<![\d.\-/])\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\d\-.]\d)")
 #: an ISO week ("2025-W17", "2025-W17-4")
 ISO_WEEK = re.compile(r"(?<![\d.\-/])(?:19|20)\d\d-W(?:0[1-9]|[1-4]\d|5[0-3])(?:-[1-7])?(?![\w-])")
@@ -56,28 +54,6 @@ _PH = re.compile(
     r"|<%[=-]?\s*(?P<e>(?:(?!-?%>)[^\n]){1,160}?)\s*-?%>"  # <%= name %> (ERB, EJS)
     r"|(?<![{$])\{(?P<f>[A-Za-z_][\w.]*(?:\[[^\]\n]{1,20}\])*)(?:![rsa])?(?::(?P<spec>%[^{}\n\"']{0,40}|[^{}\s\"'%](?![^{}\n]*[ ,][A-Za-z_]\w*:)(?:[^{}\n\"'%]{0,23}[^{}\s\"'%])?))?\}(?!\})"  # {name}, {now:%H:%M}
 )
-UUID = re.compile(
-    r"(?<![0-9A-Fa-f-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f-])"
-)
-ID_LABEL_BEFORE = re.compile(
-    r"(?i)\b(?:x-)?(?:request|req|session|sess|trace|span|correlation|conversation|run|message|msg|call|transaction|txn)[-_ ]?id\b(?:\W{0,3}[:=]\s*[\"'`]?|(\s+(?:is\s+)?))\Z"
-)
-#: "session=V1StGXR8_Z5jdHi6B-myT", "Trace: 4bf9…": a random-looking value right after a bare id owner
-ID_BARE_LABEL = re.compile(
-    r"(?i)\b(?:x-)?(?:request|session|sess|trace|correlation|conversation|thread|run)\s*[:=]\s*[\"'`]?\Z"
-)
-#: a ULID: 48 bits of milliseconds then 80 random bits, in Crockford base32
-ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
-ID_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.:]{5,}")
-PREFIXED_ID = re.compile(
-    r"\b(?:req|msg|sess|resp|run|call|toolu|chatcmpl|cmpl|trace|evt|span)[_-][A-Za-z0-9]{10,}\b"
-)
-#: cus_N8s7Hq2LkP0xRt, sub_1QjZ…
-TYPED_ID = re.compile(r"\b[a-z]{2,10}[_-](?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{12,40}\b")
-JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
-HEX = re.compile(r"(?<![\w-])[0-9a-fA-F]{16,}(?![\w-])")
-B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
-
 # One leading character class, so sre skips everything else at C speed; a run of digits is an
 # anchor only when it can start a shape: inside a token ("v2", "a1b2", "+1"), followed by one
 # (":", "-", "/", a letter, ".5", 年/월), six digits or more, or a year (1000–2999). Bare numbers ("30 days", "$12") are
@@ -102,6 +78,7 @@ _TOKEN_END = re.compile(r"[A-Za-z0-9_+/.:-]*")
 _DIGIT_RUN = re.compile(r"\d+")
 _LIVE = frozenset(":/.-年月년월h时時点點시 ") | session.QUANTITY_NEXT  # what _digit_shapes reads after digits
 _CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIGH)
+_CARD_PAIR_USER = Verdict("named `user` beside `{char}`: the user's name, per user", HIGH)
 
 
 def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
@@ -118,8 +95,11 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
         return m.end()
     expr = next(g for g in m.group("positional", "dify", "d", "tag", "s", "p", "e", "f") if g is not None)
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
-    if verdict is None and m.group("d") is not None and expr.strip().lower() == "user":
-        verdict = _CARD_USER  # {{user}} beside {{char}}: the character-card convention's user name
+    if verdict is None and expr.strip().lower() == "user":  # the character-card convention's user name
+        if m.group("d") is not None:
+            verdict = _CARD_USER  # {{user}}
+        elif m.group("f") is not None and _carded(text, memo):
+            verdict = _CARD_PAIR_USER  # {user} beside {char}
     if verdict and (given.content(text, expr, memo) or given.retrieved(text, at, expr, verdict.reason)):
         verdict = None  # "Here is the weather:\n{weather}": the material to work on
     shape = verdict.reason if verdict else (SETTING if is_setting(expr) else "")
@@ -127,6 +107,14 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
         Candidate("placeholder", at, m.end(), verdict.severity if verdict else HIGH, shape, expr.strip())
     )
     return m.end()
+
+
+def _carded(text: str, memo: dict) -> bool:
+    """The text writes the character-card pair with single braces (``{char}`` … ``{user}``)."""
+    key = ("carded",)
+    if key not in memo:
+        memo[key] = "{char}" in text
+    return memo[key]
 
 
 def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
@@ -194,62 +182,6 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
     return covered
 
 
-def _token_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> None:
-    """Ids that are a whole token (or most of one): UUIDs, JWTs, prefixed, labelled, hex and base64 ids."""
-    n = te - ts
-    if n >= 36 and "-" in text[ts:te]:
-        for m in UUID.finditer(text, ts, te):
-            out.append(Candidate("uuid", *m.span(), HIGH))
-    if n >= 6 and "id" in text[max(0, ts - 48) : ts].lower():
-        label = ID_LABEL_BEFORE.search(text, max(0, ts - 48), ts)
-        if label:
-            m = ID_VALUE.match(text, ts)
-            value = m.group(0).rstrip(".:") if m else ""
-            # "request id abc123" (no colon): letters and digits needed
-            unlabelled = label.group(1) is not None
-            if (
-                len(value) >= 6
-                and any(ch.isdigit() for ch in value)
-                and not (unlabelled and not any(ch.isalpha() for ch in value))
-            ):
-                out.append(
-                    Candidate("request-id", ts, ts + len(value), HIGH, "labelled-id", label.group(0).strip())
-                )
-    if (
-        n >= 16
-        and text[ts - 1 : ts] in (":", "=", " ", '"', "'")
-        and not any(c.kind == "request-id" and c.start == ts for c in out[-2:])
-    ):
-        label = ID_BARE_LABEL.search(text, max(0, ts - 24), ts)
-        m = ID_VALUE.match(text, ts) if label else None
-        value = m.group(0).rstrip(".:") if m else ""
-        if len(value) >= 16 and (
-            looks_random_b64(value) or (HEX.fullmatch(value) and looks_random_hex(value))
-        ):
-            out.append(
-                Candidate("request-id", ts, ts + len(value), HIGH, "labelled-id", label.group(0).strip())
-            )
-    if n == 26 and ULID.fullmatch(text, ts, te) and ulid_ms(text[ts:te]) in EPOCH_MS:
-        out.append(Candidate("request-id", ts, te, HIGH, "ulid"))
-    if n >= 14:
-        for m in PREFIXED_ID.finditer(text, ts, te):
-            out.append(Candidate("request-id", *m.span(), HIGH, "prefixed"))
-        for m in TYPED_ID.finditer(text, ts, te):
-            out.append(Candidate("request-id", *m.span(), HIGH, "typed"))
-        if "eyJ" in text[ts:te]:
-            for m in JWT.finditer(text, ts, te):
-                out.append(Candidate("jwt", *m.span(), HIGH))
-    if n >= 16:
-        for m in HEX.finditer(text, ts, te):
-            out.append(Candidate("hex-id", *m.span(), HIGH))
-    if n >= 22:
-        for m in B64.finditer(text, ts, te):
-            end = m.end()
-            while end < len(text) and end - m.end() < 2 and text[end] == "=":
-                end += 1
-            out.append(Candidate("base64-id", m.start(), end, HIGH))
-
-
 def scan(text: str) -> list[Candidate]:
     """Every candidate span of ``text``, unjudged, in no particular order."""
     out: list[Candidate] = []
@@ -277,7 +209,7 @@ def scan(text: str) -> list[Candidate]:
         te = _TOKEN_END.match(text, p).end()
         reach = _digit_shapes(text, ts, te, out)
         if te - ts >= 6:
-            _token_shapes(text, ts, te, out)
+            token_ids(text, ts, te, out)
         covered = max(te, reach)
     k = find_led(text, "eyJ", 2)  # a JWT's "J": rare in prose, so found with memchr
     while k >= 0:

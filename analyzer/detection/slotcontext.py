@@ -99,6 +99,8 @@ _WORKDIR = re.compile(
 #: a label ending in one of these makes the slot its object ("the time in {city}")
 _PREPOSITIONS = frozenset("in at for of near from to on".split())
 _SLOT_KEYS = frozenset(("session",))
+#: how many characters of a token with no spaces in it (CJK) make its key
+_CJK_KEY = 12
 
 
 def labelled(text: str, c: Candidate, w: Around) -> str | None:
@@ -137,6 +139,8 @@ def labelled(text: str, c: Candidate, w: Around) -> str | None:
     # {x}" names a setting ("current" alone is no clock)
     kept = [
         t
+        if t.isascii()
+        else t[-_CJK_KEY:]  # a clause of CJK is one token: its key is its end ("…当前时间：")
         for i, t in enumerate(tokens[start:], start)
         if not (i and tokens[i - 1].lower() in ("per", "each", "every"))
     ]

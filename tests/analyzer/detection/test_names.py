@@ -134,6 +134,15 @@ def test_the_character_card_user_is_the_users_name():
     text = "You are {{char}}. Talk with {{user}} as a friend."
     assert [v.value for v in find_volatile(text)] == ["{{user}}"]
     assert find_volatile("User: {user}\nAssistant:") == []  # a completion template's turn: content
+    # the pair in single braces (str.format or .replace): {user} is the user's name beside {char}
+    assert [v.value for v in find_volatile("{char}知道{user}是人类，{user}是作者。")] == ["{user}", "{user}"]
+    assert find_volatile("Reply to {user} politely.") == []  # no {char}: a bare {user} tells nothing
+
+
+def test_a_cjk_labels_now_word_counts_only_at_its_end():
+    # a clause of CJK has no spaces: "目前" far before the slot is no label of it, "当前时间：" right before is
+    assert find_volatile("但目前来看可能只有修复完成这个故事才能找到关于{char}真实身份的线索。") == []
+    assert [v.value for v in find_volatile("在作者到来之前。当前时间：{t}")] == ["{t}"]
 
 
 def test_a_records_date_field_and_text_about_a_value_are_not_todays():
