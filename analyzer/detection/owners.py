@@ -5,7 +5,8 @@ caller, member, patient, student, client, visitor or profile: its profile and id
 (name, age, weight, room, checkout date, goal …) are filled per user. Their tier, role, plan,
 permissions, status and preferences (language, units …) are per role or settings, never flagged.
 :func:`owned_id` reads a plain name joining such an owner and an id, phone or e-mail
-(``caller_id``, ``customer_phone``); a persona-like ``{customer_name}`` stays judged by its label.
+(``caller_id``, ``customer_phone``) or a person served and their name or profile (``{customer_name}``,
+``{player_name}``, ``{nome_cliente}``).
 
 It does NOT read labels, nor judge the owner alone (``{user}``) or a record's field (``author.name``).
 """
@@ -35,6 +36,25 @@ _NOT_PER_USER |= vocab.SETTING - {"tz", "zone", "timezone"}  # the user's own zo
 _SIZES = {"count", "length", "size", "__class__"}
 #: identity parts joined to an owner in one plain name ("caller_id", "customer_phone")
 _ID_PARTS = {"id", "phone", "number", "email", "mail"}
+#: the people served by name or by a block about them ("customer_name", "patient_info"): per user, as
+#: the corpus labels them (a persona's name is the assistant's: "agent_name", "bot_name")
+_PERSONS = {
+    "customer",
+    "client",
+    "patient",
+    "guest",
+    "caller",
+    "member",
+    "student",
+    "player",
+    "lead",
+    "buyer",
+}
+_NAMED_PARTS = {"name", "fullname", "firstname", "lastname", "surname", "profile", "info", "details"}
+_NAME_LEADS = {"full", "first", "last", "given", "family"}
+#: Spanish, Portuguese, Italian and French write the name first ("nome_cliente", "nombre_paciente")
+_NAMES_BEFORE = {"nome", "nombre", "nom"}
+_ROMANCE_PERSONS = {"cliente", "paciente", "usuario", "usuário", "utente", "huesped", "aluno", "alumno"}
 #: an id owner that names an app's credential ("client_id" of an OAuth app), not a person
 _APP_OWNERS = {"client", "tenant", "contact", "me", "profile"}
 
@@ -55,8 +75,15 @@ def owned_field(name: str, words: Callable[[str], list[str]]) -> str | None:
 
 
 def owned_id(ws: list[str]) -> bool:
-    """A plain name's words join a person owner and an identity part (``system__caller_id``); the
-    user's own (``user_id``) are :mod:`.names`' own rule."""
-    return any(
-        w in OWNERS - _APP_OWNERS - vocab.USER and ws[i + 1] in _ID_PARTS for i, w in enumerate(ws[:-1])
-    )
+    """A plain name's words join a person owner and an identity part (``system__caller_id``,
+    ``customer_name``, ``patient_info``, ``nome_cliente``); the user's own (``user_id``) are
+    :mod:`.names`' own rule."""
+    for i, w in enumerate(ws[:-1]):
+        nxt = ws[i + 1]
+        if w in OWNERS - _APP_OWNERS - vocab.USER and nxt in _ID_PARTS:
+            return True
+        if w in _PERSONS and (nxt in _NAMED_PARTS or (nxt in _NAME_LEADS and ws[i + 2 : i + 3] == ["name"])):
+            return True  # customer_name, player_full_name, client_profile
+        if w in _NAMES_BEFORE and nxt in _PERSONS | _ROMANCE_PERSONS:
+            return True  # nome_cliente, nombre_paciente
+    return False

@@ -35,10 +35,16 @@ def test_content_sizes_records_and_settings_are_not_fields_of_the_person():
 def test_an_owner_joined_to_an_id_or_phone_in_one_name():
     assert owned_id(words("system__caller_id")) and owned_id(words("customer_phone"))
     assert not owned_id(words("client_id"))  # an OAuth app's credential
-    assert not owned_id(words("customer_name"))  # a persona's name: judged by its label
     text = "{{system__caller_id}} is the caller's phone number.\n"
     assert [v.value for v in find_volatile(text)] == ["{{system__caller_id}}"]
-    assert find_volatile("Keep the tone of {{customer_name}} in mind.\n") == []
+
+
+def test_a_person_served_and_their_name_or_profile_in_one_name():
+    for name in ("customer_name", "player_full_name", "patient_info", "client_profile", "nome_cliente"):
+        assert owned_id(words(name)), name
+    for name in ("agent_name", "bot_name", "company_name", "customer_service", "customer_type", "name_tag"):
+        assert not owned_id(words(name)), name  # the assistant's or the business's own, a setting
+    assert [v.value for v in find_volatile("Greet {{customer_name}} by name.\n")] == ["{{customer_name}}"]
 
 
 @pytest.mark.parametrize("expr", ["user_class_instance.name", "userObj.email", "user_record.city"])
