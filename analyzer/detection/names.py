@@ -101,10 +101,13 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: where the user is now", HIGH)
     if found & vocab.WHERE_OWNERS and found & vocab.WHERE and "locale" not in found:
         return Verdict(f"named `{name}`: where the request comes from", HIGH)
-    own = (
-        set(words(name.rsplit(".", 1)[-1])) if "." in name else found
-    )  # a field's own name says it is the user's
-    if own & vocab.USER_WORDS or (own & vocab.USER and own & vocab.USER_PARTS and "role" not in own):
+    own = set(words(name.rsplit(".", 1)[-1])) if "." in name else found  # a field's own name says so
+    sender = "".join(ws) in vocab.SENDER_WORDS  # pushName: a messaging API's sender
+    if (
+        own & vocab.USER_WORDS
+        or sender
+        or (own & vocab.USER and own & vocab.USER_PARTS and "role" not in own)
+    ):
         return Verdict(f"named `{name}`: the current user's own value", HIGH)
     if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
         return None

@@ -84,6 +84,14 @@ _CARD_PAIR_USER = Verdict("named `user` beside `{char}`: the user's name, per us
 def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
     m = _PH.match(text, at)
     if not m:
+        if text.startswith("{{", at) and (end := _braced_expression(text, at)) > 0:
+            expr = " ".join(text[at + 2 : end - 2].split())  # n8n: {{ (() => { const now = $now … })() }}
+            verdict = judge_expression(expr)
+            shape = verdict.reason if verdict else ""
+            out.append(
+                Candidate("placeholder", at, end, verdict.severity if verdict else HIGH, shape, expr[:200])
+            )
+            return end
         if text.startswith("{%", at) and (end := loop_at(text, at, out)) > at:
             return end  # {% for item in customer.orders %}…{% endfor %}: one rendered block
         return max(at + 1, session.state_json(text, at, out)) if text[at] == "{" else at + 1
@@ -107,6 +115,26 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
         Candidate("placeholder", at, m.end(), verdict.severity if verdict else HIGH, shape, expr.strip())
     )
     return m.end()
+
+
+_EXPRESSION_REACH = 2000
+
+
+def _braced_expression(text: str, at: int) -> int:
+    """The end of a ``{{ … }}`` expression with braces or lines of its own that opens with ``$`` or
+    ``(`` (n8n's JavaScript: ``{{ (() => { … })() }}``, ``{{ $json.items.map(i => { … }) }}``), or -1."""
+    if text[at + 2 : at + 12].lstrip()[:1] not in ("$", "("):
+        return -1
+    depth, end = 0, min(len(text), at + _EXPRESSION_REACH)
+    for i in range(at + 2, end):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                return i + 2 if text.startswith("}}", i) else -1
+            depth -= 1
+    return -1
 
 
 def _carded(text: str, memo: dict) -> bool:

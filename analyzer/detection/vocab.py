@@ -57,6 +57,8 @@ USER_PARTS |= {"age"}
 USER_PARTS |= {"info", "information", "description", "bio", "background", "alias", "fullname"}
 USER_WORDS = {"username", "useremail", "userid", "nickname", "usermail", "useraddress"}
 USER_WORDS |= {"userprofile", "useralias"}
+#: a chat message's sender as messaging APIs name them (WhatsApp's "pushName", "remoteJid"), whole names
+SENDER_WORDS = {"pushname", "remotejid", "sendername", "fromnumber"}
 #: a person's own name by its parts ("{{firstName}}", "{full_name}"): filled per user, unless a record's
 #: field; a role's name alone ("{customer_name}") may be a persona's, so it is judged by its label
 PERSON_NAMES = {"firstname", "lastname", "fullname", "surname", "givenname", "forename", "familyname"}

@@ -296,3 +296,9 @@ def test_the_season_a_request_falls_in_is_a_date(slot, found):
 )
 def test_an_environment_block_by_its_own_name_not_a_field_of_a_context(expr, found):
     assert (judge_expression(expr) is not None) is found
+
+
+def test_a_messaging_apis_sender_fields_are_the_users_own():
+    for expr in ("$('Webhook').item.json.body.data.pushName || 'Cliente'", "msg.remoteJid", "senderName"):
+        assert "user's own" in judge_expression(expr).reason, expr
+    assert judge_expression("push_notification") is None and judge_expression("$json.body.text") is None

@@ -91,3 +91,14 @@ def test_a_dotnet_format_spec_with_spaces_is_part_of_its_slot():
     for slot in ("{DateTime.Now:MMM dd, yyyy}", "{DateTime.Now:hh:mm tt}", "{now:%Y-%m-%d %H:%M}"):
         assert [v.value for v in find_volatile(f'dict["current_date"] = $"{slot}";')] == [slot]
     assert find_volatile("Use {type: string} here.") == []
+
+
+def test_an_n8n_expression_with_braces_and_lines_of_its_own_is_one_slot():
+    text = (
+        "Data e hora atual: {{ (() => {\n  const now = $now.setZone('America/Sao_Paulo')\n"
+        "  return now.toFormat('dd/MM/yyyy')\n})() }}\nProdutos: {{ $json.items.map(i => { return i.sku }).join(', ') }}\n"
+    )
+    found = find_volatile(text)
+    assert [v.value[:12] for v in found] == ["{{ (() => {\n"] and found[0].value.endswith("})() }}")
+    assert find_volatile("Use {{ if x { y } }} here.\n") == []  # no $ or ( first: not n8n's JavaScript
+    assert find_volatile("Broken {{ (() => { never closed\n") == []
