@@ -1,5 +1,6 @@
 """Ids that are a whole token (or most of one): UUIDs, JWTs, prefixed, typed, labelled, ULID, hex and
-base64 ids, read by :func:`token_ids` at a token :func:`.shapes.scan` found.
+base64 ids, read by :func:`token_ids` at a token :func:`.shapes.scan` found; :func:`id_epoch` tells an
+epoch that is a node's id (a workflow export's) from a clock reading.
 
 It does NOT find tokens (:mod:`.shapes` does) nor judge them (:mod:`.judge`).
 """
@@ -11,7 +12,7 @@ import re
 from analyzer.detection.candidate import HIGH, Candidate
 from analyzer.detection.randomness import looks_random_b64, looks_random_hex, ulid_ms
 
-__all__ = ["EPOCH_MS", "JWT", "UUID", "token_ids"]
+__all__ = ["EPOCH_MS", "JWT", "UUID", "id_epoch", "record_value", "token_ids"]
 
 #: 2017–2036 in milliseconds: a clock reading even unlabelled
 EPOCH_MS = range(1_500_000_000_000, 2_100_000_000_000)
@@ -92,3 +93,58 @@ def token_ids(text: str, ts: int, te: int, out: list[Candidate]) -> None:
             while end < len(text) and end - m.end() < 2 and text[end] == "=":
                 end += 1
             out.append(Candidate("base64-id", m.start(), end, HIGH))
+
+
+#: an id's key before an epoch ("id: '1740638793787'", "source:", "parent_id":), a Dify node's reference
+_ID_KEY = re.compile(
+    r"(?i)(?:\b(?:id|ids|source|target|parent|node|edge|ref|key)|_id|Id)[\"']?\s*[:=]\s*[\"']?$|\{\{#$"
+)
+
+
+def id_epoch(text: str, start: int, end: int) -> bool:
+    """Epoch milliseconds that name a thing made once (a workflow's node ids: "1740638793787-source-…",
+    ``id: '1740638793787'``, ``{{#1740645185279.text#}}``), not the clock of a request."""
+    value, k, seen = text[start:end], text.find(text[start:end]), 0
+    while (
+        k >= 0 and seen < 32
+    ):  # any copy named as an id makes every copy one (a Dify selector's "- '1740…'")
+        joined = text[k + len(value) : k + len(value) + 1] == "-" or text[k - 1 : k] == "-"
+        if joined or _ID_KEY.search(text, max(0, k - 16), k):
+            return True
+        k, seen = text.find(value, k + len(value)), seen + 1
+    return False
+
+
+#: a record's own key before an id ("id": "…", ``versionId: …``): a node, workflow or install of a document
+#: (an n8n or Dify export), fixed where the document is; per-request ids have owners (session, request …);
+#: a hex pinned after a version ("langgenius/openai:0.0.12@604c…") is a package's digest
+_RECORD_ID_KEY = re.compile(
+    r"""(?im)(?:^[ \t]*(?:-[ \t]+)?|["'])(?:id|uuid|(?:node|version|webhook|workflow|instance|credential|template|case)_?id"""
+    r"""|(?:source|target)_?handle)["']?[ \t]*[:=][ \t]*["']?$|\d\.\d+(?:\.\d+)?@$"""
+)
+#: … and its own moments ("createdAt": "2024-12-23T16:09:38.737Z", ``updated_at:``): when it was saved
+_RECORD_MOMENT_KEY = re.compile(
+    r"""(?im)(?:^[ \t]*(?:-[ \t]+)?|["'])(?:created|updated|modified|saved|last_?modified)_?(?:at|on|time|date)?["']?"""
+    r"""[ \t]*:[ \t]*["']?$"""
+)
+_ID_KINDS = frozenset(("uuid", "hex-id", "base64-id", "request-id"))
+
+
+def record_value(text: str, start: int, kind: str) -> bool:
+    """The id or moment at ``start`` is the value of a record's own key (``"id": "03b4…"``,
+    ``"instanceId": …``, ``"createdAt": …``)."""
+    key = _RECORD_ID_KEY if kind in _ID_KINDS else _RECORD_MOMENT_KEY if kind in ("time", "date") else None
+    if key is None:
+        return False
+    if kind != "uuid":
+        return key.search(text, max(0, start - 48), start) is not None
+    end = start + 36  # a UUID: any copy of it under a record's key makes every copy one ("- 8c46…" in a list)
+    return any(key.search(text, max(0, k - 48), k) for k in _copies(text, text[start:end]))
+
+
+def _copies(text: str, value: str, most: int = 32) -> list[int]:
+    out, k = [], text.find(value)
+    while k >= 0 and len(out) < most:
+        out.append(k)
+        k = text.find(value, k + len(value))
+    return out

@@ -6,8 +6,7 @@ keep/drop rules (a "now" label, a today-phrase, fixed or schedule wording, links
 ``context="description"`` keeps a clock time or a date only with a "now" label or after a
 today-phrase. Each rule has a test in ``tests/analyzer/test_detect.py``.
 
-It does NOT find anything itself (:mod:`.shapes` does).
-See docs/lint.md ("What counts as volatile") for the rules per kind.
+It does NOT find anything itself (:mod:`.shapes` does). docs/lint.md ("What counts as volatile"): the rules.
 """
 
 from __future__ import annotations
@@ -19,17 +18,13 @@ from functools import cached_property
 from analyzer.detection import context as cx
 from analyzer.detection import inlinecode, loops, regions, rendered_dates, slotcontext
 from analyzer.detection.around import Around, short
-from analyzer.detection.candidate import SETTING, STRFTIME
+from analyzer.detection.candidate import SETTING, STRFTIME, Candidate
+from analyzer.detection.ids import EPOCH_MS, id_epoch, record_value
 from analyzer.detection.listings import in_range
 from analyzer.detection.prefilters import find_led
-from analyzer.detection.randomness import (
-    UUID_KIND_WORDS,
-    looks_random_b64,
-    looks_random_hex,
-    uuid_families,
-    uuid_kind,
-)
-from analyzer.detection.shapes import EPOCH_MS, Candidate
+from analyzer.detection.randomness import UUID_KIND_WORDS, uuid_families, uuid_kind
+from analyzer.detection.randomness import looks_random_b64 as random_b64
+from analyzer.detection.randomness import looks_random_hex as random_hex
 
 #: the stronger kind first where candidates start together
 _ORDER = "jwt time uuid request-id placeholder today-phrase date hex-id base64-id state"
@@ -117,6 +112,8 @@ class _Judge:
             return f"the same slot as `{short(c.expr)}` before"  # in code or an example too: it is filled
         if c.start in self.code or (c.kind != "placeholder" and inlinecode.in_statement(text, c.start)):
             return None
+        if c.kind != "placeholder" and record_value(text, c.start, c.kind):
+            return None  # "id": "03b4…", "createdAt": "2024-…" of a workflow export: fixed where it is
         w = Around(text, c, self.floor, self.tags, self.memo)
         if c.kind == "today-phrase":
             return None if w.example else ""  # the wording itself: its finding explains it
@@ -169,7 +166,7 @@ class _Judge:
             return None if cx.FIXED.search(w.near) else "a ULID: minted per request, at its own millisecond"
         if c.kind == "request-id":
             if c.shape == "typed" and (
-                not looks_random_b64(value.split("_", 1)[-1].split("-", 1)[-1] + "Aa1")
+                not random_b64(value.split("_", 1)[-1].split("-", 1)[-1] + "Aa1")
                 or cx.FIXED.search(w.near)
                 or cx.FIXED_AFTER.match(cx.after(text, c.end, 40))
             ):
@@ -180,10 +177,8 @@ class _Judge:
         if cx.in_url(text, c.start) or cx.digest_label(text, c.start, w.near) or cx.FIXED.search(w.near):
             return None
         if c.kind == "hex-id":
-            return f"{len(value)} random-looking hex digits" if looks_random_hex(value) else None
-        return (
-            f"{len(value.rstrip('='))} random-looking base64 characters" if looks_random_b64(value) else None
-        )
+            return f"{len(value)} random-looking hex digits" if random_hex(value) else None
+        return f"{len(value.rstrip('='))} random-looking base64 characters" if random_b64(value) else None
 
     def follows(self) -> str:
         return f"follows `{short(self.text[self.phrase_start : self.phrase_end])}`"
@@ -196,7 +191,8 @@ class _Judge:
             if c.shape == "epoch":
                 timed = _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start)
                 return "epoch seconds after a time word" if timed else None
-            return "epoch milliseconds of 2017–2036" if int(value) in EPOCH_MS else None
+            fresh = int(value) in EPOCH_MS and not id_epoch(text, c.start, c.end)  # a node's id is no clock
+            return "epoch milliseconds of 2017–2036" if fresh else None
         if c.shape == "timestamp":
             if self.after_phrase(c):
                 return self.follows()
