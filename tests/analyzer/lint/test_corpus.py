@@ -20,15 +20,14 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.828, recall 0.647 on 1,069 spans, issue 22 round 10, after
-#: twenty batches of unseen prompts joined it and a fork went to its upstream's half), less a small margin
-TEST_PRECISION, TEST_RECALL = 0.80, 0.64
-#: the dev half as measured (precision 0.884, recall 0.830 on 1,132 spans, round 11 with batches 21-23 added
-#: blind), less a margin
+#: the test half as measured (precision 0.793, recall 0.665 on 1,227 spans, issue 22 round 11, after
+#: twenty-six batches of unseen prompts joined it; batch 24's low-code exports cost precision), less a margin
+TEST_PRECISION, TEST_RECALL = 0.77, 0.64
+#: the dev half as measured (precision 0.884, recall 0.826 on 1,247 spans, round 11), less a margin
 DEV_PRECISION, DEV_RECALL = 0.87, 0.81
-#: rendered values of the test half the aggressive rewrite moves (0.578 of 540, round 10; 0.571 of 504 in
-#: round 9; 0.613 of 424 in round 7: the halves grew by harder prompts), less a margin
-TEST_RENDERED = 0.55
+#: rendered values of the test half the aggressive rewrite moves (0.547 of 644, round 11; 0.578 of 540 in
+#: round 10: the half grew by harder prompts), less a margin
+TEST_RENDERED = 0.53
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 
