@@ -21,6 +21,7 @@ import re
 from bisect import bisect_right, insort
 
 from analyzer.detection import regions
+from analyzer.detection.shapes import braced_expression
 
 #: one template slot filling a whole inline code span: {{ x }}, {x}, ${x}, <%= x %>, or the value a
 #: template rendered there with a digit or a brace in it (`2025-04-24`, `sess_8f3a…`, `{"step": 3}`)
@@ -203,10 +204,19 @@ _LONE_SLOT = re.compile(r"[ \t]*(?:\{\{[^{}\n]+\}\}|\{[A-Za-z_][\w.]*\}|\$\{[^{}
 
 def _lone_fenced_slot(text: str, pos: int) -> bool:
     """The slot at ``pos`` is a fence's whole body: the template renders a value there (a syntax
-    example shows more than a bare slot)."""
+    example shows more than a bare slot); n8n's JavaScript expression over lines too."""
     ls = text.rfind("\n", 0, pos) + 1
     above = text.rfind("\n", 0, max(ls - 1, 0)) + 1
-    return text.startswith("```", above) and text[ls:pos].strip() == "" and bool(_LONE_SLOT.match(text, ls))
+    if not text.startswith("```", above) or text[ls:pos].strip():
+        return False
+    if _LONE_SLOT.match(text, ls):
+        return True
+    end = braced_expression(text, pos) if text.startswith("{{", pos) else -1
+    return end > 0 and bool(_FENCE_CLOSE.match(text, end))
+
+
+#: what may follow a fence's whole-body expression: its closing mark
+_FENCE_CLOSE = re.compile(r"[ \t]*\n[ \t]*```")
 
 
 #: a label that introduces an example, not a value ("Example output:", "e.g.:")

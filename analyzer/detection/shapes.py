@@ -84,7 +84,7 @@ _CARD_PAIR_USER = Verdict("named `user` beside `{char}`: the user's name, per us
 def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
     m = _PH.match(text, at)
     if not m:
-        if text.startswith("{{", at) and (end := _braced_expression(text, at)) > 0:
+        if text.startswith("{{", at) and (end := braced_expression(text, at)) > 0:
             expr = " ".join(text[at + 2 : end - 2].split())  # n8n: {{ (() => { const now = $now … })() }}
             verdict = judge_expression(expr)
             shape = verdict.reason if verdict else ""
@@ -120,7 +120,7 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
 _EXPRESSION_REACH = 2000
 
 
-def _braced_expression(text: str, at: int) -> int:
+def braced_expression(text: str, at: int) -> int:
     """The end of a ``{{ … }}`` expression with braces or lines of its own that opens with ``$`` or
     ``(`` (n8n's JavaScript: ``{{ (() => { … })() }}``, ``{{ $json.items.map(i => { … }) }}``), or -1."""
     if text[at + 2 : at + 12].lstrip()[:1] not in ("$", "("):

@@ -101,6 +101,13 @@ def test_a_fence_holding_one_short_line_under_a_label_is_the_rendered_value():
     assert find_volatile("Log line format:\n```\nat 2025-04-24 13:52:03\n```\n") == []  # not the whole line
 
 
+def test_a_fence_holding_one_n8n_expression_over_lines_is_rendered():
+    text = "Data atual:\n```javascript\n{{ (() => {\n  const now = $now.setZone('UTC')\n  return now.toISO()\n})() }}\n```\n"
+    assert [v.value[:11] for v in find_volatile(text)] == ["{{ (() => {"]
+    shown = "Write it so:\n```javascript\nconst x = {{ (() => { return $now })() }}\n```\n"
+    assert find_volatile(shown) == []  # more than the expression in the fence: code shown
+
+
 def test_a_bare_fence_of_key_value_lines_naming_now_is_a_rendered_block():
     env = (
         "Here is useful information about the environment you are running in:\n\n```\n"
