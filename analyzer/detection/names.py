@@ -135,7 +135,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: a clock reading", HIGH)
     if found & vocab.DATE and not found & vocab.MOMENT_OF:
         return Verdict(f"named `{name}`: today's date", MEDIUM)
-    if found & vocab.STATE:
+    if found & vocab.STATE or found & vocab.GAME_STATE:
         return Verdict(f"named `{name}`: per-request or per-session state", HIGH)
     if found & vocab.MEASURED and found & vocab.MEASURE_READS:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)

@@ -41,6 +41,9 @@ STATE = set(
 )
 #: the user's own agenda rendered each turn ("{{ calendar }}", "{todos}", "{reminders}"): schedule status
 STATE |= {"calendar", "agenda", "todos", "todo", "reminders"}
+#: a game's or a companion's state rendered each turn ("{equipped}", "{affinity}", "{npcs_present}"): the
+#: corpus labels these per session; words of other domains too ("inventory", "mood", "health") are not here
+GAME_STATE = set("equipped hp mana stamina affinity affection favorability npc npcs".split())
 #: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
 MEMORY = {"memory", "memories", "storage", "mem"}
 #: how :mod:`.names` says a slot is such a block (:mod:`.given` reads it)

@@ -302,3 +302,10 @@ def test_a_messaging_apis_sender_fields_are_the_users_own():
     for expr in ("$('Webhook').item.json.body.data.pushName || 'Cliente'", "msg.remoteJid", "senderName"):
         assert "user's own" in judge_expression(expr).reason, expr
     assert judge_expression("push_notification") is None and judge_expression("$json.body.text") is None
+
+
+def test_a_games_or_companions_state_is_per_session():
+    for expr in ("equipped", "player_hp", "current_affinity", "npcs_present", "playerState.stamina"):
+        assert "state" in judge_expression(expr).reason, expr
+    for expr in ("inventory", "track.Mood", "health_check_url", "level"):  # words of other domains too
+        assert judge_expression(expr) is None, expr
