@@ -15,8 +15,8 @@ def _siblings(text: str) -> list[str]:
 
 
 def test_a_slot_among_rendered_siblings_of_a_key_block_is_found():
-    text = "# 当前状态\n- 地点：{location_name}\n- 时间：{time}\n- 对话中NPC：{active_npc}\n\n规则：简短。\n"
-    assert _siblings(text) == ["{active_npc}"]
+    text = "# 当前状态\n- 地点：{location_name}\n- 时间：{time}\n- 队友：{teammates}\n\n规则：简短。\n"
+    assert _siblings(text) == ["{teammates}"]
     env = "Environment:\n- **Date**: {{ today }}\n- **Session**: {{ session_id }}\n- **Mood**: {{ mood }}\n"
     assert _siblings(env) == ["{{ mood }}"]
 
