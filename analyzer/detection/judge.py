@@ -228,6 +228,8 @@ class _Judge:
                 or not (year is None and w.value.isalpha() or year and 2000 <= year < 2100)
                 else "the current year or month"
             )
+        if c.shape == "weekday-today":
+            return None if w.example else f"the weekday after `{c.expr}`"
         if c.shape == "weekday":
             kept_date = rendered_dates.weekday_of_kept(text, self.last_kept, c)
             return "the weekday of the date before it" if kept_date else None

@@ -13,7 +13,17 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection import dates, gitstate, given, phrases, rendered, rendered_dates, session, slots
+from analyzer.detection import (
+    dates,
+    gitstate,
+    given,
+    phrases,
+    rendered,
+    rendered_dates,
+    session,
+    slots,
+    weekdays,
+)
 from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
 from analyzer.detection.ids import EPOCH_MS, JWT, token_ids
 from analyzer.detection.loops import loop_at
@@ -248,6 +258,7 @@ def scan(text: str) -> list[Candidate]:
     phrases.text_dates(text, out, months)
     low = text.lower()
     current = phrases.today_phrases(text, low, out)  # where each "current" is, for user_values
+    weekdays.find(text, low, out)  # "Heute ist Donnerstag": other languages' "today is" and a weekday
     gitstate.find(text, low, out, session.blocks(text, low, out))  # one pass over "git" for both
     session.readings(text, low, out)
     slots.user_values(text, low, out, current)
