@@ -14,17 +14,17 @@ import re
 from analyzer.detection.prefilters import led_by_first
 
 #: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
-#: Russian, Turkish, Chinese, Japanese and Korean
+#: Russian, Ukrainian, Turkish, Chinese, Japanese and Korean
 OWNER = (
     r"user|users|visitor|customer|member|patient|benutzer[s]?|nutzer[s]?|kunde|kunden|utilisateur|usuario|"
     r"usuário|utente|cliente|u[żz]ytkownik(?:a|u)?|klient(?:a)?|gebruiker|klant|пользовател[ьяюе]|"
-    r"kullanıcı|用户|使用者|ユーザー|사용자"
+    r"kullanıcı|користувач[ауем]?|用户|使用者|ユーザー|사용자"
 )
 COUNTER = (
     r"step|steps|turn|turns|round|rounds|iteration|iterations|attempt|attempts|elapsed|requests|messages|queries|calls|credits|"
     r"schritt|runde|étape|tour|paso|turno|passo|krok|tura|stap|beurt|шаг|ход|步骤|轮次|回合|ステップ|ターン|단계|턴"
 )
-WEATHER = "weather|wetter|météo|clima|tiempo|pogoda"
+WEATHER = "weather|wetter|météo|clima|tiempo|pogoda|погода|天气|天氣|天気|날씨"
 #: the words, each word list grouped by its first character (:func:`.prefilters.led_by_first`: the same matches)
 _BODY = (
     rf"(?:(?P<owner>{led_by_first(OWNER)})|(?P<counter>(?:{led_by_first(COUNTER)})(?![a-z]))"

@@ -41,7 +41,7 @@ _LONG_LINE = 4000  # characters: a longer line is prose or data, not `Label: val
 _BARE = re.compile(
     r"(?i)^(?:(?:the |current |logged[ -]in |signed[ -]in |active )?(?:user|visitor))$|^(?:aktueller )?(?:benutzer|nutzer)$"
     r"|^utilisateur(?: actuel)?$|^usuario(?: actual)?$|^usuário(?: atual)?$|^utente$|^u[żz]ytkownik$|^gebruiker$"
-    r"|^пользователь$|^(?:当前)?用户$|^ユーザー$|^사용자$"
+    r"|^пользователь$|^користувач$|^kullanıcı$|^(?:当前)?用户$|^ユーザー$|^사용자$"
 )
 #: a ``Label: value`` line (a list item, bold or not)
 _LINE = re.compile(
@@ -78,7 +78,9 @@ _EMAIL_OR_NAME = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[^\W\d_a-z][\w'’.-]*(?: [^\W\d_a-z][\w'’.-]*){0,3}"
 )
 #: dialogue words: a ``User:`` line of a transcript is content, not the user's name
-_DIALOGUE_LINE = re.compile(r"(?im)^[ \t>*]*(?:assistant|ai|bot|model|system|agent|human|user|q|a)[ \t*]*:")
+_DIALOGUE_LINE = re.compile(
+    r"(?im)^[ \t>*]*(?:assistant|ai|bot|model|system|agent|human|user|q|a|бот|асистент|ассистент|助手|机器人|アシスタント|봇)[ \t*]*[:：]"
+)
 _GREETING = re.compile(r"(?i)^(?:hi|hello|hey|thanks|thank you|yes|no|ok|okay|sure|please|help)\b")
 #: a heading about the user's own facts or memory (``slotcontext`` reads the same headings for slots)
 _USER_HEADING = re.compile(

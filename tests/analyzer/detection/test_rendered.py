@@ -235,3 +235,21 @@ def test_the_lines_under_a_user_profile_heading_in_other_languages(text, value):
 )
 def test_not_under_other_headings_or_slots(text):
     assert [v for v in find_volatile(text) if v.kind == "state"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("- Користувач: Ana\n", "Ana"),  # the user, in Ukrainian and Turkish
+        ("- Kullanıcı: Ayşe\n", "Ayşe"),
+        ("- 本地未来天气：Sunny, 18 °C\n", "Sunny, 18 °C"),  # the weather, in Chinese, Russian and Korean
+        ("Погода: ясно, 18 °C\n", "ясно, 18 °C"),
+        ("오늘 날씨: 맑음, 18°C\n", "맑음, 18°C"),
+    ],
+)
+def test_the_user_and_the_weather_labelled_in_more_languages(text, value):
+    assert [v.value for v in find_volatile(text)] == [value]
+
+
+def test_a_ukrainian_dialogue_line_is_no_users_name():
+    assert find_volatile("Користувач: Привіт\nБот: Добрий день\n") == []
