@@ -184,8 +184,13 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
     return out
 
 
-#: where a prompt template stored as JSON keeps its text (LangChain hub, Prompty, prompt configs)
-_TEMPLATE_KEYS = frozenset("template system_prompt system_message instructions prompt_template".split())
+#: where a prompt template stored as JSON keeps its text (LangChain hub, Prompty, prompt configs, an app's
+#: config nesting one, an n8n workflow's agent node: ``parameters.options.systemMessage``)
+_TEMPLATE_KEYS = frozenset(
+    "template system_prompt system_message instructions prompt_template systemMessage systemPrompt".split()
+)
+#: how many JSON values :func:`_prompt_config` looks at, how deep
+_CONFIG_NODES, _CONFIG_DEPTH = 5000, 8
 
 
 def _loads(text: str):
@@ -196,11 +201,23 @@ def _loads(text: str):
 
 
 def _prompt_config(value) -> bool:
-    """A JSON object (or list of them) holding a prompt template's text under a template key."""
-    items = value if isinstance(value, list) else [value]
-    return any(
-        isinstance(item, dict) and any(isinstance(item.get(k), str) for k in _TEMPLATE_KEYS) for item in items
-    )
+    """A JSON object (or list of them) holding a prompt template's text under a template key, at the top
+    or nested (``{"services": {"gemini": {"system_prompt": …}}}``), looked for breadth-first and bounded."""
+    queue, seen = [(value, 0)], 0
+    while queue and seen < _CONFIG_NODES:
+        item, depth = queue.pop(0)
+        seen += 1
+        if isinstance(item, dict):
+            if any(isinstance(item.get(k), str) for k in _TEMPLATE_KEYS):
+                return True
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth < _CONFIG_DEPTH:
+            queue += [(child, depth + 1) for child in children if isinstance(child, (dict, list))]
+    return False
 
 
 def _add(loaded: Loaded, src: SourceFile, explicit: bool) -> None:

@@ -1,5 +1,6 @@
-"""analyzer.lint.inputs: a prompt template kept as JSON (a LangChain hub file, a prompt config) is read
-as text; a JSON file that is neither a request nor a template is an input error when named."""
+"""analyzer.lint.inputs: a prompt template kept as JSON (a LangChain hub file, a prompt config, one nested in
+an app config or an n8n workflow) is read as text; a JSON file that is neither a request nor a template is
+an input error when named."""
 
 from __future__ import annotations
 
@@ -30,3 +31,23 @@ def test_a_named_json_file_with_no_request_nor_template_is_an_input_error(tmp_pa
     path.write_text('{"name": "app", "version": "1.0.0", "description": "a chat app"}', encoding="utf-8")
     loaded = load([str(path)])
     assert [e.message for e in loaded.errors] == ["no request body here (expected messages, input or prompt)"]
+
+
+def test_a_config_or_a_workflow_nesting_a_prompt_is_read_as_text(tmp_path):
+    config = {"services": {"gemini": {"model": "gemini-1.5-flash", "system_prompt": "You classify tasks."}}}
+    workflow = {
+        "nodes": [
+            {"id": "03b4699f-ba43-4f5f-ad69-6f81deea2641", "type": "@n8n/n8n-nodes-langchain.agent"},
+            {"parameters": {"options": {"systemMessage": "=You help. Today is {{ $now.toISO() }}."}}},
+        ]
+    }
+    for name, value in (("config.json", config), ("workflow.json", workflow)):
+        (tmp_path / name).write_text(json.dumps(value, indent=2), encoding="utf-8")
+    loaded = load([str(tmp_path / "config.json"), str(tmp_path / "workflow.json")])
+    assert loaded.errors == [] and [f.kind for f in loaded.files] == ["text", "text"]
+    assert [f.code for f in run(loaded, CODES) if "$now" in f.message] == [
+        "PG004"
+    ]  # the node's id is no finding
+    deep = {"a": [{"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"system_prompt": "x"}}}}}}}}}]}
+    (tmp_path / "deep.json").write_text(json.dumps(deep), encoding="utf-8")
+    assert load([str(tmp_path / "deep.json")]).errors  # deeper than a config nests a prompt: no template
