@@ -20,12 +20,12 @@ from tests.support.lint_corpus import (
 )
 
 PRECISION, RECALL = 0.95, 0.90
-#: the test half as measured (precision 0.793, recall 0.665 on 1,227 spans, issue 22 round 11, after
-#: twenty-six batches of unseen prompts joined it; batch 24's low-code exports cost precision), less a margin
+#: the test half as measured (precision 0.786, recall 0.666 on 1,286 spans, issue 22 round 11, after
+#: twenty-nine batches of unseen prompts joined it; batch 24's low-code exports cost precision), less a margin
 TEST_PRECISION, TEST_RECALL = 0.77, 0.64
-#: the dev half as measured (precision 0.884, recall 0.826 on 1,247 spans, round 11), less a margin
-DEV_PRECISION, DEV_RECALL = 0.87, 0.81
-#: rendered values of the test half the aggressive rewrite moves (0.547 of 644, round 11; 0.578 of 540 in
+#: the dev half as measured (precision 0.871, recall 0.815 on 1,385 spans, round 11), less a margin
+DEV_PRECISION, DEV_RECALL = 0.85, 0.80
+#: rendered values of the test half the aggressive rewrite moves (0.543 of 692, round 11; 0.578 of 540 in
 #: round 10: the half grew by harder prompts), less a margin
 TEST_RENDERED = 0.53
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
