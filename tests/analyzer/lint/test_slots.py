@@ -191,6 +191,22 @@ Object.entries(variables).forEach(([k, v]) => { p = p.replace(`{${k}}`, v); });
     assert values(javascript.templates(src.replace("p.replace", "p.concat"), ".ts")) == []
 
 
+def test_javascript_items_of_a_chat_history_mapped_into_a_prompt_are_content():
+    src = """
+let system = `You are a QQ bot. Today is ${new Date().toLocaleDateString()}.`
+system += chats.map(chat => {
+  let sender = chat.sender || {}
+  return `【${sender.nickname}】(qq: ${sender.user_id}) ${formatDate(new Date(chat.time * 1000))}: ${chat.text}`
+}).join("\\n")
+system += `Members: ${users.map(u => `${u.name} (${u.userId})`).join(", ")}`
+"""
+    got = values(javascript.templates(src, ".ts"))
+    assert got == [
+        "${new Date().toLocaleDateString()}",
+        '${users.map(u => `${u.name} (${u.userId})`).join(", ")}',
+    ]
+
+
 def test_names_of_an_environment_block_or_the_users_profile():
     from analyzer.detection.names import name_verdict
 
