@@ -95,24 +95,51 @@ def token_ids(text: str, ts: int, te: int, out: list[Candidate]) -> None:
             out.append(Candidate("base64-id", m.start(), end, HIGH))
 
 
-#: an id's key before an epoch ("id: '1740638793787'", "source:", "parent_id":), a Dify node's reference
+#: an id's key before an epoch ("id: '1740638793787'", "source:", "parent_id":, "nodeId:"), a Dify node's
+#: reference ("{{#1740645185279.text#}}")
 _ID_KEY = re.compile(
-    r"(?i)(?:\b(?:id|ids|source|target|parent|node|edge|ref|key)|_id|Id)[\"']?\s*[:=]\s*[\"']?$|\{\{#$"
+    r"(?i)(?:\b(?:id|ids|source|target|parent|node|edge|ref|key)|_id|(?-i:Id))[\"']?\s*[:=]\s*[\"']?\Z|\{\{#\Z"
 )
+#: runs of digits (a leading class: sre skips to one in C); a run of exactly 13 is an epoch-ms shape
+_DIGITS = re.compile(r"\d{13,}")
+#: a UUID's shape, its boundaries checked after (no lookbehind first: sre skips to a hex digit in C)
+_UUID_SHAPE = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+#: how many copies of one value are read
+_MOST = 32
 
 
-def id_epoch(text: str, start: int, end: int) -> bool:
+def _copies(text: str, memo: dict, what: str) -> dict[str, list[int]]:
+    """Where each 13-digit run (``what="epoch"``) or UUID (``"uuid"``) of ``text`` is: one pass a call."""
+    got = memo.get(("copies", what))
+    if got is None:
+        got = {}
+        if what == "epoch":
+            for m in _DIGITS.finditer(text):
+                if m.end() - m.start() == 13:
+                    got.setdefault(m.group(), []).append(m.start())
+        else:
+            for m in _UUID_SHAPE.finditer(text):
+                a, b = m.span()
+                if not (text[a - 1 : a].isalnum() or text[a - 1 : a] == "-" or text[b : b + 1].isalnum()):
+                    got.setdefault(m.group(), []).append(a)
+        memo[("copies", what)] = got
+    return got
+
+
+def id_epoch(text: str, start: int, end: int, memo: dict) -> bool:
     """Epoch milliseconds that name a thing made once (a workflow's node ids: "1740638793787-source-…",
-    ``id: '1740638793787'``, ``{{#1740645185279.text#}}``), not the clock of a request."""
-    value, k, seen = text[start:end], text.find(text[start:end]), 0
-    while (
-        k >= 0 and seen < 32
-    ):  # any copy named as an id makes every copy one (a Dify selector's "- '1740…'")
-        joined = text[k + len(value) : k + len(value) + 1] == "-" or text[k - 1 : k] == "-"
-        if joined or _ID_KEY.search(text, max(0, k - 16), k):
-            return True
-        k, seen = text.find(value, k + len(value)), seen + 1
-    return False
+    ``id: '1740638793787'``, ``{{#1740645185279.text#}}``), not the clock of a request: any copy named
+    so makes every copy one (a Dify selector's "- '1740…'"). A range ("1740…-1741…") joins nothing."""
+    value = text[start:end]
+    key = ("id-epoch", value)
+    if key not in memo:
+        memo[key] = any(
+            (text[k + 13 : k + 14] == "-" and text[k + 14 : k + 15].isalpha())
+            or (text[k - 1 : k] == "-" and text[k - 2 : k - 1].isalpha())
+            or _ID_KEY.search(text, max(0, k - 16), k) is not None
+            for k in _copies(text, memo, "epoch").get(value, [start])[:_MOST]
+        )
+    return memo[key]
 
 
 #: a record's own key before an id ("id": "…", ``versionId: …``): a node, workflow or install of a document
@@ -120,31 +147,27 @@ def id_epoch(text: str, start: int, end: int) -> bool:
 #: a hex pinned after a version ("langgenius/openai:0.0.12@604c…") is a package's digest
 _RECORD_ID_KEY = re.compile(
     r"""(?im)(?:^[ \t]*(?:-[ \t]+)?|["'])(?:id|uuid|(?:node|version|webhook|workflow|instance|credential|template|case)_?id"""
-    r"""|(?:source|target)_?handle)["']?[ \t]*[:=][ \t]*["']?$|\d\.\d+(?:\.\d+)?@$"""
+    r"""|(?:source|target)_?handle)["']?[ \t]*[:=][ \t]*["']?\Z|\d\.\d+(?:\.\d+)?@\Z"""
 )
 #: … and its own moments ("createdAt": "2024-12-23T16:09:38.737Z", ``updated_at:``): when it was saved
 _RECORD_MOMENT_KEY = re.compile(
     r"""(?im)(?:^[ \t]*(?:-[ \t]+)?|["'])(?:created|updated|modified|saved|last_?modified)_?(?:at|on|time|date)?["']?"""
-    r"""[ \t]*:[ \t]*["']?$"""
+    r"""[ \t]*:[ \t]*["']?\Z"""
 )
 _ID_KINDS = frozenset(("uuid", "hex-id", "base64-id", "request-id"))
 
 
-def record_value(text: str, start: int, kind: str) -> bool:
+def record_value(text: str, start: int, kind: str, memo: dict) -> bool:
     """The id or moment at ``start`` is the value of a record's own key (``"id": "03b4…"``,
-    ``"instanceId": …``, ``"createdAt": …``)."""
+    ``"instanceId": …``, ``"createdAt": …``); a UUID when any copy of it is ("- 8c46…" in a list)."""
     key = _RECORD_ID_KEY if kind in _ID_KINDS else _RECORD_MOMENT_KEY if kind in ("time", "date") else None
     if key is None:
         return False
     if kind != "uuid":
         return key.search(text, max(0, start - 48), start) is not None
-    end = start + 36  # a UUID: any copy of it under a record's key makes every copy one ("- 8c46…" in a list)
-    return any(key.search(text, max(0, k - 48), k) for k in _copies(text, text[start:end]))
-
-
-def _copies(text: str, value: str, most: int = 32) -> list[int]:
-    out, k = [], text.find(value)
-    while k >= 0 and len(out) < most:
-        out.append(k)
-        k = text.find(value, k + len(value))
-    return out
+    value = text[start : start + 36]
+    memo_key = ("record-uuid", value)
+    if memo_key not in memo:
+        copies = _copies(text, memo, "uuid").get(value, [start])[:_MOST]
+        memo[memo_key] = any(key.search(text, max(0, k - 48), k) for k in copies)
+    return memo[memo_key]

@@ -112,7 +112,7 @@ class _Judge:
             return f"the same slot as `{short(c.expr)}` before"  # in code or an example too: it is filled
         if c.start in self.code or (c.kind != "placeholder" and inlinecode.in_statement(text, c.start)):
             return None
-        if c.kind != "placeholder" and record_value(text, c.start, c.kind):
+        if c.kind != "placeholder" and record_value(text, c.start, c.kind, self.memo):
             return None  # "id": "03b4…", "createdAt": "2024-…" of a workflow export: fixed where it is
         w = Around(text, c, self.floor, self.tags, self.memo)
         if c.kind == "today-phrase":
@@ -191,7 +191,9 @@ class _Judge:
             if c.shape == "epoch":
                 timed = _EPOCH_CONTEXT.search(text, max(0, c.start - 24), c.start)
                 return "epoch seconds after a time word" if timed else None
-            fresh = int(value) in EPOCH_MS and not id_epoch(text, c.start, c.end)  # a node's id is no clock
+            fresh = int(value) in EPOCH_MS and not id_epoch(
+                text, c.start, c.end, self.memo
+            )  # a node's id is no clock
             return "epoch milliseconds of 2017–2036" if fresh else None
         if c.shape == "timestamp":
             if self.after_phrase(c):

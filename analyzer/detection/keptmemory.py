@@ -20,7 +20,7 @@ from analyzer.detection.candidate import HIGH, Candidate
 #: "memory" in Spanish, Italian, Portuguese, French, German, Russian, Turkish, Polish, Dutch, Chinese,
 #: Japanese and Korean (as a heading's word: the heading may hold a few more)
 _OTHER = (
-    r"memoria|memória|mémoire|gedächtnis|langzeitgedächtnis|erinnerungen|памят[ьи]|hafıza\w*|bellek|pamięć|"
+    r"memoria|memória|mémoire|gedächtnis|langzeitgedächtnis|erinnerungen|памят[ьи]|haf[ıi]za\w*|bellek|pamięć|"
     r"geheugen|记忆|記憶|メモリ|메모리|기억"
 )
 #: memories found for this request are content ("Memorias relevantes:", "相关记忆")
@@ -29,7 +29,7 @@ _FOUND = r"relevant|pertinent|encontrad|trouvé|gefunden|найденн|реле
 _SHORT = rf"(?![-*•+\d]|[A-Za-z][.)])[^\n:：<>#*，。、,.;!?！？]{{0,20}}?(?:{_OTHER})[^\n:：<>#*，。、,.;!?！？]{{0,16}}?"
 #: where :func:`rendered_blocks` looks for a heading: "memor" (memory, memoria) in any text, the other
 #: languages' words in a text that is not ASCII (and Dutch and German's in any)
-_ASCII_ANCHORS = ("memor", "geheugen", "erinnerung")
+_ASCII_ANCHORS = ("memor", "geheugen", "erinnerung", "hafiza", "bellek")
 _OTHER_ANCHORS = (
     "memória",
     "mémoire",

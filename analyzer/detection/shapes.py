@@ -127,6 +127,14 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
     return m.end()
 
 
+def lower_aligned(text: str) -> str:
+    """``text.lower()`` at the same positions: a character whose lower case is longer ("İ" → "i̇") stays."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)  # rare: İ and a few others
+
+
 _EXPRESSION_REACH = 2000
 
 
@@ -135,16 +143,22 @@ def braced_expression(text: str, at: int) -> int:
     ``(`` (n8n's JavaScript: ``{{ (() => { … })() }}``, ``{{ $json.items.map(i => { … }) }}``), or -1."""
     if text[at + 2 : at + 12].lstrip()[:1] not in ("$", "("):
         return -1
-    depth, end = 0, min(len(text), at + _EXPRESSION_REACH)
-    for i in range(at + 2, end):
-        ch = text[i]
-        if ch == "{":
+    end = min(len(text), at + _EXPRESSION_REACH)
+    blank = text.find("\n\n", at, end)
+    depth = 0
+    for m in _BRACE.finditer(text, at + 2, end if blank < 0 else blank):  # braces only, found in C
+        if m.group() == "{":
+            if depth == 0 and text.startswith("{{", m.start()):
+                return -1  # another expression opens: this one was never closed
             depth += 1
-        elif ch == "}":
-            if depth == 0:
-                return i + 2 if text.startswith("}}", i) else -1
+        elif depth == 0:
+            return m.start() + 2 if text.startswith("}}", m.start()) else -1
+        else:
             depth -= 1
     return -1
+
+
+_BRACE = re.compile(r"[{}]")
 
 
 def _carded(text: str, memo: dict) -> bool:
@@ -256,7 +270,7 @@ def scan(text: str) -> list[Candidate]:
             out.append(Candidate("jwt", *m.span(), HIGH))
         k = find_led(text, "eyJ", 2, start=k + 3)
     phrases.text_dates(text, out, months)
-    low = text.lower()
+    low = lower_aligned(text)
     current = phrases.today_phrases(text, low, out)  # where each "current" is, for user_values
     weekdays.find(text, low, out)  # "Heute ist Donnerstag": other languages' "today is" and a weekday
     gitstate.find(text, low, out, session.blocks(text, low, out))  # one pass over "git" for both

@@ -14,6 +14,7 @@ judge examples: the kept siblings were judged, and a block the judge dropped has
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from analyzer.detection.candidate import Candidate
 from analyzer.detection.names import is_setting, words
@@ -21,9 +22,11 @@ from analyzer.detection.slotcontext import content
 
 #: a list or key line whose whole value is one slot: "- **地点**：{x}", "Time: {{ t }}"
 _KEY_SLOT_LINE = re.compile(
-    r"[ \t>]*(?:[-*•+][ \t]+)?(?:\*\*|__)?[^\n:：{}<>]{1,40}?(?:\*\*|__)?[ \t]*[:：][ \t]*$"
+    r"[ \t>]*(?:[-*•+][ \t]+)?(?:\*\*|__)?[^\n:：{}<>]{1,40}?(?:\*\*|__)?[ \t]*[:：][ \t]*\Z"
 )
-_AFTER = re.compile(r"[ \t.,;。，]*$")
+_AFTER = re.compile(r"[ \t.,;。，\r]*\Z")
+#: a blank line (spaces or a CR allowed) or a heading line starts a new block
+_BREAK = re.compile(r"\n[ \t]*\r?\n|\n[ \t]*#")
 #: the deployment's own: the agent, the model, its tools (configuration, LABELS.md)
 _FIXED = frozenset(
     "agent bot assistant model models tool tools persona character char version type mode".split()
@@ -52,32 +55,42 @@ def _fixed(expr: str) -> bool:
     )
 
 
-def _block(text: str, ls: int) -> int:
-    """The start of the block (no blank line) the line at ``ls`` belongs to."""
-    blank = text.rfind("\n\n", 0, ls)
-    return 0 if blank < 0 else blank + 2
+def _blocks(text: str) -> list[int]:
+    """Where each block starts: after a blank line, at a heading line (in order)."""
+    return [0] + [m.end() - (m.group().endswith("#")) for m in _BREAK.finditer(text)]
+
+
+def _block(starts: list[int], ls: int) -> int:
+    """The start of the block the line at ``ls`` belongs to."""
+    return starts[bisect_right(starts, ls) - 1]
 
 
 def block_siblings(
     text: str, cands: list[Candidate], kept: list[tuple[Candidate, str]]
 ) -> list[tuple[Candidate, str]]:
     """The unjudged slots rendered with the kept ones of their block (see the module docstring)."""
+    lines = [line for c, _ in kept if c.kind == "placeholder" and (line := _key_slot(text, c))]
+    if len(lines) < 2:
+        return []
+    starts = _blocks(text)
     flagged: dict[int, int] = {}  # block start -> kept key-line slots
-    for c, _ in kept:
-        if c.kind == "placeholder" and (line := _key_slot(text, c)):
-            b = _block(text, line[0])
-            flagged[b] = flagged.get(b, 0) + 1
+    for line in lines:
+        b = _block(starts, line[0])
+        flagged[b] = flagged.get(b, 0) + 1
     if not any(n >= 2 for n in flagged.values()):
         return []
-    taken = {(c.start, c.end) for c, _ in kept}
-    spans = [(c.start, c.end) for c, _ in kept]
+    spans = sorted((c.start, c.end) for c, _ in kept)
+    reach = []  # the furthest end of the kept spans so far, for a bisection
+    for _, b in spans:
+        reach.append(max(b, reach[-1]) if reach else b)
     loose: dict[int, list[Candidate]] = {}
     for c in cands:
-        if c.kind != "placeholder" or c.shape or (c.start, c.end) in taken or _fixed(c.expr):
+        if c.kind != "placeholder" or c.shape or _fixed(c.expr):
             continue
-        if any(a < c.end and c.start < b for a, b in spans) or not (line := _key_slot(text, c)):
-            continue
-        loose.setdefault(_block(text, line[0]), []).append(c)
+        i = bisect_right(spans, (c.end,)) - 1  # the last kept span starting before c ends
+        if (i >= 0 and reach[i] > c.start) or not (line := _key_slot(text, c)):
+            continue  # kept itself, or inside or across a kept value
+        loose.setdefault(_block(starts, line[0]), []).append(c)
     out = []
     for b, found in loose.items():
         if flagged.get(b, 0) >= 2 and flagged[b] > len(found):

@@ -123,6 +123,11 @@ _USER_IN = re.compile(
     r"(?:in|at|near)|'s[ \t]+(?:location|city|country|region)[ \t]+is)[ \t]+(?:the[ \t]+)?)"
     r"(?P<v>[A-Z][\w'’.-]*(?:(?:,[ \t]?|[ \t])[A-Z][\w'’.-]*){0,3})(?=[ \t]*(?:[.,;:)]|$|\n| and\b| right now\b))"
 )
+#: a screen, mode or tool the user is in, not a place ("The user is in Plan Mode", "… in VS Code")
+_NOT_A_PLACE = re.compile(
+    r"(?i)(?:^|\s)(?:mode|settings?|view|tab|page|screen|menu|editor|terminal|code|chat|checkout|dashboard|app|"
+    r"application|window|panel|workspace|project|folder|file|browser|session|channel|group|room|queue|step|stage)\Z"
+)
 #: a condition or a question, not a fact ("If the user is in Europe, …", "Ask whether the user is in …")
 _HYPOTHETICAL = re.compile(
     r"(?i)\b(?:if|when|whether|unless|whenever|assume|suppose|e\.g\.|example)\b[^.\n]*$"
@@ -136,7 +141,11 @@ def user_place(text: str, low: str, out: list[Candidate]) -> None:
         while k >= 0:
             m = _USER_IN.match(text, k)
             ls = text.rfind("\n", 0, k) + 1
-            if m and not _HYPOTHETICAL.search(text, ls, k):
+            if (
+                m
+                and not _HYPOTHETICAL.search(text, ls, k)
+                and not _NOT_A_PLACE.search(m.group("v").rstrip("."))
+            ):
                 end = m.start("v") + len(m.group("v").rstrip("."))  # "Australia." ends a sentence
                 out.append(
                     Candidate("state", m.start("v"), end, HIGH, "user", text[k : m.start("v")].strip())

@@ -79,7 +79,7 @@ _TIME_WORDS = {"time", "now", "timestamp", "datetime", "clock", "ts", "hora", "h
 _DATE_WORDS = {"date", "today", "day", "weekday", "yesterday", "tomorrow", "period", "fecha", "datum", "jour"}
 _DATE_WORDS |= {"dia", "giorno", "hoy", "heute", "oggi", "hoje"}
 #: "data_atual", "fecha_actual", "data_corrente": today's date in Portuguese, Spanish, Italian
-_TODAY_WORDS = {"atual", "actual", "attuale", "corrente", "odierna"}
+_TODAY_WORDS = {"atual", "attuale", "corrente", "odierna"}  # "actual" also English (actual_data)
 _NAME_WORDS = {"name", "username", "nickname", "owner", "nombre", "nom", "prenom", "vorname", "nome"}
 _MACHINE = {"ram", "disk", "free", "used", "usage"}
 #: where a chat app's conversation is held: its name is the chat's, not a person's
@@ -106,7 +106,11 @@ def _fill(slot: str, k: int, before: str = "", named: bool = True) -> str:
         and words <= {"user", "alias", "display", "handle", "nick", "the", "current"}
     ):
         words.add("name")  # {{ user }}, {{ userAlias }}: the user's name
-    if named and words & {"address", "addr"}:
+    if (
+        named
+        and words & {"address", "addr"}
+        and not words & {"ip", "mac", "wallet", "server", "node", "email"}
+    ):
         words.add("location")  # local_address, user_address: a place
     if named and "at" in words:  # created_at, paged_at: a moment
         words.add("time")

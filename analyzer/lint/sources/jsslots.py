@@ -97,11 +97,17 @@ _VALUES_NAME = re.compile(
 )
 
 
+#: a ``.replace`` whose key is a slot or a pattern built for one ("{{date}}", /\{\{date\}\}/, new RegExp)
+_FILLS = re.compile(
+    r"""\.replace(?:All)?\(\s*(?:new RegExp|/[^/\n]*(?:\\\{|\{\{|%)|[`'"][^`'"\n]*(?:\{|%\w))"""
+)
+
+
 def slot_templates(f) -> list[Template]:
     """``f`` is a parsed :class:`.javascript._File`."""
     out: list[Template] = []
     declared_text = set()
-    fills = ".replace" in f.text
+    fills = _FILLS.search(f.text) is not None
     for n in f.walk(f.tree.root_node):
         if n.type == "variable_declarator":
             name, value = n.child_by_field_name("name"), n.child_by_field_name("value")

@@ -52,3 +52,17 @@ def test_a_workflow_exports_own_ids_and_moments_are_fixed(text):
 )
 def test_the_same_shapes_as_a_requests_values_are_still_found(text, value):
     assert value in [v.value for v in find_volatile(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Paid: 1740638793787\n", "1740638793787"),  # a word ending in "id" is no id key
+        ("Updated:\nCurrent time: 2025-04-24 13:52:03\n", "2025-04-24 13:52:03"),  # a key on the line above
+        ("id:\nSession: 3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a01\n", "3f2b9c1e-8d4a-4e6f-9b2a-1c3d5e7f9a01"),
+        ("Now in ms: 1740638793787\n\nRange: 1740638793787-1740638800000\n", "1740638793787"),  # a range
+        ("Timestamp: 1740638793787, was 21740638793787-x\n", "1740638793787"),  # inside a longer run
+    ],
+)
+def test_what_only_looks_like_an_id_key_or_copy_keeps_the_value(text, value):
+    assert value in [v.value for v in find_volatile(text)]

@@ -54,6 +54,9 @@ def test_other_slots_near_memory_words_are_not(text):
         ("GEÇMİŞ TURLAR (hafızan):\n- Tur 3: pil dolu.\n- Tur 4: satış.\n\nKısa ol.", "satış"),
         ("## Долгосрочная память\n- Любит чай.\n\n## Правила", "Любит"),
         ("### 长期用户记忆\n- 喜欢喝茶。\n- 晚上工作。\n\n规则", "喝茶"),
+        ("HAFIZA:\n- Kedisini seviyor\n- Ankarada yaşıyor\n\nKısa ol.", "Kedisini"),  # upper case, Turkish
+        ("## Uzun süreli bellek\n- Kedisini seviyor\n\nKısa ol.", "Kedisini"),
+        ("İ" * 40 + "\nHafıza:\n- Kedisini seviyor\n\nKısa ol.", "Kedisini"),  # "İ" lowers to two characters
     ],
 )
 def test_the_rendered_lines_under_a_kept_memory_heading_are_one_block(text, block):

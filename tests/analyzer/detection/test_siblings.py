@@ -33,3 +33,8 @@ def test_a_slot_among_rendered_siblings_of_a_key_block_is_found():
 )
 def test_no_sibling_where_the_slot_is_fixed_content_in_a_sentence_or_the_found_ones_are_few(text):
     assert _siblings(text) == []
+
+
+def test_a_blank_line_of_spaces_or_a_heading_ends_a_block_and_crlf_lines_are_read():
+    assert _siblings("- Time: {current_time}\n- Date: {current_date}\n  \n## Style\n- Voice: {vibe}\n") == []
+    assert _siblings("- Time: {current_time}\r\n- Date: {current_date}\r\n- Mood: {vibe}\r\n") == ["{vibe}"]

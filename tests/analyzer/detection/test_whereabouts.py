@@ -133,6 +133,9 @@ def test_the_place_the_user_is_in_said_as_a_fact(text, place):
         "Example: the user is in Paris.",
         "The user is in a hurry.",  # no place
         "The name of the user is Arnaud.",  # no "in": not where they are
+        "The user is in Plan Mode. Do not edit files.",  # a mode, a tool, a screen: not a place
+        "The user is in VS Code.",
+        "The user is at Checkout.",
     ],
 )
 def test_no_place_in_a_condition_an_example_or_without_one(text):

@@ -189,6 +189,8 @@ Object.entries(variables).forEach(([k, v]) => { p = p.replace(`{${k}}`, v); });
     assert got == ['now.toLocaleDateString("fr-FR")', "now.toISOString()", "new Date().toDateString()"]
     # no slot filled with .replace in the file: an object of values is data, not a template's
     assert values(javascript.templates(src.replace("p.replace", "p.concat"), ".ts")) == []
+    data = 'const values = { createdAt: new Date().toISOString() }; db.insert("e", values); t.replace(/ /g, "-");'
+    assert values(javascript.templates(data, ".js")) == []  # a .replace that fills no slot
 
 
 def test_javascript_items_of_a_chat_history_mapped_into_a_prompt_are_content():

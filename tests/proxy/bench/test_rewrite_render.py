@@ -102,6 +102,9 @@ def test_git_chat_name_and_count_slots_render_as_an_app_renders_them():
     assert (
         render("{location_name}", 0) == "Istanbul" and render("{user_data}", 0) != "Thursday, April 24, 2025"
     )
+    assert (
+        render("{ip_address}", 0) != "Istanbul" and render("{actual_data}", 0) != "Thursday, April 24, 2025"
+    )
 
 
 def test_a_slot_name_marked_inside_its_braces_is_the_slot():
