@@ -100,6 +100,7 @@ _VALUES_NAME = re.compile(
 #: a ``.replace`` whose key is a slot or a pattern built for one ("{{date}}", /\{\{date\}\}/, new RegExp)
 _FILLS = re.compile(
     r"""\.replace(?:All)?\(\s*(?:new RegExp|/[^/\n]*(?:\\\{|\{\{|%)|[`'"][^`'"\n]*(?:\{|%\w))"""
+    r"""|new RegExp\(\s*[`'"][^`'"\n]*\{"""  # a pattern built for a slot, then passed to .replace
 )
 
 
