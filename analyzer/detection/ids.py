@@ -104,25 +104,39 @@ _ID_KEY = re.compile(
 _DIGITS = re.compile(r"\d{13,}")
 #: a UUID's shape, its boundaries checked after (no lookbehind first: sre skips to a hex digit in C)
 _UUID_SHAPE = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-#: how many copies of one value are read
-_MOST = 32
+#: how many copies of one value are read; how many values of a call are looked for one by one
+_MOST, _FEW = 32, 16
 
 
-def _copies(text: str, memo: dict, what: str) -> dict[str, list[int]]:
-    """Where each 13-digit run (``what="epoch"``) or UUID (``"uuid"``) of ``text`` is: one pass a call."""
-    got = memo.get(("copies", what))
-    if got is None:
-        got = {}
-        if what == "epoch":
-            for m in _DIGITS.finditer(text):
-                if m.end() - m.start() == 13:
-                    got.setdefault(m.group(), []).append(m.start())
-        else:
-            for m in _UUID_SHAPE.finditer(text):
-                a, b = m.span()
-                if not (text[a - 1 : a].isalnum() or text[a - 1 : a] == "-" or text[b : b + 1].isalnum()):
-                    got.setdefault(m.group(), []).append(a)
-        memo[("copies", what)] = got
+def _copies(text: str, memo: dict, what: str, value: str) -> list[int]:
+    """Where ``value`` (a 13-digit run, ``what="epoch"``, or a UUID) is in ``text``: by ``str.find`` for
+    the first few values of a call, then from one pass over the text that maps them all (many distinct
+    values must not make a call quadratic)."""
+    every = memo.get(("copies", what))
+    if every is None:
+        asked = memo[("asked", what)] = memo.get(("asked", what), 0) + 1
+        if asked <= _FEW:
+            out, k, n = [], text.find(value), len(value)
+            while k >= 0 and len(out) < _MOST:
+                if not (text[k - 1 : k].isalnum() or text[k + n : k + n + 1].isalnum()):
+                    out.append(k)  # a whole value, not part of a longer run
+                k = text.find(value, k + n)
+            return out
+        every = memo[("copies", what)] = _all_copies(text, what)
+    return every.get(value, [])[:_MOST]
+
+
+def _all_copies(text: str, what: str) -> dict[str, list[int]]:
+    got: dict[str, list[int]] = {}
+    if what == "epoch":
+        for m in _DIGITS.finditer(text):
+            if m.end() - m.start() == 13:
+                got.setdefault(m.group(), []).append(m.start())
+        return got
+    for m in _UUID_SHAPE.finditer(text):
+        a, b = m.span()
+        if not (text[a - 1 : a].isalnum() or text[a - 1 : a] == "-" or text[b : b + 1].isalnum()):
+            got.setdefault(m.group(), []).append(a)
     return got
 
 
@@ -137,7 +151,7 @@ def id_epoch(text: str, start: int, end: int, memo: dict) -> bool:
             (text[k + 13 : k + 14] == "-" and text[k + 14 : k + 15].isalpha())
             or (text[k - 1 : k] == "-" and text[k - 2 : k - 1].isalpha())
             or _ID_KEY.search(text, max(0, k - 16), k) is not None
-            for k in _copies(text, memo, "epoch").get(value, [start])[:_MOST]
+            for k in _copies(text, memo, "epoch", value) or [start]
         )
     return memo[key]
 
@@ -168,6 +182,6 @@ def record_value(text: str, start: int, kind: str, memo: dict) -> bool:
     value = text[start : start + 36]
     memo_key = ("record-uuid", value)
     if memo_key not in memo:
-        copies = _copies(text, memo, "uuid").get(value, [start])[:_MOST]
+        copies = _copies(text, memo, "uuid", value) or [start]
         memo[memo_key] = any(key.search(text, max(0, k - 48), k) for k in copies)
     return memo[memo_key]

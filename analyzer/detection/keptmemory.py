@@ -27,10 +27,13 @@ _OTHER = (
 _FOUND = r"relevant|pertinent|encontrad|trouvé|gefunden|найденн|релевант|相关|関連|관련"
 #: a short heading holding such a word: no list item, no sentence (a comma, a full stop …)
 _SHORT = rf"(?![-*•+\d]|[A-Za-z][.)])[^\n:：<>#*，。、,.;!?！？]{{0,20}}?(?:{_OTHER})[^\n:：<>#*，。、,.;!?！？]{{0,16}}?"
-#: where :func:`rendered_blocks` looks for a heading: "memor" (memory, memoria) in any text, the other
-#: languages' words in a text that is not ASCII (and Dutch and German's in any)
-_ASCII_ANCHORS = ("memor", "geheugen", "erinnerung", "hafiza", "bellek")
+#: where :func:`rendered_blocks` looks for a heading: "memor" (memory, memoria) and Dutch "geheugen" in any
+#: text, the other languages' words in a text that is not ASCII (German and Turkish seldom are)
+_ASCII_ANCHORS = ("memor", "geheugen")
 _OTHER_ANCHORS = (
+    "erinnerung",
+    "hafiza",
+    "bellek",
     "memória",
     "mémoire",
     "gedächtnis",

@@ -2,8 +2,8 @@
 jueves", "Oggi è giovedì", "Сегодня четверг", "今天是星期四", "今日は木曜日", "오늘은 목요일" — the
 current date, rendered per day (English "Today is Thursday" is :mod:`.phrases`').
 
-:func:`find` looks at each "today" word (``str.find``; the words of other scripts only in a text that
-is not ASCII) and reads a weekday of :data:`.calendar.WEEKDAY_NAMES` right after it, as a date
+:func:`find` looks at each "today" word (``str.find``; most languages' words only in a text that is not
+ASCII) and reads a weekday of :data:`.calendar.WEEKDAY_NAMES` right after it, as a date
 candidate of shape ``weekday-today`` (not after "if", nor a span of days: "Montag bis Freitag").
 
 It does NOT read dates with a day and month (:mod:`.dates`), nor weekdays under other words.
@@ -16,8 +16,12 @@ import re
 from analyzer.detection.calendar import WEEKDAY_NAMES
 from analyzer.detection.candidate import LOW, Candidate
 
-_ASCII_TODAY = ("heute", "hoy", "aujourd", "oggi", "hoje", "vandaag", "dzisiaj", "bugün", "hari ini")
-_OTHER_TODAY = ("сегодня", "сьогодні", "今天", "今日", "오늘", "本日", "dziś")
+#: the words looked for in any text (German, Spanish, Dutch and French are often written in ASCII alone) …
+_ASCII_TODAY = ("heute", "hoy", "vandaag", "aujourd")
+#: … and in a text that is not ASCII (each word a scan of the text: Italian, Portuguese, Polish, Turkish and
+#: Indonesian prompts are seldom pure ASCII)
+_OTHER_TODAY = ("oggi", "hoje", "dzisiaj", "bugün", "hari ini", "сегодня", "сьогодні", "今天", "今日", "오늘")
+_OTHER_TODAY += ("本日", "dziś")
 #: the words after "today" up to the weekday ("ist", "es", "nous sommes", "是", "は")
 _LEAD = re.compile(
     r"(?i)(?:[ \t]*(?:ist|es|è|é|is|jest|c'est|nous sommes|on est|adalah|是|は|은|는|—|-|:|：|,))*[ \t]*"

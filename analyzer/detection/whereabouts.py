@@ -136,9 +136,9 @@ _HYPOTHETICAL = re.compile(
 
 def user_place(text: str, low: str, out: list[Candidate]) -> None:
     """The place after "the user is in" / "the user's city is" (a name, capitalised), said as a fact."""
-    for word in ("the user is ", "the user's "):
-        k = low.find(word)
-        while k >= 0:
+    k = low.find("the user")  # one scan for "the user is " and "the user's "
+    while k >= 0:
+        if low.startswith((" is ", "'s "), k + 8):
             m = _USER_IN.match(text, k)
             ls = text.rfind("\n", 0, k) + 1
             if (
@@ -150,7 +150,7 @@ def user_place(text: str, low: str, out: list[Candidate]) -> None:
                 out.append(
                     Candidate("state", m.start("v"), end, HIGH, "user", text[k : m.start("v")].strip())
                 )
-            k = low.find(word, k + len(word))
+        k = low.find("the user", k + 8)
 
 
 def user_at(near: str) -> bool:
