@@ -7,7 +7,8 @@ Where a string sits in a request body decides how it is read: JSON-schema ``exam
 context (a clock time or date there needs a "now" label). A source file's units are its
 prompt-like literals and templates (:mod:`analyzer.lint.sources`); in a Jinja, Handlebars or
 Go template file a single-brace ``{name}`` is literal text, never a slot; in a YAML file a
-whole-line comment is no prompt text (:mod:`.yamltext`). It runs no rule.
+whole-line comment is no prompt text (:mod:`.yamltext`), and in a JSON config read as text only its
+prompt strings are (an n8n workflow's node ids and parameters are not). It runs no rule.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.detect import Volatile, find_volatile
-from analyzer.lint import cassettes, yamltext
+from analyzer.lint import cassettes, jsonpos, yamltext
 from analyzer.lint.documents import Request, SourceFile, TextUnit, text_unit
+from analyzer.lint.inputs import TEMPLATE_KEYS
 from analyzer.lint.model import InputError
 from analyzer.lint.sources import (
     COMPILED_SUFFIXES,
@@ -58,6 +60,17 @@ def _vols(unit: TextUnit) -> list[Volatile]:
     return [] if context is None else find_volatile(unit.text, context=context)
 
 
+def _prompt_values(text: str) -> list[tuple[int, int]]:
+    """The spans of a JSON config's prompt strings (its template keys' values: ``system_prompt``, an n8n
+    node's ``systemMessage``), sorted; [] when there are none or the text does not parse."""
+    try:
+        spans = jsonpos.locate(text)
+    except (ValueError, IndexError, AttributeError, RecursionError):
+        return []
+    keys = tuple(f".{k}" for k in TEMPLATE_KEYS)
+    return sorted(span for path, span in spans.items() if (path.endswith(keys) or path in TEMPLATE_KEYS))
+
+
 @dataclass
 class Doc:
     file: SourceFile
@@ -80,6 +93,10 @@ class Doc:
             vols = [v for v in vols if not _single_brace(v)]
         elif suffix in (".yaml", ".yml") and (comments := yamltext.comment_lines(unit.text)):
             vols = [v for v in vols if not yamltext.in_spans(comments, v.start)]  # dropped by YAML's parser
+        elif suffix == ".json" and (prompts := _prompt_values(unit.text)):
+            vols = [
+                v for v in vols if yamltext.in_spans(prompts, v.start)
+            ]  # a config's other values: no prompt
         return cls(src, None, [unit], [vols])
 
     @classmethod

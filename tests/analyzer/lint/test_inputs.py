@@ -39,6 +39,7 @@ def test_a_config_or_a_workflow_nesting_a_prompt_is_read_as_text(tmp_path):
         "nodes": [
             {"id": "03b4699f-ba43-4f5f-ad69-6f81deea2641", "type": "@n8n/n8n-nodes-langchain.agent"},
             {"parameters": {"options": {"systemMessage": "=You help. Today is {{ $now.toISO() }}."}}},
+            {"parameters": {"sessionKey": "={{ $json.message.chat.id }}", "at": "{{ $now.toISO() }}"}},
         ]
     }
     for name, value in (("config.json", config), ("workflow.json", workflow)):
