@@ -275,6 +275,8 @@ class _Finder:
             elif name and not skip and node.parent is not None:
                 if node.parent.type == "augmented_assignment_expression":
                     appended.append((pieces, name))
+            if t is None and node.type == "template_string":  # no prompt itself: one in its `${…}` may be
+                seen.difference_update(sub.id for sub in f.walk(node) if sub.id != node.id)
         prompts = {t.name for t in out}
         for pieces, name in appended:  # text += `This thread has ${n} messages.`: part of the prompt built
             if name in prompts and (t := prompt_template(pieces, name, False, joined=True)) is not None:

@@ -209,6 +209,14 @@ system += `Members: ${users.map(u => `${u.name} (${u.userId})`).join(", ")}`
     ]
 
 
+def test_a_javascript_template_held_whole_in_another_templates_substitution_is_read():
+    src = (
+        "q = `${`You are a chatbot. It is currently ${new Date().toISOString()}. Answer: ${basePrompt}`}`;\n"
+    )
+    assert values(javascript.templates(src, ".tsx")) == ["${new Date().toISOString()}"]
+    assert values(javascript.templates("q = `${name}`;\n", ".ts")) == []
+
+
 def test_names_of_an_environment_block_or_the_users_profile():
     from analyzer.detection.names import name_verdict
 
