@@ -1,9 +1,9 @@
 """A slot of no telling name in a block of ``Key: {slot}`` lines whose other slots are rendered per
 request: rendered with them ("- 地点：{location_name}", "- 时间：{time}", "- 对话中NPC：{active_npc}").
 
-:func:`block_siblings` reads the kept findings: where at least two kept slots are each the whole value of
-a ``Key: value`` line of one block (lines with no blank line between) and they outnumber the block's
-slots of no verdict, each of those is found too. A block's slots come from one source (the game's
+:func:`block_siblings` reads the kept findings: where at least two kept slots are each the whole value
+of a ``Key: value`` line of one block (lines with no blank line or heading between) and they outnumber
+the block's slots of no verdict, each of those is found too. A block's slots come from one source (the game's
 state, the environment, the user's profile), so a name the vocabularies miss is told by its siblings.
 
 It does NOT take content slots (``{question}``), settings and the deployment's own (``{model}``,

@@ -3,7 +3,9 @@ into a prompt (``chats.map(chat => `【${chat.sender.nickname}】 ${formatDate(n
 
 :func:`content_item` says an expression is such an iteration (``.map`` / ``.forEach`` / ``.filter`` …
 over a collection of past messages, records or documents) or lies inside its callback: each item's own
-fields, the request's content, not a value rendered per request. It does NOT judge anything else (:mod:`.javascript`).
+fields, the request's content, not a value rendered per request.
+
+It does NOT judge anything else (:mod:`.javascript`).
 """
 
 from __future__ import annotations
