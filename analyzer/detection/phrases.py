@@ -24,10 +24,10 @@ WEEKDAY_ONLY = re.compile(rf"\b{_WEEKDAY}\b")
 #: a leading class: sre skips to J F M A S O N D
 _MONTH_RX = re.compile(r"[JFMASOND](?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
 TODAY = re.compile(
-    r"(?i)\b(?:today(?:'s date)? is|today's date|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)(?:,?\s*(?:which|that) (?:is|was|will be)\b|\s*\((?:utc|gmt|local|[a-z]{2,5} time)\)(?: is\b)?)?"
+    r"(?i)\b(?:today(?:'s date)? is|today's date|(?:^|(?<=[\n*>#•(\[])|(?<=[\n*>#•\-][ \t]))today(?=(?:\*\*|__)?\s*[:：]|\s+\()|the (?:current )?(?:date|time|date and time|datetime) is|current (?:date|time|date and time|datetime|timestamp|day|weekday)(?: is)?\s*[:=]?|(?:it is|it's) now|as of today,?)(?:,?\s*(?:which|that) (?:is|was|will be)\b|\s*\((?:utc|gmt|local|[a-z]{2,5} time)\)(?: is\b)?)?"
 )
 TODAY_VALUE = re.compile(
-    rf"(?i)\s*[:=,]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)"
+    rf"(?i)(?:\*\*|__)?\s*[:=,(]?\s*(?:\d{{1,4}}[-/:.]\d|\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b|{_WEEKDAY}\b|{_MONTH}\b|\{{|\$\{{|%\(|<%)"
 )
 _TODAY_KEYS = ("today", "current", "now", "date is", "time is")
 
@@ -62,7 +62,7 @@ def _may_hold(text: str, low: str, key: str, k: int) -> bool:
     if key not in ("current", "now") or not text[max(0, k - 24) : k + 48].isascii():
         return True
     if key == "current":
-        return low.startswith((" date", " time"), k + 7)
+        return low.startswith((" date", " time", " day", " weekday"), k + 7)
     return (
         (k >= 6 and low.startswith("it is ", k - 6))
         or (k >= 5 and low.startswith("it's ", k - 5))
@@ -72,7 +72,7 @@ def _may_hold(text: str, low: str, key: str, k: int) -> bool:
 
 def _word_value(text: str, at: int, out: list[Candidate]) -> None:
     """The weekday or written date right after a today-phrase ("Today is Monday")."""
-    while at < len(text) and text[at] in " \t:=,":
+    while at < len(text) and text[at] in " \t:=,(*_":
         at += 1
     m = TEXT_DATE.match(text, at) or WEEKDAY_ONLY.match(text, at)
     end = m.end() if m else dates.weekday_at(text, at)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable
 
+from analyzer.detection.calendar import WEEKDAY_WORDS
 from analyzer.detection.candidate import Candidate
 
 KINDS = ("date", "time")
@@ -28,8 +29,8 @@ def again(text: str, kept: Iterable[tuple[Candidate, str]]) -> list[tuple[Candid
     out: list[tuple[Candidate, str]] = []
     for c, _ in kept:
         value = text[c.start : c.end]
-        if c.kind not in KINDS or len(value) < MIN_CHARS or value in seen:
-            continue
+        if c.kind not in KINDS or len(value) < MIN_CHARS or value in seen or value.lower() in WEEKDAY_WORDS:
+            continue  # a weekday alone ("Thursday") recurs by chance, as a short value does
         seen.add(value)
         k = text.find(value)
         while k >= 0:

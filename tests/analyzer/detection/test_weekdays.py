@@ -36,3 +36,33 @@ def test_a_weekday_after_today_in_other_languages(text, day):
 )
 def test_no_weekday_after_a_condition_a_span_an_example_or_none(text):
     assert [v for v in find_volatile(text) if v.kind == "date"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("Today: Thursday\n", "Thursday"),  # "Today" as a label, in English
+        ("- **Today**: Thursday\n", "Thursday"),
+        ("TODAY (Thursday):\n- plan the week\n", "Thursday"),
+        ("Current day: Thursday\n", "Thursday"),
+    ],
+)
+def test_a_weekday_under_an_english_today_label(text, day):
+    assert [v.value for v in find_volatile(text) if v.kind == "date"] == [day]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Plan for today: 3 tasks\n",  # "today" inside a sentence is no label
+        "today(3)\n",  # a call
+        "Today: we discuss plans.\n",  # no value
+    ],
+)
+def test_no_today_label_inside_a_sentence_a_call_or_without_a_value(text):
+    assert [v for v in find_volatile(text) if v.kind in ("date", "today-phrase")] == []
+
+
+def test_a_weekday_alone_does_not_repeat():
+    text = "Today: Thursday\n\nExample reply: Thursday works for me.\n"
+    assert [v.value for v in find_volatile(text) if v.kind == "date"] == ["Thursday"]

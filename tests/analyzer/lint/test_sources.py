@@ -148,7 +148,10 @@ def test_a_directory_scan_reads_source_files_but_never_fixes_them(tmp_path):
 def test_a_single_brace_slot_in_a_jinja_file_is_literal_text(tmp_path):
     text = 'The title MUST be exactly: "Report {month}/{week}"\nToday: {{ today }}\n'
     findings, _ = lint_file(tmp_path, "system.j2", text)
-    assert [text.splitlines()[f.line - 1][f.col - 1 : f.end_col - 1] for f in findings] == ["{{ today }}"]
+    assert [text.splitlines()[f.line - 1][f.col - 1 : f.end_col - 1] for f in findings] == [
+        "Today",
+        "{{ today }}",
+    ]  # the label (PG003) and its slot
     findings, _ = lint_file(tmp_path, "system.md", text)
     assert len([f for f in findings if f.code == "PG004"]) == 3
 
