@@ -78,17 +78,17 @@ def under_memory_heading(text: str, start: int, end: int) -> bool:
 
 
 def rendered_blocks(text: str, low: str, out: list[Candidate]) -> None:
-    """The lines under each kept-memory heading (found at each "memor"), as one candidate a block."""
-    done = -1
+    """The lines under each kept-memory heading (found at each anchor word), as one candidate a block."""
+    done: set[int] = set()  # the headings read: one heading, one block, whichever of its words found it
     for word in _ASCII_ANCHORS if text.isascii() else _ASCII_ANCHORS + _OTHER_ANCHORS:
         k = low.find(word)
         while k >= 0:
             ls = text.rfind("\n", 0, k) + 1
             le = text.find("\n", k)
             le = len(text) if le < 0 else le
-            if ls != done and KEPT_MEMORY.fullmatch(text, ls, le) and (span := _block(text, le)):
+            if ls not in done and KEPT_MEMORY.fullmatch(text, ls, le) and (span := _block(text, le)):
                 out.append(Candidate("state", *span, HIGH, "memory", text[ls:le].strip()))
-                done = ls  # one heading, one block, whichever of its words found it
+                done.add(ls)
             k = low.find(word, le)
 
 

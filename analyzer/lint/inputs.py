@@ -186,7 +186,7 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
 
 #: where a prompt template stored as JSON keeps its text (LangChain hub, Prompty, prompt configs, an app's
 #: config nesting one, an n8n workflow's agent node: ``parameters.options.systemMessage``)
-TEMPLATE_KEYS = _TEMPLATE_KEYS = frozenset(
+TEMPLATE_KEYS = frozenset(
     "template system_prompt system_message instructions prompt_template systemMessage systemPrompt".split()
 )
 #: how many JSON values :func:`_prompt_config` looks at, how deep
@@ -208,7 +208,7 @@ def _prompt_config(value) -> bool:
         item, depth = queue.pop(0)
         seen += 1
         if isinstance(item, dict):
-            if any(isinstance(item.get(k), str) for k in _TEMPLATE_KEYS):
+            if any(isinstance(item.get(k), str) for k in TEMPLATE_KEYS):
                 return True
             children = item.values()
         elif isinstance(item, list):
