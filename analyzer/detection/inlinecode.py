@@ -2,10 +2,11 @@
 plus the literal values of a Markdown front matter (``date: 2024-7-8 01:00:20``: file metadata).
 
 ``- Session ID: `{{ session_id }}``` is still filled by the template engine: the backticks only
-format the rendered value, so the slot is judged like any other. A slot shown in backticks inside a
-sentence ("write `{{ date }}` to insert the date"), under a label about the template syntax
-("Placeholder: `{date}`"), or in a list headed as the template's variables is documentation and
-stays code. A slot in a front matter (``CURRENT_TIME: {{ CURRENT_TIME }}``) is still rendered, and so is a value
+format the rendered value, so the slot is judged like any other, and so is one a sentence uses
+("calcula la hora usando el valor de `{{hora_actual}}`"). A slot in backticks that a sentence shows
+("write `{{ date }}` to insert the date", "such as `{{now}}`"), under a label about the template
+syntax ("Placeholder: `{date}`"), opening a list entry ("- `{{ time }}` - the timestamp") or in a
+list headed as the template's variables is documentation and stays code. A slot in a front matter (``CURRENT_TIME: {{ CURRENT_TIME }}``) is still rendered, and so is a value
 under a key naming the present (``CURRENT_TIME: 2025-04-24 13:52:03``).
 
 ``- Current date: `2025-04-24``` is the same with the value already rendered: the span is judged
@@ -41,6 +42,8 @@ _MARK = re.compile(r"[`:]")
 _DOCS = re.compile(
     r"(?i)\b(?:placeholders?|variables?|syntax|macros?|usage|use|write|insert|escape|helpers?|filters?)\b"
 )
+#: a sentence that shows a slot rather than uses it ("such as `{{now}}`", "the template tag `{x}`")
+_MENTION = re.compile(r"(?i)\b(?:such as|e\.g|for example|like|documentation|inline|code|templat\w*|tags?)\b")
 _HEADING_REACH = 8
 
 
@@ -71,6 +74,7 @@ def _line_slots(text: str, ls: int, le: int) -> tuple[list[int], list[int], list
     starts, ends, values = [], [], []
     marks = _MARK.finditer(text, ls, le)  # the backticks and colons, in order
     ticks, first_colon = 0, -1  # backticks so far; the first ``:`` outside code
+    shown: bool | None = None  # the line shows slots (documents the syntax) rather than uses them
     mark = next(marks, None)
     for m in _SLOT.finditer(text, ls, le):
         s = m.start()
@@ -93,6 +97,12 @@ def _line_slots(text: str, ls: int, le: int) -> tuple[list[int], list[int], list
             ok = bool(_LABEL_AT.match(text, ls, s)) and bool(_TAIL.match(text, m.end(), le))
         if ok:
             ok = not (_DOCS.search(_key(text[ls:s])) or _documented(text, ls))
+        elif text[s + 1] in "{$" and text[ls:s].strip(" \t-*•+"):  # inside a sentence, not a list entry
+            if shown is None:  # read once a line
+                shown = bool(
+                    _DOCS.search(text, ls, le) or _MENTION.search(text, ls, le) or _documented(text, ls)
+                )
+            ok = not shown
         starts.append(s)
         ends.append(m.end())
         values.append(ok)

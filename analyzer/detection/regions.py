@@ -173,13 +173,16 @@ def _paired(text: str, marks: list[tuple[int, str]]) -> list[tuple[int, int, str
 _PROMPT_OPENING = re.compile(
     r"(?:(?:You are|You're|Your name is|Your role is|Act as|I want you to act|Du bist|Tu es|Vous êtes|Eres|Tu eres"
     r"|Sei|Você é|The assistant is|Ты|Вы|Jesteś|Sen)\b"
-    r"|你是|你的名字是|你叫|你将扮演|あなたは|당신은|助手名为|助手是|アシスタントは)"
+    r"|你是|你的名字是|你叫|你将扮演|あなたは|당신은|助手名为|助手是|アシスタントは"
+    r"|#{1,3}[ \t]*(?:Role|Persona|Identity|Character|角色|人设|身份)\b)"
 )
+#: info strings of fences holding a template's text: a prompt quoted there is rendered by it
+_TEMPLATES = frozenset(("jinja", "jinja2", "j2", "handlebars", "hbs", "mustache", "liquid", "django", "tmpl"))
 
 
 def _quoted_prompt(text: str, a: int, info: str) -> bool:
     """The fence at ``a`` (no info string, or a prose one) opens with a system prompt's first words."""
-    if info and info.lower() not in _PROSE:
+    if info and info.lower() not in _PROSE and info.lower() not in _TEMPLATES:
         return False
     nl = text.find("\n", a)
     return nl >= 0 and bool(_PROMPT_OPENING.match(text, nl + 1))
@@ -230,6 +233,10 @@ class CodeSpans:
         if in_spans(fences, pos):
             return True
         ls, le = line_bounds(text, pos, pos)
+        if (k := text.rfind("\\n", ls, pos)) >= 0:  # a quoted string's escaped line breaks end its lines too
+            ls = k + 2
+        if (k := text.find("\\n", pos, le)) >= 0:
+            le = k
         ticks = text.count("`", ls, pos)
         return ticks % 2 == 1 and text.find("`", pos, le) >= 0
 

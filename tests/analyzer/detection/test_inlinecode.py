@@ -34,6 +34,17 @@ def test_a_slot_in_backticks_in_prose_or_documentation_stays_code():
     assert fenced.index("{{") in JudgedCode(fenced)
 
 
+def test_a_slot_in_backticks_that_a_sentence_uses_is_rendered():
+    spanish = "Calcula la hora usando el valor de `{{hora_actual}}` si el usuario dice 'mañana'.\n"
+    assert _slots(spanish) == ["{{hora_actual}}"]
+    chinese = "摘要必须以 `{{request_time}}` 提供的完整日期和星期开头。\n"
+    assert _slots(chinese) == ["{{request_time}}"]
+    # shown, not used: an example, a variable list's entry, a line about the template syntax
+    assert _slots("Inline code such as `{{now}}` is documentation.\n") == []
+    assert _slots("- `{{ time }}` - the current timestamp\n") == []
+    assert _slots("The template tag `{{ time }}` renders the hour.\n") == []
+
+
 def test_front_matter_values_are_metadata_but_its_slots_are_rendered():
     post = "---\ntitle: How to\ndate: 2024-7-8 01:00:20\n---\n\nBody text.\n"
     assert post.index("01:00:20") in JudgedCode(post)

@@ -120,3 +120,24 @@ def test_turns_in_capitals_bold_or_other_languages_are_few_shot_turns():
         turns = f"{user} hi\n{bot} hello\n" * 5  # more lines than an intro's own reach
         text = f"{intro}\n{turns}{user} remind me (current time: 2025-01-28T09:00:00Z)\n{bot} done\n"
         assert find_volatile(text) == [], user
+
+
+def test_a_template_fence_quoting_a_system_prompt_renders_its_slots():
+    jinja = "**Prompt Template**:\n```jinja2\nYou are {{ agent_name }}, an assistant.\nIt is {{ time }} now.\n```\n"
+    assert jinja.index("{{ time }}") not in CodeSpans(jinja)
+    assert "{{ time }}" in [v.value for v in find_volatile(jinja)]
+    role = "System message:\n\n```text\n# Role\nCalendar manager.\nCurrent Date: {{ $now }}\n```\n"
+    assert "{{ $now }}" in [v.value for v in find_volatile(role)]
+    # a template fence that is not a prompt (a syntax sample) and a code fence stay code
+    sample = "Usage:\n```jinja2\n{% for d in days %}{{ d.date }}{% endfor %}\nIt is {{ time }} now.\n```\n"
+    assert sample.index("{{ time }}") in CodeSpans(sample)
+    python = "Intro.\n```python\n# Role\nprompt = f'It is {now} now.'\n```\n"
+    assert python.index("{now}") in CodeSpans(python)
+
+
+def test_an_escaped_line_break_ends_a_line_for_inline_code():
+    yaml = 'text: "Use `<break>` to pause.\\n```\\n\\n# Information\\nNow: {current_date_time}\\nNote: `<break>` is a mark.\\n"\n'
+    assert yaml.index("{current_date_time}") not in CodeSpans(yaml)
+    assert [v.value for v in find_volatile(yaml)] == ["{current_date_time}"]
+    inline = 'text: "Write `{current_date_time}` to insert it.\\nMore."\n'
+    assert inline.index("{current_date_time}") in CodeSpans(inline)
