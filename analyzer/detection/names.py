@@ -86,7 +86,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the person's own name, per user", HIGH)
     if "." in name and (owner := owners.owned_field(name, words)):
         return Verdict(f"named `{name}`: a field of the {owner} served, per user", HIGH)
-    if "." in name and _sender(name):
+    if "." in name and owners.sender(name):
         return Verdict(f"named `{name}`: the person who sent this message, per user", HIGH)
     if any(
         w in vocab.CHAT_PLACES
@@ -111,6 +111,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the current user's own value", HIGH)
     if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
         return None
+    if "." in name and owners.content_field(name, words):
+        return None  # session.content, msg.text: the request's own content
     if ws[-1] in vocab.TEXT_ABOUT or _record_date(name, ws, field):
         return None  # "resolveRelativeTimeInstruction": text about the time; "track.Year": a record's date
     if from_today(ws):
@@ -154,18 +156,6 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
 
 #: what may stand before a chat place's name: the message, its context, the chat app
 _CHAT_OWNERS = frozenset("current this the message msg ctx interaction event discord slack telegram".split())
-#: the message or event a request answers, and its sender's field ("message.author", "ctx.author")
-_MESSAGES = frozenset("message msg interaction ctx event update".split())
-_SENDERS = frozenset("author sender from_user member".split())
-
-
-def _sender(name: str) -> bool:
-    """``message.author`` (Discord), ``update.message.from_user`` (Telegram), or a field of theirs
-    (``message.author.id``): who sent it."""
-    parts = [p.strip().rstrip("?") for p in name.split(".")]  # message.author?.id
-    return any(a.lower() in _MESSAGES and b.lower() in _SENDERS for a, b in zip(parts, parts[1:]))
-
-
 #: owners whose date field may be today's ("self.date", "ctx.day", "state.month")
 _NOW_OWNERS = frozenset("self this ctx context state session env now current today req request".split())
 
@@ -254,7 +244,13 @@ def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict
         return Verdict(f"counts the conversation's {counted} so far", HIGH)
     best = None
     fields = {n.rsplit(".", 1)[-1] for n in names if "." in n}
+    # session.content: the record's content field, so its owner's name says nothing of the value
+    content_owners = {
+        p for n in names if "." in n and owners.content_field(n, words) for p in n.split(".")[:-1]
+    }
     for name in names:
+        if name in content_owners:
+            continue
         v = name_verdict(name, name in fields)
         if v and (best is None or (v.severity == HIGH and best.severity != HIGH)):
             best = v

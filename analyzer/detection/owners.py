@@ -8,6 +8,8 @@ permissions, status and preferences (language, units …) are per role or settin
 (``caller_id``, ``customer_phone``) or a person served and their name or profile (``{customer_name}``,
 ``{player_name}``, ``{nome_cliente}``).
 
+:func:`sender` reads who sent the message answered (``message.author``); :func:`content_field` reads a record's field holding the request's content (``session.content``).
+
 It does NOT read labels, nor judge the owner alone (``{user}``) or a record's field (``author.name``).
 """
 
@@ -87,3 +89,21 @@ def owned_id(ws: list[str]) -> bool:
         if w in _NAMES_BEFORE and nxt in _PERSONS | _ROMANCE_PERSONS:
             return True  # nome_cliente, nombre_paciente
     return False
+
+
+def content_field(name: str, words: Callable[[str], list[str]]) -> bool:
+    """``session.content``, ``msg.text``: a record's last field holds the request's own content."""
+    own = words(name.rsplit(".", 1)[-1])
+    return bool(own) and set(own) <= vocab.CONTENT_FIELDS
+
+
+#: the message or event a request answers, and its sender's field ("message.author", "ctx.author")
+_MESSAGES = frozenset("message msg interaction ctx event update".split())
+_SENDERS = frozenset("author sender from_user member".split())
+
+
+def sender(name: str) -> bool:
+    """``message.author`` (Discord), ``update.message.from_user`` (Telegram), or a field of theirs
+    (``message.author.id``): who sent it."""
+    parts = [p.strip().rstrip("?") for p in name.split(".")]  # message.author?.id
+    return any(a.lower() in _MESSAGES and b.lower() in _SENDERS for a, b in zip(parts, parts[1:]))

@@ -14,6 +14,8 @@ DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "week
 #: a date's parts with no word for now: a record's own field ("track.Year", "event.date")
 DATE_PARTS = {"date", "day", "weekday", "week", "month", "year", "dt"}
 #: a name's last word saying it holds text about its subject ("dateInstructions", "time_prompt")
+#: a record's field holding the request's own content (``session.content``, ``msg.text``)
+CONTENT_FIELDS = set("content contents text message messages input query question prompt body".split())
 TEXT_ABOUT = set("instruction instructions guide guidance rules hint hints description".split())
 #: a topic named after time, not a reading of it ("time_management_tips")
 TEXT_ABOUT |= {"management", "tips", "advice"}

@@ -26,6 +26,8 @@ _SIGILS = "{}$%#<>[]()/\\g "
 #: methods that render a template with an object of values, on a prompt, chain or template
 _RENDERS = frozenset(("format", "formatMessages", "formatPromptValue", "render", "renderString", "partial"))
 _RENDERS |= {"fill", "interpolate", "compile"}
+#: … those given only the object of values: dates and numbers format with a pattern or nothing
+_FORMATS = frozenset(("format", "formatMessages", "formatPromptValue"))
 #: … and those that run one ("chain.invoke({…})", not "tool.invoke" nor Express's "res.render")
 _RUNS = frozenset(("invoke", "stream", "call", "run", "batch"))
 _PROMPTISH = re.compile(r"(?i)prompt|chain|template|tpl|llm|runnable|system|instruction")
@@ -54,6 +56,8 @@ def _renders(f, fn) -> bool:
         return False
     args = fn.parent.child_by_field_name("arguments") if fn.parent is not None else None
     template = args.named_children[0] if args is not None and args.named_children else None
+    if name in _FORMATS and template is not None and template.type == "object":
+        return True  # preset.input.format({ time: … }): only a template formats with an object of values
     # the receiver or the template names a prompt: chain.invoke({…}), mustache.render(systemPrompt, {…})
     return bool(_PROMPTISH.search(f.src(obj))) or (
         template is not None and template.type != "object" and bool(_PROMPTISH.search(f.src(template)))
@@ -121,9 +125,9 @@ def slot_templates(f) -> list[Template]:
         if n.type == "call_expression":
             fn, args = n.child_by_field_name("function"), n.child_by_field_name("arguments")
             if fn is not None and args is not None and _renders(f, fn):
-                for arg in args.named_children:
-                    if arg.type == "object":
-                        out += _render_values(f, arg)
+                values = next((a for a in args.named_children if a.type == "object"), None)
+                if values is not None:  # the first object holds the values; any after it, options
+                    out += _render_values(f, values)
             if fn is None or args is None or fn.type != "member_expression":
                 continue
             prop = fn.child_by_field_name("property")

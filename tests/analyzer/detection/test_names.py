@@ -58,6 +58,7 @@ def test_an_unnamed_slot_after_a_date_phrase_and_a_strftime_format():
         ("group_id", "a group id"),
         ("user_profile", "the current user's own value"),
         ("week", "today's date"),
+        ("session.state", "per-session state"),  # the session's state stays one; only a content field is not
     ],
 )
 def test_dotted_names_keys_and_owners_name_a_per_request_value(expr, why):
@@ -67,7 +68,12 @@ def test_dotted_names_keys_and_owners_name_a_per_request_value(expr, why):
 
 @pytest.mark.parametrize(
     "expr",
-    ["article.title", "request.locale", "user.plan", "ctx.get('channel')", "weeks", "doc['source']"],
+    ["article.title", "request.locale", "user.plan", "ctx.get('channel')", "weeks", "doc['source']"]
+    + [
+        "session.content",
+        "state.messages",
+        "session.message_text",
+    ],  # a session's content field: the request's own
 )
 def test_a_field_owner_alone_or_a_content_key_is_not_one(expr):
     assert judge_expression(expr) is None, expr

@@ -177,6 +177,16 @@ const f = logger.info({ at: Date.now() });
     ]
 
 
+def test_javascript_format_with_an_object_renders_a_template_whatever_its_receiver():
+    src = """
+const m = await currentPreset.input.format({ history: recent.join("\\n"), time: formatTimestamp(new Date()) }, renderer, { session });
+const n = moment().format("YYYY-MM-DD");
+const o = new Intl.DateTimeFormat("en").format(new Date());
+"""
+    # the first object holds the values; a later one ({ session }) is the renderer's options
+    assert values(javascript.templates(src, ".ts")) == ["formatTimestamp(new Date())"]
+
+
 def test_javascript_values_of_an_object_named_for_a_templates_values_where_slots_are_replaced():
     src = """
 const now = new Date();
