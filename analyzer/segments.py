@@ -119,6 +119,8 @@ def guess_shape(body: Any) -> tuple[str, str] | None:
         ):
             return ANTHROPIC, "/v1/messages"
         return OPENAI, "/v1/chat/completions"
+    if "system" in body and "model" in body:
+        return ANTHROPIC, "/v1/messages"  # a logged body whose messages were left out: its system prompt
     if "input" in body or "instructions" in body:
         return OPENAI, "/v1/responses"
     if "prompt" in body:

@@ -98,6 +98,8 @@ def test_guess_shape():
     assert guess_shape({"messages": [{"role": "user", "content": "x"}]}) == ("openai", "/v1/chat/completions")
     assert guess_shape({"input": "x"}) == ("openai", "/v1/responses")
     assert guess_shape({"prompt": "x"}) == ("openai", "/v1/completions")
+    assert guess_shape({"model": "claude-sonnet-4", "system": "x"}) == ("anthropic", "/v1/messages")
+    assert guess_shape({"system": "linux"}) is None
     assert guess_shape({"foo": 1}) is None
     assert guess_shape([1]) is None
 

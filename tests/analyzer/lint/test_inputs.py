@@ -33,6 +33,25 @@ def test_a_named_json_file_with_no_request_nor_template_is_an_input_error(tmp_pa
     assert [e.message for e in loaded.errors] == ["no request body here (expected messages, input or prompt)"]
 
 
+def test_a_logged_body_whose_messages_were_left_out_is_read_for_its_system_prompt(tmp_path):
+    body = {
+        "model": "claude-sonnet-4",
+        "max_tokens": 100,
+        "system": [{"type": "text", "text": "Today's date: 2025-06-01"}],
+    }
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+    loaded = load([str(path)])
+    assert loaded.errors == [] and [f.kind for f in loaded.files] == ["json"]
+    assert [f.code for f in run(loaded, CODES) if "2025-06-01" in f.message] == ["PG002"]
+    # a settings file with a "system" key but no model is still no request body
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"system": "linux", "theme": "dark"}', encoding="utf-8")
+    assert [e.message for e in load([str(settings)]).errors] == [
+        "no request body here (expected messages, input or prompt)"
+    ]
+
+
 def test_a_config_or_a_workflow_nesting_a_prompt_is_read_as_text(tmp_path):
     config = {"services": {"gemini": {"model": "gemini-1.5-flash", "system_prompt": "You classify tasks."}}}
     workflow = {
