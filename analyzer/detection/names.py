@@ -141,8 +141,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: per-request or per-session state", HIGH)
     if found & vocab.MEASURED and found & vocab.MEASURE_READS:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)
-    if found & vocab.MEMORY:
-        return Verdict(f"named `{name}`: {vocab.MEMORY_BLOCK}", HIGH)
+    if (own if "." in name else found) & vocab.MEMORY and not found & vocab.NOT_MEMORY_BLOCK:
+        return Verdict(f"named `{name}`: {vocab.MEMORY_BLOCK}", HIGH)  # not Memory.DAGName, memory_dir
     if found & _ENV_OWNERS and own & _BLOCK_PARTS:  # the field itself is the block, not a workspace.name
         return Verdict(f"named `{name}`: an environment block rendered per session", HIGH)
     if found & vocab.RUNNING and found & vocab.RUNNING_OWNERS:

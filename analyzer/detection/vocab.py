@@ -49,6 +49,11 @@ GAME_STATE = set("equipped hp mana stamina affinity affection favorability npc n
 #: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
 MEMORY = {"memory", "memories", "storage", "mem"}
 #: how :mod:`.names` says a slot is such a block (:mod:`.given` reads it)
+#: … where memory is kept (``memory_dir``), or memories found for this query (``memory_snippets``): content
+NOT_MEMORY_BLOCK = set(
+    "dir dirs directory path paths folder file files root snippets retrieved relevant".split()
+)
+NOT_MEMORY_BLOCK |= set("results search matches matched recalled related found".split())
 MEMORY_BLOCK = "a memory block rendered per session"
 #: a running total of the session ("total_cost", "costSoFar")
 RUNNING = {"cost", "costs", "spend", "spent", "usage", "charges"}

@@ -4,7 +4,8 @@ The value argument of a slot replacement (``prompt.replace("{{CURRENT_TIME}}", &
 ``strings.ReplaceAll(p, "{date}", today)``, ``sb.Replace("{time}", DateTime.Now.ToString())``) and
 each volatile argument of a format call whose format is not a literal of the file but is named as
 a prompt (``fmt.Sprintf(constants.SystemPrompt, today.Format(…))``), and each volatile field of the
-data a Go template is executed with (``tmpl.Execute(w, struct{…}{Time: time.Now()…})``), one template each.
+data a Go template is executed with (``tmpl.Execute(w, struct{…}{Time: time.Now()…})``, or a name
+declared with such a literal: ``data := promptData{…}``), one template each.
 
 It does NOT read literals (:mod:`.compiled`) nor judge the value's text beyond its verdict.
 """
@@ -32,6 +33,7 @@ def templates(finder) -> list[Template]:
     """``finder`` is :class:`.compiled._Finder` (its file, grammar and literal lookups)."""
     f, g = finder.f, finder.g
     out: list[Template] = []
+    declared = _go_literals(f) if g.name == "go" else {}
     for n in f.walk(f.tree.root_node):
         if n.type not in g.calls:
             continue
@@ -50,6 +52,9 @@ def templates(finder) -> list[Template]:
                 out.append(one_value(f, value, v, "replace"))
         elif last in _EXECUTES and owner is not None:  # tmpl.Execute(w, struct{…}{Time: time.Now()…})
             for arg in args:
+                arg = declared.get(
+                    f.src(arg).lstrip("&"), arg
+                )  # data := promptData{…}; tmpl.Execute(w, data)
                 for kv in (k for k in f.walk(arg) if k.type == "keyed_element"):
                     value = kv.named_children[-1] if len(kv.named_children) >= 2 else None
                     v = f.verdict(value) if value is not None and value.type not in g.strings else None
@@ -72,3 +77,19 @@ def templates(finder) -> list[Template]:
 def one_value(f, node, verdict, name: str) -> Template:
     """A template of one judged value: the code that fills a slot elsewhere."""
     return Template([Piece(f.src(node), start=f.char(node.start_byte), verdict=verdict)], name)
+
+
+def _go_literals(f) -> dict:
+    """Go's ``name := T{…}`` (or ``&T{…}``) declarations: the composite literal each name holds."""
+    out = {}
+    for n in f.walk(f.tree.root_node):
+        if n.type != "short_var_declaration" or len(n.named_children) != 2:
+            continue
+        left, right = n.named_children
+        if len(left.named_children) == 1 == len(right.named_children):
+            value = right.named_children[0]
+            if value.type == "unary_expression" and value.named_children:
+                value = value.named_children[-1]
+            if value.type == "composite_literal":
+                out[f.src(left.named_children[0])] = value
+    return out

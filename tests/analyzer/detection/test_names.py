@@ -315,3 +315,16 @@ def test_a_games_or_companions_state_is_per_session():
         assert "state" in judge_expression(expr).reason, expr
     for expr in ("inventory", "track.Mood", "health_check_url", "level"):  # words of other domains too
         assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize(
+    "name", ["memory_dir", "MEMORY_PATH", "vector_db_memory_snippets", "relevant_memories"]
+)
+def test_where_memory_is_kept_or_memories_found_for_the_query_are_no_memory_block(name):
+    assert name_verdict(name) is None, name
+
+
+@pytest.mark.parametrize("name", ["memory", "user_memory", "memory_block", "core_memories", "agent.memory"])
+def test_a_memory_block_by_its_name(name):
+    v = name_verdict(name)
+    assert v is not None and "memory block" in v.reason, (name, v)

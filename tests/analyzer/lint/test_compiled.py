@@ -237,6 +237,27 @@ def test_the_data_a_go_template_is_executed_with_fills_its_slots():
     assert found(GO_TEMPLATE, ".go") == [("time.Now().UTC().Format(time.RFC1123)", "calls `time.Now()`")]
 
 
+GO_DECLARED_DATA = """package agent
+
+func build(w io.Writer) error {
+	data := promptData{
+		Date: time.Now().Format("Monday, January 2, 2006"),
+		Name: cfg.Name,
+	}
+	report := &stats{At: time.Now()}
+	log.Print(report)
+	return systemPromptTmpl.Execute(w, data)
+}
+"""
+
+
+def test_a_go_template_executed_with_a_name_declared_as_its_data():
+    # the literal data holds fills the template; one never executed with is no prompt's
+    assert found(GO_DECLARED_DATA, ".go") == [
+        ('time.Now().Format("Monday, January 2, 2006")', "calls `time.Now()`")
+    ]
+
+
 SWIFT = '''import Foundation
 
 struct PromptBuilder {
