@@ -17,7 +17,7 @@ from functools import cache
 from analyzer.detection.names import Verdict, config_container, judge
 from analyzer.lint.sources.jsitems import content_item
 from analyzer.lint.sources.jsslots import slot_templates
-from analyzer.lint.sources.pieces import Piece, Template, prompt_template
+from analyzer.lint.sources.pieces import Piece, Template, folded, prompt_template
 from analyzer.lint.sources.promptlike import skipped_call
 from analyzer.lint.sources.treetext import TreeText
 
@@ -281,6 +281,7 @@ class _Finder:
         for pieces, name in appended:  # text += `This thread has ${n} messages.`: part of the prompt built
             if name in prompts and (t := prompt_template(pieces, name, False, joined=True)) is not None:
                 out.append(t)
+        out = folded(out)
         out += slot_templates(f)
         return sorted(out, key=lambda t: t.file_offset(0))
 

@@ -13,6 +13,7 @@ It does NOT parse code.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 from analyzer.detect import Volatile, find_volatile
@@ -220,3 +221,39 @@ def volatile_values(t: Template) -> list[Volatile]:
         if not any(a < v.end and v.start < b for a, b, _ in slots):
             out.append(Volatile(v.kind, v.start, v.end, text[v.start : v.end], v.severity, v.reason))
     return sorted(out, key=lambda v: v.start)
+
+
+#: the words of a formatted value's own text (", ", " at ", " Jam "): a few at most, no sentence
+_VALUE_WORDS = re.compile(r"[^\W\d_]{2,}")
+
+
+#: … and no label of its own ("当前准确时间是：${t}"): the value comes with its wording, as prompt text
+_LABELLED = re.compile(r"[^\W\d_]{2,}[ \t]*[:：]")
+
+
+def folded(templates: list[Template]) -> list[Template]:
+    """``templates`` less each formatted value declared once and interpolated whole in another
+    (``stamp = `${p.day}-${p.month} Jam ${p.hour}```, then ``Current time: ${stamp}``): the value
+    enters the prompt there, so that interpolation is the finding, with the value's reason."""
+    named: dict[str, tuple[Template, Volatile]] = {}
+    for t in templates:
+        text = t.literal_text
+        if not t.name.isidentifier() or len(text) > 40 or len(_VALUE_WORDS.findall(text)) > 3:
+            continue
+        if not any(_LABELLED.search(p.text) for p in t.pieces if p.literal) and (found := volatile_values(t)):
+            named[t.name] = (t, found[0])
+    gone: set[int] = set()
+    for t in templates if named else ():
+        for p in t.pieces:
+            inner, first = named.get(p.text.strip("${} \t"), (None, None)) if not p.literal else (None, None)
+            if inner is None or inner is t:
+                continue
+            gone.add(id(inner))
+            if p.verdict is None:
+                p.verdict = Verdict(f"`{inner.name}` holds a text that {_bare(first.reason)}", first.severity)
+    return [t for t in templates if id(t) not in gone]
+
+
+def _bare(reason: str) -> str:
+    """A piece's reason as a clause: "calls `new Date()`" stays, "named `x`: …" keeps what follows."""
+    return reason.split(": ", 1)[1] if reason.startswith("named ") and ": " in reason else reason

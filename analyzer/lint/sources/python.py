@@ -14,7 +14,7 @@ import ast
 import re
 
 from analyzer.detection.names import Verdict
-from analyzer.lint.sources.pieces import Piece, Template, prompt_template
+from analyzer.lint.sources.pieces import Piece, Template, folded, prompt_template
 from analyzer.lint.sources.promptlike import skipped_call
 from analyzer.lint.sources.pyfile import PyFile, dotted, is_str
 from analyzer.lint.sources.pyrepair import WRAPPER, mend
@@ -212,6 +212,7 @@ class _Finder:
             t = prompt_template(pieces, *self.context(node), slots_count=True)
             if t is not None:
                 out.append(t)
+        out = folded(out)
         out += slot_templates(self.f, self.pvars)
         return sorted(out, key=lambda t: t.file_offset(0))
 

@@ -357,3 +357,16 @@ def load():
     return open(PROMPT_FILE.format(date.today())).read(), PROMPT_CACHE_KEY.format(datetime.now().timestamp())
 """
     assert values(python.templates(src)) == []
+
+
+def test_a_formatted_value_interpolated_whole_in_a_prompt_is_found_there_not_in_its_parts():
+    src = """
+const now = new Date();
+const currentParts = { weekday: now.toLocaleString('id-ID', { weekday: 'long' }), hour: now.getHours() };
+const stamp = `${currentParts.weekday}, ${currentParts.day}-${currentParts.month} Jam ${currentParts.hour}:${currentParts.minute}`;
+const prompt = `Anda adalah bot pengingat.\\n- Waktu: ${stamp} WIB`;
+const labelled = `当前准确时间是：${currentParts.hour}`;
+const other = `Kamu asisten.\\n${labelled}`;
+"""
+    # the value where it enters the prompt, not its parts; a text with its own label is prompt text
+    assert values(javascript.templates(src, ".js")) == ["${stamp}", "${currentParts.hour}"]
