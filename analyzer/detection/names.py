@@ -21,7 +21,7 @@ from analyzer.detection.conversation_size import conversation_size
 from analyzer.detection.fromtoday import from_today
 
 __all__ = ["HIGH", "MEDIUM", "Verdict", "call_verdict", "config_container", "expression_parts", "is_setting"]
-__all__ += ["judge", "judge_expression"]
+__all__ += ["judge", "judge_expression", "words"]
 
 
 @dataclass(frozen=True, slots=True)

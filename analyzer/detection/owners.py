@@ -21,7 +21,10 @@ from analyzer.detection import vocab
 
 #: objects that stand for the person this request serves
 OWNERS = {"user", "customer", "guest", "caller", "member", "patient", "student", "client", "visitor"}
-OWNERS |= {"profile", "me", "subscriber", "learner", "attendee", "tenant", "contact"}
+OWNERS |= {"profile", "me", "subscriber", "learner", "attendee", "contact"}  # not a tenant: a company
+#: … in Portuguese, Spanish, Italian, French, German and Indonesian ("perfil['nome']", "kunde.name")
+OWNERS |= {"perfil", "profil", "profilo", "usuario", "cliente", "utilisateur", "kunde", "benutzer", "nutzer"}
+OWNERS |= {"paciente", "pengguna", "pelanggan"}
 #: words of an owner's name besides the owner ("current_user", "loggedInUser")
 _OWNER_MODS = {"current", "this", "logged", "in", "active", "auth", "authenticated", "the", "my"}
 #: … or naming the object that holds it ("user_class_instance", "userObj", "userRecord", "userInfo")

@@ -10,16 +10,32 @@ from __future__ import annotations
 
 TIME = {"now", "time", "timestamp", "datetime", "clock", "hour", "minute", "ts", "epoch", "utc", "tonight"}
 TIME |= {"zeit", "uhrzeit", "jetzt", "hora", "heure", "ahora", "zeitpunkt", "sekunde"}
+TIME |= {"agora", "maintenant", "adesso", "sekarang", "waktu"}
 DATE = {"date", "today", "tomorrow", "yesterday", "day", "weekday", "dow", "week", "month", "year"}
 #: a date's parts with no word for now: a record's own field ("track.Year", "event.date")
-DATE_PARTS = {"date", "day", "weekday", "week", "month", "year", "dt"}
-#: a name's last word saying it holds text about its subject ("dateInstructions", "time_prompt")
+DATE_PARTS = {
+    "date",
+    "day",
+    "weekday",
+    "week",
+    "month",
+    "year",
+    "dt",
+    "dia",
+    "semana",
+    "ano",
+    "giorno",
+    "tanggal",
+}
 #: a record's field holding the request's own content (``session.content``, ``msg.text``)
 CONTENT_FIELDS = set("content contents text message messages input query question prompt body".split())
+#: a name's last word saying it holds text about its subject ("dateInstructions", "time_prompt")
 TEXT_ABOUT = set("instruction instructions guide guidance rules hint hints description".split())
 #: a topic named after time, not a reading of it ("time_management_tips")
 TEXT_ABOUT |= {"management", "tips", "advice"}
 DATE |= {"datum", "heute", "fecha", "hoy", "jour", "aujourdhui", "oggi", "hoje", "wochentag"}
+#: … Portuguese, Spanish, Italian and Indonesian days, weeks, months and years ("diaSemana", "tanggal")
+DATE |= {"dia", "semana", "ano", "giorno", "settimana", "tanggal", "hari", "tarih"}  # not "mes": mes_example
 #: the part of the year or day a request falls in ("{season_ja}", "{daypart}")
 DATE |= {"season", "daypart"}
 RANDOM = {

@@ -16,7 +16,8 @@ import io
 import re
 import tokenize
 
-from analyzer.detection.names import Verdict, config_container, judge
+from analyzer.detection.names import Verdict, config_container, judge, words
+from analyzer.detection.owners import owned_field
 from analyzer.lint.sources.pieces import Piece
 from analyzer.lint.sources.pystrings import lex
 
@@ -181,7 +182,11 @@ def _key(node: ast.AST, owner: ast.AST) -> list[str]:
     """A string key (``["user_id"]``, ``.get("user_id")``) as a name, unless looked up in
     configuration (``settings["user_id"]``, ``os.environ.get("USER_ID")``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-        return [] if config_container(" ".join(_chain(owner))) else [node.value]
+        chain = _chain(owner)
+        if config_container(" ".join(chain)):
+            return []
+        field = ".".join([*reversed(chain), node.value]) if chain else ""
+        return [field if field and owned_field(field, words) else node.value]  # perfil["nome"]: the user's
     return []
 
 

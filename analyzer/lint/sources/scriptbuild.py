@@ -12,6 +12,8 @@ It does NOT follow a text across functions, nor read a replacement keyed by a re
 
 from __future__ import annotations
 
+import re
+
 from analyzer.lint.sources import codeslots
 from analyzer.lint.sources.codeslots import SLOT_KEY, one_value
 from analyzer.lint.sources.pieces import Piece, Template, prompt_template
@@ -105,6 +107,10 @@ def templates(finder, seen: set[int]) -> list[Template]:
     return out
 
 
+#: a pattern's optional spacing and escapes around a slot's name (``\s*``, ``\{``)
+_REGEX_SPACING = re.compile(r"\\s[*+?]?|\\(?=[{}$%\[\]])")
+
+
 def _pairs(f, key, value) -> list[tuple]:
     """(key, value) pairs of a replacement: one, or PHP's arrays of keys and values by position."""
     if key.type == _ARRAY and value.type == _ARRAY:
@@ -141,7 +147,13 @@ def slots(finder) -> list[Template]:
             elif dotted in FORMATS[g.name] and args:
                 fmt, values = args[0], args[1:]
         for key, value in pairs:
-            if key.type in g.strings and value.type not in g.strings and SLOT_KEY.match(f.src(key).strip()):
+            if key.type in g.strings:
+                key_text = f.src(key).strip()
+            elif key.type == "regex":  # gsub(/{{\s*CURRENT_TIME\s*}}/, t): the slot less its spacing
+                key_text = _REGEX_SPACING.sub("", f.src(key).strip().strip("/"))
+            else:
+                continue
+            if value.type not in g.strings and SLOT_KEY.match(key_text):
                 v = f.verdict(value)
                 if v is not None:
                     out.append(one_value(f, value, v, "replace"))

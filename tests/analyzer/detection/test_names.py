@@ -328,3 +328,24 @@ def test_where_memory_is_kept_or_memories_found_for_the_query_are_no_memory_bloc
 def test_a_memory_block_by_its_name(name):
     v = name_verdict(name)
     assert v is not None and "memory block" in v.reason, (name, v)
+
+
+@pytest.mark.parametrize("expr", ["perfil['nome']", "kunde.name", "usuario.email", "pengguna['alamat']"])
+def test_a_field_of_the_person_served_in_other_languages(expr):
+    v = judge_expression(expr)
+    assert v is not None and "per user" in v.reason, (expr, v)
+
+
+@pytest.mark.parametrize("expr", ["tenant.company_info", "tenant['price_list']"])
+def test_a_tenant_is_a_company_not_the_person_served(expr):
+    assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize("name", ["diaSemana", "hora_agora", "tanggal_hari_ini", "waktu_sekarang"])
+def test_portuguese_spanish_and_indonesian_names_of_now(name):
+    assert name_verdict(name) is not None, name
+
+
+def test_a_message_example_and_a_records_day_are_not():
+    assert name_verdict("mes_example") is None  # SillyTavern's message examples, not a month
+    assert judge_expression("dados.dia") is None  # a record's own day

@@ -81,3 +81,16 @@ d = name.gsub('-', Time.now.to_s)
         ("SYSTEM_PROMPT", "Time.now", ["Time.now"]),
         ("PROMPT_TEMPLATE", "Time.now", ["Time.now"]),
     ]
+
+
+def test_a_ruby_gsub_whose_pattern_is_a_slot_fills_it():
+    ruby = """current_time = Time.current.strftime('%d.%m.%Y %H:%M')
+a = tpl.gsub(/{{\\s*CURRENT_TIME\\s*}}/, current_time)
+b = tpl.gsub(/\\{date\\}/, Date.today.to_s)
+c = name.gsub(/[-_]+/, Time.now.to_s)
+"""
+    # a pattern that is a slot less its spacing and escapes; one that is no slot ([-_]+) is not
+    assert templates(ruby, ".rb") == [
+        ("replace", "current_time", ["current_time"]),
+        ("replace", "Date.today.to_s", ["Date.today.to_s"]),
+    ]

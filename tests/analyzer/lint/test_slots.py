@@ -370,3 +370,8 @@ const other = `Kamu asisten.\\n${labelled}`;
 """
     # the value where it enters the prompt, not its parts; a text with its own label is prompt text
     assert values(javascript.templates(src, ".js")) == ["${stamp}", "${currentParts.hour}"]
+
+
+def test_python_a_key_looked_up_in_the_person_served_is_their_field():
+    py = 'perfil = load()\ncontexto = f"""\nCLIENTE: {perfil["nome"]}, {perfil["idade"]} anos\nPRODUTOS: {catalogo["nome"]}\n"""\n'
+    assert values(python.templates(py)) == ['{perfil["nome"]}', '{perfil["idade"]}']
