@@ -82,6 +82,11 @@ _CONDITIONAL_TODAY = re.compile(
     r"(?i)\b(?:if|when|whether|unless|suppose|assuming)[ \t]+(?:today|the current (?:date|day)|the date)"
     r"(?:'s date)?[ \t]+(?:is|was|falls on)[ \t]+$"
 )
+#: a condition word opening the clause a value ends, in several languages ("Se agora são", "如果现在是")
+_HYPOTHETICAL = re.compile(
+    r"(?i)(?:\b(?:if|suppose|supposing|assuming|se|si|wenn|falls|quand|cuando|quando|jika|kalau|eğer)\b"
+    r"[^.,;:!?\n]{0,30}|(?:如果|假如|假设|若是|もし|만약)[^。，,\n]{0,12})$"
+)
 #: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in lower, title and upper case
 _CONDITIONS = ("f ", "F ") + tuple("hen HEN hether nless uppos ssum UPPOS SSUM NLESS HETHER".split())
 #: … or followed by a new list item ("…the current time\n4. If the user …")
@@ -240,6 +245,13 @@ class Around:
         if not finds_any(text, lo, at, _CONDITIONS):
             return False  # no condition word before it: the pattern cannot match
         return _CONDITIONAL_TODAY.search(text, lo, at) is not None
+
+    @_once
+    def hypothetical(self) -> bool:
+        """The value is a condition's, not a reading: "Se agora são 15:26, …", "if the current time is
+        14:00", "如果现在是14:00" (a condition word before it on its clause)."""
+        text, at = self.text, self.c.start
+        return _HYPOTHETICAL.search(text, max(0, at - 40), at) is not None
 
     @property
     def relative_day(self) -> bool:

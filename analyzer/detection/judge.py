@@ -211,7 +211,7 @@ class _Judge:
         if w.static or (not w.now and (self.description or w.around)):
             return None
         if w.now:
-            why = w.labelled
+            why = None if w.hypothetical else w.labelled
         elif cx.THEIR_TIME_AFTER.match(text, c.end):
             why = "a clock time said to be the user's own"
         else:
@@ -257,7 +257,7 @@ class _Judge:
             if cx.in_record_list(text, c.start):
                 return None
         if w.now:
-            return _unless_example(w.labelled, w)
+            return None if w.hypothetical else _unless_example(w.labelled, w)
         if self.description or w.around:
             return None
         alone = cx.alone_on_line(text, c.start, c.end) and not w.event

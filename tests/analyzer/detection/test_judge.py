@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from analyzer.detect import find_volatile
 
 
@@ -55,3 +57,23 @@ def test_a_kept_slot_of_another_engine_or_in_a_raw_block_or_a_comment_is_not_fil
     )
     comment = "Current date: {{ current_date }}\n{# was: {{ current_date }} #}\n"
     assert slots(comment) == ["named `current_date`: today's date"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Se agora são 15:26, NÃO mostre 8h, 9h ou 10h.",
+        "If the current time is 14:00, greet with good afternoon.",
+        "Si hoy es 2025-04-24, di hola.",
+        "Wenn es jetzt 14:00 Uhr ist, sag guten Tag.",
+    ],
+)
+def test_a_now_value_a_condition_supposes_is_no_reading(text):
+    assert [v for v in find_volatile(text) if v.kind in ("time", "date")] == [], text
+
+
+@pytest.mark.parametrize(
+    "text", ["If needed, the current time is 14:05.", "Agora são 15:26.", "Current time: 14:00"]
+)
+def test_a_now_value_after_a_closed_condition_or_none_is_read(text):
+    assert [v.kind for v in find_volatile(text) if v.kind in ("time", "date")] == ["time"], text
