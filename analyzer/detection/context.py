@@ -105,7 +105,9 @@ for _table in (_CLASS_WORDS, wording.WORDS):
     for _cls, _words in _table.items():
         for _w in _words.split():
             _BY_WORD.setdefault(_w, []).append(_cls)
-_USER_OWNER = frozenset(("user", "user's", "users", "your"))
+_USER_OWNER = frozenset(
+    ("user", "user's", "users")
+)  # not "your": a system prompt's "your name" is the assistant's
 _USER_PART = frozenset(
     "name email e-mail timezone zone location city country region phone address nickname coordinates".split()
 )

@@ -74,9 +74,21 @@ def blanks(text: str, out: list[Candidate]) -> None:
     k = text.find("[")
     while k >= 0:
         m = _BRACKET.match(text, k)
-        if m:
+        if m and not _quoted_reply(text, k):
             out.append(Candidate("placeholder", k, m.end(), HIGH, "", "blank"))
         k = text.find("[", k + 1)
+
+
+def _quoted_reply(text: str, at: int) -> bool:
+    """The blank at ``at`` is in a quoted or block-quoted line ("Tu cita del [fecha] …", "> Hola
+    [Nombre]"): a reply written for the model to fill from the conversation, not a rendered value."""
+    ls = text.rfind("\n", 0, at) + 1
+    before = text[ls:at]
+    if before.lstrip(" \t-*").startswith(">"):
+        return True
+    le = text.find("\n", at)
+    after = text[at : len(text) if le < 0 else le]
+    return (before.count('"') % 2 == 1 and '"' in after) or before.count("“") > before.count("”")
 
 
 def concatenated(text: str, out: list[Candidate]) -> None:

@@ -42,3 +42,10 @@ def test_sentence_ends_and_marks_with_the_class_first():
     assert "example" in word_classes("note, E.G. ") and "example" not in word_classes("note: ")
     assert "now" in word_classes("created_at: ") and "example" in word_classes("ISO 8601 like")
     assert "example" in word_classes("İ e.g. ")  # a non-ASCII label goes to the regex
+
+
+def test_your_name_in_a_system_prompt_is_the_assistants_not_the_users():
+    assert "user" in word_classes("The user's name is") and "user" in word_classes("User's timezone:")
+    assert "user" not in word_classes("Your name:") and "user" not in word_classes("Your nickname is")
+    text = "You are a helper. Your nickname is {bot_nick} in the group; {user_name} is asking."
+    assert [v.value for v in find_volatile(text)] == ["{user_name}"]

@@ -46,3 +46,12 @@ def test_a_value_the_label_says_is_the_users(text, value):
 )
 def test_a_place_the_label_does_not_give_the_user_is_not(text):
     assert state(text) == []
+
+
+def test_a_blank_in_a_quoted_or_block_quoted_reply_is_for_the_model_to_fill():
+    quoted = '- "¡Perfecto! Tu cita del [fecha] a las [hora] con [Doctor] está confirmada."\n'
+    assert [v for v in find_volatile(quoted) if v.kind == "placeholder"] == []
+    block = "> ¡Perfecto! Tu cita del [fecha] a las [hora] con [Doctor] está confirmada ✅\n"
+    assert [v for v in find_volatile(block) if v.kind == "placeholder"] == []
+    told = "The server you are in is called: [Server Name]\n"
+    assert [v.value for v in find_volatile(told)] == ["[Server Name]"]
