@@ -17,7 +17,7 @@ import bisect
 import re
 
 from analyzer.detection import regions
-from analyzer.detection.prefilters import find_led
+from analyzer.detection.prefilters import find_led, holds_any
 
 _EXAMPLE_HEADING = re.compile(
     r"(?i)\b(?:examples?|samples?|few[- ]?shots?|demonstrations?|example (?:conversations?|dialogues?|"
@@ -39,10 +39,8 @@ def _named_example(text: str, ls: int, le: int) -> bool:
     """``_EXAMPLE_HEADING`` finds a name of examples in the heading text[ls:le] (an ASCII heading
     lowered is exact, so one holding none of its literals is answered without the regex)."""
     line = text[ls:le]
-    if line.isascii():
-        low = line.lower()
-        if not any(w in low for w in _HEADING_WORDS):
-            return False
+    if line.isascii() and not holds_any(line.lower(), _HEADING_WORDS):
+        return False
     return _EXAMPLE_HEADING.search(line) is not None
 
 
@@ -56,11 +54,12 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
         ls = k if k == 0 and text.startswith("#") else k + 1
         le = text.find("\n", ls)
         le = len(text) if le < 0 else le
-        level = len(text[ls:le]) - len(text[ls:le].lstrip("#"))
+        line = text[ls:le]
+        level = len(line) - len(line.lstrip("#"))
         if (
             level <= 6
-            and text[ls + level : ls + level + 1] in (" ", "\t")
-            and not regions.in_spans(fences, ls)
+            and line[level : level + 1] in (" ", "\t")
+            and not (fences and regions.in_spans(fences, ls))
         ):
             example = _named_example(text, ls, le) and not (
                 _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
