@@ -15,6 +15,7 @@ import re
 
 from analyzer.detection.calendar import WEEKDAY_NAMES
 from analyzer.detection.candidate import LOW, Candidate
+from analyzer.detection.prefilters import find_led
 
 #: the words looked for in any text (German, Spanish, Dutch and French are often written in ASCII alone) …
 _ASCII_TODAY = ("heute", "hoy", "vandaag", "aujourd")
@@ -22,6 +23,8 @@ _ASCII_TODAY = ("heute", "hoy", "vandaag", "aujourd")
 #: Indonesian prompts are seldom pure ASCII)
 _OTHER_TODAY = ("oggi", "hoje", "dzisiaj", "bugün", "hari ini", "сегодня", "сьогодні", "今天", "今日", "오늘")
 _OTHER_TODAY += ("本日", "dziś")
+#: a word with a letter rare in prose, found by ``memchr`` to it (:func:`.prefilters.find_led`): its place
+_RARE_LEAD = {"aujourd": 2}
 #: the words after "today" up to the weekday ("ist", "es", "nous sommes", "是", "は")
 _LEAD = re.compile(
     r"(?i)(?:[ \t]*(?:ist|es|è|é|is|jest|c'est|nous sommes|on est|adalah|是|は|은|는|—|-|:|：|,))*[ \t]*"
@@ -42,7 +45,8 @@ def find(text: str, low: str, out: list[Candidate]) -> None:
     """The weekday right after each "today" word (see the module docstring)."""
     words = _ASCII_TODAY if text.isascii() else _ASCII_TODAY + _OTHER_TODAY
     for word in words:
-        k = low.find(word)
+        lead = _RARE_LEAD.get(word, -1)
+        k = low.find(word) if lead < 0 else find_led(low, word, lead)
         while k >= 0:
             end = k + len(word)
             if word == "aujourd":
@@ -60,4 +64,4 @@ def find(text: str, low: str, out: list[Candidate]) -> None:
                     out.append(
                         Candidate("date", m.start(), m.end(), LOW, "weekday-today", text[k:at].strip())
                     )
-            k = low.find(word, k + len(word))
+            k = low.find(word, k + len(word)) if lead < 0 else find_led(low, word, lead, start=k + len(word))
