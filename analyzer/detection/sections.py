@@ -35,10 +35,9 @@ _OF_A_PROMPT = re.compile(
 _HEADING_WORDS = ("xampl", "sampl", "shot", "demonstrat", "beispiel", "exempl", "ejempl", "esemp")
 
 
-def _named_example(text: str, ls: int, le: int) -> bool:
-    """``_EXAMPLE_HEADING`` finds a name of examples in the heading text[ls:le] (an ASCII heading
+def _named_example(line: str) -> bool:
+    """``_EXAMPLE_HEADING`` finds a name of examples in the heading ``line`` (an ASCII heading
     lowered is exact, so one holding none of its literals is answered without the regex)."""
-    line = text[ls:le]
     if line.isascii() and not holds_any(line.lower(), _HEADING_WORDS):
         return False
     return _EXAMPLE_HEADING.search(line) is not None
@@ -61,7 +60,7 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
             and line[level : level + 1] in (" ", "\t")
             and not (fences and regions.in_spans(fences, ls))
         ):
-            example = _named_example(text, ls, le) and not (
+            example = _named_example(line) and not (
                 _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
             )  # "# Example Prompt", a text's title: the prompt itself, not examples in it
             heads.append((ls, level, example))
