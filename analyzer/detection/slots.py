@@ -32,6 +32,13 @@ _USER_LABEL = re.compile(
     # "Current location: Lisbon, Portugal", "the current location is Osaka": where the user (or a game) is now
     r"|\bcurrent\s+(?:location|city|country)\s*(?:is\s+|:\s*|=\s*)"
 )
+#: the name of the person served by a possessive, read in lower case ("the customer's name is ")
+_SERVED_NAME = re.compile(
+    r"[\s\S]*?\b(?P<who>(?:user|customer|client|patient|guest|caller|visitor|member|student)['’](?P<s>s))"
+    r" name(?: is |:[ \t]*| = )"
+)
+#: a person's name: one to three capitalised words ("Ana", "Ana Silva")
+_PERSON = re.compile(r"[A-Z][\w'’-]*(?:[ \t][A-Z][\w'’-]*){0,2}\b")
 #: a place after "located in": its parts ("Farnborough, England, United Kingdom")
 _PLACE = re.compile(
     r"[A-Z][\w'’-]+(?:[ \t][A-Z][\w'’-]+){0,2}(?:,[ \t]+[A-Z][\w'’-]+(?:[ \t][A-Z][\w'’-]+){0,2}){0,3}"
@@ -60,6 +67,14 @@ def user_values(text: str, low: str, out: list[Candidate], current: list[int] | 
                 if v:
                     out.append(Candidate("state", v.start(), v.end(), HIGH, "user", m.group(0).strip()))
             k = low.find(key, k + 4) if at is None else next(at)  # no "current " overlaps another
+    k = low.find("s name")
+    while k >= 0:  # "The customer's name is Ana": the person served, by a possessive
+        m = _SERVED_NAME.match(low, max(0, k - 12), k + 16)
+        if m and m.end("s") == k + 1 and (v := _PERSON.match(text, m.end())):
+            out.append(
+                Candidate("state", v.start(), v.end(), HIGH, "user", text[m.start("who") : m.end()].strip())
+            )
+        k = low.find("s name", k + 6)
 
 
 def blanks(text: str, out: list[Candidate]) -> None:

@@ -57,6 +57,10 @@ def _label_start(text: str, start: int, floor: int) -> int:
     at = ends[-1] if ends else at
     if at == line and not text[line:start].strip() and line > floor:  # "## Current time\n19:56 UTC"
         above = text.rfind("\n", 0, line - 1) + 1
+        for _ in range(2):  # a blank line or two between the heading and its value
+            if text[above : line - 1].strip() or above <= floor:
+                break
+            line, above = above, text.rfind("\n", 0, above - 1) + 1
         heading = text[above : line - 1].strip()
         if above >= floor and heading and len(heading) <= MAX_LABEL and _heading(heading):
             return above

@@ -55,3 +55,10 @@ def test_a_blank_in_a_quoted_or_block_quoted_reply_is_for_the_model_to_fill():
     assert [v for v in find_volatile(block) if v.kind == "placeholder"] == []
     told = "The server you are in is called: [Server Name]\n"
     assert [v.value for v in find_volatile(told)] == ["[Server Name]"]
+
+
+def test_the_name_of_the_person_served_after_a_possessive():
+    assert state("The customer's name is Ana and is 34 years old.") == ["Ana"]
+    assert state("The patient’s name: Ana Silva\n") == ["Ana Silva"]
+    # a thing's name is no person's
+    assert state("The store's name is Acme. Its name is Bob.") == []

@@ -248,3 +248,13 @@ def test_rendered_values_under_their_labels_move_and_decoys_stay():
         ("my current timezone:", "Europe/Warsaw"),
         ("- Last login:", "Wednesday, April 23, 2025"),
     ]
+
+
+def test_a_value_alone_on_its_line_is_labelled_by_the_heading_a_blank_line_above():
+    text = "You are Rex.\n\n## Today's date:\n\n  Thursday, April 24, 2025\n\n## Notes\n\nBe brief.\n"
+    (span,) = scan(text)
+    assert text[span.start : span.end] == "Thursday, April 24, 2025"
+    assert text[span.label_start : span.start].strip().startswith("## Today's date:")
+    # a heading three blank lines up labels nothing: the date alone stays
+    far = "You are Rex.\n\n## Today's date:\n\n\n\n  Thursday, April 24, 2025\n"
+    assert scan(far) == ()
