@@ -47,6 +47,22 @@ def _unclosed(text: str) -> str:
     return "".join(reversed(stack))
 
 
+def _opener_room(text: str, ls: int) -> int | None:
+    """The start of the comment or elision line right above the line at ``ls`` (blank lines between
+    allowed) when it is long enough to hold ``if 1:``, or None."""
+    at = ls
+    while at > 0:
+        above = text.rfind("\n", 0, at - 1) + 1
+        line = text[above : at - 1]
+        if line.strip():
+            bare = line.strip()
+            if (bare.startswith("#") or _ELISION.fullmatch(line)) and len(line) >= len(WRAPPER) - 1:
+                return above
+            return None
+        at = above
+    return None
+
+
 def mend(text: str, exc: SyntaxError, wrapped: bool) -> tuple[str, bool] | None:
     """(the mended text, whether it is now wrapped in :data:`WRAPPER`), or None when nothing fits."""
     msg, lineno = exc.msg or "", exc.lineno or 0
@@ -57,6 +73,11 @@ def mend(text: str, exc: SyntaxError, wrapped: bool) -> tuple[str, bool] | None:
         return None
     le = text.find("\n", ls)
     line = text[ls : le if le >= 0 else len(text)]
+    if msg == "unexpected indent" and (at := _opener_room(text, ls)) is not None:
+        # an indented part after top-level code ("    # ... (omitted) ...\n    def f(self):"): the
+        # comment or elision line above becomes the block's opener, each offset kept
+        end = text.find("\n", at)
+        return text[:at] + WRAPPER[:-1].ljust(end - at) + text[end:], wrapped
     if _ELISION.fullmatch(line.rstrip("\r")):
         k = ls + len(line) - len(line.lstrip(" \t"))
         return text[:k] + "#" + text[k + 1 :], wrapped

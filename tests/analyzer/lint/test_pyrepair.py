@@ -19,6 +19,19 @@ def test_an_indented_method_body_is_read_at_its_own_offsets():
     assert got == [("{ctx.get('user_id')}", text.index("{ctx"))]
 
 
+def test_a_method_after_top_level_code_opens_at_the_comment_above_it():
+    text = (
+        "from datetime import datetime\n\n    # ... (process_message omitted) ...\n\n"
+        "    def build(self):\n        now = datetime.now().strftime('%H:%M')\n"
+        '        return f"You are Gem.\\n- Current time: {now}"\n'
+    )
+    got = [(v.value, t.file_offset(v.start)) for t in python.templates(text) for v in volatile_values(t)]
+    assert ("{now}", text.index("{now}")) in got
+    # no comment line to open it: still a syntax error
+    with pytest.raises(SyntaxError):
+        python.templates("import os\n\n    def build(self):\n        return 'x'\n")
+
+
 def test_a_cut_off_string_an_open_call_and_elided_lines():
     cut = 'from datetime import datetime\nPROMPT = f"""You are a memory organizer.\n- Today\'s date is {datetime.now().strftime("%Y-%m-%d")}.\n'
     assert values(cut) == ['{datetime.now().strftime("%Y-%m-%d")}']
