@@ -1,7 +1,8 @@
 """Python: where a volatile value enters a prompt other than inside a literal, one template each.
 
 A slot filled by a call (``.replace("{{DATE}}", value)``, ``.format(today=…)``, ``.render(now=…)``,
-``partial_variables={"today": get_today}``, a render dict ``{"today": datetime.now()…}``, a map keyed
+``partial_variables={"today": get_today}``, a render dict ``{"today": datetime.now()…}`` or one key of it
+(``template_data["date"] = date.today()…``), a map keyed
 by slots ``{"{date}": …}``), a value appended to a prompt (``prompt += now()``, an element of a list of
 prompt parts that is joined), and the bare word a ``.replace`` fills in its literal ("Heute ist der
 DATUM" ….replace("DATUM", date)). :func:`prompt_vars` names the variables that hold prompt text.
@@ -169,6 +170,13 @@ def slot_templates(f: PyFile, pvars: set[str]) -> list[Template]:
                 and any(isinstance(t, ast.Name) and t.id in joined for t in parent.targets)
             ):
                 out += _parts(f, n.elts)
+        elif (
+            isinstance(n, ast.Assign) and (key := _render_key(n.targets)) is not None and not is_text(n.value)
+        ):
+            kv = _key_verdict(key)  # template_data["date"] = date.today()…: the strict dict's rule, one key
+            v = f.verdict(n.value, calls_only=True)
+            if v and kv:
+                out.append(_one(f, n.value, v, "render"))
         elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name):
             if n.target.id in pvars and not is_text(n.value):
                 v = f.verdict(n.value)
@@ -215,6 +223,20 @@ def _dict_values(f: PyFile, d: ast.Dict, strict: bool) -> list[Template]:
         if v and (kv or not strict):
             out.append(_one(f, val, v, "render"))
     return out
+
+
+def _render_key(targets: list[ast.AST]) -> str | None:
+    """The string key of ``values["date"] = …`` when the dict is named as a template's values."""
+    if (
+        len(targets) != 1
+        or not isinstance(t := targets[0], ast.Subscript)
+        or not isinstance(t.value, ast.Name)
+    ):
+        return None
+    key = t.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and _RENDER_VARS.search(t.value.id)):
+        return None
+    return key.value
 
 
 def _slot_key(k: ast.AST | None) -> bool:

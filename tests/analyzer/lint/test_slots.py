@@ -375,3 +375,16 @@ const other = `Kamu asisten.\\n${labelled}`;
 def test_python_a_key_looked_up_in_the_person_served_is_their_field():
     py = 'perfil = load()\ncontexto = f"""\nCLIENTE: {perfil["nome"]}, {perfil["idade"]} anos\nPRODUTOS: {catalogo["nome"]}\n"""\n'
     assert values(python.templates(py)) == ['{perfil["nome"]}', '{perfil["idade"]}']
+
+
+def test_python_one_key_of_a_templates_values_set_by_subscript():
+    py = (
+        "def generate(self, template_data=None):\n"
+        "    template_data = template_data or {}\n"
+        '    template_data["date"] = date.today().strftime("%A %B %d, %Y")\n'
+        '    template_data["title"] = date.today().strftime("%Y")\n'
+        '    cache["date"] = date.today()\n'
+        "    return self._template.render(template_data)\n"
+    )
+    # the key must name the value and the dict a template's values (a cache is no template's)
+    assert values(python.templates(py)) == ['date.today().strftime("%A %B %d, %Y")']
