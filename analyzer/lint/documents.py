@@ -78,6 +78,8 @@ class Request:
     #: order in the input (0-based across the file)
     index: int
     segments: list[Segment] = field(default_factory=list)
+    #: the key a bare messages array was wrapped in to read it as a body ("messages"): not in ``raw``
+    wrapped: str = ""
 
     @property
     def model(self) -> str:
@@ -110,6 +112,8 @@ class Request:
 
     def position(self, path: str, index: int | None = None) -> tuple[int, int]:
         """(line, col) in the file of body field ``path`` (char ``index`` of it when a string)."""
+        if self.wrapped and path.startswith(self.wrapped):
+            path = path[len(self.wrapped) :]  # "messages[0].content" of a bare array is its "[0].content"
         full = join_path(self.body_path, path)
         span = self.spans.get(full) or self.spans.get(self.body_path) or (0, 0)
         offset = jsonpos.string_offset(self.raw, span[0], index) if index is not None else span[0]
@@ -148,14 +152,22 @@ def text_unit(src: SourceFile) -> TextUnit:
 def request_from(
     src: SourceFile, value: Any, *, line: int, raw: str, raw_base: int, base_path: str, index: int
 ) -> Request | None:
-    """A :class:`Request` for a parsed JSON value, or None when it is not a request body."""
+    """A :class:`Request` for a parsed JSON value, or None when it is not a request body. A bare
+    array of a conversation's items (a debug dump of ``messages`` or ``input``) reads as that body."""
+    if key := messages_array(value):
+        req = request_from(
+            src, {key: value}, line=line, raw=raw, raw_base=raw_base, base_path=base_path, index=index
+        )
+        if req is not None:
+            req.wrapped = key
+        return req
     record = None
     body, body_path = value, base_path
-    for _ in range(2):  # a log record's "request" or "body", or its "request" with a "body" inside
+    for _ in range(3):  # a log record's "request", "body" or "data", or one of these inside another
         if guess_shape(body) is not None or not isinstance(body, dict):
             break
-        key = "request" if isinstance(body.get("request"), dict) else "body"
-        if not isinstance(body.get(key), dict):
+        key = next((k for k in ("request", "body", "data") if isinstance(body.get(k), dict)), "")
+        if not key:
             break
         record = record or body
         body, body_path = body[key], join_path(body_path, key)
@@ -169,3 +181,15 @@ def request_from(
     req = Request(src, line, raw, raw_base, body_path, body, record, provider, route, index)
     req.segments = segments_for(provider, route, body)
     return req
+
+
+def messages_array(value: Any) -> str:
+    """The body key a bare JSON array of a conversation's items stands for: "messages" when every
+    item is a chat message (a ``role`` and a ``content``), "input" when some are Responses items
+    (``{"type": "function_call", …}``) beside messages; "" for any other value."""
+    if not isinstance(value, list) or not value or not all(isinstance(m, dict) for m in value):
+        return ""
+    if all(isinstance(m.get("role"), str) and "content" in m for m in value):
+        return "messages"
+    roles = any(isinstance(m.get("role"), str) for m in value)
+    return "input" if roles and all(isinstance(m.get("role") or m.get("type"), str) for m in value) else ""

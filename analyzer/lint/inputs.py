@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.jsonpath import index_path
-from analyzer.lint.documents import BOM, Request, SourceFile, request_from
+from analyzer.lint.documents import BOM, Request, SourceFile, messages_array, request_from
 from analyzer.lint.model import InputError
 from analyzer.lint.sources import SOURCE_SUFFIXES
 
@@ -138,7 +138,11 @@ def read_requests(src: SourceFile, explicit: bool, errors: list[InputError]) -> 
         except RecursionError:
             errors.append(InputError(src.path, "JSON nested too deeply to read", 1))
             return []
-        items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+        items = (
+            list(enumerate(value))
+            if isinstance(value, list) and not messages_array(value)
+            else [(None, value)]
+        )
         for i, item in items:
             req = request_from(
                 src,

@@ -52,6 +52,26 @@ def test_a_logged_body_whose_messages_were_left_out_is_read_for_its_system_promp
     ]
 
 
+def test_a_bare_conversation_array_and_a_proxy_record_nesting_data_are_bodies(tmp_path):
+    chat = [{"role": "system", "content": "It is 2025-11-06 21:49"}, {"role": "user", "content": "hi"}]
+    responses = chat + [{"type": "function_call", "name": "get_weather", "call_id": "c1", "arguments": "{}"}]
+    record = {"endpoint": "/v1/chat/completions", "data": {"meta": {"v": 1}, "body": {"messages": chat}}}
+    for name, value in (("chat.json", chat), ("responses.json", responses), ("record.json", record)):
+        path = tmp_path / name
+        path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        loaded = load([str(path)])
+        assert loaded.errors == [], name
+        (f,) = [f for f in run(loaded, CODES) if f.code == "PG001"]
+        line = path.read_text(encoding="utf-8").splitlines()[f.line - 1]
+        assert line[f.col - 1 : f.end_col - 1] == "2025-11-06 21:49", name  # where it is in the file
+    # an array of other things is still no request body
+    other = tmp_path / "list.json"
+    other.write_text('[{"name": "a"}, {"role": "admin"}]', encoding="utf-8")
+    assert [e.message for e in load([str(other)]).errors] == [
+        "no request body here (expected messages, input or prompt)"
+    ]
+
+
 def test_a_config_or_a_workflow_nesting_a_prompt_is_read_as_text(tmp_path):
     config = {"services": {"gemini": {"model": "gemini-1.5-flash", "system_prompt": "You classify tasks."}}}
     workflow = {
