@@ -6,7 +6,7 @@ Where a string sits in a request body decides how it is read: JSON-schema ``exam
 ``description`` is read with :func:`analyzer.detect.find_volatile`'s ``"description"``
 context (a clock time or date there needs a "now" label). A source file's units are its
 prompt-like literals and templates (:mod:`analyzer.lint.sources`); in a Jinja, Handlebars or
-Go template file a single-brace ``{name}`` is literal text, never a slot; in a YAML file a
+Go template file a single-brace ``{name}`` is literal text, never a slot; in a YAML or TOML file a
 whole-line comment is no prompt text (:mod:`.yamltext`), and in a JSON config read as text only its
 prompt strings are (an n8n workflow's node ids and parameters are not). It runs no rule.
 """
@@ -93,6 +93,8 @@ class Doc:
             vols = [v for v in vols if not _single_brace(v)]
         elif suffix in (".yaml", ".yml") and (comments := yamltext.comment_lines(unit.text)):
             vols = [v for v in vols if not yamltext.in_spans(comments, v.start)]  # dropped by YAML's parser
+        elif suffix == ".toml" and (comments := yamltext.toml_comment_lines(unit.text)):
+            vols = [v for v in vols if not yamltext.in_spans(comments, v.start)]  # … and by TOML's
         elif suffix == ".json" and (prompts := _prompt_values(unit.text)):
             vols = [
                 v for v in vols if yamltext.in_spans(prompts, v.start)

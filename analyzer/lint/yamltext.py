@@ -1,4 +1,4 @@
-"""Where a YAML prompt file's comments are: text its parser drops, so no value there reaches a model.
+"""Where a YAML or TOML prompt file's comments are: text its parser drops, so no value there reaches a model.
 
 :func:`comment_lines` gives the span of each whole-line comment (``  # Variables: {{date}}, …``),
 leaving alone the lines of a block scalar (``template: |`` and the more indented lines under it,
@@ -7,7 +7,10 @@ dropped (:mod:`.doc`).
 
 A quoted scalar spread over lines (``prompt: "You are …`` up to its closing quote) is text too.
 
-It does NOT parse YAML: a comment after a value on its line (``key: v  # note``) is read as text.
+:func:`toml_comment_lines` does the same for TOML, leaving alone the lines of a multi-line string
+(between triple quotes).
+
+It does NOT parse YAML or TOML: a comment after a value on its line (``key: v  # note``) is read as text.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import re
 
 from analyzer.detection.regions import in_spans
 
-__all__ = ["comment_lines", "in_spans"]
+__all__ = ["comment_lines", "in_spans", "toml_comment_lines"]
 
 #: a line that opens a block scalar: ``key: |``, ``- >-``, ``text: |2  # comment``
 _BLOCK_OPENER = re.compile(r"(?:^|[:\-][ \t])[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$")
@@ -59,3 +62,25 @@ def _closes(rest: str, quote: str) -> bool:
     if quote == '"':
         return re.search(r'(?<!\\)(?:\\\\)*"', rest) is not None
     return "'" in rest.replace("''", "")
+
+
+_TRIPLE = re.compile(r'"""|\'\'\'')
+
+
+def toml_comment_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every whole-line ``#`` comment of a TOML file outside its multi-line strings."""
+    out: list[tuple[int, int]] = []
+    open_quote = ""  # the triple quote of a multi-line string still open at the line's start
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        body = line.rstrip("\r\n")
+        if not open_quote and body.lstrip(" \t").startswith("#"):
+            out.append((start, start + len(body)))
+            continue
+        for m in _TRIPLE.finditer(body):
+            if not open_quote:
+                open_quote = m.group()
+            elif m.group() == open_quote:
+                open_quote = ""
+    return out

@@ -57,3 +57,19 @@ def test_lint_drops_what_a_yaml_comment_holds_and_keeps_the_templates(tmp_path):
 def test_a_quoted_scalar_over_lines_is_text_to_its_closing_quote():
     text = "prompt: \"You are helpful.\n  # Today is {{date}}\n  Be nice.\"\n# a comment\nb: 'it''s\n  # inside'\n"
     assert [text[a:b] for a, b in comment_lines(text)] == ["# a comment"]
+
+
+def test_toml_whole_line_comments_but_not_the_lines_of_a_multi_line_string(tmp_path):
+    text = (
+        "# generated: 2025-11-25\n"
+        "[prompt]\n"
+        "#   - {{ current_datetime }} : the current time\n"
+        'team = """\n'
+        "# Current time\n"
+        "{{ current_datetime }}\n"
+        '"""\n'
+    )
+    path = tmp_path / "prompts.toml"
+    path.write_text(text, encoding="utf-8")
+    found = [(f.line, f.code) for f in run(load([str(path)]), CODES)]
+    assert found == [(5, "PG003"), (6, "PG004")]  # the heading and slot in the string, not the comments
