@@ -128,7 +128,10 @@ class Request:
             return max(marks[-1] + 1, last_message_start(segs))
         if marks:
             return marks[-1] + 1
-        return last_message_start(segs)
+        last = last_message_start(segs)
+        if last < len(segs) and segs[last].role in ("system", "developer"):
+            return len(segs)  # a body logged without its latest turn: its system messages are all the head
+        return last
 
     @property
     def _explicit_mode(self) -> bool:

@@ -91,3 +91,20 @@ def test_a_config_or_a_workflow_nesting_a_prompt_is_read_as_text(tmp_path):
     deep = {"a": [{"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"system_prompt": "x"}}}}}}}}}]}
     (tmp_path / "deep.json").write_text(json.dumps(deep), encoding="utf-8")
     assert load([str(tmp_path / "deep.json")]).errors  # deeper than a config nests a prompt: no template
+
+
+def test_a_body_logged_without_its_latest_turn_keeps_its_system_messages_in_the_head(tmp_path):
+    system_only = {
+        "messages": [
+            {"role": "system", "content": "You are X."},
+            {"role": "system", "content": "Today's date: 2025-12-02"},
+        ]
+    }
+    with_user = {
+        "messages": [*system_only["messages"], {"role": "user", "content": "Today's date: 2025-12-03"}]
+    }
+    for name, body, dates in (("a.json", system_only, ["2025-12-02"]), ("b.json", with_user, ["2025-12-02"])):
+        path = tmp_path / name
+        path.write_text(json.dumps(body), encoding="utf-8")
+        got = [f.message.split("`")[1] for f in run(load([str(path)]), CODES) if f.code == "PG002"]
+        assert got == dates, name  # the user's own latest turn is never the cached head
