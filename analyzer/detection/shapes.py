@@ -91,6 +91,12 @@ _CARD_USER = Verdict("named `user` in `{{…}}`: the user's name, per user", HIG
 _CARD_PAIR_USER = Verdict("named `user` beside `{char}`: the user's name, per user", HIGH)
 
 
+#: a ``$name`` slot (Python's string.Template, shell-style templates) in prose: not code's ``$x = …``,
+#: ``$x->y``, ``$x[…]`` nor a call
+_DOLLAR = re.compile(r"\$([a-z_][A-Za-z0-9_]*)\b(?![(\[{]|[ \t]*=[^=]|->|\.[A-Za-z_])")
+_DOLLAR_BEFORE = frozenset(("", " ", "\t", "\n", '"', "'", "(", "«", "“", "`"))
+
+
 def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
     m = _PH.match(text, at)
     if not m:
@@ -104,6 +110,13 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
             return end
         if text.startswith("{%", at) and (end := loop_at(text, at, out)) > at:
             return end  # {% for item in customer.orders %}…{% endfor %}: one rendered block
+        if text[at] == "$" and (d := _DOLLAR.match(text, at)) and text[at - 1 : at] in _DOLLAR_BEFORE:
+            verdict = judge_expression(d.group(1))  # string.Template's "Nous sommes le $date": by name only
+            if verdict:
+                out.append(
+                    Candidate("placeholder", at, d.end(), verdict.severity, verdict.reason, d.group(1))
+                )
+                return d.end()
         return max(at + 1, session.state_json(text, at, out)) if text[at] == "{" else at + 1
     if m.group("sigil") or slots.control(m.group("d")):
         end = loop_at(text, at, out)  # {{range .State.Memories}}…{{end}}, {{#each recent}}…

@@ -102,3 +102,17 @@ def test_an_n8n_expression_with_braces_and_lines_of_its_own_is_one_slot():
     assert [v.value[:12] for v in found] == ["{{ (() => {\n"] and found[0].value.endswith("})() }}")
     assert find_volatile("Use {{ if x { y } }} here.\n") == []  # no $ or ( first: not n8n's JavaScript
     assert find_volatile("Broken {{ (() => { never closed\n") == []
+
+
+def test_a_dollar_slot_in_prose_is_judged_by_its_name():
+    text = "Nous sommes le $date et il est $time. Tu parles à $user_name."
+    assert [v.value for v in find_volatile(text)] == ["$date", "$time", "$user_name"]
+    # code's variables, prices, shell's $USER, a call or a member are no prose slots
+    for code in (
+        "    $todayDate = Carbon::now();",
+        "Price is $5.",
+        "echo $USER",
+        "$now->format('Y')",
+        "x = $date(1)",
+    ):
+        assert find_volatile(code) == [], code
