@@ -68,6 +68,8 @@ class Template:
     pieces: list[Piece] = field(default_factory=list)
     #: what the code calls it: a variable, key, keyword or function name
     name: str = ""
+    #: characters its language keeps literal in its literal text (PHP and Ruby: a ``$`` there is no slot)
+    plain: str = ""
 
     @property
     def text(self) -> str:
@@ -164,12 +166,16 @@ def _static_label(text: str, at: int) -> bool:
     return "static" in classes and "now" not in classes
 
 
+#: a literal ``$`` read as no sigil (a full-width dollar: the same length, no slot opens at it)
+_PLAIN = str.maketrans("$", "\uff04")
+
+
 def volatile_values(t: Template) -> list[Volatile]:
     text = t.text
     filled, slots, at = [], [], 0
     for p in t.pieces:
         if p.literal:
-            filled.append(p.text)
+            filled.append(p.text.translate(_PLAIN) if t.plain else p.text)  # '$now' in PHP: the text itself
         elif p.verdict is None and content(p.text):
             filled.append(" " * len(p.text))  # `userMessage`: the request's content, whatever its label
         elif (

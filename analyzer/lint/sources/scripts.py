@@ -157,6 +157,11 @@ def templates(text: str, suffix: str) -> list[Template] | None:
         return None
     try:
         f = ScriptFile(text, grammar)
-        return None if f.tree.root_node.has_error or data_file(f) else _ScriptFinder(f).templates()
+        if f.tree.root_node.has_error or data_file(f):
+            return None
+        found = _ScriptFinder(f).templates()
+        for t in found:
+            t.plain = "$"  # interpolation is the parser's: a "$" left in literal text is plain text
+        return found
     except (RecursionError, TimeoutError):  # a concatenation thousands deep, or a parse given up
         return None
