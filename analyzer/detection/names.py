@@ -133,9 +133,10 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the user's recent activity, per session", HIGH)
     if found & vocab.RANDOM:
         return Verdict(f"named `{name}`: generated per request", HIGH)
-    if found & vocab.TIME:
+    moment = own if "." in name else found  # timeResult.error: the field's own words name a moment or not
+    if moment & vocab.TIME and not found & vocab.MOMENT_OF:
         return Verdict(f"named `{name}`: a clock reading", HIGH)
-    if found & vocab.DATE and not found & vocab.MOMENT_OF:
+    if moment & vocab.DATE and not found & vocab.MOMENT_OF:
         return Verdict(f"named `{name}`: today's date", MEDIUM)
     if found & vocab.STATE or found & vocab.GAME_STATE:
         return Verdict(f"named `{name}`: per-request or per-session state", HIGH)
@@ -161,11 +162,13 @@ _NOW_OWNERS = frozenset("self this ctx context state session env now current tod
 
 
 def _record_date(name: str, ws: list[str], field: bool) -> bool:
-    """A record's own date field (``track.Year``, ``event.date``, or a field named ``date``)."""
+    """A record's own date or time field (``track.Year``, ``event.date``, ``reservation.time``), or a
+    field named ``date``."""
     if "." not in name:
         return field and set(ws) <= vocab.DATE_PARTS
     owner, last = name.rsplit(".", 1)
-    return set(words(last)) <= vocab.DATE_PARTS and not set(words(owner)) & _NOW_OWNERS
+    own = set(words(last))
+    return own <= vocab.DATE_PARTS | vocab.TIME_PARTS and not set(words(owner)) & _NOW_OWNERS
 
 
 def is_setting(expr: str) -> bool:

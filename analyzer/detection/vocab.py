@@ -130,6 +130,9 @@ RECENT_OF = {"chats", "conversations", "activity", "interactions", "sessions", "
 #: a stored moment's date ("receivedDate", "due_date", "birth_date"), not today's
 MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "due", "birth", "release"}
 MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}
+MOMENT_OF |= {"deadline", "reminder", "scheduled"}
+#: a record's time parts with no word for now ("reservation.time", "msg.timestamp_iso")
+TIME_PARTS = {"time", "timestamp", "datetime", "hour", "minute", "ts", "iso", "str"}
 #: where the user is now ("currentTimezone", "current_city"): per user, not a setting
 WHERE = {"timezone", "tz", "zone", "locale", "location", "city", "country", "region"}
 #: … or whose whereabouts ("requestHints.city", "visitor_country", "geo.region"): the request's origin
@@ -190,6 +193,8 @@ SETTING = {
     "type",
     "kind",
     "label",
+    "default",  # default_reminder_time: a setting's value
+    "offset",  # utc_offset: the zone's
 }
 
 NOW_CALLS = {

@@ -349,3 +349,24 @@ def test_portuguese_spanish_and_indonesian_names_of_now(name):
 def test_a_message_example_and_a_records_day_are_not():
     assert name_verdict("mes_example") is None  # SillyTavern's message examples, not a month
     assert judge_expression("dados.dia") is None  # a record's own day
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "default_reminder_time",
+        "utc_offset",
+        "reservation.time",
+        "msg.timestamp_iso",
+        "start_time",
+        "deadline_time",
+    ],
+)
+def test_a_default_an_offset_a_records_time_and_an_events_moment_are_no_clock_reading(name):
+    assert name_verdict(name) is None, name
+
+
+@pytest.mark.parametrize("name", ["current_time", "now.hour", "ctx.time", "time_now", "request_timestamp"])
+def test_the_present_moment_still_is(name):
+    v = name_verdict(name)
+    assert v is not None and "clock" in v.reason, (name, v)
