@@ -61,33 +61,11 @@ _CLASS_PHRASES = {
     },
     "static": {"took place", "release date", "created by", "written by"},
     "now": {
-        "right now",
-        "at the",
-        "local time",
-        "local date",
-        "it is",
-        "yesterday was",
-        "yesterday is",
-        "tomorrow is",
-        "tomorrow will",
-        "gestern war",
-        "morgen ist",
-        "hier c'était",
-        "demain sera",
-        "ayer fue",
-        "mañana es",
-        "ieri era",
-        "domani è",
-        "hari ini",
-        "saat ini",
-        "i dag",
+        *"right now|at the|local time|local date|it is|yesterday was|yesterday is|tomorrow is".split("|"),
+        *"tomorrow will|gestern war|morgen ist|hier c'était|demain sera|ayer fue|mañana es".split("|"),
+        *"ieri era|domani è|hari ini|saat ini|i dag".split("|"),
         # telling the time: "Son las 15:42", "Sono le 15:42", "Klockan är 15:42"
-        "son las",
-        "es la",
-        "sono le",
-        "klockan är",
-        "kello on",
-        "jest godzina",
+        *"son las|es la|sono le|klockan är|kello on|jest godzina".split("|"),
     },
     "around": {"at least", "at most"},
 }
@@ -105,9 +83,8 @@ for _table in (_CLASS_WORDS, wording.WORDS):
     for _cls, _words in _table.items():
         for _w in _words.split():
             _BY_WORD.setdefault(_w, []).append(_cls)
-_USER_OWNER = frozenset(
-    ("user", "user's", "users")
-)  # not "your": a system prompt's "your name" is the assistant's
+#: not "your": a system prompt's "your name" is the assistant's
+_USER_OWNER = frozenset(("user", "user's", "users"))
 _USER_PART = frozenset(
     "name email e-mail timezone zone location city country region phone address nickname coordinates".split()
 )

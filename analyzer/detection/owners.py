@@ -28,7 +28,19 @@ OWNERS |= {"paciente", "pengguna", "pelanggan"}
 #: words of an owner's name besides the owner ("current_user", "loggedInUser")
 _OWNER_MODS = {"current", "this", "logged", "in", "active", "auth", "authenticated", "the", "my"}
 #: … or naming the object that holds it ("user_class_instance", "userObj", "userRecord", "userInfo")
-_OWNER_MODS |= {"class", "instance", "obj", "object", "info", "data", "record", "model", "entity", "details"}
+_OWNER_MODS |= {
+    "class",
+    "instance",
+    "obj",
+    "object",
+    "info",
+    "data",
+    "record",
+    "model",
+    "entity",
+    "details",
+    "app",
+}
 #: fields that are per role or a setting, not who the person is; preferences (as in LABELS.md)
 _NOT_PER_USER = {"plan", "plans", "tier", "role", "roles", "permission", "permissions", "perms", "scope"}
 _NOT_PER_USER |= {"scopes", "access", "group", "groups", "type", "kind", "status", "subscription", "level"}

@@ -15,7 +15,7 @@ import re
 from functools import cache
 
 from analyzer.detection.names import Verdict, config_container, judge
-from analyzer.lint.sources.jsitems import content_item
+from analyzer.lint.sources.jsitems import content_item, fixed_choice
 from analyzer.lint.sources.jsslots import slot_templates
 from analyzer.lint.sources.pieces import Piece, Template, folded, prompt_template
 from analyzer.lint.sources.promptlike import skipped_call
@@ -81,6 +81,8 @@ class _File(TreeText):
         """Why an expression is volatile; ``calls_only`` for what a declaration passes on (its calls)."""
         if content_item(self, node):
             return None  # chats.map(chat => `${chat.sender.nickname}`): an item of the history, content
+        if node.type == "ternary_expression" and fixed_choice(node):
+            return None  # ${user.name ? 've' : 's'}: one of two texts written out
         names: list[str] = []
         calls: list[tuple[str, int | None]] = []
         for n in self.walk(node):

@@ -3,7 +3,8 @@ into a prompt (``chats.map(chat => `【${chat.sender.nickname}】 ${formatDate(n
 
 :func:`content_item` says an expression is such an iteration (``.map`` / ``.forEach`` / ``.filter`` …
 over a collection of past messages, records or documents) or lies inside its callback: each item's own
-fields, the request's content, not a value rendered per request.
+fields, the request's content, not a value rendered per request. :func:`fixed_choice` says a
+``cond ? "…" : "…"`` yields one of two texts written out, no value.
 
 It does NOT judge anything else (:mod:`.javascript`).
 """
@@ -44,3 +45,11 @@ def _iterates_content(f, call) -> bool:
         return False
     collection = f.src(fn.child_by_field_name("object")).rsplit(".", 1)[-1].strip()
     return bool(_CONTENT_LIST.search(collection))
+
+
+def fixed_choice(node) -> bool:
+    """A ``cond ? "…" : "…"`` whose both outcomes are literals with no interpolation."""
+    ends = [node.child_by_field_name(k) for k in ("consequence", "alternative")]
+    return all(
+        b is not None and b.type in ("string", "template_string") and b"${" not in b.text for b in ends
+    )

@@ -25,9 +25,9 @@ PRECISION, RECALL = 0.95, 0.90
 TEST_PRECISION, TEST_RECALL = 0.75, 0.64
 #: the dev half as measured (precision 0.878, recall 0.816 on 1,400 spans, round 11), less a margin
 DEV_PRECISION, DEV_RECALL = 0.85, 0.80
-#: rendered values of the test half the aggressive rewrite moves (0.543 of 692, round 11; 0.578 of 540 in
-#: round 10: the half grew by harder prompts), less a margin
-TEST_RENDERED = 0.53
+#: rendered values of the test half the aggressive rewrite moves (0.500 of 808, round 12; 0.543 of 692 in
+#: round 11, 0.578 of 540 in round 10: the half grew by harder prompts each time), less a margin
+TEST_RENDERED = 0.48
 KINDS = {".txt", ".md", ".j2", ".jinja", ".hbs", ".mustache", ".tmpl", ".json", ".py", ".ts", ".tsx", ".js"}
 
 

@@ -388,3 +388,12 @@ def test_python_one_key_of_a_templates_values_set_by_subscript():
     )
     # the key must name the value and the dict a template's values (a cache is no template's)
     assert values(python.templates(py)) == ['date.today().strftime("%A %B %d, %Y")']
+
+
+def test_javascript_a_choice_between_two_written_out_texts_is_no_value():
+    src = "const p = `You are a coach. ${user.displayName} ha${user.displayName ? 've' : 's'} goals: ${appUser.recoveryGoals.join(', ')}.`;"
+    # the name and the goals are the user's; the suffix is one of two fixed texts
+    assert values(javascript.templates(src, ".ts")) == [
+        "${user.displayName}",
+        "${appUser.recoveryGoals.join(', ')}",
+    ]
