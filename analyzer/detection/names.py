@@ -134,9 +134,10 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
     if found & vocab.RANDOM:
         return Verdict(f"named `{name}`: generated per request", HIGH)
     moment = own if "." in name else found  # timeResult.error: the field's own words name a moment or not
-    if moment & vocab.TIME and not found & vocab.MOMENT_OF:
+    event = found & vocab.MOMENT_OF and not found & vocab.TODAY  # start_time, not today_start
+    if moment & vocab.TIME and not event:
         return Verdict(f"named `{name}`: a clock reading", HIGH)
-    if moment & vocab.DATE and not found & vocab.MOMENT_OF:
+    if moment & vocab.DATE and not event:
         return Verdict(f"named `{name}`: today's date", MEDIUM)
     if found & vocab.STATE or found & vocab.GAME_STATE:
         return Verdict(f"named `{name}`: per-request or per-session state", HIGH)

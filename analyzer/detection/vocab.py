@@ -62,6 +62,7 @@ STATE |= {"calendar", "agenda", "todos", "todo", "reminders"}
 #: a game's or a companion's state rendered each turn ("{equipped}", "{affinity}", "{npcs_present}"): the
 #: corpus labels these per session; words of other domains too ("inventory", "mood", "health") are not here
 GAME_STATE = set("equipped hp mana stamina affinity affection favorability npc npcs".split())
+GAME_STATE |= {"inventory", "hunger", "thirst", "fatigue"}  # not "mood": a track's, a guidance's
 #: memory and storage blocks rendered per session ("{core_memory}", "{storage_info}")
 MEMORY = {"memory", "memories", "storage", "mem"}
 #: how :mod:`.names` says a slot is such a block (:mod:`.given` reads it)
@@ -131,6 +132,8 @@ RECENT_OF = {"chats", "conversations", "activity", "interactions", "sessions", "
 MOMENT_OF = {"received", "sent", "created", "updated", "published", "publish", "due", "birth", "release"}
 MOMENT_OF |= {"start", "end", "expiry", "expiration", "delivery", "order", "invoice", "event", "meeting"}
 MOMENT_OF |= {"deadline", "reminder", "scheduled"}
+#: … unless today's ("today_start", "tomorrow_end")
+TODAY = {"today", "tomorrow", "yesterday", "now", "tonight"}
 #: a record's time parts with no word for now ("reservation.time", "msg.timestamp_iso")
 TIME_PARTS = {"time", "timestamp", "datetime", "hour", "minute", "ts", "iso", "str"}
 #: where the user is now ("currentTimezone", "current_city"): per user, not a setting

@@ -313,7 +313,7 @@ def test_a_messaging_apis_sender_fields_are_the_users_own():
 def test_a_games_or_companions_state_is_per_session():
     for expr in ("equipped", "player_hp", "current_affinity", "npcs_present", "playerState.stamina"):
         assert "state" in judge_expression(expr).reason, expr
-    for expr in ("inventory", "track.Mood", "health_check_url", "level"):  # words of other domains too
+    for expr in ("track.Mood", "health_check_url", "level"):  # words of other domains too
         assert judge_expression(expr) is None, expr
 
 
@@ -370,3 +370,14 @@ def test_a_default_an_offset_a_records_time_and_an_events_moment_are_no_clock_re
 def test_the_present_moment_still_is(name):
     v = name_verdict(name)
     assert v is not None and "clock" in v.reason, (name, v)
+
+
+@pytest.mark.parametrize("name", ["today_start", "tomorrow_end", "today_end_time"])
+def test_the_start_or_end_of_today_is_todays_moment(name):
+    assert name_verdict(name) is not None, name
+
+
+@pytest.mark.parametrize("name", ["inventory", "player_inventory", "hunger"])
+def test_a_players_inventory_and_needs_are_game_state(name):
+    v = name_verdict(name)
+    assert v is not None and "state" in v.reason, (name, v)
