@@ -1,7 +1,7 @@
 """The label words that can make a line's value rendered per request (:mod:`.rendered` reads a
 line only where :func:`search` finds one before its colon or on its heading).
 
-The words are a counter of the session (step, turn, …), the current user (user, Benutzer, 用户 …),
+The words are a counter of the session (step, turn, …, a game's affinity or hp), the current user (user, Benutzer, 用户 …),
 the weather or "you are in", each a whole word (an owner word may lead a longer one: "username").
 
 It does NOT read the line (:mod:`.rendered` does).
@@ -22,7 +22,9 @@ OWNER = (
 )
 COUNTER = (
     r"step|steps|turn|turns|round|rounds|iteration|iterations|attempt|attempts|elapsed|requests|messages|queries|calls|credits|"
-    r"schritt|runde|étape|tour|paso|turno|passo|krok|tura|stap|beurt|шаг|ход|步骤|轮次|回合|ステップ|ターン|단계|턴"
+    r"schritt|runde|étape|tour|paso|turno|passo|krok|tura|stap|beurt|шаг|ход|步骤|轮次|回合|ステップ|ターン|단계|턴|"
+    # a game's or a companion's standing, read each turn
+    r"affinity|affection|favorability|hp|mana|stamina|好感度|亲密度|好感|体力|親密度"
 )
 WEATHER = "weather|wetter|météo|clima|tiempo|pogoda|погода|天气|天氣|天気|날씨"
 #: the words, each word list grouped by its first character (:func:`.prefilters.led_by_first`: the same matches)

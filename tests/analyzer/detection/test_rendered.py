@@ -253,3 +253,9 @@ def test_the_user_and_the_weather_labelled_in_more_languages(text, value):
 
 def test_a_ukrainian_dialogue_line_is_no_users_name():
     assert find_volatile("Користувач: Привіт\nБот: Добрий день\n") == []
+
+
+def test_a_games_standing_under_its_label_is_read_each_turn():
+    for text in ("Current Affinity: 35\n", "- 好感度：35\n", "Stamina: 35\n"):
+        assert [v.value for v in find_volatile(text)] == ["35"], text
+    assert find_volatile("Affinity: high\n") == []  # a word, not a reading
