@@ -112,7 +112,7 @@ class _Judge:
             return f"the same slot as `{short(c.expr)}` before"  # in code or an example too: it is filled
         if c.start in self.code or (c.kind != "placeholder" and inlinecode.in_statement(text, c.start)):
             return None
-        if c.kind != "placeholder" and record_value(text, c.start, c.kind, self.memo):
+        if c.shape != "prefixed" and record_value(text, c.start, c.kind, self.memo):  # not "id: sess_…"
             return None  # "id": "03b4…", "createdAt": "2024-…" of a workflow export: fixed where it is
         w = Around(text, c, self.floor, self.tags, self.memo)
         if c.kind == "today-phrase":

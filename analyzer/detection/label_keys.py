@@ -16,7 +16,7 @@ from analyzer.detection.prefilters import led_by_first
 #: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
 #: Russian, Ukrainian, Turkish, Chinese, Japanese and Korean
 OWNER = (
-    r"user|users|visitor|customer|member|patient|benutzer[s]?|nutzer[s]?|kunde|kunden|utilisateur|usuario|"
+    r"user|users|visitor|customer|member|patient|player|caller|guest|benutzer[s]?|nutzer[s]?|kunde|kunden|utilisateur|usuario|"
     r"usuário|utente|cliente|u[żz]ytkownik(?:a|u)?|klient(?:a)?|gebruiker|klant|пользовател[ьяюе]|"
     r"kullanıcı|користувач[ауем]?|用户|使用者|ユーザー|사용자"
 )

@@ -1,9 +1,9 @@
 """Which of the detector's findings the aggressive rewrite moves: the rule per kind and label.
 
 :func:`moves` keeps what is certainly per request (timestamps, epochs after a time or event word,
-dates and times under a "now" label or after a today-phrase, session state, ids under a label
-naming a per-request thing or minted for one event) and leaves examples, configuration ids and
-unlabelled clock readings.
+dates and times under a "now" label or after a today-phrase, a whole date alone on its line, session
+state, ids under a label naming a per-request thing or minted for one event) and leaves examples,
+configuration ids and unlabelled clock readings.
 
 It does NOT find values (:mod:`analyzer.detect`) nor cache anything (:mod:`.movable`).
 """
@@ -24,6 +24,8 @@ _NOT_NOW = re.compile(
 _EXAMPLE = re.compile(
     r"(?i)(?:\be\.g\.|\bi\.e\.|example|such as|\blike\b|for instance|format|sample|placeholder|looks? like)\W*$"
 )
+#: a whole date: its year written out ("Thursday, April 24, 2025", "2025-04-24", "24.04.2025")
+_WRITTEN_DATE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d|\d{1,2}:\d{2}.*\d{4}|\d{4}.*\d{1,2}:\d{2}")
 _EPOCH = re.compile(r"^\d{10}(?:\d{3})?$")
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -111,6 +113,12 @@ def moves(
             return not _EXAMPLE.search(label)
         return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
     if kind == "date":
+        if (
+            reason == "a date alone on its line"
+            and _WRITTEN_DATE.search(value)
+            and not _EXAMPLE.search(label)
+        ):
+            return True  # "Thursday, April 24, 2025" on a line of its own: a whole date an app wrote in
         return after_today_phrase or (bool(_NOW_LABEL.search(label)) and not _NOT_NOW.search(label))
     return False  # today-phrases are wording; placeholders are the same text every time
 

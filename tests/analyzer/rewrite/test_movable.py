@@ -255,6 +255,20 @@ def test_a_value_alone_on_its_line_is_labelled_by_the_heading_a_blank_line_above
     (span,) = scan(text)
     assert text[span.start : span.end] == "Thursday, April 24, 2025"
     assert text[span.label_start : span.start].strip().startswith("## Today's date:")
-    # a heading three blank lines up labels nothing: the date alone stays
+    # a heading three blank lines up labels nothing: the date moves alone, its line its own label
     far = "You are Rex.\n\n## Today's date:\n\n\n\n  Thursday, April 24, 2025\n"
-    assert scan(far) == ()
+    (alone,) = scan(far)
+    assert "#" not in far[alone.label_start : alone.start]
+
+
+def test_a_whole_date_alone_on_its_line_moves_and_a_bare_clock_or_an_example_does_not():
+    for value in ("Thursday, April 24, 2025", "2025-04-24"):
+        text = f"You are Rex.\n\n{value}\n\nBe brief.\n"
+        assert [text[s.start : s.end] for s in scan(text)] == [value], value
+    assert scan("Example:\n\nThursday, April 24, 2025\n") == ()
+    assert scan("You are Rex.\n\n14:05\n\nBe brief.\n") == ()
+
+
+def test_a_prefixed_session_id_under_an_id_key_moves():
+    text = "You are Rex.\n\n- id: sess_8f3a9c1d2e7b6a00\n- Player Name: Ana\n\nBe brief.\n"
+    assert [text[s.start : s.end] for s in scan(text)] == ["sess_8f3a9c1d2e7b6a00", "Ana"]
