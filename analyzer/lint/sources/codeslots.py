@@ -5,7 +5,8 @@ The value argument of a slot replacement (``prompt.replace("{{CURRENT_TIME}}", &
 each volatile argument of a format call whose format is not a literal of the file but is named as
 a prompt (``fmt.Sprintf(constants.SystemPrompt, today.Format(…))``), and each volatile field of the
 data a Go template is executed with (``tmpl.Execute(w, struct{…}{Time: time.Now()…})``, or a name
-declared with such a literal: ``data := promptData{…}``), one template each.
+declared with such a literal: ``data := promptData{…}``), and a clock reading passed to a call that
+sends its arguments to a model (``llmClient.chat(line, LocalDate.now().toString())``), one template each.
 
 It does NOT read literals (:mod:`.compiled`) nor judge the value's text beyond its verdict.
 """
@@ -25,6 +26,11 @@ _PACKAGE_REPLACES = {"strings.ReplaceAll": 1, "strings.Replace": 1}
 SLOT_KEY = re.compile(r"""^["'`]?(?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%|\[\[[\w.]+\]\])["'`]?$""")
 #: Go's text/template and html/template: the data's fields fill the template's ``{{.Time}}`` slots
 _EXECUTES = {"Execute", "ExecuteTemplate"}
+#: calls that send their arguments to a model ("llmClient.chat", "assistant.ask", "model.generateContent")
+_ASKS = re.compile(
+    r"(?i)(?:^|\.)(?:chat|ask|complete|completion|generate\w*|prompt|invoke|respond|reply)$"
+    r"|(?:llm|gpt|openai|claude|gemini|assistant|chatbot)\w*\.\w+$"
+)
 #: format calls whose first (Go: first or second) argument is the format
 _FORMATS = {"fmt.Sprintf": 0, "fmt.Fprintf": 1, "String.format": 0, "string.Format": 0, "String.Format": 0}
 
@@ -71,6 +77,11 @@ def templates(finder) -> list[Template]:
                 v = f.verdict(arg)
                 if v is not None:
                     out.append(one_value(f, arg, v, f.src(fmt)))
+        elif _ASKS.search(dotted):  # llmClient.chat(line, LocalDate.now().toString()): the clock sent along
+            for arg in args:
+                v = f.verdict(arg, calls_only=True) if arg.type not in g.strings else None
+                if v is not None:
+                    out.append(one_value(f, arg, v, dotted))
     return out
 
 

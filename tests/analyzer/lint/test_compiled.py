@@ -290,3 +290,18 @@ def test_swift_interpolations_multi_line_strings_and_string_format():
         ("sessionId", "named `sessionId`: a session id"),
         ("Date.now.description", "calls `Date.now()`"),
     ]  # print(…) is a log line, not a prompt
+
+
+JAVA_ASK = """class ChatSession {
+    void loop() {
+        Result<String> response = llmClient.chat(line, LocalDate.now().toString());
+        logger.info(line, LocalDate.now().toString());
+        cache.put(line, Instant.now());
+    }
+}
+"""
+
+
+def test_a_clock_reading_sent_to_a_model_with_the_question_enters_the_prompt():
+    # a call that sends to a model; a log line or a cache entry is no prompt
+    assert found(JAVA_ASK, ".java") == [("LocalDate.now().toString()", "calls `LocalDate.now()`")]
