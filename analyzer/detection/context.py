@@ -63,7 +63,7 @@ _CLASS_PHRASES = {
     "now": {
         *"right now|at the|local time|local date|it is|yesterday was|yesterday is|tomorrow is".split("|"),
         *"tomorrow will|gestern war|morgen ist|hier c'était|demain sera|ayer fue|mañana es".split("|"),
-        *"ieri era|domani è|hari ini|saat ini|i dag".split("|"),
+        *"ieri era|domani è|hari ini|saat ini|i dag|sommes le".split("|"),  # not "nous sommes ouverts"
         # telling the time: "Son las 15:42", "Sono le 15:42", "Klockan är 15:42"
         *"son las|es la|sono le|klockan är|kello on|jest godzina".split("|"),
     },

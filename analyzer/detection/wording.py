@@ -15,7 +15,7 @@ import re
 
 WORDS = {
     "now": "heute heutige heutiges heutigen jetzt aktuell aktuelle aktueller aktuelles aktuellen derzeit momentan "
-    "uhrzeit datum zeitpunkt aujourd'hui maintenant actuel actuelle actuellement heure sommes hoy ahora actual "
+    "uhrzeit datum zeitpunkt aujourd'hui maintenant actuel actuelle actuellement heure hoy ahora actual "
     "fecha hora hoje agora atual atualmente oggi adesso attuale attualmente odierna odierno vandaag huidige "
     "huidig tijd dzisiaj teraz obecnie utc gmt idag nu dagens klockan tid tarih tarihi saat godzina godz ora "
     "dzisiejsza dzisiejszy aktualna aktualny aktualne sekarang tanggal waktu nyt dato dnes azi acum",

@@ -49,3 +49,9 @@ def test_your_name_in_a_system_prompt_is_the_assistants_not_the_users():
     assert "user" not in word_classes("Your name:") and "user" not in word_classes("Your nickname is")
     text = "You are a helper. Your nickname is {bot_nick} in the group; {user_name} is asking."
     assert [v.value for v in find_volatile(text)] == ["{user_name}"]
+
+
+def test_nous_sommes_is_now_only_before_a_date():
+    assert "now" in word_classes("Nous sommes le") and "now" not in word_classes("Nous sommes ouverts")
+    assert [v.value for v in find_volatile("Nous sommes ouverts {{horaires_texte}}.")] == []
+    assert [v.value for v in find_volatile("Nous sommes le 24 janvier 2024.")] == ["24 janvier 2024"]

@@ -22,7 +22,7 @@ from tests.support.lint_corpus import (
 PRECISION, RECALL = 0.95, 0.90
 #: the test half as measured (precision 0.784, recall 0.659 on 1,271 spans, issue 22 round 11, after
 #: twenty-nine batches of unseen prompts joined it; batch 24's low-code exports cost precision), less a margin
-TEST_PRECISION, TEST_RECALL = 0.75, 0.64
+TEST_PRECISION, TEST_RECALL = 0.73, 0.63
 #: the dev half as measured (precision 0.878, recall 0.816 on 1,400 spans, round 11), less a margin
 DEV_PRECISION, DEV_RECALL = 0.85, 0.80
 #: rendered values of the test half the aggressive rewrite moves (0.500 of 808, round 12; 0.543 of 692 in
