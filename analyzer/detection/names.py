@@ -111,8 +111,8 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the current user's own value", HIGH)
     if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
         return None
-    if "." in name and owners.content_field(name, words):
-        return None  # session.content, msg.text: the request's own content
+    if "." in name and owners.fixed_field(name, words):
+        return None  # session.content: the request's own content; hospitalInfo.location: the business's
     if ws[-1] in vocab.TEXT_ABOUT or _record_date(name, ws, field):
         return None  # "resolveRelativeTimeInstruction": text about the time; "track.Year": a record's date
     if from_today(ws):
@@ -248,12 +248,10 @@ def judge(names: list[str], calls: list[tuple[str, int | None]] = ()) -> Verdict
         return Verdict(f"counts the conversation's {counted} so far", HIGH)
     best = None
     fields = {n.rsplit(".", 1)[-1] for n in names if "." in n}
-    # session.content: the record's content field, so its owner's name says nothing of the value
-    content_owners = {
-        p for n in names if "." in n and owners.content_field(n, words) for p in n.split(".")[:-1]
-    }
+    # session.content, hospitalInfo.location: a fixed field, so neither its owner nor its name alone says more
+    quiet = {p for n in names if "." in n and owners.fixed_field(n, words) for p in n.split(".")}
     for name in names:
-        if name in content_owners:
+        if name in quiet:
             continue
         v = name_verdict(name, name in fields)
         if v and (best is None or (v.severity == HIGH and best.severity != HIGH)):

@@ -8,7 +8,8 @@ permissions, status and preferences (language, units …) are per role or settin
 (``caller_id``, ``customer_phone``) or a person served and their name or profile (``{customer_name}``,
 ``{player_name}``, ``{nome_cliente}``).
 
-:func:`sender` reads who sent the message answered (``message.author``); :func:`content_field` reads a record's field holding the request's content (``session.content``).
+:func:`sender` reads who sent the message answered (``message.author``); :func:`fixed_field` reads a record's field holding the request's content (``session.content``) or a
+field of the deployment's business (``hospitalInfo.location``).
 
 It does NOT read labels, nor judge the owner alone (``{user}``) or a record's field (``author.name``).
 """
@@ -106,10 +107,12 @@ def owned_id(ws: list[str]) -> bool:
     return False
 
 
-def content_field(name: str, words: Callable[[str], list[str]]) -> bool:
-    """``session.content``, ``msg.text``: a record's last field holds the request's own content."""
-    own = words(name.rsplit(".", 1)[-1])
-    return bool(own) and set(own) <= vocab.CONTENT_FIELDS
+def fixed_field(name: str, words: Callable[[str], list[str]]) -> bool:
+    """``session.content``, ``msg.text``: a record's last field holds the request's own content;
+    ``hospitalInfo.location``, ``restaurant.hours``: a field of the business the deployment serves for."""
+    owner, last = name.rsplit(".", 1)
+    own = words(last)
+    return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(set(words(owner)) & vocab.BUSINESS)
 
 
 #: the message or event a request answers, and its sender's field ("message.author", "ctx.author")

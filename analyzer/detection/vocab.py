@@ -27,6 +27,11 @@ DATE_PARTS = {
     "giorno",
     "tanggal",
 }
+#: the business a deployment serves for: its fields are configuration ("hospitalInfo.location")
+BUSINESS = set(
+    "hospital clinic restaurant company business store shop hotel org organization tenant brand".split()
+)
+BUSINESS |= set("office practice salon agency firm school merchant venue".split())
 #: a record's field holding the request's own content (``session.content``, ``msg.text``)
 CONTENT_FIELDS = set("content contents text message messages input query question prompt body".split())
 #: a name's last word saying it holds text about its subject ("dateInstructions", "time_prompt")

@@ -381,3 +381,12 @@ def test_the_start_or_end_of_today_is_todays_moment(name):
 def test_a_players_inventory_and_needs_are_game_state(name):
     v = name_verdict(name)
     assert v is not None and "state" in v.reason, (name, v)
+
+
+@pytest.mark.parametrize("expr", ["hospitalInfo.location", "restaurant.location", "company.address", "clinic.phone"])
+def test_a_field_of_the_business_the_deployment_serves_for_is_configuration(expr):
+    assert judge_expression(expr) is None, expr
+
+
+def test_the_users_own_location_still_is_per_user():
+    assert judge_expression("user.location") is not None and judge_expression("customer.phone") is not None
