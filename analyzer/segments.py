@@ -119,7 +119,12 @@ def guess_shape(body: Any) -> tuple[str, str] | None:
         ):
             return ANTHROPIC, "/v1/messages"
         return OPENAI, "/v1/chat/completions"
-    if "system" in body and "model" in body:
+    if (
+        isinstance(body.get("system"), (str, list))
+        and body["system"]
+        and "model" in body
+        and not any(isinstance(body.get(k), dict) for k in ("request", "body", "data"))
+    ):
         return ANTHROPIC, "/v1/messages"  # a logged body whose messages were left out: its system prompt
     if "input" in body or "instructions" in body:
         return OPENAI, "/v1/responses"

@@ -84,8 +84,8 @@ _CONDITIONAL_TODAY = re.compile(
 )
 #: a condition word opening the clause a value ends, in several languages ("Se agora são", "如果现在是")
 _HYPOTHETICAL = re.compile(
-    r"(?i)(?:\b(?:if|suppose|supposing|assuming|se|si|wenn|falls|quand|cuando|quando|jika|kalau|eğer)\b"
-    r"[^.,;:!?\n]{0,30}|(?:如果|假如|假设|若是|もし|만약)[^。，,\n]{0,12})$"
+    r"(?i)(?:\b(?P<w>if|suppose|supposing|assuming|wenn|quand|cuando|quando|jika|kalau|eğer|se|si)\b"
+    r"[^.,;:!?\n]{0,30}\Z|(?:如果|假如|假设|若是|もし|만약)[^。，,\n]{0,12}\Z)"
 )
 #: a literal of each of :data:`_CONDITIONAL_TODAY`'s first words, in lower, title and upper case
 _CONDITIONS = ("f ", "F ") + tuple("hen HEN hether nless uppos ssum UPPOS SSUM NLESS HETHER".split())
@@ -251,7 +251,12 @@ class Around:
         """The value is a condition's, not a reading: "Se agora são 15:26, …", "if the current time is
         14:00", "如果现在是14:00" (a condition word before it on its clause)."""
         text, at = self.text, self.c.start
-        return _HYPOTHETICAL.search(text, max(0, at - 40), at) is not None
+        m = _HYPOTHETICAL.search(text, max(0, at - 40), at)
+        if m is None or (m.group("w") or "").lower() not in ("se", "si"):
+            return m is not None
+        # "se" / "si" only opening a clause, not a pronoun ("Lembre-se que agora são", "si sono fatte")
+        before = text[max(0, m.start() - 8) : m.start()].rstrip(" \t")
+        return not before or not (before[-1].isalnum() or before[-1] == "-")
 
     @property
     def relative_day(self) -> bool:

@@ -97,7 +97,9 @@ def _line_slots(text: str, ls: int, le: int) -> tuple[list[int], list[int], list
             ok = bool(_LABEL_AT.match(text, ls, s)) and bool(_TAIL.match(text, m.end(), le))
         if ok:
             ok = not (_DOCS.search(_key(text[ls:s])) or _documented(text, ls))
-        elif text[s + 1] in "{$" and text[ls:s].strip(" \t-*•+"):  # inside a sentence, not a list entry
+        elif text[s + 1] in "{$" and text[ls:s].strip(
+            " \t-*•+|0123456789.)"
+        ):  # inside a sentence, not a list entry
             if shown is None:  # read once a line
                 shown = bool(
                     _DOCS.search(text, ls, le) or _MENTION.search(text, ls, le) or _documented(text, ls)

@@ -133,7 +133,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return Verdict(f"named `{name}`: the user's recent activity, per session", HIGH)
     if found & vocab.RANDOM:
         return Verdict(f"named `{name}`: generated per request", HIGH)
-    moment = own if "." in name else found  # timeResult.error: the field's own words name a moment or not
+    moment = own if "." in name else found  # a field's own words name a moment (judge() reads the owner too)
     event = found & vocab.MOMENT_OF and not found & vocab.TODAY  # start_time, not today_start
     if moment & vocab.TIME and not event:
         return Verdict(f"named `{name}`: a clock reading", HIGH)
@@ -144,7 +144,9 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
     if found & vocab.MEASURED and found & vocab.MEASURE_READS:
         return Verdict(f"named `{name}`: a quantity read per request", HIGH)
     if (own if "." in name else found) & vocab.MEMORY and not found & vocab.NOT_MEMORY_BLOCK:
-        return Verdict(f"named `{name}`: {vocab.MEMORY_BLOCK}", HIGH)  # not Memory.DAGName, memory_dir
+        return Verdict(
+            f"named `{name}`: {vocab.MEMORY_BLOCK}", HIGH
+        )  # not memory_dir (judge() reads the owner too)
     if found & _ENV_OWNERS and own & _BLOCK_PARTS:  # the field itself is the block, not a workspace.name
         return Verdict(f"named `{name}`: an environment block rendered per session", HIGH)
     if found & vocab.RUNNING and found & vocab.RUNNING_OWNERS:

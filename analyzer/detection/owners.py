@@ -111,8 +111,10 @@ def fixed_field(name: str, words: Callable[[str], list[str]]) -> bool:
     """``session.content``, ``msg.text``: a record's last field holds the request's own content;
     ``hospitalInfo.location``, ``restaurant.hours``: a field of the business the deployment serves for."""
     owner, last = name.rsplit(".", 1)
-    own = words(last)
-    return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(set(words(owner)) & vocab.BUSINESS)
+    own, whose = words(last), set(words(owner))
+    if whose & (vocab.TIME | vocab.DATE | vocab.TODAY):
+        return False  # now.text, today.message: the moment's own text
+    return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(whose & vocab.BUSINESS)
 
 
 #: the message or event a request answers, and its sender's field ("message.author", "ctx.author")

@@ -227,8 +227,8 @@ def _user_field(text: str, ls: int, label: str, v0: int, value: str, out: list[C
         out.append(Candidate("state", v0, v0 + len(value), HIGH, "user", f"{label.strip()}:"))
         return
     m = _PLAIN.match(text, v0, v0 + len(value))
-    if m and m.end() == v0 + len(value) and len(value) <= 60:
-        out.append(Candidate("state", v0, m.end(), HIGH, "user", f"{label.strip()}:"))
+    if m and m.end() == v0 + len(value) and len(value) <= 60 and not _IMPERATIVE.match(value):
+        out.append(Candidate("state", v0, m.end(), HIGH, "user", f"{label.strip()}:"))  # not "Always ask"
 
 
 def _in_dialogue(text: str, ls: int) -> bool:

@@ -37,6 +37,8 @@ _SERVED_NAME = re.compile(
     r"[\s\S]*?\b(?P<who>(?:user|customer|client|patient|guest|caller|visitor|member|student)['’](?P<s>s))"
     r" name(?: is |:[ \t]*| = )"
 )
+#: nothing but the line's end after a name under a colon
+_LINE_END = re.compile(r"[ \t]*(?:\n|\Z)")
 #: a person's name: one to three capitalised words ("Ana", "Ana Silva")
 _PERSON = re.compile(r"[A-Z][\w'’-]*(?:[ \t][A-Z][\w'’-]*){0,2}\b")
 #: a place after "located in": its parts ("Farnborough, England, United Kingdom")
@@ -70,7 +72,10 @@ def user_values(text: str, low: str, out: list[Candidate], current: list[int] | 
     k = low.find("s name")
     while k >= 0:  # "The customer's name is Ana": the person served, by a possessive
         m = _SERVED_NAME.match(low, max(0, k - 12), k + 16)
-        if m and m.end("s") == k + 1 and (v := _PERSON.match(text, m.end())):
+        v = _PERSON.match(text, m.end()) if m and m.end("s") == k + 1 else None
+        if v and m.group(0).endswith(":") or v and ":" in m.group(0)[-3:]:
+            v = v if _LINE_END.match(text, v.end()) else None  # "…name: Ana", not "…name: Ask politely."
+        if v:
             out.append(
                 Candidate("state", v.start(), v.end(), HIGH, "user", text[m.start("who") : m.end()].strip())
             )

@@ -129,8 +129,9 @@ class Request:
         if marks:
             return marks[-1] + 1
         last = last_message_start(segs)
-        if last < len(segs) and segs[last].role in ("system", "developer"):
-            return len(segs)  # a body logged without its latest turn: its system messages are all the head
+        turns = [s for s in segs[: last + 1] if s.kind == "message"]
+        if last < len(segs) and turns and all(s.role in ("system", "developer") for s in turns):
+            return len(segs)  # a body logged without any turn: its system messages are all the head
         return last
 
     @property

@@ -64,23 +64,26 @@ def _closes(rest: str, quote: str) -> bool:
     return "'" in rest.replace("''", "")
 
 
-_TRIPLE = re.compile(r'"""|\'\'\'')
+#: a multi-line string's quote, or a one-line string (its quotes inside are its text)
+_TOML_STRING = re.compile(r'"""|\'\'\'|"(?:[^"\\\\\n]|\\.)*"|\'[^\'\n]*\'')
 
 
 def toml_comment_lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every whole-line ``#`` comment of a TOML file outside its multi-line strings."""
+    """(start, end) of every whole-line ``#`` comment of a TOML file outside its multi-line strings
+    (lines split at ``\\n`` only, as TOML does)."""
     out: list[tuple[int, int]] = []
     open_quote = ""  # the triple quote of a multi-line string still open at the line's start
     pos = 0
-    for line in text.splitlines(keepends=True):
-        start, pos = pos, pos + len(line)
-        body = line.rstrip("\r\n")
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        body = line.rstrip("\r")
         if not open_quote and body.lstrip(" \t").startswith("#"):
             out.append((start, start + len(body)))
             continue
-        for m in _TRIPLE.finditer(body):
-            if not open_quote:
-                open_quote = m.group()
-            elif m.group() == open_quote:
-                open_quote = ""
+        for m in _TOML_STRING.finditer(body):
+            q = m.group()
+            if open_quote:
+                open_quote = "" if q == open_quote else open_quote
+            elif q in ('"""', "'''"):
+                open_quote = q
     return out

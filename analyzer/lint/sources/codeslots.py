@@ -28,8 +28,8 @@ SLOT_KEY = re.compile(r"""^["'`]?(?:\{\{?\s*[\w.]+\s*\}?\}|\$\{[\w.]+\}|%[\w.]+%
 _EXECUTES = {"Execute", "ExecuteTemplate"}
 #: calls that send their arguments to a model ("llmClient.chat", "assistant.ask", "model.generateContent")
 _ASKS = re.compile(
-    r"(?i)(?:^|\.)(?:chat|ask|complete|completion|generate\w*|prompt|invoke|respond|reply)$"
-    r"|(?:llm|gpt|openai|claude|gemini|assistant|chatbot)\w*\.\w+$"
+    r"(?i)(?:llm|gpt|openai|claude|gemini|chat|assistant|model|\bai)\w*"
+    r"\.(?:chat|ask|complete|completions?|generate(?:content|text)?|prompt|invoke|respond|reply|send(?:message)?|query)$"
 )
 #: format calls whose first (Go: first or second) argument is the format
 _FORMATS = {"fmt.Sprintf": 0, "fmt.Fprintf": 1, "String.format": 0, "string.Format": 0, "String.Format": 0}
@@ -58,9 +58,9 @@ def templates(finder) -> list[Template]:
                 out.append(one_value(f, value, v, "replace"))
         elif last in _EXECUTES and owner is not None:  # tmpl.Execute(w, struct{…}{Time: time.Now()…})
             for arg in args:
-                arg = declared.get(
-                    f.src(arg).lstrip("&"), arg
-                )  # data := promptData{…}; tmpl.Execute(w, data)
+                arg = (
+                    _declared(declared, f.src(arg).lstrip("&"), n) or arg
+                )  # data := promptData{…}; Execute(w, data)
                 for kv in (k for k in f.walk(arg) if k.type == "keyed_element"):
                     value = kv.named_children[-1] if len(kv.named_children) >= 2 else None
                     v = f.verdict(value) if value is not None and value.type not in g.strings else None
@@ -91,8 +91,8 @@ def one_value(f, node, verdict, name: str) -> Template:
 
 
 def _go_literals(f) -> dict:
-    """Go's ``name := T{…}`` (or ``&T{…}``) declarations: the composite literal each name holds."""
-    out = {}
+    """Go's ``name := T{…}`` (or ``&T{…}``) declarations: each name's composite literals, in order."""
+    out: dict[str, list] = {}
     for n in f.walk(f.tree.root_node):
         if n.type != "short_var_declaration" or len(n.named_children) != 2:
             continue
@@ -102,5 +102,22 @@ def _go_literals(f) -> dict:
             if value.type == "unary_expression" and value.named_children:
                 value = value.named_children[-1]
             if value.type == "composite_literal":
-                out[f.src(left.named_children[0])] = value
+                out.setdefault(f.src(left.named_children[0]), []).append(value)
     return out
+
+
+def _declared(declared: dict, name: str, call):
+    """The literal ``name`` was last declared with before ``call``, in the function around it."""
+    scope = call.parent
+    while scope is not None and scope.type not in (
+        "function_declaration",
+        "method_declaration",
+        "func_literal",
+    ):
+        scope = scope.parent
+    best = None
+    for lit in declared.get(name, ()):
+        inside = scope is None or scope.start_byte <= lit.start_byte < scope.end_byte
+        if inside and lit.start_byte < call.start_byte:
+            best = lit
+    return best

@@ -242,17 +242,22 @@ def folded(templates: list[Template]) -> list[Template]:
     (``stamp = `${p.day}-${p.month} Jam ${p.hour}```, then ``Current time: ${stamp}``): the value
     enters the prompt there, so that interpolation is the finding, with the value's reason."""
     named: dict[str, tuple[Template, Volatile]] = {}
+    count: dict[str, int] = {}
     for t in templates:
+        count[t.name] = count.get(t.name, 0) + 1
+    for t in templates:
+        if count[t.name] > 1:
+            continue  # a name given to two texts (two functions' "stamp"): which one is meant is unknown
         text = t.literal_text
         if not t.name.isidentifier() or len(text) > 40 or len(_VALUE_WORDS.findall(text)) > 3:
             continue
         if not any(_LABELLED.search(p.text) for p in t.pieces if p.literal) and (found := volatile_values(t)):
             named[t.name] = (t, found[0])
-    gone: set[int] = set()
-    for t in templates if named else ():
+    gone: set[int] = set()  # each text folds into the nearest template after it that interpolates it
+    for t in sorted(templates, key=lambda t: t.file_offset(0)) if named else ():
         for p in t.pieces:
             inner, first = named.get(p.text.strip("${} \t"), (None, None)) if not p.literal else (None, None)
-            if inner is None or inner is t:
+            if inner is None or inner is t or id(inner) in gone or inner.file_offset(0) > t.file_offset(0):
                 continue
             gone.add(id(inner))
             if p.verdict is None:

@@ -137,3 +137,8 @@ def test_a_bare_fence_of_key_value_lines_naming_now_is_a_rendered_block():
 )
 def test_other_fences_stay_code(fence):
     assert find_volatile(fence) == []
+
+
+def test_a_slot_opening_a_numbered_entry_or_a_table_row_is_documentation():
+    assert _slots("1. `{{ current_time }}` - the timestamp\n") == []
+    assert _slots("| `{{ current_time }}` | the timestamp |\n") == []

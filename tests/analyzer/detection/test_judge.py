@@ -77,3 +77,11 @@ def test_a_now_value_a_condition_supposes_is_no_reading(text):
 )
 def test_a_now_value_after_a_closed_condition_or_none_is_read(text):
     assert [v.kind for v in find_volatile(text) if v.kind in ("time", "date")] == ["time"], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Lembre-se que agora são 15:26.", "Attualmente si sono fatte le 15:42", "What if\nCurrent time: 14:00"],
+)
+def test_a_pronoun_or_a_condition_on_another_line_supposes_nothing(text):
+    assert [v.kind for v in find_volatile(text) if v.kind in ("time", "date")] == ["time"], text

@@ -383,10 +383,17 @@ def test_a_players_inventory_and_needs_are_game_state(name):
     assert v is not None and "state" in v.reason, (name, v)
 
 
-@pytest.mark.parametrize("expr", ["hospitalInfo.location", "restaurant.location", "company.address", "clinic.phone"])
+@pytest.mark.parametrize(
+    "expr", ["hospitalInfo.location", "restaurant.location", "company.address", "clinic.phone"]
+)
 def test_a_field_of_the_business_the_deployment_serves_for_is_configuration(expr):
     assert judge_expression(expr) is None, expr
 
 
 def test_the_users_own_location_still_is_per_user():
     assert judge_expression("user.location") is not None and judge_expression("customer.phone") is not None
+
+
+@pytest.mark.parametrize("expr", ["now.text", "today.message", "current_time.text"])
+def test_the_text_of_a_moment_is_still_the_moment(expr):
+    assert judge_expression(expr) is not None, expr

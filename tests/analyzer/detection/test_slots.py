@@ -62,3 +62,8 @@ def test_the_name_of_the_person_served_after_a_possessive():
     assert state("The patient’s name: Ana Silva\n") == ["Ana Silva"]
     # a thing's name is no person's
     assert state("The store's name is Acme. Its name is Bob.") == []
+
+
+def test_a_possessive_name_under_a_colon_is_a_name_only_alone_on_its_line():
+    assert state("If you don't know the customer's name: Ask politely.") == []
+    assert state("Remember the caller's name: Always confirm it first.") == []

@@ -256,6 +256,10 @@ def test_a_go_template_executed_with_a_name_declared_as_its_data():
     assert found(GO_DECLARED_DATA, ".go") == [
         ('time.Now().Format("Monday, January 2, 2006")', "calls `time.Now()`")
     ]
+    # the same name declared in another function, and only logged there, fills nothing
+    other = 'package x\n\nfunc a(w io.Writer) error {\n\tdata := promptData{Name: "x"}\n\treturn tmpl.Execute(w, data)\n}\n'
+    other += '\nfunc b() {\n\tdata := promptData{Time: time.Now().Format("15:04")}\n\tlog.Print(data)\n}\n'
+    assert found(other, ".go") == []
 
 
 SWIFT = '''import Foundation
@@ -305,3 +309,18 @@ JAVA_ASK = """class ChatSession {
 def test_a_clock_reading_sent_to_a_model_with_the_question_enters_the_prompt():
     # a call that sends to a model; a log line or a cache entry is no prompt
     assert found(JAVA_ASK, ".java") == [("LocalDate.now().toString()", "calls `LocalDate.now()`")]
+
+
+JAVA_NOT_ASKS = """class Jobs {
+    void run() {
+        done.complete(Instant.now());
+        generateFileName(LocalDateTime.now());
+        m.invoke(o, LocalDate.now());
+        llmCache.put("k", Instant.now());
+    }
+}
+"""
+
+
+def test_a_future_a_file_name_a_reflective_call_or_a_cache_is_no_model():
+    assert found(JAVA_NOT_ASKS, ".java") == []

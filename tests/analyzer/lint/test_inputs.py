@@ -108,3 +108,25 @@ def test_a_body_logged_without_its_latest_turn_keeps_its_system_messages_in_the_
         path.write_text(json.dumps(body), encoding="utf-8")
         got = [f.message.split("`")[1] for f in run(load([str(path)]), CODES) if f.code == "PG002"]
         assert got == dates, name  # the user's own latest turn is never the cached head
+
+
+def test_a_trailing_system_message_after_the_turns_is_the_latest_turn_and_a_record_is_read_inside(tmp_path):
+    chat = {"messages": [{"role": "system", "content": "You are X."}, {"role": "user", "content": "hi"}]}
+    chat["messages"] += [
+        {"role": "assistant", "content": "ok"},
+        {"role": "system", "content": "Current time: 2025-04-24 13:52"},
+    ]
+    record = {
+        "model": "gpt-4o",
+        "system": "openai",
+        "request": {
+            "messages": [
+                {"role": "system", "content": "Today is 2025-04-24."},
+                {"role": "user", "content": "x"},
+            ]
+        },
+    }
+    for name, body, codes in (("trail.json", chat, []), ("record.json", record, ["PG002", "PG003"])):
+        path = tmp_path / name
+        path.write_text(json.dumps(body), encoding="utf-8")
+        assert sorted(f.code for f in run(load([str(path)]), CODES)) == codes, name

@@ -73,3 +73,11 @@ def test_toml_whole_line_comments_but_not_the_lines_of_a_multi_line_string(tmp_p
     path.write_text(text, encoding="utf-8")
     found = [(f.line, f.code) for f in run(load([str(path)]), CODES)]
     assert found == [(5, "PG003"), (6, "PG004")]  # the heading and slot in the string, not the comments
+
+
+def test_toml_quotes_inside_a_one_line_string_open_nothing_and_lines_end_at_newlines_only():
+    from analyzer.lint.yamltext import toml_comment_lines
+
+    text = 'note = "see \'\'\' here"\n# Current time: {{ now }}\nsystem = "You are a bot.\u2028# not a comment"\n'
+    comments = toml_comment_lines(text)
+    assert [text[a:b] for a, b in comments] == ["# Current time: {{ now }}"]
