@@ -109,7 +109,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         or (own & vocab.USER and own & vocab.USER_PARTS and "role" not in own)
     ):
         return Verdict(f"named `{name}`: the current user's own value", HIGH)
-    if not ws or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
+    if not ws or ws[0] in vocab.FLAG_LEADS or (found & vocab.SETTING and not found & vocab.READ_OVER_SETTING):
         return None
     if "." in name and owners.fixed_field(name, words):
         return None  # session.content: the request's own content; hospitalInfo.location: the business's

@@ -107,14 +107,19 @@ def owned_id(ws: list[str]) -> bool:
     return False
 
 
+#: an owner that is the deployment's configuration (not a call's options: ``opts.chatId`` is per request)
+_CONFIGURATION = vocab.CONFIG - {"opts", "options", "prefs", "env", "environment"}
+
+
 def fixed_field(name: str, words: Callable[[str], list[str]]) -> bool:
     """``session.content``, ``msg.text``: a record's last field holds the request's own content;
-    ``hospitalInfo.location``, ``restaurant.hours``: a field of the business the deployment serves for."""
+    ``hospitalInfo.location``, ``restaurant.hours``: a field of the business the deployment serves for;
+    ``config.settings.timezone``: of its configuration."""
     owner, last = name.rsplit(".", 1)
     own, whose = words(last), set(words(owner))
     if whose & (vocab.TIME | vocab.DATE | vocab.TODAY):
         return False  # now.text, today.message: the moment's own text
-    return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(whose & vocab.BUSINESS)
+    return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(whose & (vocab.BUSINESS | _CONFIGURATION))
 
 
 #: the message or event a request answers, and its sender's field ("message.author", "ctx.author")

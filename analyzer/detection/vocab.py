@@ -27,6 +27,20 @@ DATE_PARTS = {
     "giorno",
     "tanggal",
 }
+#: a flag's first word: a setting that turns something on ("include_all_day", "show_date", "use_24h_time")
+FLAG_LEADS = {
+    "include",
+    "show",
+    "enable",
+    "enabled",
+    "disable",
+    "use",
+    "is",
+    "has",
+    "allow",
+    "should",
+    "hide",
+}
 #: the business a deployment serves for: its fields are configuration ("hospitalInfo.location")
 BUSINESS = set(
     "hospital clinic restaurant company business store shop hotel org organization tenant brand".split()

@@ -397,3 +397,12 @@ def test_the_users_own_location_still_is_per_user():
 @pytest.mark.parametrize("expr", ["now.text", "today.message", "current_time.text"])
 def test_the_text_of_a_moment_is_still_the_moment(expr):
     assert judge_expression(expr) is not None, expr
+
+
+@pytest.mark.parametrize("expr", ["include_all_day", "show_date", "use_24h_time", "config.settings.timezone_name"])
+def test_a_flag_or_a_configuration_field_is_a_setting(expr):
+    assert judge_expression(expr) is None, expr
+
+
+def test_a_calls_options_still_carry_per_request_values():
+    assert judge_expression("opts.telegramChatId") is not None
