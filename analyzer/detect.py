@@ -58,8 +58,9 @@ def find_volatile(text: str, *, context: str = "prompt") -> list[Volatile]:
     """
     if not text:
         return []
-    cands = scan(text)
-    kept = without_series(text, list(judged(text, cands, context)), UNLABELLED)
+    memo: dict = {}  # this call's answers about the text, for the scan and the judge (never kept)
+    cands = scan(text, memo)
+    kept = without_series(text, list(judged(text, cands, context, memo)), UNLABELLED)
     if siblings := block_siblings(text, cands, kept):
         kept = sorted(kept + siblings, key=lambda cw: cw[0].start)
     if any(c.kind in REPEATED for c, _ in kept):

@@ -94,7 +94,6 @@ _BY_PHRASE.pop("at the")  # "at the moment" only: checked below
 #: the first words of :data:`_BY_PHRASE`: a pair starting with another word is no phrase
 _PHRASE_FIRST = frozenset(p.split()[0] for p in _BY_PHRASE)
 
-
 #: the words that name a moment; after (or "of" before) another noun, that noun's moment
 _MOMENT = frozenset(("date", "time", "datetime", "timestamp"))
 #: nouns and verbs whose date or time is another moment's than now: an event, an order's step, a

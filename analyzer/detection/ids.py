@@ -39,13 +39,23 @@ HEX = re.compile(r"(?<![\w-])[0-9a-fA-F]{16,}(?![\w-])")
 B64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{22,}(?![\w+/-])")
 
 
+#: the ASCII characters ``\W`` matches
+_ASCII_NONWORD = "".join(chr(i) for i in range(128) if not (chr(i).isalnum() or chr(i) == "_"))
+
+
+def _may_end_label(low: str) -> bool:
+    """Whether the lowered window ``low`` can end as an :data:`ID_LABEL_BEFORE` match does: "id", then
+    only non-word characters ("id: ", "id=\"") or "id is "; a window that is not ASCII may (case folding)."""
+    return not low.isascii() or low.rstrip(_ASCII_NONWORD).endswith(("id", "is"))
+
+
 def token_ids(text: str, ts: int, te: int, out: list[Candidate]) -> None:
     """Ids that are a whole token (or most of one): UUIDs, JWTs, prefixed, labelled, hex and base64 ids."""
     n = te - ts
     if n >= 36 and "-" in text[ts:te]:
         for m in UUID.finditer(text, ts, te):
             out.append(Candidate("uuid", *m.span(), HIGH))
-    if n >= 6 and "id" in text[max(0, ts - 48) : ts].lower():
+    if n >= 6 and "id" in (before := text[max(0, ts - 48) : ts].lower()) and _may_end_label(before):
         label = ID_LABEL_BEFORE.search(text, max(0, ts - 48), ts)
         if label:
             m = ID_VALUE.match(text, ts)

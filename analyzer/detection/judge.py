@@ -29,6 +29,7 @@ from analyzer.detection.randomness import looks_random_hex as random_hex
 #: the stronger kind first where candidates start together
 _ORDER = "jwt time uuid request-id placeholder today-phrase date hex-id base64-id state"
 PRIORITY = {kind: i for i, kind in enumerate(_ORDER.split())}
+Kept = Iterator[tuple[Candidate, str]]
 _EPOCH_CONTEXT = re.compile(
     r"(?i)(?:time|timestamp|\bts|epoch|created|updated|\bat\b|\bnow|\bdate|expires?|\bexp\b|\biat\b|_at)(?:\s+(?:is|was))?\W{0,6}$"
 )
@@ -64,9 +65,8 @@ def _year(value: str) -> int | None:
 
 
 class _Judge:
-    def __init__(self, text: str, cands: list[Candidate], context: str) -> None:
-        self.text = text
-        self.cands = cands
+    def __init__(self, text: str, cands: list[Candidate], context: str, memo: dict | None = None) -> None:
+        self.text, self.cands = text, cands
         self.code = inlinecode.JudgedCode(text)
         self.tags = regions.ExampleTags(text)
         self.description = context == "description"
@@ -81,7 +81,7 @@ class _Judge:
         # a {# comment, or a raw block (only where the text says "endraw", as before: an unclosed raw is no block)
         self.quiet_parts = find_led(text, "{#") >= 0 or (self.jinja and "endraw" in text)
         self.owners = slotcontext.state_owners(cands)
-        self.memo: dict = {}  # this text's label word classes and example-block answers (.around)
+        self.memo: dict = {} if memo is None else memo  # this call's answers about the text (.around)
 
     @cached_property
     def date_spans(self) -> list[tuple[int, int]]:
@@ -276,7 +276,7 @@ class _Judge:
             return None
         return UUID_KIND_WORDS[kind]
 
-    def run(self, cands: list[Candidate]) -> Iterator[tuple[Candidate, str]]:
+    def run(self, cands: list[Candidate]) -> Kept:
         taken_until = dropped_until = -1
         for c in sorted(cands, key=lambda v: (v.start, -(v.end - v.start), PRIORITY[v.kind])):
             if c.start < taken_until or c.end <= dropped_until:
@@ -295,6 +295,6 @@ class _Judge:
             yield c, why
 
 
-def judged(text: str, cands: list[Candidate], context: str = "prompt") -> Iterator[tuple[Candidate, str]]:
-    """The kept candidates of ``text``, in order and without overlaps, each with its reason."""
-    return _Judge(text, cands, context).run(cands)
+def judged(text: str, cands: list[Candidate], context: str = "prompt", memo: dict | None = None) -> Kept:
+    """The kept candidates of ``text``, in order and without overlaps, each with its reason (``memo``: the scan's)."""
+    return _Judge(text, cands, context, memo).run(cands)

@@ -37,9 +37,14 @@ def today_phrases(text: str, low: str, out: list[Candidate]) -> list[int]:
     :func:`.slots.user_values`: one scan for both; "current" overlaps no other of itself)."""
     seen: set[int] = set()
     current: list[int] = []
+    e_is = _places(low, "e is")  # one scan for "date is" and "time is"
     for key in _TODAY_KEYS:
-        k = low.find(key)
-        while k >= 0:
+        at = (
+            [k - 3 for k in e_is if k >= 3 and low.startswith(key, k - 3)]
+            if key in _E_IS
+            else _places(low, key)
+        )
+        for k in at:
             if key == "current":
                 current.append(k)
             if not (k and low[k - 1].isalpha()) and _may_hold(text, low, key, k):
@@ -51,8 +56,20 @@ def today_phrases(text: str, low: str, out: list[Candidate]) -> list[int]:
                         seen.add(m.start())
                         out.append(Candidate("today-phrase", *m.span(), MEDIUM))
                         _word_value(text, m.end(), out)
-            k = low.find(key, k + len(key))
     return current
+
+
+_E_IS = ("date is", "time is")
+
+
+def _places(low: str, key: str) -> list[int]:
+    """Where each ``key`` starts in ``low``, left to right, none overlapping the one before."""
+    found = []
+    k = low.find(key)
+    while k >= 0:
+        found.append(k)
+        k = low.find(key, k + len(key))
+    return found
 
 
 def _may_hold(text: str, low: str, key: str, k: int) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from analyzer.detection.prefilters import holds_any
+
 #: "… for this session": the scope a reading is counted over, between its label and its value
 SCOPE = r"(?:\s+(?:(?:for|in|of|during)\s+(?:this|the|the current|your)|this)\s+(?:session|conversation|chat|request|task|run|thread))?"
 READING_BEFORE = re.compile(
@@ -62,10 +64,37 @@ def _may_hold(low: str) -> bool:
     return "<" in low and ">" in low and ("usage" in low or "remaining" in low)
 
 
+#: the words an alternative of :data:`READING_BEFORE` (the coordinates' and the tag's aside) can end
+#: with, its scope and "is" / "are" / "was" included, by their last two letters
+_ENDINGS: dict[str, tuple[str, ...]] = {}
+for _w in (
+    "used consumed left remaining usage storage average spent count far token tokens memory mem ram disk "
+    "space balance swap free available budget date load thread utilisation utilization session "
+    "conversation chat request task run is are was"
+).split():
+    _ENDINGS[_w[-2:]] = _ENDINGS.get(_w[-2:], ()) + (_w,)
+#: the ASCII characters ``\W`` matches
+_ASCII_NONWORD = "".join(chr(i) for i in range(128) if not (chr(i).isalnum() or chr(i) == "_"))
+_COORD_WORDS = ("coord", "lat", "lon", "lng", "gps")
+
+
+def _may_end(window: str, low: str) -> bool:
+    """Whether an ASCII window with no line break can end as a :data:`READING_BEFORE` match does:
+    each alternative but two ends in one of :data:`_ENDINGS`, then at most 4 non-word characters;
+    the coordinates' needs one of their words anywhere, the tag's a ">"."""
+    tail = low.rstrip(_ASCII_NONWORD)
+    if len(window) - len(tail) <= 4 and tail.endswith(_ENDINGS.get(tail[-2:], ())):
+        return True
+    return ">" in window or holds_any(low, _COORD_WORDS)
+
+
 def label_before(text: str, lo: int, hi: int) -> bool:
     """``READING_BEFORE.search(text, lo, hi)``, the regex skipped where an ASCII window (lowered:
-    exact, as no case folding pairs an ASCII letter with a non-ASCII one there) cannot hold a match."""
+    exact, as no case folding pairs an ASCII letter with a non-ASCII one there) cannot hold a match:
+    it cannot end as one does (:func:`_may_end`) or lacks the words one needs (:func:`_may_hold`)."""
     window = text[lo:hi]
-    if window.isascii() and not _may_hold(window.lower()):
-        return False
+    if window.isascii():
+        low = window.lower()
+        if ("\n" not in window and not _may_end(window, low)) or not _may_hold(low):
+            return False
     return bool(READING_BEFORE.search(text, lo, hi))

@@ -104,13 +104,14 @@ _IMPERATIVE = re.compile(
 )
 
 
-def labelled_lines(text: str, low: str, out: list[Candidate]) -> None:
+def labelled_lines(text: str, low: str, out: list[Candidate], users: list[int] | None = None) -> None:
     """Values under a counter, user, weather or "you are in" label, the lines under a user heading,
     and a timezone the user is in (see the module docstring). Labels are read only before a colon
-    and on Markdown headings, zones only at the slash after an area's name (``str.find``: one pass for all areas)."""
+    and on Markdown headings, zones only at the slash after an area's name (``str.find``: one pass for all areas).
+    ``users``: where each "user" is, if known (:func:`.slots.user_values` found them)."""
     identity.find(text, low, out)
     elapsed.find(text, low, out)
-    whereabouts.user_place(text, low, out)
+    whereabouts.user_place(text, low, out, users)
     keptmemory.rendered_blocks(text, low, out)
     blocks = []  # headings first: the lines under one are read as its block
     k = low.find("#")

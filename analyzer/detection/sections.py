@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import accumulate
 
 from analyzer.detection import regions
 from analyzer.detection.prefilters import find_led, holds_any
@@ -43,34 +44,63 @@ def _named_example(line: str) -> bool:
     return _EXAMPLE_HEADING.search(line) is not None
 
 
+def _headings(text: str) -> list[tuple[int, int, int]]:
+    """The Markdown headings of ``text`` (hashes at a line start, then a space or a tab) as (line
+    start, line end, level), in order; each "#" found by ``memchr``, a heading's line skipped whole."""
+    heads = []
+    k = text.find("#")
+    while k >= 0:
+        if k and text[k - 1] != "\n":
+            k = text.find("#", k + 1)
+            continue
+        le = text.find("\n", k)
+        le = len(text) if le < 0 else le
+        level = k
+        while level < le and text[level] == "#":
+            level += 1
+        level -= k
+        if level <= 6 and text[k + level : k + level + 1] in (" ", "\t"):
+            heads.append((k, le, level))
+        k = text.find("#", le)
+    return heads
+
+
+def _naming(text: str, heads: list[tuple[int, int, int]]) -> list[int]:
+    """The indices of the headings whose line names examples (:func:`_named_example`), in order. The
+    lines are joined and lowered once: where they are ASCII, each word is found in one pass."""
+    lines = [text[ls:le] for ls, le, _ in heads]
+    joined = "\n".join(lines)  # no word holds a line break: none is found across two lines
+    if not joined.isascii():
+        return [i for i, line in enumerate(lines) if _named_example(line)]
+    low = joined.lower()
+    starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    hits = set()
+    for w in _HEADING_WORDS:
+        k = low.find(w)
+        while k >= 0:
+            hits.add(bisect.bisect_right(starts, k) - 1)
+            k = low.find(w, k + 1)
+    return [i for i in sorted(hits) if _EXAMPLE_HEADING.search(lines[i])]
+
+
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
-    """The example sections of ``text`` as (start, end) spans, sorted, and their starts."""
-    heads: list[tuple[int, int, bool]] = []  # (line start, level, names examples)
+    """The example sections of ``text`` as (start, end) spans, sorted, and their starts. A heading
+    inside a code fence is none; a section ends at the next heading of its level or above."""
+    heads = _headings(text)
+    named = _naming(text, heads)
+    if not named:
+        return [], []
     fenced = "```" in text or find_led(text, "~~~") >= 0  # "~" by memchr, not a 3-character scan
     fences = regions.code_fence_spans(text) if fenced else []
-    k = 0 if text.startswith("#") else find_led(text, "\n#", 1)  # a "#" by memchr, then its line start
-    while k >= 0:
-        ls = k if k == 0 and text.startswith("#") else k + 1
-        le = text.find("\n", ls)
-        le = len(text) if le < 0 else le
-        line = text[ls:le]
-        level = len(line) - len(line.lstrip("#"))
-        if (
-            level <= 6
-            and line[level : level + 1] in (" ", "\t")
-            and not (fences and regions.in_spans(fences, ls))
-        ):
-            example = _named_example(line) and not (
-                _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip()
-            )  # "# Example Prompt", a text's title: the prompt itself, not examples in it
-            heads.append((ls, level, example))
-        k = find_led(text, "\n#", 1, start=le)
-    spans = []
-    for i, (ls, level, example) in enumerate(heads):
-        if example:
-            end = next((s for s, lv, _ in heads[i + 1 :] if lv <= level), len(text))
-            if not spans or ls >= spans[-1][1]:
-                spans.append((ls, end))
+    inside = {i for i, (ls, _, _) in enumerate(heads) if fences and regions.in_spans(fences, ls)}
+    spans: list[tuple[int, int]] = []
+    for i in named:
+        ls, le, level = heads[i]
+        if i in inside or _OF_A_PROMPT.search(text, ls, le) or not text[:ls].strip():
+            continue  # "# Example Prompt", a text's title: the prompt itself, not examples in it
+        after = (s for j, (s, _, lv) in enumerate(heads[i + 1 :], i + 1) if lv <= level and j not in inside)
+        if not spans or ls >= spans[-1][1]:
+            spans.append((ls, next(after, len(text))))
     return [a for a, _ in spans], spans
 
 

@@ -247,13 +247,14 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
     return covered
 
 
-def scan(text: str) -> list[Candidate]:
-    """Every candidate span of ``text``, unjudged, in no particular order."""
+def scan(text: str, memo: dict | None = None) -> list[Candidate]:
+    """Every candidate span of ``text``, unjudged, in no particular order; ``memo``: this call's
+    answers about the text, shared with the judge (never kept across calls)."""
     out: list[Candidate] = []
     covered = 0
     tokch = _TOKEN_CHARS
     months: list[int] = []
-    memo: dict = {}  # this call's answers about the text (never kept across calls)
+    memo = {} if memo is None else memo
     capitals, month_names = _MONTH_CAPITALS, phrases.MONTHS
     for a in _ANCHOR_OR_MONTH.finditer(text):
         p, q = a.span()
@@ -288,8 +289,8 @@ def scan(text: str) -> list[Candidate]:
     weekdays.find(text, low, out)  # "Heute ist Donnerstag": other languages' "today is" and a weekday
     gitstate.find(text, low, out, session.blocks(text, low, out))  # one pass over "git" for both
     session.readings(text, low, out)
-    slots.user_values(text, low, out, current)
-    rendered.labelled_lines(text, low, out)
+    users = slots.user_values(text, low, out, current)  # where each "user" is, for labelled_lines
+    rendered.labelled_lines(text, low, out, users)
     rendered_dates.find(text, out)
     slots.blanks(text, out)  # each finds its marks itself, a miss at memchr cost
     slots.concatenated(text, out)

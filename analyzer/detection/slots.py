@@ -50,10 +50,12 @@ _USER_VALUE = re.compile(
 )
 
 
-def user_values(text: str, low: str, out: list[Candidate], current: list[int] | None = None) -> None:
+def user_values(text: str, low: str, out: list[Candidate], current: list[int] | None = None) -> list[int]:
     """A value rendered under a label that says it is the current user's ("The user's name is
     Ana", "User's timezone: Europe/Warsaw", "the user is based in country US", "Current location: Lisbon");
-    ``current``: where each "current" is, if known (those before a space are every "current ")."""
+    ``current``: where each "current" is, if known (those before a space are every "current "). Returns
+    where each "user" is (for :func:`.whereabouts.user_place`: one scan for both)."""
+    users = []
     for key in ("user", "current "):  # each of the label's alternatives starts with one
         if key == "current " and current is not None:
             at = iter([k for k in current if low.startswith(" ", k + 7)] + [-1])
@@ -62,6 +64,8 @@ def user_values(text: str, low: str, out: list[Candidate], current: list[int] | 
             at = None
             k = low.find(key)
         while k >= 0:
+            if key == "user":
+                users.append(k)
             m = _USER_LABEL.match(text, k)
             if m:
                 place = m.group(0).endswith(" in ") or key == "current "
@@ -80,6 +84,7 @@ def user_values(text: str, low: str, out: list[Candidate], current: list[int] | 
                 Candidate("state", v.start(), v.end(), HIGH, "user", text[m.start("who") : m.end()].strip())
             )
         k = low.find("s name", k + 6)
+    return users
 
 
 def blanks(text: str, out: list[Candidate]) -> None:

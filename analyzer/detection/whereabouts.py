@@ -134,10 +134,19 @@ _HYPOTHETICAL = re.compile(
 )
 
 
-def user_place(text: str, low: str, out: list[Candidate]) -> None:
-    """The place after "the user is in" / "the user's city is" (a name, capitalised), said as a fact."""
-    k = low.find("the user")  # one scan for "the user is " and "the user's "
-    while k >= 0:
+def user_place(text: str, low: str, out: list[Candidate], users: list[int] | None = None) -> None:
+    """The place after "the user is in" / "the user's city is" (a name, capitalised), said as a fact;
+    ``users``: where each "user" is, if known (each "the user" holds one, 4 in)."""
+    if users is None:
+        users = []
+        k = low.find("user")
+        while k >= 0:
+            users.append(k)
+            k = low.find("user", k + 4)
+    for k in users:
+        k -= 4
+        if k < 0 or not low.startswith("the ", k):
+            continue
         if low.startswith((" is ", "'s "), k + 8):
             m = _USER_IN.match(text, k)
             ls = text.rfind("\n", 0, k) + 1
@@ -150,7 +159,6 @@ def user_place(text: str, low: str, out: list[Candidate]) -> None:
                 out.append(
                     Candidate("state", m.start("v"), end, HIGH, "user", text[k : m.start("v")].strip())
                 )
-        k = low.find("the user", k + 8)
 
 
 def user_at(near: str) -> bool:
