@@ -211,7 +211,8 @@ def _digit_shapes(text: str, ts: int, te: int, out: list[Candidate]) -> int:
                 out.append(Candidate("time", s, m.end(), HIGH, shape))
                 end = m.end()
         elif nxt and ((n <= 2 and nxt in "/.-") or (n == 4 and nxt in "/.")):
-            m = NUM_DATE.match(text, s)
+            dotted = n <= 2 and nxt == "."  # only d.m.yyyy: its second "." two or three on
+            m = None if dotted and "." not in text[e + 2 : e + 4] else NUM_DATE.match(text, s)
             if m:
                 out.append(Candidate("date", s, m.end(), LOW, "numeric"))
                 end = m.end()
