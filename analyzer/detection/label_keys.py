@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.detection.prefilters import holds_any, led_by_first
+from analyzer.detection.prefilters import led_by_first
 
 #: the current user, in English, German, French, Spanish, Portuguese, Italian, Polish, Dutch,
 #: Russian, Ukrainian, Turkish, Chinese, Japanese and Korean
@@ -39,22 +39,9 @@ KEY = re.compile(r"(?<![a-zà-ÿ])" + _BODY)
 _LED_KEY = re.compile(r"[^a-zà-ÿ]" + _BODY)
 
 
-#: a literal that each ASCII match of :data:`KEY` holds ("nutzer" in "benutzers", "turn" in "turno"):
-#: an ASCII window with none of them holds no key word
-_ASCII_WORDS = tuple(
-    "user visitor customer member patient nutzer kunde utilisateur usuario utente cliente uzytkownik klient "
-    "gebruiker klant step turn round iteration attempt elapsed requests messages queries calls credits schritt "
-    "runde tour paso passo krok tura stap beurt weather wetter clima tiempo pogoda".split()
-) + ("you are in", "you're in")
-
-
 def search(low: str, lo: int, hi: int) -> re.Match | None:
     """``KEY.search(low, lo, hi)``, whose word starts at ``key.start(key.lastindex)`` (the match may
     start one before it, at the non-letter). Exact: a lookbehind sees before ``lo`` too, so the
     leftmost word at ``p >= lo`` after a non-letter is the leftmost match of the led pattern from
-    ``lo - 1``, the same alternative; at 0 (nothing before) the lookbehind form is searched. An
-    ASCII window with no small letter ("00-17") or none of :data:`_ASCII_WORDS` is answered without a regex."""
-    window = low[lo:hi]
-    if window.isascii() and (window == window.upper() or not holds_any(window, _ASCII_WORDS)):
-        return None
+    ``lo - 1``, the same alternative; at 0 (nothing before) the lookbehind form is searched."""
     return _LED_KEY.search(low, lo - 1, hi) if lo > 0 else KEY.search(low, lo, hi)
