@@ -399,7 +399,9 @@ def test_the_text_of_a_moment_is_still_the_moment(expr):
     assert judge_expression(expr) is not None, expr
 
 
-@pytest.mark.parametrize("expr", ["include_all_day", "show_date", "use_24h_time", "config.settings.timezone_name"])
+@pytest.mark.parametrize(
+    "expr", ["include_all_day", "show_date", "use_24h_time", "config.settings.timezone_name"]
+)
 def test_a_flag_or_a_configuration_field_is_a_setting(expr):
     assert judge_expression(expr) is None, expr
 
