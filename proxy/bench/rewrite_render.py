@@ -18,7 +18,7 @@ import re
 from analyzer.detection.calendar import MONTH_WORDS, WEEKDAY_WORDS, weekday_name
 
 _SLOT = re.compile(
-    r"^(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\$\{[^{}]*\}|%\(\w+\)[sd]|<%=?(?:(?!%>).)*%>|\{\{\{[^{}]*\}\}\})$"
+    r"^(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\$\{[^{}]*\}|\$[A-Za-z_]\w*|%\(\w+\)[sd]|<%=?(?:(?!%>).)*%>|\{\{\{[^{}]*\}\}\})$"
 )
 #: a strftime format quoted inside a slot: ``<%= Time.now.strftime("%H:%M") %>``
 _SLOT_FORMAT = re.compile(r"""["']([^"']*%[aAbBdHIjmMpSyYZ][^"']*)["']""")

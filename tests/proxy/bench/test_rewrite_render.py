@@ -33,6 +33,7 @@ def test_slots_are_filled_by_what_their_name_or_label_says_and_differ_between_re
     assert render("{}", 0, "The current date is ") == "Thursday, April 24, 2025"
     assert render("%Y-%m-%d", 1) == "2025-04-25"
     assert render("main", 1) != "main"
+    assert render("$date", 0) == "Thursday, April 24, 2025"  # string.Template's slot, filled too
 
 
 def test_a_period_s_bounds_are_other_days_than_today_and_move_with_it():
