@@ -33,7 +33,7 @@ _LABEL = (
 _MONTH = "|".join(map(re.escape, MONTH_NAMES))
 #: such a label right before the year, with the month name that may stand between
 _BEFORE = re.compile(
-    rf"(?i)(?<![^\W\d_])(?:{_LABEL})[ \t]*[:：=]?[ \t]*\**[ \t]*(?P<m>(?:{_MONTH})\.?\s+)?\Z"
+    rf"(?i)(?<![^\W\d_])(?:{_LABEL})[ \t]*(?:\*\*|__)?[ \t]*[:：=]?[ \t]*\**[ \t]*(?P<m>(?:{_MONTH})\.?\s+)?\Z"
 )
 _REACH = 48
 _CJK_MONTH = re.compile(r"[ \t]*(?:0?[1-9]|1[0-2])[ \t]*[月월]")
@@ -65,7 +65,7 @@ def at_year(text: str, ys: int, ye: int, out: list[Candidate]) -> int:
 #: a label of the current month alone right before a month name
 _MONTH_LABEL = re.compile(
     r"(?i)(?<![^\W\d_])(?:(?:the\s+)?current\s+month(?:\s+is)?|this\s+month\s+is|it\s+is\s+currently"
-    r"|we\s+are\s+currently\s+in)[ \t]*[:：=]?[ \t]*\**[ \t]*\Z"
+    r"|we\s+are\s+currently\s+in)[ \t]*(?:\*\*|__)?[ \t]*[:：=]?[ \t]*\**[ \t]*\Z"
 )
 _ENGLISH_MONTH = re.compile(
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)(?![^\W\d_])"

@@ -83,3 +83,8 @@ def test_a_month_name_alone_under_a_current_month_label():
         assert [v.value for v in find_volatile(text)] == [text.rstrip(".").split()[-1]]
     for text in ("We are in May, so plan ahead.", "May I help you?", "Example: Current month: May"):
         assert find_volatile(text) == []
+
+
+def test_a_bold_label_of_the_current_year_or_month():
+    text = "**Current Month**: November 2025\n**Current Year**: 2025\n__Current month__: November\n"
+    assert [v.value for v in find_volatile(text)] == ["November 2025", "2025", "November"]
