@@ -113,7 +113,7 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
         return None
     if "." in name and owners.fixed_field(name, words):
         return None  # session.content: the request's own content; hospitalInfo.location: the business's
-    if ws[-1] in vocab.TEXT_ABOUT or _record_date(name, ws, field):
+    if ws[-1] in vocab.TEXT_ABOUT or owners.record_moment(name, ws, field, words):
         return None  # "resolveRelativeTimeInstruction": text about the time; "track.Year": a record's date
     if from_today(ws):
         return Verdict(f"named `{name}`: {_FROM_TODAY}", MEDIUM)
@@ -160,18 +160,6 @@ def name_verdict(name: str, field: bool = False) -> Verdict | None:
 
 #: what may stand before a chat place's name: the message, its context, the chat app
 _CHAT_OWNERS = frozenset("current this the message msg ctx interaction event discord slack telegram".split())
-#: owners whose date field may be today's ("self.date", "ctx.day", "state.month")
-_NOW_OWNERS = frozenset("self this ctx context state session env now current today req request".split())
-
-
-def _record_date(name: str, ws: list[str], field: bool) -> bool:
-    """A record's own date or time field (``track.Year``, ``event.date``, ``reservation.time``), or a
-    field named ``date``."""
-    if "." not in name:
-        return field and set(ws) <= vocab.DATE_PARTS
-    owner, last = name.rsplit(".", 1)
-    own = set(words(last))
-    return own <= vocab.DATE_PARTS | vocab.TIME_PARTS and not set(words(owner)) & _NOW_OWNERS
 
 
 def is_setting(expr: str) -> bool:
@@ -196,6 +184,11 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
     if (
         last in vocab.NOW_CALLS
         or (len(ws) > 1 and ws[-1] == "now" and ws[0] in ("get", "current", "local", "utc", "fetch"))
+        or (
+            "current" in ws[:2]
+            and set(ws) & (vocab.TIME | vocab.DATE_PARTS)
+            and not set(ws) & vocab.MOMENT_OF
+        )
         or dotted in vocab.NOW_DOTTED
         or dotted.startswith(("Temporal.Now", "new Date"))
     ):

@@ -8,6 +8,7 @@ permissions, status and preferences (language, units …) are per role or settin
 (``caller_id``, ``customer_phone``) or a person served and their name or profile (``{customer_name}``,
 ``{player_name}``, ``{nome_cliente}``).
 
+:func:`record_moment` reads a record's own date or time field (``event.date``, ``reservation.time``);
 :func:`sender` reads who sent the message answered (``message.author``); :func:`fixed_field` reads a record's field holding the request's content (``session.content``) or a
 field of the deployment's business (``hospitalInfo.location``).
 
@@ -132,3 +133,17 @@ def sender(name: str) -> bool:
     (``message.author.id``): who sent it."""
     parts = [p.strip().rstrip("?") for p in name.split(".")]  # message.author?.id
     return any(a.lower() in _MESSAGES and b.lower() in _SENDERS for a, b in zip(parts, parts[1:]))
+
+
+#: owners whose date field may be today's ("self.date", "ctx.day", "state.month")
+_NOW_OWNERS = frozenset("self this ctx context state session env now current today req request".split())
+
+
+def record_moment(name: str, ws: list[str], field: bool, words: Callable[[str], list[str]]) -> bool:
+    """A record's own date or time field (``track.Year``, ``event.date``, ``reservation.time``), or a
+    field named ``date``."""
+    if "." not in name:
+        return field and set(ws) <= vocab.DATE_PARTS
+    owner, last = name.rsplit(".", 1)
+    own = set(words(last))
+    return own <= vocab.DATE_PARTS | vocab.TIME_PARTS and not set(words(owner)) & _NOW_OWNERS

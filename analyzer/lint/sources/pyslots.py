@@ -247,6 +247,8 @@ def _assigned_to(f: PyFile, node: ast.AST) -> str:
     p = f.parents.get(node)
     if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
         return p.targets[0].id
+    if isinstance(p, ast.AnnAssign) and isinstance(p.target, ast.Name):  # template_vars: dict[…] = {…}
+        return p.target.id
     return ""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.detect import find_volatile
-from analyzer.detection.names import is_setting, judge_expression, name_verdict
+from analyzer.detection.names import call_verdict, is_setting, judge_expression, name_verdict
 
 
 @pytest.mark.parametrize(
@@ -408,3 +408,15 @@ def test_a_flag_or_a_configuration_field_is_a_setting(expr):
 
 def test_a_calls_options_still_carry_per_request_values():
     assert judge_expression("opts.telegramChatId") is not None
+
+
+@pytest.mark.parametrize(
+    "call", ["get_current_datetime_with_timezone", "getCurrentTime", "getCurrentDateString"]
+)
+def test_a_call_named_for_the_current_moment_reads_the_clock(call):
+    assert call_verdict(call) is not None, call
+
+
+@pytest.mark.parametrize("call", ["get_current_user", "current_start_time", "fetch_current_weather"])
+def test_a_call_for_the_current_user_an_events_start_or_the_weather_does_not(call):
+    assert call_verdict(call) is None, call

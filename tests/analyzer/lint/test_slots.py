@@ -397,3 +397,8 @@ def test_javascript_a_choice_between_two_written_out_texts_is_no_value():
         "${user.displayName}",
         "${appUser.recoveryGoals.join(', ')}",
     ]
+
+
+def test_python_an_annotated_render_dict_fills_its_slots():
+    py = 'def build(context):\n    template_vars: dict[str, str] = {\n        "user_prompt": context.user_prompt,\n        "current_datetime": get_current_datetime_with_timezone(),\n    }\n    return template.render(**template_vars)\n'
+    assert values(python.templates(py)) == ["get_current_datetime_with_timezone()"]
