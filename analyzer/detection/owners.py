@@ -108,6 +108,8 @@ def owned_id(ws: list[str]) -> bool:
     return False
 
 
+#: the assistant itself: its persona's fields are configuration
+_PERSONA = {"assistant", "bot", "agent", "persona"}
 #: an owner that is the deployment's configuration (not a call's options: ``opts.chatId`` is per request)
 _CONFIGURATION = vocab.CONFIG - {"opts", "options", "prefs", "env", "environment"}
 
@@ -120,6 +122,8 @@ def fixed_field(name: str, words: Callable[[str], list[str]]) -> bool:
     own, whose = words(last), set(words(owner))
     if whose & (vocab.TIME | vocab.DATE | vocab.TODAY):
         return False  # now.text, today.message: the moment's own text
+    if own and own[0] in vocab.BUSINESS | _PERSONA:
+        return True  # session.extra.company_contact, ctx.assistant_tone: the business's or the persona's own
     return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(whose & (vocab.BUSINESS | _CONFIGURATION))
 
 
