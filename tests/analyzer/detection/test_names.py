@@ -420,3 +420,8 @@ def test_a_call_named_for_the_current_moment_reads_the_clock(call):
 @pytest.mark.parametrize("call", ["get_current_user", "current_start_time", "fetch_current_weather"])
 def test_a_call_for_the_current_user_an_events_start_or_the_weather_does_not(call):
     assert call_verdict(call) is None, call
+
+
+@pytest.mark.parametrize("expr", ["session.extra.company_contact", "session.extra.assistant_tone", "ctx.bot_name"])
+def test_a_field_named_for_the_business_or_the_persona_is_configuration(expr):
+    assert judge_expression(expr) is None, expr
