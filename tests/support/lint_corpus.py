@@ -73,7 +73,7 @@ def main(argv: list[str]) -> None:
     print(
         f"{which}: labelled spans {s.labelled}, true findings {s.true}, false findings {len(s.false)}, missed spans {len(s.missed)}"
     )
-    print(f"precision {s.precision:.3f}  recall {s.recall:.3f}")
+    print(f"precision {s.precision:.3f}  recall {s.recall:.3f}  unreadable files {len(s.unreadable)}")
     if which in ("test", "real"):
         return  # the held-out half: figures only, never its findings
     for line in s.missed:

@@ -42,6 +42,8 @@ class Score:
     labelled: int = 0
     missed: list[str] = field(default_factory=list)
     neutral: int = 0
+    #: files lint cannot read (an input error): no findings, every span missed
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def precision(self) -> float:
@@ -183,9 +185,15 @@ def lint_spans(workdir: Path, doc: Labelled) -> list[tuple[int, int, str]]:
 
 
 def score_lint(workdir: Path, docs: list[Labelled]) -> Score:
+    """Each file linted and counted; one lint cannot read (an input error) counts with no findings."""
     result = Score()
     for doc in docs:
-        _count(doc, lint_spans(workdir, doc), result)
+        try:
+            found = lint_spans(workdir, doc)
+        except ValueError:
+            found = []
+            result.unreadable.append(doc.name)
+        _count(doc, found, result)
     return result
 
 

@@ -422,6 +422,8 @@ def test_a_call_for_the_current_user_an_events_start_or_the_weather_does_not(cal
     assert call_verdict(call) is None, call
 
 
-@pytest.mark.parametrize("expr", ["session.extra.company_contact", "session.extra.assistant_tone", "ctx.bot_name"])
+@pytest.mark.parametrize(
+    "expr", ["session.extra.company_contact", "session.extra.assistant_tone", "ctx.bot_name"]
+)
 def test_a_field_named_for_the_business_or_the_persona_is_configuration(expr):
     assert judge_expression(expr) is None, expr

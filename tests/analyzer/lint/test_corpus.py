@@ -70,14 +70,24 @@ def test_scoring_counts_a_today_phrase_before_a_label_as_neither(tmp_path):
     assert CODES == {f"PG00{i}" for i in range(1, 10)}
 
 
+def test_a_file_lint_cannot_read_counts_with_no_findings(tmp_path):
+    from tests.support.lint_corpus import Labelled
+
+    text, spans = strip_marks('{"name": "app", "note": "Today is ⟦2025-04-24⟧"}')
+    readable, _ = strip_marks("Current time: ⟦14:05:09⟧\n")
+    s = score(tmp_path, [Labelled("workflow.json", text, spans), Labelled("t.md", readable, [(14, 22)])])
+    assert s.unreadable == ["workflow.json"] and (s.labelled, len(s.missed), s.true) == (2, 1, 1)
+
+
 def test_the_test_half_is_pinned_at_what_it_measures(tmp_path):
     docs = real("test")
     s = score(tmp_path, docs)
     # figures only: the held-out half's findings are not for reading while the detector changes,
     # so a failure shows plain numbers (pytest would print the whole Score of an attribute)
-    labelled, precision, recall = s.labelled, s.precision, s.recall
+    labelled, precision, recall, unreadable = s.labelled, s.precision, s.recall, len(s.unreadable)
     del s
     assert labelled >= 150, "the test half shrank"
+    assert unreadable <= 2, f"{unreadable} files lint cannot read"
     assert precision >= TEST_PRECISION, f"precision {precision:.3f}"
     assert recall >= TEST_RECALL, f"recall {recall:.3f}"
 
