@@ -193,5 +193,26 @@ def record_value(text: str, start: int, kind: str, memo: dict) -> bool:
     memo_key = ("record-uuid", value)
     if memo_key not in memo:
         copies = _copies(text, memo, "uuid", value) or [start]
-        memo[memo_key] = any(key.search(text, max(0, k - 48), k) for k in copies)
+        memo[memo_key] = any(key.search(text, max(0, k - 48), k) or _listed_ids(text, k) for k in copies)
     return memo[memo_key]
+
+
+#: a YAML key naming ids whose list items follow ("dataset_ids:", "tool_ids:")
+_IDS_KEY = re.compile(r"[ \t]*[\w-]*ids?[ \t]*:[ \t]*")
+_LIST_ITEM = re.compile(r"[ \t]*-[ \t]+")
+
+
+def _listed_ids(text: str, at: int) -> bool:
+    """The value at ``at`` is an item of a YAML list under a key naming ids (``dataset_ids:\n  - 8c46…``)."""
+    ls = text.rfind("\n", 0, at) + 1
+    if not _LIST_ITEM.fullmatch(text, ls, at):
+        return False
+    for _ in range(20):  # up the list's items to the key that holds them
+        if ls == 0:
+            return False
+        above = text.rfind("\n", 0, ls - 1) + 1
+        line_end = ls - 1
+        if not _LIST_ITEM.match(text, above, line_end):
+            return _IDS_KEY.fullmatch(text, above, line_end) is not None
+        ls = above
+    return False

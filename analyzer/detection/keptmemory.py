@@ -64,6 +64,10 @@ _INSTRUCTION = re.compile(
     r"|save|store|remember|update|keep|call|write|read|check|avoid|treat|refer|note|this|these|it|memory|memories)\b"
 )
 _REACH = 40  # lines of one block at most
+#: a config key's line under "memory:" (YAML, TOML): the memory's settings, not what it holds
+_SETTING_LINE = re.compile(
+    r"(?i)[ \t]*(?:enabled|disabled|enable|window|size|type|max_\w+|limit|ttl|provider|backend|strategy)[ \t]*[:=]"
+)
 
 
 def under_memory_heading(text: str, start: int, end: int) -> bool:
@@ -107,6 +111,8 @@ def _block(text: str, le: int) -> tuple[int, int] | None:
             break  # a blank line, a heading or the block's closing tag ("</memory>")
         if _NOT_RENDERED.match(line) or _INSTRUCTION.match(line) or _SLOT_INSIDE.search(line):
             return None  # a slot, a tag, or a line of instructions about memory: no rendered block
+        if pos == start and _SETTING_LINE.match(line):
+            return None  # "memory:\n  enabled: false\n  window: …": a config's memory settings
         end = pos + len(line.rstrip())
         if nl >= len(text):
             break

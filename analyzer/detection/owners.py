@@ -17,6 +17,7 @@ It does NOT read labels, nor judge the owner alone (``{user}``) or a record's fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from analyzer.detection import vocab
@@ -151,3 +152,17 @@ def record_moment(name: str, ws: list[str], field: bool, words: Callable[[str], 
     owner, last = name.rsplit(".", 1)
     own = set(words(last))
     return own <= vocab.DATE_PARTS | vocab.TIME_PARTS and not set(words(owner)) & _NOW_OWNERS
+
+
+#: a conversation variable holding the chat's own content ("History", "chat_messages")
+_CONVERSATION_CONTENT = vocab.CONTENT_FIELDS | {"history", "chat", "context", "summary"}
+
+
+def dify_state(expr: str) -> bool:
+    """``conversation.cv_slots``: a Dify conversation variable, state kept per session (not its history)."""
+    owner, _, field = expr.partition(".")
+    return owner == "conversation" and bool(field) and not set(_words(field)) & _CONVERSATION_CONTENT
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]

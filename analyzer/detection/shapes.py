@@ -3,8 +3,7 @@
 :func:`scan` returns every *candidate* span (clock time, date, UUID, template slot …) with its
 kind and shape facts. One regex finds anchors (digit runs that can start a shape, template
 sigils ``{ $ % <``), another month names, ``str.find`` the "today is" words and JWTs; each shape
-regex is then tried only *at* an anchor, never over the whole text (the previous detector's
-one pass per pattern took about 10 ms per 20 KB; ``prefixgate bench lint`` compares them).
+regex is then tried only *at* an anchor, never over the whole text (``prefixgate bench lint``).
 
 It does NOT judge anything (:mod:`.judge`) or read context beyond the shapes' own boundaries.
 """
@@ -28,6 +27,7 @@ from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
 from analyzer.detection.ids import EPOCH_MS, JWT, token_ids
 from analyzer.detection.loops import loop_at
 from analyzer.detection.names import Verdict, is_setting, judge_expression
+from analyzer.detection.owners import dify_state
 from analyzer.detection.prefilters import find_led
 
 __all__ = ["EPOCH_MS", "LOW", "Candidate", "scan"]
@@ -126,6 +126,8 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
         return m.end()
     expr = next(g for g in m.group("positional", "dify", "d", "tag", "s", "p", "e", "f") if g is not None)
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
+    if verdict is None and m.group("dify") is not None and dify_state(expr):  # {{#conversation.cv_slots#}}
+        verdict = Verdict("a Dify conversation variable: per session", HIGH)
     if verdict is None and expr.strip().lower() == "user":  # the character-card convention's user name
         if m.group("d") is not None:
             verdict = _CARD_USER  # {{user}}

@@ -66,3 +66,10 @@ def test_the_same_shapes_as_a_requests_values_are_still_found(text, value):
 )
 def test_what_only_looks_like_an_id_key_or_copy_keeps_the_value(text, value):
     assert value in [v.value for v in find_volatile(text)]
+
+
+def test_uuids_listed_under_a_key_naming_ids_are_a_records_own():
+    yaml = "      data:\n        dataset_ids:\n          - 64862693-8529-4627-a20e-35b7dcb883c8\n          - 84782981-6a4d-4d19-9189-dd72fe435a57\n"
+    assert [v for v in find_volatile(yaml) if v.kind == "uuid"] == []
+    live = "Request:\n  - 64862693-8529-4627-a20e-35b7dcb883c8\n"
+    assert [v.kind for v in find_volatile(live)] == ["uuid"]

@@ -90,3 +90,8 @@ def test_no_block_where_the_lines_are_instructions_content_tags_or_examples(text
 )
 def test_no_block_under_other_languages_headings_of_found_memories_examples_or_rules(text):
     assert [v for v in find_volatile(text) if v.kind == "state"] == []
+
+
+def test_a_configs_memory_settings_are_no_memory_block():
+    yaml = "        memory:\n          enabled: false\n          window:\n            enabled: false\n            size: 10\n"
+    assert [v for v in find_volatile(yaml) if v.kind == "state"] == []

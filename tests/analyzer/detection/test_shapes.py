@@ -116,3 +116,8 @@ def test_a_dollar_slot_in_prose_is_judged_by_its_name():
         "x = $date(1)",
     ):
         assert find_volatile(code) == [], code
+
+
+def test_a_dify_conversation_variable_is_per_session_but_not_its_history():
+    text = "Slots: {{#conversation.cv_slots#}}\nH: {{#conversation.History#}}\nQ: {{#sys.query#}}\n"
+    assert [v.value for v in find_volatile(text)] == ["{{#conversation.cv_slots#}}"]
