@@ -28,6 +28,8 @@ OWNERS |= {"profile", "me", "subscriber", "learner", "attendee", "contact"}  # n
 #: … in Portuguese, Spanish, Italian, French, German and Indonesian ("perfil['nome']", "kunde.name")
 OWNERS |= {"perfil", "profil", "profilo", "usuario", "cliente", "utilisateur", "kunde", "benutzer", "nutzer"}
 OWNERS |= {"paciente", "pengguna", "pelanggan"}
+#: … and the child, student or candidate a tutor or a recruiter serves ("child.name", "cand_info.candidate_name")
+OWNERS |= {"child", "kid", "candidate", "applicant", "mahasiswa", "siswa", "alumno", "aluno", "estudiante"}
 #: words of an owner's name besides the owner ("current_user", "loggedInUser")
 _OWNER_MODS = {"current", "this", "logged", "in", "active", "auth", "authenticated", "the", "my"}
 #: … or naming the object that holds it ("user_class_instance", "userObj", "userRecord", "userInfo")
@@ -69,6 +71,10 @@ _PERSONS = {
     "player",
     "lead",
     "buyer",
+    "child",
+    "kid",
+    "candidate",
+    "applicant",
 }
 _NAMED_PARTS = {"name", "fullname", "firstname", "lastname", "surname", "profile", "info", "details"}
 _NAME_LEADS = {"full", "first", "last", "given", "family"}

@@ -427,3 +427,9 @@ def test_a_call_for_the_current_user_an_events_start_or_the_weather_does_not(cal
 )
 def test_a_field_named_for_the_business_or_the_persona_is_configuration(expr):
     assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize("expr", ["child.name", "childName", "cand_info.candidate_name", "mahasiswa.nim"])
+def test_the_child_student_or_candidate_a_tutor_or_recruiter_serves(expr):
+    v = judge_expression(expr)
+    assert v is not None and ("per user" in v.reason or "person served" in v.reason), (expr, v)
