@@ -198,8 +198,11 @@ def record_value(text: str, start: int, kind: str, memo: dict) -> bool:
 
 
 #: a YAML key naming ids whose list items follow ("dataset_ids:", "tool_ids:")
-_IDS_KEY = re.compile(r"[ \t]*[\w-]*ids?[ \t]*:[ \t]*")
-_LIST_ITEM = re.compile(r"[ \t]*-[ \t]+")
+_IDS_KEY = re.compile(
+    r"[ \t]*(?:-[ \t]+)?(?!(?:request|req|session|trace|run|conversation|message|msg|thread|call)[_-]?ids)"
+    r"(?:[\w-]*[_-]ids|[a-z]+Ids|ids)[ \t]*:[ \t]*\r?"
+)
+_LIST_ITEM = re.compile(r"[ \t]*-[ \t]+[\"']?")
 
 
 def _listed_ids(text: str, at: int) -> bool:
@@ -207,7 +210,7 @@ def _listed_ids(text: str, at: int) -> bool:
     ls = text.rfind("\n", 0, at) + 1
     if not _LIST_ITEM.fullmatch(text, ls, at):
         return False
-    for _ in range(20):  # up the list's items to the key that holds them
+    for _ in range(200):  # up the list's items to the key that holds them
         if ls == 0:
             return False
         above = text.rfind("\n", 0, ls - 1) + 1

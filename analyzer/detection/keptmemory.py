@@ -66,7 +66,8 @@ _INSTRUCTION = re.compile(
 _REACH = 40  # lines of one block at most
 #: a config key's line under "memory:" (YAML, TOML): the memory's settings, not what it holds
 _SETTING_LINE = re.compile(
-    r"(?i)[ \t]*(?:enabled|disabled|enable|window|size|type|max_\w+|limit|ttl|provider|backend|strategy)[ \t]*[:=]"
+    r"(?i)[ \t]+(?:enabled|disabled|enable|window|size|type|max_\w+|limit|ttl|provider|backend|strategy)\w*"
+    r"[ \t]*[:=][ \t]*(?:true|false|null|none|\d+|)[ \t]*\r?$"  # indented, a plain scalar or a nested key
 )
 
 

@@ -187,7 +187,7 @@ def call_verdict(dotted: str, n_args: int | None = None) -> Verdict | None:
         or (
             "current" in ws[:2]
             and set(ws) & (vocab.TIME | vocab.DATE_PARTS)
-            and not set(ws) & vocab.MOMENT_OF
+            and not set(ws) & (vocab.MOMENT_OF | vocab.NOT_A_READING)
         )
         or dotted in vocab.NOW_DOTTED
         or dotted.startswith(("Temporal.Now", "new Date"))

@@ -28,6 +28,11 @@ OWNERS |= {"profile", "me", "subscriber", "learner", "attendee", "contact"}  # n
 #: … in Portuguese, Spanish, Italian, French, German and Indonesian ("perfil['nome']", "kunde.name")
 OWNERS |= {"perfil", "profil", "profilo", "usuario", "cliente", "utilisateur", "kunde", "benutzer", "nutzer"}
 OWNERS |= {"paciente", "pengguna", "pelanggan"}
+#: owners that are also a tree's nodes or a ranked answer: only a person's fields make them the person
+_TREE_WORDS = {"child", "kid", "candidate", "applicant"}
+_PERSON_FIELDS = set(
+    "name firstname lastname fullname nickname age grade school email phone gender birthday".split()
+)
 #: … and the child, student or candidate a tutor or a recruiter serves ("child.name", "cand_info.candidate_name")
 OWNERS |= {"child", "kid", "candidate", "applicant", "mahasiswa", "siswa", "alumno", "aluno", "estudiante"}
 #: words of an owner's name besides the owner ("current_user", "loggedInUser")
@@ -97,6 +102,8 @@ def owned_field(name: str, words: Callable[[str], list[str]]) -> str | None:
     k = next((i for i, ws in enumerate(split[:-1]) if ws & OWNERS and ws <= OWNERS | _OWNER_MODS), -1)
     if k < 0 or any(ws & _NOT_PER_USER for ws in split[k + 1 :]):
         return None
+    if split[k] & _TREE_WORDS and not split[-1] & _PERSON_FIELDS:
+        return None  # child.title, candidate.score: a tree's node, a ranked answer; child.name is a person's
     return parts[k]
 
 
@@ -115,6 +122,8 @@ def owned_id(ws: list[str]) -> bool:
     return False
 
 
+#: words of a live value, whoever owns it: a moment, today, an id or a session
+_LIVE_WORDS = vocab.TIME | vocab.DATE | vocab.TODAY | {"id", "session", "started", "at"}
 #: the assistant itself: its persona's fields are configuration
 _PERSONA = {"assistant", "bot", "agent", "persona"}
 #: an owner that is the deployment's configuration (not a call's options: ``opts.chatId`` is per request)
@@ -129,9 +138,13 @@ def fixed_field(name: str, words: Callable[[str], list[str]]) -> bool:
     own, whose = words(last), set(words(owner))
     if whose & (vocab.TIME | vocab.DATE | vocab.TODAY):
         return False  # now.text, today.message: the moment's own text
+    if set(own) & _LIVE_WORDS and not (own and own[0] in vocab.FLAG_LEADS):
+        return False  # config.today, ctx.bot_started_at, app_config.session_id: live values (not a flag)
     if own and own[0] in vocab.BUSINESS | _PERSONA:
         return True  # session.extra.company_contact, ctx.assistant_tone: the business's or the persona's own
-    return bool(own) and set(own) <= vocab.CONTENT_FIELDS or bool(whose & (vocab.BUSINESS | _CONFIGURATION))
+    if bool(own) and set(own) <= vocab.CONTENT_FIELDS:
+        return True
+    return bool(whose & vocab.BUSINESS) or bool(whose & _CONFIGURATION and not whose & vocab.USER)
 
 
 #: the message or event a request answers, and its sender's field ("message.author", "ctx.author")
@@ -161,7 +174,14 @@ def record_moment(name: str, ws: list[str], field: bool, words: Callable[[str], 
 
 
 #: a conversation variable holding the chat's own content ("History", "chat_messages")
-_CONVERSATION_CONTENT = vocab.CONTENT_FIELDS | {"history", "chat", "context", "summary"}
+_CONVERSATION_CONTENT = vocab.CONTENT_FIELDS | {
+    "history",
+    "chat",
+    "context",
+    "summary",
+    "dialogue",
+    "transcript",
+}
 
 
 def dify_state(expr: str) -> bool:

@@ -27,6 +27,8 @@ DATE_PARTS = {
     "giorno",
     "tanggal",
 }
+#: a call about the current moment that does not return it (sets, parses or formats it, its zone)
+NOT_A_READING = {"set", "update", "parse", "is", "has", "format", "zone", "tz", "sales", "plan"}
 #: a flag's first word: a setting that turns something on ("include_all_day", "show_date", "use_24h_time")
 FLAG_LEADS = {
     "include",

@@ -167,6 +167,10 @@ def _count(doc: Labelled, found: Iterable[tuple[int, int, str]], result: Score) 
             result.missed.append(f"{doc.name}:{doc.text.count(chr(10), 0, a) + 1}: {doc.text[a:b]!r}")
 
 
+class Unreadable(ValueError):
+    """Lint reports an input error for the file: it cannot read it."""
+
+
 def lint_spans(workdir: Path, doc: Labelled) -> list[tuple[int, int, str]]:
     """(start, end, code) of each PG001–PG009 finding of ``doc`` linted as a file in ``workdir``."""
     path = workdir / doc.name
@@ -174,7 +178,7 @@ def lint_spans(workdir: Path, doc: Labelled) -> list[tuple[int, int, str]]:
     path.write_text(doc.text, encoding="utf-8")
     loaded = load([str(path)])
     if loaded.errors:
-        raise ValueError(f"{doc.name}: {loaded.errors}")
+        raise Unreadable(f"{doc.name}: {loaded.errors}")
     starts = [0] + [i + 1 for i, ch in enumerate(doc.text) if ch == "\n"]
     out = []
     for f in run(loaded, CODES):
@@ -190,7 +194,7 @@ def score_lint(workdir: Path, docs: list[Labelled]) -> Score:
     for doc in docs:
         try:
             found = lint_spans(workdir, doc)
-        except ValueError:
+        except Unreadable:  # only lint's input errors: a rule's failure still stops the score
             found = []
             result.unreadable.append(doc.name)
         _count(doc, found, result)

@@ -73,3 +73,10 @@ def test_uuids_listed_under_a_key_naming_ids_are_a_records_own():
     assert [v for v in find_volatile(yaml) if v.kind == "uuid"] == []
     live = "Request:\n  - 64862693-8529-4627-a20e-35b7dcb883c8\n"
     assert [v.kind for v in find_volatile(live)] == ["uuid"]
+
+
+def test_ids_listed_under_a_per_request_key_or_quoted_under_a_camel_key():
+    per_request = "request_ids:\n  - 64862693-8529-4627-a20e-35b7dcb883c8\n"
+    assert [v.kind for v in find_volatile(per_request)] == ["uuid"]
+    quoted = "datasetIds:\n  - '64862693-8529-4627-a20e-35b7dcb883c8'\n"
+    assert [v for v in find_volatile(quoted) if v.kind == "uuid"] == []

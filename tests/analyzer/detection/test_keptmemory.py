@@ -95,3 +95,8 @@ def test_no_block_under_other_languages_headings_of_found_memories_examples_or_r
 def test_a_configs_memory_settings_are_no_memory_block():
     yaml = "        memory:\n          enabled: false\n          window:\n            enabled: false\n            size: 10\n"
     assert [v for v in find_volatile(yaml) if v.kind == "state"] == []
+
+
+def test_a_rendered_memory_opening_with_a_key_like_line_is_still_one():
+    text = "## Memory\nType: type 2 diabetic\nPrefers metric units\nLives in Lisbon\n"
+    assert [v.kind for v in find_volatile(text)] == ["state"]

@@ -433,3 +433,23 @@ def test_a_field_named_for_the_business_or_the_persona_is_configuration(expr):
 def test_the_child_student_or_candidate_a_tutor_or_recruiter_serves(expr):
     v = judge_expression(expr)
     assert v is not None and ("per user" in v.reason or "person served" in v.reason), (expr, v)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["settings.current_date", "config.today", "app_config.session_id", "ctx.bot_started_at", "now.text"],
+)
+def test_a_live_value_stays_live_whoever_owns_it(expr):
+    assert judge_expression(expr) is not None, expr
+
+
+@pytest.mark.parametrize("expr", ["child.title", "child.node_id", "candidate.score", "candidate.response"])
+def test_a_trees_child_or_a_ranked_candidate_is_no_person(expr):
+    assert judge_expression(expr) is None, expr
+
+
+@pytest.mark.parametrize(
+    "call", ["get_current_date_format", "current_time_zone", "setCurrentTime", "update_current_time"]
+)
+def test_a_call_that_sets_parses_or_formats_the_current_time_reads_no_clock(call):
+    assert call_verdict(call) is None, call

@@ -140,3 +140,17 @@ def test_a_fork_goes_to_its_upstreams_half(tmp_path):
     (folder / "file").write_text("Today is ⟦{today}⟧.\n", encoding="utf-8")
     assert [d.name for d in real_of(tmp_path, half_of("acme/upstream"))] == [f"{owner}__{name}/file"]
     assert real_of(tmp_path, other) == []
+
+
+def test_a_rules_failure_still_stops_the_score(tmp_path, monkeypatch):
+    import pytest
+
+    from analyzer.lint.bench import corpus as scoring
+    from tests.support.lint_corpus import Labelled
+
+    def broken(*args, **kwargs):
+        raise ValueError("a rule's bug")
+
+    monkeypatch.setattr(scoring, "run", broken)
+    with pytest.raises(ValueError, match="a rule's bug"):
+        score(tmp_path, [Labelled("t.md", "Current time: 14:05\n", [(14, 19)])])
