@@ -17,7 +17,6 @@ It does NOT read labels, nor judge the owner alone (``{user}``) or a record's fi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from analyzer.detection import vocab
@@ -184,11 +183,7 @@ _CONVERSATION_CONTENT = vocab.CONTENT_FIELDS | {
 }
 
 
-def dify_state(expr: str) -> bool:
+def dify_state(expr: str, words: Callable[[str], list[str]]) -> bool:
     """``conversation.cv_slots``: a Dify conversation variable, state kept per session (not its history)."""
     owner, _, field = expr.partition(".")
-    return owner == "conversation" and bool(field) and not set(_words(field)) & _CONVERSATION_CONTENT
-
-
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]
+    return owner == "conversation" and bool(field) and not set(words(field)) & _CONVERSATION_CONTENT

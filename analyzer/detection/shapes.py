@@ -26,7 +26,7 @@ from analyzer.detection import (
 from analyzer.detection.candidate import HIGH, LOW, SETTING, STRFTIME, Candidate
 from analyzer.detection.ids import EPOCH_MS, JWT, token_ids
 from analyzer.detection.loops import loop_at
-from analyzer.detection.names import Verdict, is_setting, judge_expression
+from analyzer.detection.names import Verdict, is_setting, judge_expression, words
 from analyzer.detection.owners import dify_state
 from analyzer.detection.prefilters import find_led
 
@@ -126,7 +126,7 @@ def _placeholder(text: str, at: int, out: list[Candidate], memo: dict) -> int:
         return m.end()
     expr = next(g for g in m.group("positional", "dify", "d", "tag", "s", "p", "e", "f") if g is not None)
     verdict = judge_expression("now()" if m.group("tag") is not None else expr)
-    if verdict is None and m.group("dify") is not None and dify_state(expr):  # {{#conversation.cv_slots#}}
+    if verdict is None and m.group("dify") and dify_state(expr, words):  # {{#conversation.cv_slots#}}
         verdict = Verdict("a Dify conversation variable: per session", HIGH)
     if verdict is None and expr.strip().lower() == "user":  # the character-card convention's user name
         if m.group("d") is not None:
